@@ -1,0 +1,108 @@
+//! Statement lineage as JSON (the contract other tools read) and as a text
+//! table (for people).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::SCHEMA_VERSION;
+use crate::sql::ScriptLineage;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: u32,
+    #[serde(flatten)]
+    lineage: &'a ScriptLineage,
+}
+
+/// The lineage as pretty-printed JSON with a trailing newline.
+pub fn json(lineage: &ScriptLineage) -> String {
+    let doc = Document {
+        schema_version: SCHEMA_VERSION,
+        lineage,
+    };
+    // Serializing plain strings and numbers cannot fail.
+    let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// The lineage as a table a person reads at a glance; `label` names the
+/// input in error lines (`file:line:col`).
+pub fn text(lineage: &ScriptLineage, label: &str) -> String {
+    let mut out = String::new();
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let _ = writeln!(out, "sources        {}", list(&lineage.sources));
+    let _ = writeln!(out, "targets        {}", list(&lineage.targets));
+    let _ = writeln!(out, "intermediates  {}", list(&lineage.intermediates));
+    if !lineage.statements.is_empty() {
+        let rows: Vec<[String; 5]> = lineage
+            .statements
+            .iter()
+            .map(|s| {
+                let targets: Vec<String> = s
+                    .targets
+                    .iter()
+                    .map(|t| {
+                        if s.temporary.contains(t) {
+                            format!("{t} (temp)")
+                        } else {
+                            t.clone()
+                        }
+                    })
+                    .collect();
+                [
+                    s.index.to_string(),
+                    format!("{}:{}", s.line, s.column),
+                    serde_json::to_value(s.kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                    list(&s.sources),
+                    list(&targets),
+                ]
+            })
+            .collect();
+        let header = ["#", "at", "kind", "reads", "writes"].map(String::from);
+        let mut widths = header.clone().map(|h| h.chars().count());
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        out.push('\n');
+        for row in std::iter::once(&header).chain(&rows) {
+            let mut line = String::new();
+            for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+                if i + 1 == row.len() {
+                    line.push_str(cell);
+                } else {
+                    let _ = write!(line, "{cell:<w$}  ");
+                }
+            }
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+    }
+    if !lineage.errors.is_empty() {
+        let n = lineage.errors.len();
+        let _ = writeln!(
+            out,
+            "\n{n} statement{} could not be parsed:",
+            if n == 1 { "" } else { "s" }
+        );
+        for e in &lineage.errors {
+            let _ = writeln!(
+                out,
+                "  {label}:{}:{}: statement {}: {}",
+                e.line, e.column, e.statement, e.message
+            );
+        }
+    }
+    out
+}

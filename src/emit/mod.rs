@@ -1,0 +1,8 @@
+//! Renderers: each turns one of the library's results into text, and knows
+//! nothing of how that result was computed.
+
+pub mod lineage;
+
+/// The version of every JSON document ripple writes; bumped on any change
+/// that could break a reader.
+pub const SCHEMA_VERSION: u32 = 1;

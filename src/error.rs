@@ -1,0 +1,42 @@
+//! The library's error type. Problems inside the analysed SQL are not errors
+//! of this kind: they are findings, reported next to the results
+//! (see [`crate::sql::StatementError`]).
+
+use std::path::PathBuf;
+
+/// What can stop ripple from reading its input at all.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A dialect name that ripple does not know.
+    #[error("unknown dialect '{name}'; use one of: {valid}")]
+    UnknownDialect {
+        /// The name as given.
+        name: String,
+        /// The accepted names, comma-separated.
+        valid: String,
+    },
+    /// An input file that is not UTF-8 text.
+    #[error(
+        "{}: not UTF-8 text (first bad byte at line {line}, column {column}); convert it first, e.g. `iconv -f latin1 -t utf-8`",
+        path.display()
+    )]
+    NotUtf8 {
+        /// The file (or `<stdin>`).
+        path: PathBuf,
+        /// 1-based line of the first invalid byte.
+        line: usize,
+        /// 1-based column (in bytes) of the first invalid byte.
+        column: usize,
+    },
+    /// An input file that could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file (or `<stdin>`).
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

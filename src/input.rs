@@ -1,0 +1,67 @@
+//! Reading input text: files and standard input, checked to be UTF-8 so
+//! that a bad byte is reported where it is rather than mangled.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The label ripple uses for standard input in messages.
+pub const STDIN_LABEL: &str = "<stdin>";
+
+/// Reads `path` as UTF-8 text; `-` reads standard input.
+pub fn read_text(path: &Path) -> Result<String> {
+    let (label, bytes) = if path == Path::new("-") {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|source| Error::Io {
+                path: PathBuf::from(STDIN_LABEL),
+                source,
+            })?;
+        (PathBuf::from(STDIN_LABEL), buf)
+    } else {
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        (path.to_path_buf(), bytes)
+    };
+    decode(label, bytes)
+}
+
+/// `bytes` as a string, or where its first invalid byte is.
+pub fn decode(label: PathBuf, bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bad = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line_start = bytes[..bad]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        Error::NotUtf8 {
+            path: label,
+            line: bytes[..bad].iter().filter(|&&b| b == b'\n').count() + 1,
+            column: bad - line_start + 1,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_utf8_is_located() {
+        let err = decode("f.sql".into(), b"select 1;\nselect '\xe9'".to_vec()).unwrap_err();
+        match err {
+            Error::NotUtf8 { line, column, .. } => assert_eq!((line, column), (2, 9)),
+            other => panic!("unexpected {other}"),
+        }
+    }
+
+    #[test]
+    fn valid_text_passes_through() {
+        assert_eq!(decode("f".into(), "é".as_bytes().to_vec()).unwrap(), "é");
+    }
+}

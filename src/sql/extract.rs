@@ -1,0 +1,420 @@
+//! Table lineage of one parsed statement: which tables it reads and writes.
+//!
+//! Reads are found by one visitor over the whole statement (sqlparser's
+//! `Visitor`), which sees every table reference however deeply it is nested
+//! (joins, subqueries in any clause, set operations, CTEs). The visitor keeps
+//! a stack of CTE scopes so that a CTE name is never taken for a table, with
+//! SQL's visibility rules: a CTE is visible to the CTEs after it and to the
+//! query body, and to itself only under `WITH RECURSIVE`. Writes come from the
+//! statement's own shape (the INSERT target, the MERGE target, ...); a table
+//! reference that *is* the write target is excluded from the reads.
+
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+use serde::Serialize;
+use sqlparser::ast::{
+    CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind, Expr, FromTable, Query, Select,
+    Statement, TableFactor, TableObject, TableWithJoins, Visit, Visitor,
+};
+
+use super::dialect::SqlDialect;
+use super::names::{ident_name, relation_name, relation_name_of_idents};
+
+/// What a statement does, as far as lineage cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatementKind {
+    /// A query that writes nothing.
+    Select,
+    /// `SELECT ... INTO t` (T-SQL, PostgreSQL).
+    SelectInto,
+    /// `INSERT INTO`.
+    Insert,
+    /// `INSERT OVERWRITE` (Hive, Spark).
+    InsertOverwrite,
+    /// `CREATE TABLE` without a query.
+    CreateTable,
+    /// `CREATE TABLE ... AS SELECT`, `LIKE`, `CLONE`.
+    CreateTableAs,
+    /// `CREATE [MATERIALIZED] VIEW`.
+    CreateView,
+    /// `MERGE INTO`.
+    Merge,
+    /// `UPDATE`.
+    Update,
+    /// `DELETE`.
+    Delete,
+    /// `COPY` / `COPY INTO`.
+    Copy,
+    /// `DROP ...`: no lineage.
+    Drop,
+    /// `TRUNCATE`: no lineage.
+    Truncate,
+    /// Session and transaction control (`USE`, `SET`, `BEGIN`, `COMMIT`,
+    /// `ALTER SESSION`, `SHOW`, `EXPLAIN`): no lineage.
+    Session,
+    /// Anything else (other DDL, grants, procedural statements): no lineage.
+    Other,
+}
+
+/// The tables one statement reads and writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TableLineage {
+    /// Tables read.
+    pub sources: BTreeSet<String>,
+    /// Tables written.
+    pub targets: BTreeSet<String>,
+    /// The written tables that are temporary (`CREATE TEMP TABLE`, `#t`).
+    pub temporary: BTreeSet<String>,
+}
+
+/// The kind and table lineage of `stmt`.
+pub(crate) fn statement_lineage(
+    stmt: &Statement,
+    dialect: SqlDialect,
+) -> (StatementKind, TableLineage) {
+    let mut reads = Reads::new(dialect);
+    let mut out = TableLineage::default();
+    let kind = match stmt {
+        Statement::Query(_) => StatementKind::Select,
+        Statement::Insert(insert) => {
+            if let TableObject::TableName(name) = &insert.table {
+                out.add_target(relation_name(name, dialect), false);
+            }
+            if insert.overwrite {
+                StatementKind::InsertOverwrite
+            } else {
+                StatementKind::Insert
+            }
+        }
+        Statement::CreateTable(ct) => {
+            let temporary = ct.temporary || ct.volatile;
+            out.add_target(relation_name(&ct.name, dialect), temporary);
+            let like = ct.like.as_ref().map(|like| match like {
+                CreateTableLikeKind::Parenthesized(l) | CreateTableLikeKind::Plain(l) => &l.name,
+            });
+            for name in like.into_iter().chain(ct.clone.as_ref()) {
+                if let Some(rel) = relation_name(name, dialect) {
+                    out.sources.insert(rel);
+                }
+            }
+            if ct.query.is_some() || like.is_some() || ct.clone.is_some() {
+                StatementKind::CreateTableAs
+            } else {
+                StatementKind::CreateTable
+            }
+        }
+        Statement::CreateView(cv) => {
+            out.add_target(relation_name(&cv.name, dialect), cv.temporary);
+            StatementKind::CreateView
+        }
+        Statement::Merge(merge) => {
+            if let TableFactor::Table { name, .. } = &merge.table {
+                out.add_target(relation_name(name, dialect), false);
+            }
+            reads.skip.push(&merge.table);
+            StatementKind::Merge
+        }
+        Statement::Update(update) => {
+            let from = match &update.from {
+                Some(sqlparser::ast::UpdateTableFromKind::BeforeSet(t))
+                | Some(sqlparser::ast::UpdateTableFromKind::AfterSet(t)) => t.as_slice(),
+                None => &[],
+            };
+            let target = resolve_alias(&update.table.relation, from);
+            if let TableFactor::Table { name, .. } = target {
+                out.add_target(relation_name(name, dialect), false);
+            }
+            reads.skip.push(&update.table.relation);
+            reads.skip.push(target);
+            StatementKind::Update
+        }
+        Statement::Delete(delete) => {
+            let from = match &delete.from {
+                FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t.as_slice(),
+            };
+            if delete.tables.is_empty() {
+                for twj in from {
+                    if let TableFactor::Table { name, .. } = &twj.relation {
+                        out.add_target(relation_name(name, dialect), false);
+                    }
+                    reads.skip.push(&twj.relation);
+                }
+            } else {
+                // MySQL's `DELETE t1 FROM t1 JOIN t2 ...`: the names before FROM
+                // are the targets, possibly by alias.
+                for target in &delete.tables {
+                    let factor = from
+                        .iter()
+                        .flat_map(|t| {
+                            std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation))
+                        })
+                        .find(|f| {
+                            factor_answers_to(
+                                f,
+                                target.0.len(),
+                                &relation_name(target, dialect),
+                                dialect,
+                            )
+                        });
+                    match factor {
+                        Some(f @ TableFactor::Table { name, .. }) => {
+                            out.add_target(relation_name(name, dialect), false);
+                            reads.skip.push(f);
+                        }
+                        _ => out.add_target(relation_name(target, dialect), false),
+                    }
+                }
+            }
+            StatementKind::Delete
+        }
+        Statement::Copy { source, to, .. } => {
+            match source {
+                CopySource::Table { table_name, .. } if !*to => {
+                    out.add_target(relation_name(table_name, dialect), false);
+                }
+                CopySource::Table { table_name, .. } => {
+                    if let Some(rel) = relation_name(table_name, dialect) {
+                        out.sources.insert(rel);
+                    }
+                }
+                CopySource::Query(_) => {}
+            }
+            StatementKind::Copy
+        }
+        Statement::CopyIntoSnowflake {
+            kind,
+            into,
+            from_obj,
+            ..
+        } => {
+            let from = from_obj.as_ref().and_then(|n| relation_name(n, dialect));
+            match kind {
+                CopyIntoSnowflakeKind::Table => {
+                    out.add_target(relation_name(into, dialect), false);
+                    out.sources.extend(from.filter(|f| !is_location(f)));
+                }
+                CopyIntoSnowflakeKind::Location => {
+                    out.sources.extend(from.filter(|f| !is_location(f)));
+                }
+            }
+            StatementKind::Copy
+        }
+        Statement::Drop { .. }
+        | Statement::DropFunction(_)
+        | Statement::DropProcedure { .. }
+        | Statement::DropTrigger(_) => return (StatementKind::Drop, out),
+        Statement::Truncate(_) => return (StatementKind::Truncate, out),
+        Statement::Set(_)
+        | Statement::Use(_)
+        | Statement::StartTransaction { .. }
+        | Statement::Commit { .. }
+        | Statement::Rollback { .. }
+        | Statement::Savepoint { .. }
+        | Statement::ReleaseSavepoint { .. }
+        | Statement::AlterSession { .. }
+        | Statement::Explain { .. }
+        | Statement::ExplainTable { .. }
+        | Statement::ShowTables { .. }
+        | Statement::ShowColumns { .. }
+        | Statement::ShowVariable { .. }
+        | Statement::ShowVariables { .. }
+        | Statement::ShowCreate { .. }
+        | Statement::ShowDatabases { .. }
+        | Statement::ShowSchemas { .. }
+        | Statement::ShowViews { .. }
+        | Statement::ShowFunctions { .. }
+        | Statement::Reset(_)
+        | Statement::Discard { .. } => return (StatementKind::Session, out),
+        _ => return (StatementKind::Other, out),
+    };
+    let _ = stmt.visit(&mut reads);
+    out.sources.extend(reads.tables);
+    for (rel, temporary) in reads.into_targets {
+        out.add_target(Some(rel), temporary);
+    }
+    let kind = if kind == StatementKind::Select && !out.targets.is_empty() {
+        StatementKind::SelectInto
+    } else {
+        kind
+    };
+    (kind, out)
+}
+
+impl TableLineage {
+    fn add_target(&mut self, rel: Option<String>, temporary: bool) {
+        if let Some(rel) = rel {
+            // T-SQL: `#t` and `##t` are temporary by name.
+            if temporary || rel.starts_with('#') {
+                self.temporary.insert(rel.clone());
+            }
+            self.targets.insert(rel);
+        }
+    }
+}
+
+/// A path, not a table: `COPY INTO t FROM 's3://...'` parses the URL as a name.
+fn is_location(rel: &str) -> bool {
+    rel.contains("://") || rel.starts_with('\'')
+}
+
+/// `UPDATE a SET ... FROM t AS a` (T-SQL) names its target by an alias of a
+/// FROM table: the table behind the alias is the one written.
+fn resolve_alias<'a>(target: &'a TableFactor, from: &'a [TableWithJoins]) -> &'a TableFactor {
+    let TableFactor::Table {
+        name, alias: None, ..
+    } = target
+    else {
+        return target;
+    };
+    let [single] = name.0.as_slice() else {
+        return target;
+    };
+    let Some(ident) = single.as_ident() else {
+        return target;
+    };
+    from.iter()
+        .flat_map(|t| std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)))
+        .find(|f| matches!(f, TableFactor::Table { alias: Some(a), .. } if a.name.value.eq_ignore_ascii_case(&ident.value)))
+        .unwrap_or(target)
+}
+
+/// Whether `factor` is the table a MySQL multi-table DELETE names (by alias
+/// when the name has one part, else by relation name).
+fn factor_answers_to(
+    factor: &TableFactor,
+    parts: usize,
+    wanted: &Option<String>,
+    dialect: SqlDialect,
+) -> bool {
+    let TableFactor::Table { name, alias, .. } = factor else {
+        return false;
+    };
+    let Some(wanted) = wanted else { return false };
+    if parts == 1 {
+        if let Some(alias) = alias {
+            return &ident_name(&alias.name, dialect) == wanted;
+        }
+    }
+    relation_name(name, dialect).as_ref() == Some(wanted)
+}
+
+/// The CTE names a query makes visible, while its CTEs and body are visited.
+struct CteScope {
+    /// The query that owns the WITH clause.
+    owner: *const Query,
+    /// CTE names in declaration order.
+    names: Vec<String>,
+    /// Each CTE's body, to know when it has been visited.
+    bodies: Vec<*const Query>,
+    /// How many of `names` are visible now.
+    visible: usize,
+}
+
+/// Collects the tables a statement reads.
+struct Reads {
+    dialect: SqlDialect,
+    scopes: Vec<CteScope>,
+    /// Table references that are write targets, not reads (by address).
+    skip: Vec<*const TableFactor>,
+    tables: BTreeSet<String>,
+    into_targets: Vec<(String, bool)>,
+}
+
+impl Reads {
+    fn new(dialect: SqlDialect) -> Self {
+        Reads {
+            dialect,
+            scopes: Vec::new(),
+            skip: Vec::new(),
+            tables: BTreeSet::new(),
+            into_targets: Vec::new(),
+        }
+    }
+
+    fn is_cte(&self, name: &str) -> bool {
+        self.scopes
+            .iter()
+            .any(|s| s.names[..s.visible].iter().any(|n| n == name))
+    }
+}
+
+impl Visitor for Reads {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+        if let Some(with) = &query.with {
+            let names: Vec<String> = with
+                .cte_tables
+                .iter()
+                .map(|cte| ident_name(&cte.alias.name, self.dialect))
+                .collect();
+            let visible = if with.recursive { names.len() } else { 0 };
+            self.scopes.push(CteScope {
+                owner: query,
+                names,
+                bodies: with
+                    .cte_tables
+                    .iter()
+                    .map(|c| &*c.query as *const Query)
+                    .collect(),
+                visible,
+            });
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+        let query: *const Query = query;
+        if self.scopes.last().is_some_and(|s| s.owner == query) {
+            self.scopes.pop();
+        }
+        if let Some(scope) = self.scopes.last_mut() {
+            if let Some(i) = scope.bodies.iter().position(|b| *b == query) {
+                scope.visible = scope.visible.max(i + 1);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+        if self.skip.contains(&(factor as *const TableFactor)) {
+            return ControlFlow::Continue(());
+        }
+        let name = match factor {
+            // With arguments it is a table function (`generate_series(...)`).
+            TableFactor::Table {
+                name, args: None, ..
+            } => name,
+            TableFactor::SemanticView { name, .. } => name,
+            _ => return ControlFlow::Continue(()),
+        };
+        if let Some(rel) = relation_name(name, self.dialect) {
+            if !(name.0.len() == 1 && self.is_cte(&rel)) {
+                self.tables.insert(rel);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_select(&mut self, select: &Select) -> ControlFlow<()> {
+        if let Some(into) = &select.into {
+            for target in &into.targets {
+                let rel = match target {
+                    Expr::Identifier(ident) => {
+                        relation_name_of_idents(std::slice::from_ref(ident), self.dialect)
+                    }
+                    Expr::CompoundIdentifier(idents) => {
+                        relation_name_of_idents(idents, self.dialect)
+                    }
+                    _ => None,
+                };
+                if let Some(rel) = rel {
+                    self.into_targets.push((rel, into.temporary));
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}

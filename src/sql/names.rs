@@ -1,0 +1,175 @@
+//! Turning a parsed table name into the relation name ripple prints and
+//! compares: qualified as written, case-folded the way the engine folds it.
+
+use sqlparser::ast::{Ident, ObjectName, ObjectNamePart};
+
+use super::dialect::{IdentifierCase, SqlDialect};
+
+/// The relation name of `name`, or `None` when it is not a table (a stage
+/// `@s`, a variable, a name built by a function).
+pub(crate) fn relation_name(name: &ObjectName, dialect: SqlDialect) -> Option<String> {
+    let mut parts: Vec<String> = Vec::with_capacity(name.0.len());
+    for part in &name.0 {
+        let ObjectNamePart::Identifier(ident) = part else {
+            return None;
+        };
+        push_ident(&mut parts, ident, dialect);
+    }
+    relation_from_parts(parts)
+}
+
+/// The relation name of a dotted identifier path, as `SELECT ... INTO a.b`
+/// writes one.
+pub(crate) fn relation_name_of_idents(idents: &[Ident], dialect: SqlDialect) -> Option<String> {
+    let mut parts = Vec::with_capacity(idents.len());
+    for ident in idents {
+        push_ident(&mut parts, ident, dialect);
+    }
+    relation_from_parts(parts)
+}
+
+/// The name one identifier denotes, as a single part (for CTE names).
+pub(crate) fn ident_name(ident: &Ident, dialect: SqlDialect) -> String {
+    fold(ident, dialect)
+}
+
+fn relation_from_parts(parts: Vec<String>) -> Option<String> {
+    let first = parts.first()?;
+    if first.is_empty() || first.starts_with('@') || parts.iter().all(|p| p.is_empty()) {
+        return None;
+    }
+    Some(parts.join("."))
+}
+
+fn push_ident(parts: &mut Vec<String>, ident: &Ident, dialect: SqlDialect) {
+    if ident.quote_style.is_some() && dialect.splits_quoted_paths() && ident.value.contains('.') {
+        // BigQuery: `project.dataset.table` is three parts in one quote.
+        for piece in ident.value.split('.') {
+            let piece = Ident::with_quote('`', piece);
+            parts.push(fold(&piece, dialect));
+        }
+    } else {
+        parts.push(fold(ident, dialect));
+    }
+}
+
+fn fold(ident: &Ident, dialect: SqlDialect) -> String {
+    let value = ident.value.as_str();
+    let folded = match (ident.quote_style, dialect.identifier_case()) {
+        (None, _) | (Some(_), IdentifierCase::Insensitive) => value.to_lowercase(),
+        (Some(_), IdentifierCase::FoldUnquotedUpper) if is_upper_plain(value) => {
+            value.to_lowercase()
+        }
+        (Some(_), _) => value.to_string(),
+    };
+    if needs_quotes(&folded) {
+        format!("\"{}\"", folded.replace('"', "\"\""))
+    } else {
+        folded
+    }
+}
+
+/// A name that an upper-folding engine would also get from the unquoted form.
+fn is_upper_plain(value: &str) -> bool {
+    !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '$')
+}
+
+/// Quotes keep a part that holds a dot, a quote or white space from being
+/// read back as several parts.
+fn needs_quotes(part: &str) -> bool {
+    part.chars()
+        .any(|c| c == '.' || c == '"' || c.is_whitespace())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(parts: &[(&str, Option<char>)]) -> ObjectName {
+        ObjectName(
+            parts
+                .iter()
+                .map(|(v, q)| {
+                    ObjectNamePart::Identifier(match q {
+                        Some(q) => Ident::with_quote(*q, *v),
+                        None => Ident::new(*v),
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn unquoted_parts_fold_to_lower_case() {
+        let n = name(&[("RAW", None), ("Shop", None), ("ORDERS", None)]);
+        assert_eq!(
+            relation_name(&n, SqlDialect::Snowflake).as_deref(),
+            Some("raw.shop.orders")
+        );
+    }
+
+    #[test]
+    fn quoted_parts_keep_their_case_where_the_engine_does() {
+        let n = name(&[("Sales", Some('"')), ("Orders", Some('"'))]);
+        assert_eq!(
+            relation_name(&n, SqlDialect::Postgres).as_deref(),
+            Some("Sales.Orders")
+        );
+        assert_eq!(
+            relation_name(&n, SqlDialect::MsSql).as_deref(),
+            Some("sales.orders")
+        );
+    }
+
+    #[test]
+    fn snowflake_quoted_upper_case_equals_unquoted() {
+        let upper = name(&[("ORDERS", Some('"'))]);
+        let mixed = name(&[("Orders", Some('"'))]);
+        assert_eq!(
+            relation_name(&upper, SqlDialect::Snowflake).as_deref(),
+            Some("orders")
+        );
+        assert_eq!(
+            relation_name(&mixed, SqlDialect::Snowflake).as_deref(),
+            Some("Orders")
+        );
+    }
+
+    #[test]
+    fn bigquery_splits_a_quoted_path() {
+        let n = name(&[("proj.raw.users", Some('`'))]);
+        assert_eq!(
+            relation_name(&n, SqlDialect::BigQuery).as_deref(),
+            Some("proj.raw.users")
+        );
+        let mixed = name(&[("p", Some('`')), ("d", None), ("T", None)]);
+        assert_eq!(
+            relation_name(&mixed, SqlDialect::BigQuery).as_deref(),
+            Some("p.d.t")
+        );
+    }
+
+    #[test]
+    fn a_dotted_quoted_part_elsewhere_stays_one_part() {
+        let n = name(&[("s", None), ("a.b", Some('"'))]);
+        assert_eq!(
+            relation_name(&n, SqlDialect::Postgres).as_deref(),
+            Some("s.\"a.b\"")
+        );
+    }
+
+    #[test]
+    fn stages_and_variables_are_not_tables() {
+        assert_eq!(
+            relation_name(&name(&[("@stage", None)]), SqlDialect::Snowflake),
+            None
+        );
+        assert_eq!(
+            relation_name(&ObjectName(vec![]), SqlDialect::Generic),
+            None
+        );
+    }
+}

@@ -1,0 +1,251 @@
+//! Lineage of a whole script: every statement's reads and writes, and what
+//! the script as a job reads, writes and keeps to itself.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use sqlparser::ast::Spanned;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Location, Token, TokenWithSpan};
+
+use super::dialect::SqlDialect;
+use super::extract::{StatementKind, TableLineage, statement_lineage};
+use super::split::{Chunk, split_statements};
+
+/// The table lineage of a SQL script.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ScriptLineage {
+    /// Tables the script reads that it has not written earlier.
+    pub sources: Vec<String>,
+    /// Tables the script writes for others: written, and not only read back
+    /// by a later statement of the script.
+    pub targets: Vec<String>,
+    /// Tables the script writes and then reads itself (staging steps).
+    pub intermediates: Vec<String>,
+    /// Each statement that parsed, in script order.
+    pub statements: Vec<StatementLineage>,
+    /// Each statement that did not parse.
+    pub errors: Vec<StatementError>,
+}
+
+/// The lineage of one statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatementLineage {
+    /// 1-based position of the statement in the script; failed statements
+    /// keep their numbers, so these can have gaps.
+    pub index: usize,
+    /// 1-based line where the statement starts.
+    pub line: u64,
+    /// 1-based column where the statement starts.
+    pub column: u64,
+    /// What the statement does.
+    pub kind: StatementKind,
+    /// Tables it reads, sorted.
+    pub sources: Vec<String>,
+    /// Tables it writes, sorted.
+    pub targets: Vec<String>,
+    /// Those of `targets` that are temporary tables, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub temporary: Vec<String>,
+}
+
+/// A statement that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatementError {
+    /// 1-based position of the statement in the script.
+    pub statement: usize,
+    /// 1-based line of the error.
+    pub line: u64,
+    /// 1-based column of the error.
+    pub column: u64,
+    /// The parser's reason.
+    pub message: String,
+}
+
+/// The table lineage of `sql`, read as `dialect`.
+///
+/// Never fails: statements that do not parse are listed in
+/// [`ScriptLineage::errors`] and every other statement is still analysed.
+pub fn script_lineage(sql: &str, dialect: SqlDialect) -> ScriptLineage {
+    let parser_dialect = dialect.parser_dialect();
+    let mut statements = Vec::new();
+    let mut errors = Vec::new();
+    let mut index = 0;
+    for Chunk { start, tokens } in split_statements(sql, parser_dialect.as_ref()) {
+        let tokens = match tokens {
+            Ok(tokens) => tokens,
+            Err(e) => {
+                index += 1;
+                errors.push(StatementError {
+                    statement: index,
+                    line: e.location.line,
+                    column: e.location.column,
+                    message: e.message,
+                });
+                continue;
+            }
+        };
+        let end = last_location(&tokens).unwrap_or(start);
+        let parsed = Parser::new(parser_dialect.as_ref())
+            .with_tokens_with_locations(tokens)
+            .parse_statements();
+        match parsed {
+            Ok(parsed) => {
+                for (n, stmt) in parsed.iter().enumerate() {
+                    index += 1;
+                    let (kind, lineage) = statement_lineage(stmt, dialect);
+                    // Dialects that need no `;` can put several statements in
+                    // one chunk; the later ones start where their span says.
+                    let at = match n {
+                        0 => start,
+                        _ => Some(stmt.span().start)
+                            .filter(|l| l.line > 0)
+                            .unwrap_or(start),
+                    };
+                    statements.push(StatementLineage::new(index, at, kind, lineage));
+                }
+            }
+            Err(e) => {
+                index += 1;
+                errors.push(parse_error(index, e, start, end));
+            }
+        }
+    }
+    let (sources, targets, intermediates) = roll_up(&statements);
+    ScriptLineage {
+        sources,
+        targets,
+        intermediates,
+        statements,
+        errors,
+    }
+}
+
+impl StatementLineage {
+    fn new(index: usize, start: Location, kind: StatementKind, lineage: TableLineage) -> Self {
+        StatementLineage {
+            index,
+            line: start.line,
+            column: start.column,
+            kind,
+            sources: lineage.sources.into_iter().collect(),
+            targets: lineage.targets.into_iter().collect(),
+            temporary: lineage.temporary.into_iter().collect(),
+        }
+    }
+}
+
+/// Script-level sources, targets and intermediates, as DESIGN.md defines
+/// them: a source is read before the script writes it; an intermediate is
+/// written and then read by a later statement; a target is written and not
+/// only intermediate (never read back, or written again after its last read).
+fn roll_up(statements: &[StatementLineage]) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let mut sources = BTreeSet::new();
+    let mut first_write: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut last_write: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut last_read_after_write: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, stmt) in statements.iter().enumerate() {
+        for s in &stmt.sources {
+            match first_write.get(s.as_str()) {
+                Some(_) => {
+                    last_read_after_write.insert(s, i);
+                }
+                None => {
+                    sources.insert(s.clone());
+                }
+            }
+        }
+        for t in &stmt.targets {
+            first_write.entry(t).or_insert(i);
+            last_write.insert(t, i);
+        }
+    }
+    let mut targets = Vec::new();
+    let mut intermediates = Vec::new();
+    for (table, written) in &last_write {
+        match last_read_after_write.get(table) {
+            Some(read) => {
+                intermediates.push(table.to_string());
+                if written > read {
+                    targets.push(table.to_string());
+                }
+            }
+            None => targets.push(table.to_string()),
+        }
+    }
+    (sources.into_iter().collect(), targets, intermediates)
+}
+
+fn last_location(tokens: &[TokenWithSpan]) -> Option<Location> {
+    tokens
+        .iter()
+        .rev()
+        .find(|t| !matches!(t.token, Token::Whitespace(_)))
+        .map(|t| t.span.end)
+}
+
+/// A parse error with its position taken out of sqlparser's message text
+/// (`... at Line: L, Column: C`), the only place the parser reports it.
+fn parse_error(index: usize, err: ParserError, start: Location, end: Location) -> StatementError {
+    let raw = match err {
+        ParserError::TokenizerError(s) | ParserError::ParserError(s) => s,
+        ParserError::RecursionLimitExceeded => {
+            return StatementError {
+                statement: index,
+                line: start.line,
+                column: start.column,
+                message: "statement nested too deeply to analyse (recursion limit exceeded)".into(),
+            };
+        }
+    };
+    let (message, location) = match raw.rfind(" at Line: ") {
+        Some(at) => (raw[..at].to_string(), parse_location(&raw[at + 10..])),
+        None => (raw.clone(), None),
+    };
+    // The parser points at "EOF" without a position when the statement ends
+    // early; the end of its last token is where the reader should look.
+    let location = location.unwrap_or(end);
+    StatementError {
+        statement: index,
+        line: location.line,
+        column: location.column,
+        message,
+    }
+}
+
+fn parse_location(s: &str) -> Option<Location> {
+    let (line, rest) = s.split_once(", Column: ")?;
+    let column: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some(Location {
+        line: line.trim().parse().ok()?,
+        column: column.parse().ok()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn location_is_read_out_of_the_message() {
+        let e = ParserError::ParserError(
+            "Expected: an expression, found: FROM at Line: 3, Column: 8".into(),
+        );
+        let start = Location { line: 1, column: 1 };
+        let got = parse_error(2, e, start, start);
+        assert_eq!((got.statement, got.line, got.column), (2, 3, 8));
+        assert_eq!(got.message, "Expected: an expression, found: FROM");
+    }
+
+    #[test]
+    fn missing_location_points_at_the_statement_end() {
+        let e = ParserError::ParserError("Expected: identifier, found: EOF".into());
+        let got = parse_error(
+            1,
+            e,
+            Location { line: 1, column: 1 },
+            Location { line: 4, column: 9 },
+        );
+        assert_eq!((got.line, got.column), (4, 9));
+    }
+}
