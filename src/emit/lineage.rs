@@ -60,10 +60,7 @@ pub fn text(lineage: &ScriptLineage, label: &str) -> String {
                 [
                     s.index.to_string(),
                     format!("{}:{}", s.line, s.column),
-                    serde_json::to_value(s.kind)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default(),
+                    s.kind.as_str().to_string(),
                     list(&s.sources),
                     list(&targets),
                 ]

@@ -14,16 +14,15 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 use sqlparser::ast::{
-    CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind, Expr, FromTable, Query, Select,
-    Statement, TableFactor, TableObject, TableWithJoins, Visit, Visitor,
+    CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind, Expr, FromTable, ObjectType, Query,
+    Select, Statement, TableFactor, TableObject, TableWithJoins, Visit, Visitor,
 };
 
 use super::dialect::SqlDialect;
 use super::names::{ident_name, relation_name, relation_name_of_idents};
 
 /// What a statement does, as far as lineage cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StatementKind {
     /// A query that writes nothing.
     Select,
@@ -58,6 +57,36 @@ pub enum StatementKind {
     Other,
 }
 
+impl StatementKind {
+    /// The kind as written in JSON and text output (`create_table_as`).
+    pub fn as_str(self) -> &'static str {
+        use StatementKind::*;
+        match self {
+            Select => "select",
+            SelectInto => "select_into",
+            Insert => "insert",
+            InsertOverwrite => "insert_overwrite",
+            CreateTable => "create_table",
+            CreateTableAs => "create_table_as",
+            CreateView => "create_view",
+            Merge => "merge",
+            Update => "update",
+            Delete => "delete",
+            Copy => "copy",
+            Drop => "drop",
+            Truncate => "truncate",
+            Session => "session",
+            Other => "other",
+        }
+    }
+}
+
+impl Serialize for StatementKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// The tables one statement reads and writes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct TableLineage {
@@ -67,6 +96,8 @@ pub(crate) struct TableLineage {
     pub targets: BTreeSet<String>,
     /// The written tables that are temporary (`CREATE TEMP TABLE`, `#t`).
     pub temporary: BTreeSet<String>,
+    /// Tables and views dropped.
+    pub dropped: BTreeSet<String>,
 }
 
 /// The kind and table lineage of `stmt`.
@@ -201,8 +232,19 @@ pub(crate) fn statement_lineage(
             }
             StatementKind::Copy
         }
-        Statement::Drop { .. }
-        | Statement::DropFunction(_)
+        Statement::Drop {
+            object_type, names, ..
+        } => {
+            if matches!(
+                object_type,
+                ObjectType::Table | ObjectType::View | ObjectType::MaterializedView
+            ) {
+                out.dropped
+                    .extend(names.iter().filter_map(|n| relation_name(n, dialect)));
+            }
+            return (StatementKind::Drop, out);
+        }
+        Statement::DropFunction(_)
         | Statement::DropProcedure { .. }
         | Statement::DropTrigger(_) => return (StatementKind::Drop, out),
         Statement::Truncate(_) => return (StatementKind::Truncate, out),

@@ -47,6 +47,9 @@ pub struct StatementLineage {
     /// Those of `targets` that are temporary tables, sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub temporary: Vec<String>,
+    /// Tables and views it drops, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
 }
 
 /// A statement that could not be parsed.
@@ -85,31 +88,39 @@ pub fn script_lineage(sql: &str, dialect: SqlDialect) -> ScriptLineage {
                 continue;
             }
         };
-        let end = last_location(&tokens).unwrap_or(start);
-        let parsed = Parser::new(parser_dialect.as_ref())
-            .with_tokens_with_locations(tokens)
-            .parse_statements();
-        match parsed {
-            Ok(parsed) => {
-                for (n, stmt) in parsed.iter().enumerate() {
-                    index += 1;
-                    let (kind, lineage) = statement_lineage(stmt, dialect);
-                    // Dialects that need no `;` can put several statements in
-                    // one chunk; the later ones start where their span says.
-                    let at = match n {
-                        0 => start,
-                        _ => Some(stmt.span().start)
-                            .filter(|l| l.line > 0)
-                            .unwrap_or(start),
-                    };
-                    statements.push(StatementLineage::new(index, at, kind, lineage));
-                }
-            }
-            Err(e) => {
-                index += 1;
-                errors.push(parse_error(index, e, start, end));
-            }
+        let significant = tokens
+            .iter()
+            .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+            .count();
+        if significant > MAX_STATEMENT_TOKENS {
+            index += 1;
+            errors.push(StatementError {
+                statement: index,
+                line: start.line,
+                column: start.column,
+                message: format!(
+                    "statement too large to analyse ({} tokens; the limit is {MAX_STATEMENT_TOKENS}); split it",
+                    significant
+                ),
+            });
+            continue;
         }
+        // The AST of a long operator chain is as deep as the chain, and both
+        // sqlparser's visitor and drop glue recurse over it: run each
+        // statement on a stack sized to its token count (a no-op for the
+        // usual statement, which fits in what is left of this one).
+        let stack = STACK_BASE + significant * STACK_PER_TOKEN;
+        stacker::maybe_grow(stack, stack, || {
+            analyse_chunk(
+                tokens,
+                start,
+                dialect,
+                parser_dialect.as_ref(),
+                &mut index,
+                &mut statements,
+                &mut errors,
+            )
+        });
     }
     let (sources, targets, intermediates) = roll_up(&statements);
     ScriptLineage {
@@ -118,6 +129,52 @@ pub fn script_lineage(sql: &str, dialect: SqlDialect) -> ScriptLineage {
         intermediates,
         statements,
         errors,
+    }
+}
+
+/// Statements longer than this are reported, not analysed: they would need
+/// an unreasonable stack (about 5 MB of SQL in one statement).
+const MAX_STATEMENT_TOKENS: usize = 1_000_000;
+/// Stack for a statement of no tokens.
+const STACK_BASE: usize = 256 * 1024;
+/// Stack per token, measured at about 40 bytes per token in release builds
+/// on the deepest shape (`1+1+...`); debug builds use far bigger frames.
+const STACK_PER_TOKEN: usize = if cfg!(debug_assertions) { 2048 } else { 256 };
+
+/// Parses one chunk and appends its statements or its error.
+fn analyse_chunk(
+    tokens: Vec<TokenWithSpan>,
+    start: Location,
+    dialect: SqlDialect,
+    parser_dialect: &dyn sqlparser::dialect::Dialect,
+    index: &mut usize,
+    statements: &mut Vec<StatementLineage>,
+    errors: &mut Vec<StatementError>,
+) {
+    let end = last_location(&tokens).unwrap_or(start);
+    let parsed = Parser::new(parser_dialect)
+        .with_tokens_with_locations(tokens)
+        .parse_statements();
+    match parsed {
+        Ok(parsed) => {
+            for (n, stmt) in parsed.iter().enumerate() {
+                *index += 1;
+                let (kind, lineage) = statement_lineage(stmt, dialect);
+                // Dialects that need no `;` can put several statements in
+                // one chunk; the later ones start where their span says.
+                let at = match n {
+                    0 => start,
+                    _ => Some(stmt.span().start)
+                        .filter(|l| l.line > 0)
+                        .unwrap_or(start),
+                };
+                statements.push(StatementLineage::new(*index, at, kind, lineage));
+            }
+        }
+        Err(e) => {
+            *index += 1;
+            errors.push(parse_error(*index, e, start, end));
+        }
     }
 }
 
@@ -131,46 +188,53 @@ impl StatementLineage {
             sources: lineage.sources.into_iter().collect(),
             targets: lineage.targets.into_iter().collect(),
             temporary: lineage.temporary.into_iter().collect(),
+            dropped: lineage.dropped.into_iter().collect(),
         }
     }
 }
 
 /// Script-level sources, targets and intermediates, as DESIGN.md defines
-/// them: a source is read before the script writes it; an intermediate is
-/// written and then read by a later statement; a target is written and not
-/// only intermediate (never read back, or written again after its last read).
+/// them. A source is read before the script writes it. An intermediate is
+/// written and then read by a later statement. A target is written and not
+/// *only* intermediate: a table read back later is still a target unless it
+/// is also scratch, i.e. temporary or dropped after its last write.
 fn roll_up(statements: &[StatementLineage]) -> (Vec<String>, Vec<String>, Vec<String>) {
     let mut sources = BTreeSet::new();
-    let mut first_write: BTreeMap<&str, usize> = BTreeMap::new();
     let mut last_write: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut last_read_after_write: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut read_back: BTreeSet<&str> = BTreeSet::new();
+    let mut temporary: BTreeSet<&str> = BTreeSet::new();
+    let mut dropped: BTreeSet<&str> = BTreeSet::new();
     for (i, stmt) in statements.iter().enumerate() {
         for s in &stmt.sources {
-            match first_write.get(s.as_str()) {
-                Some(_) => {
-                    last_read_after_write.insert(s, i);
-                }
-                None => {
-                    sources.insert(s.clone());
-                }
+            if last_write.contains_key(s.as_str()) {
+                read_back.insert(s);
+            } else {
+                sources.insert(s.clone());
             }
         }
         for t in &stmt.targets {
-            first_write.entry(t).or_insert(i);
             last_write.insert(t, i);
+            dropped.remove(t.as_str());
         }
+        temporary.extend(stmt.temporary.iter().map(String::as_str));
+        dropped.extend(
+            stmt.dropped
+                .iter()
+                .map(String::as_str)
+                .filter(|d| last_write.contains_key(d)),
+        );
     }
     let mut targets = Vec::new();
     let mut intermediates = Vec::new();
-    for (table, written) in &last_write {
-        match last_read_after_write.get(table) {
-            Some(read) => {
-                intermediates.push(table.to_string());
-                if written > read {
-                    targets.push(table.to_string());
-                }
+    for table in last_write.keys() {
+        let scratch = temporary.contains(table) || dropped.contains(table);
+        if read_back.contains(table) {
+            intermediates.push(table.to_string());
+            if !scratch {
+                targets.push(table.to_string());
             }
-            None => targets.push(table.to_string()),
+        } else {
+            targets.push(table.to_string());
         }
     }
     (sources.into_iter().collect(), targets, intermediates)
