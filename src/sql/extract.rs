@@ -15,7 +15,7 @@ use std::ops::ControlFlow;
 use serde::Serialize;
 use sqlparser::ast::{
     CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind, Expr, FromTable, ObjectType, Query,
-    Select, Statement, TableFactor, TableObject, TableWithJoins, Visit, Visitor,
+    Select, SetExpr, Statement, TableFactor, TableObject, TableWithJoins, Visit, Visitor,
 };
 
 use super::dialect::SqlDialect;
@@ -107,8 +107,51 @@ pub(crate) fn statement_lineage(
 ) -> (StatementKind, TableLineage) {
     let mut reads = Reads::new(dialect);
     let mut out = TableLineage::default();
+    let kind = match writes(stmt, dialect, &mut out, &mut reads.skip) {
+        Writes::Tables(kind) => kind,
+        Writes::Nothing(kind) => return (kind, out),
+    };
+    let _ = stmt.visit(&mut reads);
+    out.sources.extend(reads.tables);
+    for (rel, temporary) in reads.into_targets {
+        out.add_target(Some(rel), temporary);
+    }
+    let kind = if kind == StatementKind::Select && !out.targets.is_empty() {
+        StatementKind::SelectInto
+    } else {
+        kind
+    };
+    (kind, out)
+}
+
+/// What [`writes`] found.
+enum Writes {
+    /// A statement that may read and write tables; its reads are still to
+    /// be collected.
+    Tables(StatementKind),
+    /// A statement with no lineage at all.
+    Nothing(StatementKind),
+}
+
+/// Records what `stmt` writes (and reads outside any table reference, as
+/// `LIKE` does) into `out`, and the table references that are its write
+/// targets into `skip`, so the read visitor passes over them.
+fn writes<'a>(
+    stmt: &'a Statement,
+    dialect: SqlDialect,
+    out: &mut TableLineage,
+    skip: &mut Vec<*const TableFactor>,
+) -> Writes {
     let kind = match stmt {
-        Statement::Query(_) => StatementKind::Select,
+        Statement::Query(query) => match &*query.body {
+            // `WITH c AS (...) INSERT INTO t ...` (PostgreSQL): the CTEs
+            // scope over a data-modifying statement.
+            SetExpr::Insert(inner)
+            | SetExpr::Update(inner)
+            | SetExpr::Delete(inner)
+            | SetExpr::Merge(inner) => return writes(inner, dialect, out, skip),
+            _ => StatementKind::Select,
+        },
         Statement::Insert(insert) => {
             if let TableObject::TableName(name) = &insert.table {
                 out.add_target(relation_name(name, dialect), false);
@@ -144,7 +187,7 @@ pub(crate) fn statement_lineage(
             if let TableFactor::Table { name, .. } = &merge.table {
                 out.add_target(relation_name(name, dialect), false);
             }
-            reads.skip.push(&merge.table);
+            skip.push(&merge.table);
             StatementKind::Merge
         }
         Statement::Update(update) => {
@@ -157,8 +200,8 @@ pub(crate) fn statement_lineage(
             if let TableFactor::Table { name, .. } = target {
                 out.add_target(relation_name(name, dialect), false);
             }
-            reads.skip.push(&update.table.relation);
-            reads.skip.push(target);
+            skip.push(&update.table.relation);
+            skip.push(target);
             StatementKind::Update
         }
         Statement::Delete(delete) => {
@@ -170,7 +213,7 @@ pub(crate) fn statement_lineage(
                     if let TableFactor::Table { name, .. } = &twj.relation {
                         out.add_target(relation_name(name, dialect), false);
                     }
-                    reads.skip.push(&twj.relation);
+                    skip.push(&twj.relation);
                 }
             } else {
                 // MySQL's `DELETE t1 FROM t1 JOIN t2 ...`: the names before FROM
@@ -192,7 +235,7 @@ pub(crate) fn statement_lineage(
                     match factor {
                         Some(f @ TableFactor::Table { name, .. }) => {
                             out.add_target(relation_name(name, dialect), false);
-                            reads.skip.push(f);
+                            skip.push(f);
                         }
                         _ => out.add_target(relation_name(target, dialect), false),
                     }
@@ -242,12 +285,12 @@ pub(crate) fn statement_lineage(
                 out.dropped
                     .extend(names.iter().filter_map(|n| relation_name(n, dialect)));
             }
-            return (StatementKind::Drop, out);
+            return Writes::Nothing(StatementKind::Drop);
         }
         Statement::DropFunction(_)
         | Statement::DropProcedure { .. }
-        | Statement::DropTrigger(_) => return (StatementKind::Drop, out),
-        Statement::Truncate(_) => return (StatementKind::Truncate, out),
+        | Statement::DropTrigger(_) => return Writes::Nothing(StatementKind::Drop),
+        Statement::Truncate(_) => return Writes::Nothing(StatementKind::Truncate),
         Statement::Set(_)
         | Statement::Use(_)
         | Statement::StartTransaction { .. }
@@ -268,20 +311,10 @@ pub(crate) fn statement_lineage(
         | Statement::ShowViews { .. }
         | Statement::ShowFunctions { .. }
         | Statement::Reset(_)
-        | Statement::Discard { .. } => return (StatementKind::Session, out),
-        _ => return (StatementKind::Other, out),
+        | Statement::Discard { .. } => return Writes::Nothing(StatementKind::Session),
+        _ => return Writes::Nothing(StatementKind::Other),
     };
-    let _ = stmt.visit(&mut reads);
-    out.sources.extend(reads.tables);
-    for (rel, temporary) in reads.into_targets {
-        out.add_target(Some(rel), temporary);
-    }
-    let kind = if kind == StatementKind::Select && !out.targets.is_empty() {
-        StatementKind::SelectInto
-    } else {
-        kind
-    };
-    (kind, out)
+    Writes::Tables(kind)
 }
 
 impl TableLineage {
@@ -375,6 +408,31 @@ impl Reads {
         }
     }
 
+    /// `TABLE t` (PostgreSQL, MySQL) reads `t` without a table reference
+    /// node of its own.
+    fn table_commands(&mut self, body: &SetExpr) {
+        match body {
+            SetExpr::Table(table) => {
+                let idents: Vec<_> = table
+                    .schema_name
+                    .iter()
+                    .chain(&table.table_name)
+                    .cloned()
+                    .collect();
+                if let Some(rel) = relation_name_of_idents(&idents, self.dialect) {
+                    if !(idents.len() == 1 && self.is_cte(&rel)) {
+                        self.tables.insert(rel);
+                    }
+                }
+            }
+            SetExpr::SetOperation { left, right, .. } => {
+                self.table_commands(left);
+                self.table_commands(right);
+            }
+            _ => {}
+        }
+    }
+
     fn is_cte(&self, name: &str) -> bool {
         self.scopes
             .iter()
@@ -404,6 +462,7 @@ impl Visitor for Reads {
                 visible,
             });
         }
+        self.table_commands(&query.body);
         ControlFlow::Continue(())
     }
 
