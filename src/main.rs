@@ -86,7 +86,7 @@ fn lineage(args: LineageArgs) -> anyhow::Result<ExitCode> {
     let path = args.file.unwrap_or_else(|| PathBuf::from("-"));
     let sql = input::read_text(&path)?;
     let lineage = script_lineage(&sql, args.dialect);
-    let label = if path == PathBuf::from("-") {
+    let label = if path == std::path::Path::new("-") {
         STDIN_LABEL.to_string()
     } else {
         path.display().to_string()

@@ -12,9 +12,10 @@ use crate::error::Error;
 ///
 /// Several names map to the same parser (see [`SqlDialect::ALIASES`]); the
 /// variant is the engine, so that identifier rules stay right per engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SqlDialect {
     /// sqlparser's permissive generic dialect; the default.
+    #[default]
     Generic,
     /// ANSI SQL.
     Ansi,
@@ -171,12 +172,6 @@ impl SqlDialect {
     /// BigQuery's `` `project.dataset.table` `` does.
     pub fn splits_quoted_paths(self) -> bool {
         self == SqlDialect::BigQuery
-    }
-}
-
-impl Default for SqlDialect {
-    fn default() -> Self {
-        SqlDialect::Generic
     }
 }
 

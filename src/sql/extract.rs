@@ -136,8 +136,8 @@ enum Writes {
 /// Records what `stmt` writes (and reads outside any table reference, as
 /// `LIKE` does) into `out`, and the table references that are its write
 /// targets into `skip`, so the read visitor passes over them.
-fn writes<'a>(
-    stmt: &'a Statement,
+fn writes(
+    stmt: &Statement,
     dialect: SqlDialect,
     out: &mut TableLineage,
     skip: &mut Vec<*const TableFactor>,
@@ -367,10 +367,8 @@ fn factor_answers_to(
         return false;
     };
     let Some(wanted) = wanted else { return false };
-    if parts == 1 {
-        if let Some(alias) = alias {
-            return &ident_name(&alias.name, dialect) == wanted;
-        }
+    if let (1, Some(alias)) = (parts, alias) {
+        return &ident_name(&alias.name, dialect) == wanted;
     }
     relation_name(name, dialect).as_ref() == Some(wanted)
 }
@@ -420,9 +418,7 @@ impl Reads {
                     .cloned()
                     .collect();
                 if let Some(rel) = relation_name_of_idents(&idents, self.dialect) {
-                    if !(idents.len() == 1 && self.is_cte(&rel)) {
-                        self.tables.insert(rel);
-                    }
+                    self.read(rel, idents.len());
                 }
             }
             SetExpr::SetOperation { left, right, .. } => {
@@ -430,6 +426,14 @@ impl Reads {
                 self.table_commands(right);
             }
             _ => {}
+        }
+    }
+
+    /// Records a read of `rel` (written with `parts` name parts), unless it
+    /// is an unqualified name of a CTE in scope.
+    fn read(&mut self, rel: String, parts: usize) {
+        if !(parts == 1 && self.is_cte(&rel)) {
+            self.tables.insert(rel);
         }
     }
 
@@ -471,10 +475,10 @@ impl Visitor for Reads {
         if self.scopes.last().is_some_and(|s| s.owner == query) {
             self.scopes.pop();
         }
-        if let Some(scope) = self.scopes.last_mut() {
-            if let Some(i) = scope.bodies.iter().position(|b| *b == query) {
-                scope.visible = scope.visible.max(i + 1);
-            }
+        if let Some(scope) = self.scopes.last_mut()
+            && let Some(i) = scope.bodies.iter().position(|b| *b == query)
+        {
+            scope.visible = scope.visible.max(i + 1);
         }
         ControlFlow::Continue(())
     }
@@ -492,9 +496,7 @@ impl Visitor for Reads {
             _ => return ControlFlow::Continue(()),
         };
         if let Some(rel) = relation_name(name, self.dialect) {
-            if !(name.0.len() == 1 && self.is_cte(&rel)) {
-                self.tables.insert(rel);
-            }
+            self.read(rel, name.0.len());
         }
         ControlFlow::Continue(())
     }
