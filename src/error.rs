@@ -29,7 +29,7 @@ pub enum Error {
         column: usize,
     },
     /// An input file that could not be read.
-    #[error("{}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Io {
         /// The file (or `<stdin>`).
         path: PathBuf,

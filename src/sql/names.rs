@@ -8,64 +8,83 @@ use super::dialect::{IdentifierCase, SqlDialect};
 /// The relation name of `name`, or `None` when it is not a table (a stage
 /// `@s`, a variable, a name built by a function).
 pub(crate) fn relation_name(name: &ObjectName, dialect: SqlDialect) -> Option<String> {
-    let mut parts: Vec<String> = Vec::with_capacity(name.0.len());
+    let mut out = String::new();
     for part in &name.0 {
         let ObjectNamePart::Identifier(ident) = part else {
             return None;
         };
-        push_ident(&mut parts, ident, dialect);
+        push_ident(&mut out, ident, dialect);
     }
-    relation_from_parts(parts)
+    checked(out)
 }
 
 /// The relation name of a dotted identifier path, as `SELECT ... INTO a.b`
 /// writes one.
 pub(crate) fn relation_name_of_idents(idents: &[Ident], dialect: SqlDialect) -> Option<String> {
-    let mut parts = Vec::with_capacity(idents.len());
+    let mut out = String::new();
     for ident in idents {
-        push_ident(&mut parts, ident, dialect);
+        push_ident(&mut out, ident, dialect);
     }
-    relation_from_parts(parts)
+    checked(out)
 }
 
 /// The name one identifier denotes, as a single part (for CTE names).
 pub(crate) fn ident_name(ident: &Ident, dialect: SqlDialect) -> String {
-    fold(ident, dialect)
+    let mut out = String::new();
+    push_part(&mut out, ident.quote_style.is_some(), &ident.value, dialect);
+    out
 }
 
-fn relation_from_parts(parts: Vec<String>) -> Option<String> {
-    let first = parts.first()?;
-    if first.is_empty() || first.starts_with('@') || parts.iter().all(|p| p.is_empty()) {
-        return None;
+/// `None` for what is not a table: nothing, or a stage / variable (`@x`).
+fn checked(name: String) -> Option<String> {
+    if name.is_empty() || name.starts_with('@') || name.starts_with('.') {
+        None
+    } else {
+        Some(name)
     }
-    Some(parts.join("."))
 }
 
-fn push_ident(parts: &mut Vec<String>, ident: &Ident, dialect: SqlDialect) {
-    if ident.quote_style.is_some() && dialect.splits_quoted_paths() && ident.value.contains('.') {
+fn push_ident(out: &mut String, ident: &Ident, dialect: SqlDialect) {
+    let quoted = ident.quote_style.is_some();
+    if quoted && dialect.splits_quoted_paths() && ident.value.contains('.') {
         // BigQuery: `project.dataset.table` is three parts in one quote.
         for piece in ident.value.split('.') {
-            let piece = Ident::with_quote('`', piece);
-            parts.push(fold(&piece, dialect));
+            push_part(out, true, piece, dialect);
         }
     } else {
-        parts.push(fold(ident, dialect));
+        push_part(out, quoted, &ident.value, dialect);
     }
 }
 
-fn fold(ident: &Ident, dialect: SqlDialect) -> String {
-    let value = ident.value.as_str();
-    let folded = match (ident.quote_style, dialect.identifier_case()) {
-        (None, _) | (Some(_), IdentifierCase::Insensitive) => value.to_lowercase(),
-        (Some(_), IdentifierCase::FoldUnquotedUpper) if is_upper_plain(value) => {
-            value.to_lowercase()
-        }
-        (Some(_), _) => value.to_string(),
+/// Appends one name part, dot-separated from what is there, folded the way
+/// the engine folds it.
+fn push_part(out: &mut String, quoted: bool, value: &str, dialect: SqlDialect) {
+    if !out.is_empty() {
+        out.push('.');
+    }
+    let fold = match (quoted, dialect.identifier_case()) {
+        (false, _) | (true, IdentifierCase::Insensitive) => true,
+        (true, IdentifierCase::FoldUnquotedUpper) => is_upper_plain(value),
+        (true, IdentifierCase::FoldUnquotedLower) => false,
     };
-    if needs_quotes(&folded) {
-        format!("\"{}\"", folded.replace('"', "\"\""))
-    } else {
-        folded
+    // Quotes keep a part that holds a dot, a quote or white space from being
+    // read back as several parts.
+    let needs_quotes = value
+        .chars()
+        .any(|c| c == '.' || c == '"' || c.is_whitespace());
+    if needs_quotes {
+        out.push('"');
+    }
+    for c in value.chars() {
+        match c {
+            '"' if needs_quotes => out.push_str("\"\""),
+            c if fold && c.is_ascii() => out.push(c.to_ascii_lowercase()),
+            c if fold => out.extend(c.to_lowercase()),
+            c => out.push(c),
+        }
+    }
+    if needs_quotes {
+        out.push('"');
     }
 }
 
@@ -75,13 +94,6 @@ fn is_upper_plain(value: &str) -> bool {
         && value
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '$')
-}
-
-/// Quotes keep a part that holds a dot, a quote or white space from being
-/// read back as several parts.
-fn needs_quotes(part: &str) -> bool {
-    part.chars()
-        .any(|c| c == '.' || c == '"' || c.is_whitespace())
 }
 
 #[cfg(test)]

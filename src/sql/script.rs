@@ -74,7 +74,12 @@ pub fn script_lineage(sql: &str, dialect: SqlDialect) -> ScriptLineage {
     let mut statements = Vec::new();
     let mut errors = Vec::new();
     let mut index = 0;
-    for Chunk { start, tokens } in split_statements(sql, parser_dialect.as_ref()) {
+    for Chunk {
+        start,
+        significant,
+        tokens,
+    } in split_statements(sql, parser_dialect.as_ref())
+    {
         let tokens = match tokens {
             Ok(tokens) => tokens,
             Err(e) => {
@@ -88,10 +93,6 @@ pub fn script_lineage(sql: &str, dialect: SqlDialect) -> ScriptLineage {
                 continue;
             }
         };
-        let significant = tokens
-            .iter()
-            .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-            .count();
         if significant > MAX_STATEMENT_TOKENS {
             index += 1;
             errors.push(StatementError {
@@ -152,9 +153,19 @@ fn analyse_chunk(
     errors: &mut Vec<StatementError>,
 ) {
     let end = last_location(&tokens).unwrap_or(start);
-    let parsed = Parser::new(parser_dialect)
-        .with_tokens_with_locations(tokens)
-        .parse_statements();
+    let mut parser = Parser::new(parser_dialect).with_tokens_with_locations(tokens);
+    let parsed = parser.parse_statements().and_then(|parsed| {
+        // parse_statements stops quietly at a stray `END`; what follows
+        // would be lost without a word, so it is an error here.
+        let next = parser.peek_token();
+        match next.token {
+            Token::EOF => Ok(parsed),
+            _ => Err(ParserError::ParserError(format!(
+                "Expected: end of statement, found: {}{}",
+                next.token, next.span.start
+            ))),
+        }
+    });
     match parsed {
         Ok(parsed) => {
             for (n, stmt) in parsed.iter().enumerate() {

@@ -1,0 +1,215 @@
+//! `ripple lineage` end to end: arguments, exit codes, and the exact JSON
+//! and text it prints for the bundled fixtures (insta snapshots).
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn ripple() -> Command {
+    Command::cargo_bin("ripple").unwrap()
+}
+
+fn lineage_json(args: &[&str], stdin: Option<&str>) -> serde_json::Value {
+    let mut cmd = ripple();
+    cmd.arg("lineage").args(args).args(["--format", "json"]);
+    if let Some(sql) = stdin {
+        cmd.write_stdin(sql);
+    }
+    let out = cmd.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).expect("valid JSON")
+}
+
+/// The exact bytes `ripple lineage FILE -d DIALECT -f json` prints.
+fn fixture_json(file: &str, dialect: &str) -> String {
+    let out = ripple()
+        .args(["lineage", file, "--dialect", dialect, "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn fixture_warehouse_load_json() {
+    let out = fixture_json("fixtures/sql/warehouse_load.sql", "postgres");
+    insta::assert_snapshot!("warehouse_load", out);
+}
+
+#[test]
+fn fixture_merge_upsert_json() {
+    let out = fixture_json("fixtures/sql/merge_upsert.sql", "snowflake");
+    insta::assert_snapshot!("merge_upsert", out);
+}
+
+#[test]
+fn fixture_hive_partition_overwrite_json() {
+    let out = fixture_json("fixtures/sql/hive_partition_overwrite.sql", "hive");
+    insta::assert_snapshot!("hive_partition_overwrite", out);
+}
+
+#[test]
+fn fixture_warehouse_load_text() {
+    let out = ripple()
+        .args([
+            "lineage",
+            "fixtures/sql/warehouse_load.sql",
+            "-d",
+            "postgres",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    insta::assert_snapshot!("warehouse_load_text", String::from_utf8(out).unwrap());
+}
+
+#[test]
+fn json_carries_the_contract_keys() {
+    let doc = lineage_json(&["-"], Some("insert into a select * from b"));
+    assert_eq!(doc["schema_version"], 1);
+    for key in [
+        "sources",
+        "targets",
+        "intermediates",
+        "statements",
+        "errors",
+    ] {
+        assert!(doc[key].is_array(), "{key} missing in {doc}");
+    }
+    let stmt = &doc["statements"][0];
+    for key in ["index", "line", "sources", "targets", "kind"] {
+        assert!(!stmt[key].is_null(), "{key} missing in {stmt}");
+    }
+    assert_eq!(stmt["kind"], "insert");
+}
+
+#[test]
+fn no_file_argument_reads_stdin() {
+    let doc = lineage_json(&[], Some("select * from t"));
+    assert_eq!(doc["sources"], serde_json::json!(["t"]));
+}
+
+#[test]
+fn errors_are_listed_and_the_rest_still_analysed() {
+    let doc = lineage_json(
+        &["-", "--dialect", "postgres"],
+        Some("insert into a select * from b;\nselect (( from c;\ninsert into d select * from e;"),
+    );
+    assert_eq!(doc["targets"], serde_json::json!(["a", "d"]));
+    let errors = doc["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["statement"], 2);
+    assert_eq!(errors[0]["line"], 2);
+    assert!(errors[0]["column"].as_u64().unwrap() > 1);
+    assert!(errors[0]["message"].as_str().unwrap().contains("Expected"));
+}
+
+#[test]
+fn strict_turns_parse_errors_into_exit_2() {
+    ripple()
+        .args(["lineage", "--strict"])
+        .write_stdin("select 1 from a;\nselect (( from b;")
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("a"))
+        .stderr(predicate::str::contains("<stdin>:2:"));
+    ripple()
+        .args(["lineage", "--strict"])
+        .write_stdin("select 1 from a")
+        .assert()
+        .success();
+}
+
+#[test]
+fn empty_input_is_empty_lineage() {
+    let doc = lineage_json(&[], Some(""));
+    assert_eq!(doc["statements"], serde_json::json!([]));
+    assert_eq!(doc["errors"], serde_json::json!([]));
+}
+
+#[test]
+fn unknown_dialect_exits_2_and_lists_the_valid_ones() {
+    ripple()
+        .args(["lineage", "--dialect", "postgress"])
+        .write_stdin("select 1")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown dialect 'postgress'"))
+        .stderr(predicate::str::contains("snowflake"));
+}
+
+#[test]
+fn missing_file_exits_2_with_one_line() {
+    ripple()
+        .args(["lineage", "no/such/file.sql"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read no/such/file.sql"))
+        .stderr(predicate::function(|s: &str| s.lines().count() == 1));
+}
+
+#[test]
+fn non_utf8_input_exits_2_and_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.sql");
+    std::fs::write(&path, b"select 1;\nselect 'caf\xe9' from t").unwrap();
+    ripple()
+        .arg("lineage")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not UTF-8"))
+        .stderr(predicate::str::contains("line 2, column 12"));
+}
+
+#[test]
+fn help_shows_examples_and_version_works() {
+    ripple()
+        .args(["lineage", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Examples:"))
+        .stdout(predicate::str::contains("ripple lineage fixtures/sql/"));
+    ripple()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Examples:"));
+    ripple()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("ripple "));
+}
+
+#[test]
+fn output_is_byte_identical_across_runs() {
+    let run = || {
+        ripple()
+            .args([
+                "lineage",
+                "fixtures/sql/warehouse_load.sql",
+                "-d",
+                "postgres",
+                "-f",
+                "json",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    ripple()
+        .args(["lineage", "--format", "xml"])
+        .assert()
+        .code(2);
+    ripple().arg("frobnicate").assert().code(2);
+}
