@@ -6,7 +6,18 @@
 //! them. The CLI (`src/main.rs`) is a thin layer over these functions.
 //!
 //! Today the library holds the first step every later one stands on:
-//! statement-level table lineage of SQL ([`sql::script_lineage`]).
+//! statement-level table lineage of SQL.
+//!
+//! ```
+//! use ripple::sql::{SqlDialect, script_lineage};
+//!
+//! let sql = "create temp table s as select * from raw.orders;
+//!            insert into mart.orders select * from s join crm.customers using (id);";
+//! let lineage = script_lineage(sql, SqlDialect::Postgres);
+//! assert_eq!(lineage.sources, ["crm.customers", "raw.orders"]);
+//! assert_eq!(lineage.targets, ["mart.orders"]);
+//! assert_eq!(lineage.intermediates, ["s"]);
+//! ```
 
 pub mod emit;
 pub mod error;
