@@ -28,6 +28,18 @@ pub enum Error {
         /// 1-based column (in bytes) of the first invalid byte.
         column: usize,
     },
+    /// A `ripple.yml` that is not valid.
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line (0 when unknown).
+        line: u32,
+        /// 1-based column (0 when unknown).
+        column: u32,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// An input file that could not be read.
     #[error("cannot read {}", path.display())]
     Io {

@@ -19,9 +19,13 @@
 //! assert_eq!(lineage.intermediates, ["s"]);
 //! ```
 
+pub mod config;
 pub mod emit;
 pub mod error;
+pub mod ingest;
 pub mod input;
+pub mod project;
 pub mod sql;
+pub mod time;
 
 pub use error::{Error, Result};

@@ -1,0 +1,364 @@
+//! `ripple.yml`: the project's own settings, all optional. Every key is
+//! documented in `docs/config.md`; an unknown key or a wrong type is an error
+//! naming the key path, its line and column, and the closest valid key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::project::did_you_mean;
+use crate::sql::SqlDialect;
+use crate::time::{Grain, TimeMapping};
+
+/// The file name ripple looks for at the project root.
+pub const CONFIG_FILE: &str = "ripple.yml";
+
+/// The settings of one project.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// SQL dialect of the project's SQL (default: generic).
+    #[serde(deserialize_with = "dialect")]
+    pub dialect: SqlDialect,
+    /// Folders of SQL models. In a dbt project, dbt's `model-paths` are used
+    /// when this is empty; elsewhere, each `.sql` file here is a job.
+    pub models: Vec<PathBuf>,
+    /// Extra folders of plain SQL scripts, read as jobs even in a dbt project.
+    pub sql: Vec<PathBuf>,
+    /// Folders of Airflow DAG files.
+    pub dags: Vec<PathBuf>,
+    /// A dbt `manifest.json` to read (relative to the project root).
+    pub manifest: Option<PathBuf>,
+    /// Where dbt models are built, for their relation names.
+    pub target: TargetConfig,
+    /// dbt `vars`, overriding those of `dbt_project.yml`.
+    pub vars: BTreeMap<String, serde_json::Value>,
+    /// Per-dataset settings, keyed by dataset name (model name, relation or
+    /// node id).
+    pub datasets: BTreeMap<String, DatasetConfig>,
+    /// How backfills are run.
+    pub backfill: BackfillConfig,
+}
+
+/// The dbt target ripple assumes (there is no `profiles.yml` to read).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TargetConfig {
+    /// The target schema (dbt's `target.schema`).
+    pub schema: String,
+    /// The target database, left out of relation names when unset.
+    pub database: Option<String>,
+    /// The target name (dbt's `target.name`).
+    pub name: String,
+}
+
+impl Default for TargetConfig {
+    fn default() -> Self {
+        TargetConfig {
+            schema: "analytics".to_string(),
+            database: None,
+            name: "prod".to_string(),
+        }
+    }
+}
+
+/// Settings for one dataset.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatasetConfig {
+    /// Partitioning grain.
+    pub grain: Option<Grain>,
+    /// The first partition that exists (ISO date or hour).
+    pub start: Option<String>,
+    /// Time mappings of edges from upstream datasets, keyed by upstream name.
+    #[serde(deserialize_with = "mappings")]
+    pub upstream: BTreeMap<String, TimeMapping>,
+    /// A validation query run on every backfilled batch.
+    pub validate: Option<String>,
+    /// Relative cost of one partition.
+    pub cost: Option<f64>,
+    /// Columns that identify a row.
+    pub unique_key: Vec<String>,
+    /// At most this many tasks of this dataset at once.
+    pub max_concurrency: Option<u32>,
+}
+
+/// How backfills are run.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BackfillConfig {
+    /// Partitions per batch, per grain.
+    pub batch: BTreeMap<Grain, u32>,
+    /// Tasks running at once, at most.
+    pub max_concurrency: Option<u32>,
+    /// Allowed windows, `HH:MM-HH:MM` (UTC).
+    pub windows: Vec<String>,
+    /// Production runs to stay clear of.
+    pub production: Vec<ProductionRun>,
+    /// Shadow relation pattern, e.g. `{schema}.{table}__backfill`.
+    pub shadow: Option<String>,
+}
+
+/// A production run that is a blackout window for backfills.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProductionRun {
+    /// The Airflow DAG (or any name).
+    pub dag: String,
+    /// Its schedule, as a cron expression.
+    pub cron: String,
+    /// How long it runs (`90m`, `2h`).
+    pub duration: String,
+}
+
+impl Config {
+    /// Reads `ripple.yml` from `root`; the defaults when there is none.
+    pub fn load(root: &Path) -> Result<Config> {
+        let path = root.join(CONFIG_FILE);
+        if !path.is_file() {
+            return Ok(Config::default());
+        }
+        let text = crate::input::read_text(&path)?;
+        Config::parse(&text, &path)
+    }
+
+    /// Parses the text of a `ripple.yml`; `path` is used in error messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        let mut key_path = String::new();
+        let parsed = serde_saphyr::with_deserializer_from_str(text, |de| {
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                key_path = e.path().to_string();
+                e.into_inner()
+            })
+        });
+        // An empty file deserializes as "no document": the defaults.
+        if text.trim().is_empty() {
+            return Ok(Config::default());
+        }
+        parsed.map_err(|e| config_error(path, &key_path, &e))
+    }
+}
+
+/// A readable error: `ripple.yml:4:5: datasets.orders_7d: unknown key
+/// `grian`; did you mean `grain`?`.
+fn config_error(path: &Path, key_path: &str, err: &serde_saphyr::Error) -> Error {
+    let (line, column) = err
+        .location()
+        .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
+    // serde-saphyr's Display draws a snippet; the first line holds the reason.
+    let full = err.to_string();
+    let first = full.lines().next().unwrap_or_default();
+    let reason = first
+        .split_once(": ")
+        .filter(|(head, _)| head.starts_with("error"))
+        .map_or(first, |(_, rest)| rest);
+    let reason = reason
+        .split_once(": ")
+        .filter(|(head, _)| head.starts_with("line "))
+        .map_or(reason, |(_, rest)| rest)
+        .to_string();
+    let message = match unknown_field(&reason) {
+        Some((field, expected)) => {
+            let parent = key_path
+                .strip_suffix(field.as_str())
+                .unwrap_or(key_path)
+                .trim_end_matches('.');
+            let place = if parent.is_empty() || parent == "." {
+                String::new()
+            } else {
+                format!("{parent}: ")
+            };
+            let hint = did_you_mean(&field, expected.iter().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_else(|| format!("; valid keys: {}", expected.join(", ")));
+            format!("{place}unknown key `{field}`{hint}")
+        }
+        None if !key_path.is_empty() && key_path != "." => format!("{key_path}: {reason}"),
+        None => reason,
+    };
+    Error::Config {
+        path: path.to_path_buf(),
+        line,
+        column,
+        message,
+    }
+}
+
+/// `unknown field `x`, expected one of a, b` → ("x", [a, b]).
+fn unknown_field(reason: &str) -> Option<(String, Vec<String>)> {
+    let rest = reason.strip_prefix("unknown field `")?;
+    let (field, rest) = rest.split_once('`')?;
+    let expected = rest
+        .split_once("expected ")
+        .map(|(_, list)| list)
+        .unwrap_or_default()
+        .trim_start_matches("one of ")
+        .split(", ")
+        .map(|s| s.trim_matches(|c| c == '`' || c == ' ').to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    Some((field.to_string(), expected))
+}
+
+fn dialect<'de, D: serde::Deserializer<'de>>(de: D) -> std::result::Result<SqlDialect, D::Error> {
+    let name = String::deserialize(de)?;
+    name.parse()
+        .map_err(|e: Error| serde::de::Error::custom(e.to_string()))
+}
+
+/// An edge mapping as written: `none`, `all`, `identity` or `{window: [lo, hi]}`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MappingSpec {
+    Word(String),
+    Window(WindowSpec),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WindowSpec {
+    window: [i64; 2],
+}
+
+fn mappings<'de, D: serde::Deserializer<'de>>(
+    de: D,
+) -> std::result::Result<BTreeMap<String, TimeMapping>, D::Error> {
+    use serde::de::Error as _;
+    let specs = BTreeMap::<String, MappingSpec>::deserialize(de)?;
+    specs
+        .into_iter()
+        .map(|(name, spec)| {
+            let mapping = match spec {
+                MappingSpec::Word(w) => match w.as_str() {
+                    "none" => TimeMapping::None,
+                    "all" => TimeMapping::All,
+                    "identity" => TimeMapping::Identity,
+                    other => {
+                        return Err(D::Error::custom(format!(
+                            "upstream `{name}`: unknown mapping `{other}`; use identity, all, none or {{ window: [lo, hi] }}"
+                        )));
+                    }
+                },
+                MappingSpec::Window(WindowSpec { window: [lo, hi] }) if lo > hi => {
+                    return Err(D::Error::custom(format!(
+                        "upstream `{name}`: window [{lo}, {hi}] has lo > hi; write it as [{hi}, {lo}]"
+                    )));
+                }
+                MappingSpec::Window(WindowSpec { window: [lo, hi] }) => TimeMapping::Window(lo, hi),
+            };
+            Ok((name, mapping))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config> {
+        Config::parse(text, Path::new("ripple.yml"))
+    }
+
+    const DESIGN_EXAMPLE: &str = r#"
+dialect: postgres
+models: [models]
+dags: [dags]
+datasets:
+  orders_7d:
+    grain: day
+    upstream: { stg_orders: { window: [-6, 0] } }
+  dim_customers: { grain: none }
+  customer_segments:
+    grain: day
+    start: 2025-01-01
+    validate: "select count(*) = 0 from {table} where segment is null and {partition_filter}"
+  order_audit:
+    upstream: { stg_orders: none }
+backfill:
+  batch: { hour: 24, day: 7, week: 4, month: 1 }
+  max_concurrency: 4
+  windows: ["20:00-06:00"]
+  production:
+    - { dag: daily_etl, cron: "0 2 * * *", duration: 90m }
+  shadow: "{schema}.{table}__backfill"
+"#;
+
+    #[test]
+    fn the_design_example_parses() {
+        let c = parse(DESIGN_EXAMPLE).unwrap();
+        assert_eq!(c.dialect, SqlDialect::Postgres);
+        assert_eq!(c.models, [PathBuf::from("models")]);
+        let o = &c.datasets["orders_7d"];
+        assert_eq!(o.grain, Some(Grain::Day));
+        assert_eq!(o.upstream["stg_orders"], TimeMapping::Window(-6, 0));
+        assert_eq!(c.datasets["dim_customers"].grain, Some(Grain::None));
+        assert_eq!(
+            c.datasets["customer_segments"].start.as_deref(),
+            Some("2025-01-01")
+        );
+        assert_eq!(
+            c.datasets["order_audit"].upstream["stg_orders"],
+            TimeMapping::None
+        );
+        assert_eq!(c.backfill.batch[&Grain::Day], 7);
+        assert_eq!(c.backfill.max_concurrency, Some(4));
+        assert_eq!(c.backfill.production[0].duration, "90m");
+        assert_eq!(
+            c.backfill.shadow.as_deref(),
+            Some("{schema}.{table}__backfill")
+        );
+    }
+
+    #[test]
+    fn empty_file_is_the_defaults() {
+        assert_eq!(parse("").unwrap(), Config::default());
+        assert_eq!(parse("# nothing\n").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_name_the_path_and_a_suggestion() {
+        let err = parse("datasets:\n  orders_7d:\n    grian: day\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("ripple.yml:3:5"), "{err}");
+        assert!(
+            err.contains("datasets.orders_7d: unknown key `grian`"),
+            "{err}"
+        );
+        assert!(err.contains("did you mean `grain`?"), "{err}");
+        let err = parse("dialekt: postgres\n").unwrap_err().to_string();
+        assert!(
+            err.contains("unknown key `dialekt`; did you mean `dialect`?"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn wrong_types_and_values_are_errors_with_the_path() {
+        let err = parse("backfill:\n  max_concurrency: lots\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("backfill.max_concurrency"), "{err}");
+        assert!(err.contains(":2:"), "{err}");
+        let err = parse("dialect: oracle9\n").unwrap_err().to_string();
+        assert!(err.contains("unknown dialect 'oracle9'"), "{err}");
+        let err = parse("datasets:\n  a: { grain: fortnight }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("datasets.a.grain"), "{err}");
+    }
+
+    #[test]
+    fn bad_windows_are_rejected() {
+        let err = parse("datasets:\n  a:\n    upstream: { b: { window: [0, -6] } }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("lo > hi"), "{err}");
+        let err = parse("datasets:\n  a:\n    upstream: { b: sideways }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown mapping `sideways`"), "{err}");
+    }
+}

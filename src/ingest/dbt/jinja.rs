@@ -1,0 +1,1176 @@
+//! dbt's Jinja, rendered with minijinja: `ref`, `source`, `config`, `var`,
+//! `is_incremental`, `this`, `target`, `adapter.dispatch`, project and package
+//! macros, and a harmless placeholder for anything unknown.
+//!
+//! Rendering is sandboxed by construction: no function here reads a file, the
+//! environment or the network (`env_var` returns its default), templates run
+//! on a fuel budget, and macro calls are capped in depth and count, so no
+//! template can hang or exhaust the stack.
+//!
+//! What rendering tells the graph is captured as it happens: every `ref()`
+//! and `source()` call, every `config()` keyword. These are exactly what dbt
+//! records as `depends_on` and `config` when it parses a project.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use minijinja::value::{Kwargs, Object, Rest, Serde};
+use minijinja::{Environment, Error, ErrorKind, State, UndefinedBehavior, Value, context};
+
+use crate::project::Target;
+
+/// What an unknown macro, method or filter renders as: a plain identifier,
+/// so the SQL around it still parses (it is never taken for a table).
+pub const PLACEHOLDER: &str = "__ripple_unknown__";
+
+/// Instructions one template evaluation may run before it is stopped.
+const FUEL: u64 = 2_000_000;
+/// Nested macro calls, at most.
+const MAX_MACRO_DEPTH: usize = 64;
+/// Macro calls in one render, at most.
+const MAX_MACRO_CALLS: usize = 20_000;
+
+/// Template name prefix of macro files.
+const MACRO_PREFIX: &str = "__macros__/";
+
+/// A macro file, after `{% test %}`, `{% materialization %}`, `{% docs %}`
+/// and `{% snapshot %}` blocks are stripped.
+#[derive(Debug, Clone)]
+pub(crate) struct MacroFile {
+    /// Path relative to the project root.
+    pub path: String,
+    /// The package the file belongs to (`None` for the root project).
+    pub package: Option<String>,
+    /// The text.
+    pub text: String,
+}
+
+/// A relation as dbt prints it, with the parts macros ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Relation {
+    /// Database, when configured.
+    pub database: Option<String>,
+    /// Schema.
+    pub schema: String,
+    /// Table or view name.
+    pub identifier: String,
+}
+
+impl Relation {
+    /// `db.schema.identifier`, or `schema.identifier` without a database.
+    pub fn name(&self) -> String {
+        match &self.database {
+            Some(db) => format!("{db}.{}.{}", self.schema, self.identifier),
+            None => format!("{}.{}", self.schema, self.identifier),
+        }
+    }
+}
+
+impl Object for Relation {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        match key.as_str()? {
+            "database" => Some(Value::from(self.database.clone())),
+            "schema" => Some(Value::from(self.schema.clone())),
+            "identifier" | "name" | "table" => Some(Value::from(self.identifier.clone())),
+            "is_table" | "is_view" => Some(Value::from(false)),
+            _ => None,
+        }
+    }
+
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// What rendering one template recorded.
+#[derive(Debug, Default)]
+pub(crate) struct Capture {
+    /// `ref()` / `source()` calls, in call order.
+    pub references: Mutex<Vec<Target>>,
+    /// `config()` keywords; later calls override earlier ones.
+    pub config: Mutex<BTreeMap<String, serde_json::Value>>,
+    /// Unknown macros and methods that were rendered as placeholders.
+    pub unknown: Mutex<BTreeSet<String>>,
+    /// The value of the innermost `return()`.
+    returned: Mutex<Option<Value>>,
+    depth: AtomicUsize,
+    calls: AtomicUsize,
+}
+
+impl Object for Capture {}
+
+/// Everything `ref()` and `source()` need to print relations.
+#[derive(Debug, Default)]
+pub(crate) struct Relations {
+    /// Model, seed and snapshot relations by name.
+    pub by_name: HashMap<String, Relation>,
+    /// Source relations by (source, table).
+    pub sources: HashMap<(String, String), Relation>,
+    /// Schema for names not found (dbt's target schema).
+    pub default_schema: String,
+    /// Database for names not found.
+    pub default_database: Option<String>,
+}
+
+/// The per-project settings the renderer needs.
+pub(crate) struct Settings {
+    /// The root project's name.
+    pub project_name: String,
+    /// Merged `vars`.
+    pub vars: BTreeMap<String, serde_json::Value>,
+    /// `target`.
+    pub target: crate::config::TargetConfig,
+    /// The adapter name dispatch tries before `default__` (`postgres`, ...).
+    pub adapter: String,
+    /// Relations for `ref()` / `source()`.
+    pub relations: Relations,
+}
+
+/// A Jinja environment loaded with dbt's built-ins and a project's macros.
+pub(crate) struct Renderer {
+    env: Environment<'static>,
+    /// Macro name → (template, package), for dispatch and package namespaces.
+    macros: Arc<MacroTable>,
+}
+
+#[derive(Debug, Default)]
+struct MacroTable {
+    /// Root-project macros (and package macros nobody overrides).
+    global: HashMap<String, String>,
+    /// Package macros by (package, macro).
+    by_package: HashMap<(String, String), String>,
+    /// Package names that have macros.
+    packages: BTreeSet<String>,
+}
+
+/// A template that failed, with where.
+#[derive(Debug, Clone)]
+pub(crate) struct RenderError {
+    /// 1-based line in the template, 0 when unknown.
+    pub line: u32,
+    /// What went wrong, without minijinja's location suffix.
+    pub message: String,
+}
+
+impl Renderer {
+    /// Builds the environment: built-ins, macros, and placeholders for every
+    /// other name that `sources` (the templates to come) call.
+    pub fn new<'a>(
+        settings: Settings,
+        macro_files: &'a [MacroFile],
+        sources: impl IntoIterator<Item = &'a str>,
+    ) -> (Renderer, Vec<(String, RenderError)>) {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Chainable);
+        env.set_fuel(Some(FUEL));
+        env.set_unknown_method_callback(unknown_method);
+        let settings = Arc::new(settings);
+        let mut errors = Vec::new();
+
+        let mut table = MacroTable::default();
+        // Package files first, so that root-project macros override them.
+        let mut files: Vec<&MacroFile> = macro_files.iter().collect();
+        files.sort_by_key(|f| (f.package.is_none(), f.path.clone()));
+        for file in &files {
+            let template = format!("{MACRO_PREFIX}{}", file.path);
+            if let Err(e) = env.add_template_owned(template.clone(), rename_definitions(&file.text))
+            {
+                errors.push((file.path.clone(), render_error(&e)));
+                continue;
+            }
+            for name in macro_names(&file.text) {
+                if let Some(pkg) = &file.package {
+                    table
+                        .by_package
+                        .insert((pkg.clone(), name.clone()), template.clone());
+                    table.packages.insert(pkg.clone());
+                }
+                table.global.insert(name, template.clone());
+            }
+        }
+        let table = Arc::new(table);
+        for (name, template) in &table.global {
+            env.add_function(name.clone(), macro_caller(template.clone(), name.clone()));
+        }
+        add_builtins(&mut env, &settings, &table);
+
+        // Anything else called in any template renders as a placeholder.
+        let defined: BTreeSet<String> = env.globals().map(|(n, _)| n.to_string()).collect();
+        let mut unknown = BTreeSet::new();
+        let mut namespaces = BTreeSet::new();
+        for text in sources
+            .into_iter()
+            .chain(macro_files.iter().map(|f| f.text.as_str()))
+        {
+            for (name, dotted) in called_names(text) {
+                if !defined.contains(name) && !is_keyword(name) {
+                    unknown.insert(name.to_string());
+                    if dotted {
+                        namespaces.insert(name.to_string());
+                    }
+                }
+            }
+        }
+        for name in unknown {
+            if namespaces.contains(&name) {
+                env.add_global(
+                    name.clone(),
+                    Value::from_object(Namespace::placeholder(&name)),
+                );
+                continue;
+            }
+            let recorded = name.clone();
+            env.add_function(
+                name,
+                move |state: &State, _args: Rest<Value>| -> Result<Value, Error> {
+                    if let Some(cap) = capture(state) {
+                        lock(&cap.unknown).insert(recorded.clone());
+                    }
+                    Ok(Value::from_safe_string(PLACEHOLDER.to_string()))
+                },
+            );
+        }
+        (Renderer { env, macros: table }, errors)
+    }
+
+    /// Renders `text` (the file `name`) as the node `this`, returning the
+    /// SQL and what it recorded. On failure the capture keeps what was
+    /// recorded before the error.
+    pub fn render(
+        &self,
+        name: &str,
+        text: &str,
+        this: Relation,
+        model_name: &str,
+    ) -> (Result<String, RenderError>, Capture) {
+        let capture = Arc::new(Capture::default());
+        let ctx = context! {
+            __ripple => Value::from_dyn_object(capture.clone()),
+            this => Value::from_object(this),
+            model => context! { name => model_name, unique_id => format!("model.{model_name}") },
+        };
+        let result = self
+            .env
+            .template_from_named_str(name, text)
+            .and_then(|t| t.render(ctx))
+            .map_err(|e| render_error(&e));
+        let capture = Arc::try_unwrap(capture).unwrap_or_else(|shared| Capture {
+            references: Mutex::new(lock(&shared.references).clone()),
+            config: Mutex::new(lock(&shared.config).clone()),
+            unknown: Mutex::new(lock(&shared.unknown).clone()),
+            ..Capture::default()
+        });
+        (result, capture)
+    }
+
+    /// Calls the macro `name` (a project override of a dbt hook such as
+    /// `generate_schema_name`), if the project defines one.
+    pub fn call_hook(&self, name: &str, args: &[Value]) -> Option<Result<String, RenderError>> {
+        let template = self.macros.global.get(name)?;
+        let capture = Arc::new(Capture::default());
+        let tmpl = match self.env.get_template(template) {
+            Ok(t) => t,
+            Err(e) => return Some(Err(render_error(&e))),
+        };
+        let result = tmpl
+            .render_captured(context! { __ripple => Value::from_dyn_object(capture.clone()) })
+            .and_then(|mut c| c.with_state_mut(|st| st.call_macro(&definition_name(name), args)));
+        let result = match result {
+            Err(_) if lock(&capture.returned).is_some() => Ok(lock(&capture.returned)
+                .take()
+                .unwrap_or_default()
+                .to_string()),
+            other => other,
+        };
+        Some(
+            result
+                .map(|s| s.trim().to_string())
+                .map_err(|e| render_error(&e)),
+        )
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic inside a Jinja callback cannot leave these half-written.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn capture(state: &State) -> Option<Arc<Capture>> {
+    state.lookup("__ripple")?.downcast_object::<Capture>()
+}
+
+fn render_error(e: &Error) -> RenderError {
+    let detail = e.detail().map(str::to_string);
+    let message = match (e.kind(), detail) {
+        (_, Some(d)) => format!("{}: {d}", e.kind()),
+        (kind, None) => kind.to_string(),
+    };
+    RenderError {
+        line: e.line().unwrap_or(0) as u32,
+        message,
+    }
+}
+
+/// Methods minijinja lacks: Python's string and dict methods from
+/// minijinja-contrib, and a placeholder for anything else (dbt relation
+/// methods, `strftime`, ...).
+fn unknown_method(
+    state: &mut State,
+    value: &Value,
+    method: &str,
+    args: &[Value],
+) -> Result<Value, Error> {
+    if value.downcast_object_ref::<Relation>().is_some() {
+        return Ok(value.clone());
+    }
+    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args).or_else(|_| {
+        if let Some(cap) = capture(state) {
+            lock(&cap.unknown).insert(format!(".{method}()"));
+        }
+        Ok(Value::from_safe_string(PLACEHOLDER.to_string()))
+    })
+}
+
+/// A function that renders macro `name` from `template` with the caller's
+/// capture, and turns a `return()` into the call's value.
+fn macro_caller(
+    template: String,
+    name: String,
+) -> impl Fn(&State, Rest<Value>) -> Result<Value, Error> + Send + Sync + 'static {
+    move |state: &State, args: Rest<Value>| call_macro(state, &template, &name, &args)
+}
+
+fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Result<Value, Error> {
+    let cap = capture(state);
+    if let Some(cap) = &cap {
+        let calls = cap.calls.fetch_add(1, Ordering::Relaxed);
+        let depth = cap.depth.fetch_add(1, Ordering::Relaxed);
+        if depth >= MAX_MACRO_DEPTH || calls >= MAX_MACRO_CALLS {
+            cap.depth.fetch_sub(1, Ordering::Relaxed);
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "macro `{name}` nested or repeated too often (depth {MAX_MACRO_DEPTH}, calls {MAX_MACRO_CALLS}); is it recursive?"
+                ),
+            ));
+        }
+    }
+    let result = (|| {
+        let tmpl = state.env().get_template(template)?;
+        let ctx = context! {
+            __ripple => state.lookup("__ripple"),
+            this => state.lookup("this"),
+            model => state.lookup("model"),
+        };
+        let mut rendered = tmpl.render_captured(ctx)?;
+        rendered.with_state_mut(|st| st.call_macro(&definition_name(name), args))
+    })();
+    if let Some(cap) = &cap {
+        cap.depth.fetch_sub(1, Ordering::Relaxed);
+    }
+    match result {
+        Ok(out) => {
+            let returned = cap.as_ref().and_then(|c| lock(&c.returned).take());
+            Ok(returned.unwrap_or_else(|| Value::from_safe_string(out)))
+        }
+        Err(e) => match cap.as_ref().and_then(|c| lock(&c.returned).take()) {
+            Some(value) => Ok(value),
+            None => Err(e),
+        },
+    }
+}
+
+/// dbt's context: everything a model or macro may call without defining it.
+fn add_builtins(env: &mut Environment<'static>, settings: &Arc<Settings>, table: &Arc<MacroTable>) {
+    let s = settings.clone();
+    env.add_function(
+        "ref",
+        move |state: &State, args: Rest<Value>, kwargs: Kwargs| -> Result<Value, Error> {
+            let strings: Vec<String> = args.iter().map(|v| v.to_string()).collect();
+            let (package, name) = match strings.as_slice() {
+                [name] => (None, name.clone()),
+                [package, name] => (Some(package.clone()), name.clone()),
+                _ => {
+                    return Err(Error::new(
+                        ErrorKind::InvalidOperation,
+                        "ref() takes a model name, or a package and a model name",
+                    ));
+                }
+            };
+            let version = kwargs
+                .get::<Option<Value>>("v")?
+                .or(kwargs.get::<Option<Value>>("version")?)
+                .map(|v| v.to_string());
+            if let Some(cap) = capture(state) {
+                lock(&cap.references).push(Target::Ref {
+                    package,
+                    name: name.clone(),
+                    version,
+                });
+            }
+            let relations = &s.relations;
+            let relation = relations
+                .by_name
+                .get(&name)
+                .cloned()
+                .unwrap_or_else(|| Relation {
+                    database: relations.default_database.clone(),
+                    schema: relations.default_schema.clone(),
+                    identifier: name,
+                });
+            Ok(Value::from_object(relation))
+        },
+    );
+    let s = settings.clone();
+    env.add_function(
+        "source",
+        move |state: &State, source: String, table: String| -> Result<Value, Error> {
+            if let Some(cap) = capture(state) {
+                lock(&cap.references).push(Target::Source {
+                    source: source.clone(),
+                    table: table.clone(),
+                });
+            }
+            let relation = s
+                .relations
+                .sources
+                .get(&(source.clone(), table.clone()))
+                .cloned()
+                .unwrap_or(Relation {
+                    database: None,
+                    schema: source,
+                    identifier: table,
+                });
+            Ok(Value::from_object(relation))
+        },
+    );
+    env.add_function(
+        "config",
+        |state: &State, _args: Rest<Value>, kwargs: Kwargs| -> Result<Value, Error> {
+            let keys: Vec<String> = kwargs.args().map(str::to_string).collect();
+            let mut values = Vec::with_capacity(keys.len());
+            for key in keys {
+                let value: Value = kwargs.get(&key)?;
+                values.push((
+                    key,
+                    serde_json::to_value(&value).unwrap_or(serde_json::Value::Null),
+                ));
+            }
+            if let Some(cap) = capture(state) {
+                lock(&cap.config).extend(values);
+            }
+            Ok(Value::from(""))
+        },
+    );
+    let s = settings.clone();
+    env.add_function(
+        "var",
+        move |name: String, default: Option<Value>| -> Result<Value, Error> {
+            match s.vars.get(&name) {
+                Some(v) => Ok(Value::from(Serde(v))),
+                None => Ok(default.unwrap_or(Value::from(()))),
+            }
+        },
+    );
+    // ripple never reads the environment: the result must not depend on it.
+    env.add_function(
+        "env_var",
+        |_name: String, default: Option<Value>| -> Result<Value, Error> {
+            Ok(default.unwrap_or(Value::from("")))
+        },
+    );
+    env.add_function("is_incremental", || false);
+    env.add_function("should_full_refresh", || false);
+    env.add_function("log", |_args: Rest<Value>| "");
+    env.add_function("print", |_args: Rest<Value>| "");
+    env.add_function("run_query", |_args: Rest<Value>| Value::from(()));
+    env.add_function("load_result", |_args: Rest<Value>| Value::from(()));
+    env.add_function("statement", |_args: Rest<Value>| "");
+    env.add_function("local_md5", |s: String| format!("{:x}", fnv(&s)));
+    env.add_function("zip", |a: Value, b: Value| -> Result<Value, Error> {
+        let a: Vec<Value> = a.try_iter()?.collect();
+        let b: Vec<Value> = b.try_iter()?.collect();
+        Ok(Value::from(
+            a.into_iter()
+                .zip(b)
+                .map(|(x, y)| Value::from(vec![x, y]))
+                .collect::<Vec<_>>(),
+        ))
+    });
+    env.add_function("fromjson", |s: String| -> Value {
+        serde_json::from_str::<serde_json::Value>(&s)
+            .map(|v| Value::from(Serde(&v)))
+            .unwrap_or(Value::from(()))
+    });
+    env.add_function("tojson", |v: Value| {
+        serde_json::to_string(&v).unwrap_or_default()
+    });
+    env.add_function(
+        "return",
+        |state: &State, value: Option<Value>| -> Result<Value, Error> {
+            if let Some(cap) = capture(state) {
+                *lock(&cap.returned) = Some(value.unwrap_or(Value::from(())));
+            }
+            // Unwinds to the enclosing macro call, which returns the value.
+            Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "return() outside a macro",
+            ))
+        },
+    );
+    env.add_function("set", |v: Option<Value>| -> Result<Value, Error> {
+        let mut items: Vec<Value> = match v {
+            Some(v) => v.try_iter()?.collect(),
+            None => Vec::new(),
+        };
+        items.sort();
+        items.dedup();
+        Ok(Value::from(items))
+    });
+
+    env.add_global("execute", false);
+    env.add_global(
+        "flags",
+        context! { FULL_REFRESH => false, WHICH => "parse" },
+    );
+    env.add_global("invocation_id", "00000000-0000-0000-0000-000000000000");
+    env.add_global("run_started_at", "2000-01-01 00:00:00+00:00");
+    env.add_global("project_name", settings.project_name.clone());
+    env.add_global("dbt_version", "1.11.0");
+    env.add_global(
+        "target",
+        context! {
+            name => settings.target.name.clone(),
+            schema => settings.target.schema.clone(),
+            database => settings.target.database.clone(),
+            type => settings.adapter.clone(),
+            threads => 1,
+        },
+    );
+    env.add_global(
+        "graph",
+        context! { nodes => context! {}, sources => context! {}, exposures => context! {} },
+    );
+    env.add_global("exceptions", Value::from_object(Exceptions));
+    env.add_global(
+        "adapter",
+        Value::from_object(Adapter {
+            adapter: settings.adapter.clone(),
+            macros: table.clone(),
+        }),
+    );
+    env.add_global(
+        "modules",
+        Value::from_object(Namespace::placeholder("modules")),
+    );
+    env.add_global("api", Value::from_object(Namespace::placeholder("api")));
+    env.add_global(
+        "dbt",
+        Value::from_object(Namespace {
+            package: "dbt".to_string(),
+            macros: table.clone(),
+        }),
+    );
+    for package in &table.packages {
+        env.add_global(
+            package.clone(),
+            Value::from_object(Namespace {
+                package: package.clone(),
+                macros: table.clone(),
+            }),
+        );
+    }
+}
+
+/// A stable, dependency-free hash for `local_md5` (its exact value does not
+/// matter to lineage; it must only be deterministic).
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    })
+}
+
+/// `exceptions.raise_compiler_error(msg)` fails the render, as in dbt;
+/// `exceptions.warn(...)` does nothing.
+#[derive(Debug)]
+struct Exceptions;
+
+impl Object for Exceptions {
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &mut State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        match method {
+            "raise_compiler_error" | "raise_not_implemented" => Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "the template raised an error: {}",
+                    args.first().map(|a| a.to_string()).unwrap_or_default()
+                ),
+            )),
+            _ => Ok(Value::from("")),
+        }
+    }
+}
+
+/// `adapter`: `dispatch()` resolves to `<adapter>__name`, then `default__name`,
+/// as dbt does; every other method answers a placeholder.
+#[derive(Debug)]
+struct Adapter {
+    adapter: String,
+    macros: Arc<MacroTable>,
+}
+
+impl Object for Adapter {
+    fn call_method(
+        self: &Arc<Self>,
+        state: &mut State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        match method {
+            "dispatch" => {
+                let name = args.first().map(|v| v.to_string()).unwrap_or_default();
+                let namespace = args
+                    .get(1)
+                    .filter(|v| !v.is_none() && !v.is_undefined() && !v.is_kwargs())
+                    .map(|v| v.to_string());
+                let candidates = [
+                    format!("{}__{name}", self.adapter),
+                    format!("default__{name}"),
+                    name.clone(),
+                ];
+                for candidate in candidates {
+                    let found = namespace
+                        .as_ref()
+                        .and_then(|ns| self.macros.by_package.get(&(ns.clone(), candidate.clone())))
+                        .or_else(|| self.macros.global.get(&candidate));
+                    if let Some(template) = found {
+                        return Ok(Value::from_function(macro_caller(
+                            template.clone(),
+                            candidate,
+                        )));
+                    }
+                }
+                if let Some(cap) = capture(state) {
+                    lock(&cap.unknown).insert(format!("adapter.dispatch('{name}')"));
+                }
+                Ok(placeholder_function())
+            }
+            "quote" | "quote_as_configured" => Ok(args.first().cloned().unwrap_or_default()),
+            "get_relation" | "load_relation" => Ok(Value::from(())),
+            "get_columns_in_relation" => Ok(Value::from(Vec::<Value>::new())),
+            _ => Ok(Value::from_safe_string(PLACEHOLDER.to_string())),
+        }
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        match key.as_str()? {
+            "type" => Some(Value::from(self.adapter.clone())),
+            _ => None,
+        }
+    }
+}
+
+fn placeholder_function() -> Value {
+    Value::from_function(|_args: Rest<Value>| Value::from_safe_string(PLACEHOLDER.to_string()))
+}
+
+/// A package namespace (`dbt_utils.star(...)`, `dbt.current_timestamp()`):
+/// the package's macro when it is installed, a placeholder otherwise.
+#[derive(Debug)]
+struct Namespace {
+    package: String,
+    macros: Arc<MacroTable>,
+}
+
+impl Namespace {
+    fn placeholder(name: &str) -> Namespace {
+        Namespace {
+            package: name.to_string(),
+            macros: Arc::new(MacroTable::default()),
+        }
+    }
+}
+
+impl Namespace {
+    /// The template of this package's macro `name`.
+    fn find(&self, name: &str) -> Option<&String> {
+        self.macros
+            .by_package
+            .get(&(self.package.clone(), name.to_string()))
+            .or_else(|| {
+                (self.package == "dbt")
+                    .then(|| self.macros.global.get(name))
+                    .flatten()
+            })
+    }
+}
+
+impl Object for Namespace {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let name = key.as_str()?;
+        let found = self.find(name);
+        Some(match found {
+            Some(template) => {
+                Value::from_function(macro_caller(template.clone(), name.to_string()))
+            }
+            None => Value::from_object(Namespace {
+                package: format!("{}.{name}", self.package),
+                macros: Arc::new(MacroTable::default()),
+            }),
+        })
+    }
+
+    fn call(self: &Arc<Self>, state: &mut State<'_, '_>, _args: &[Value]) -> Result<Value, Error> {
+        if let Some(cap) = capture(state) {
+            lock(&cap.unknown).insert(format!("{}()", self.package));
+        }
+        Ok(Value::from_safe_string(PLACEHOLDER.to_string()))
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        state: &mut State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        if let Some(template) = self.find(method) {
+            return call_macro(state, template, method, args);
+        }
+        if let Some(cap) = capture(state) {
+            lock(&cap.unknown).insert(format!("{}.{method}()", self.package));
+        }
+        Ok(Value::from_safe_string(PLACEHOLDER.to_string()))
+    }
+
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(PLACEHOLDER)
+    }
+}
+
+/// The name a macro is defined under once its file is loaded. Definitions
+/// are renamed so that every call, even from a sibling macro of the same
+/// file, reaches the global dispatcher (which makes `return()`, call limits
+/// and package lookup work the same everywhere).
+fn definition_name(name: &str) -> String {
+    format!("__ripple_def_{name}")
+}
+
+/// `text` with every `{% macro name(` renamed to its definition name.
+pub(crate) fn rename_definitions(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut last = 0;
+    for (tag, at) in tags(text) {
+        let lead = tag.len()
+            - tag
+                .trim_start_matches(['{', '%', '-', '+'])
+                .trim_start()
+                .len();
+        let body = &tag[lead..];
+        if let Some(rest) = body
+            .strip_prefix("macro")
+            .filter(|r| r.starts_with(char::is_whitespace))
+        {
+            let name_at = at + lead + 5 + (rest.len() - rest.trim_start().len());
+            out.push_str(&text[last..name_at]);
+            out.push_str("__ripple_def_");
+            last = name_at;
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// Names of the macros a file defines (`{% macro name(...) %}`).
+pub(crate) fn macro_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for (tag, _) in tags(text) {
+        let body = tag.trim_start_matches(['{', '%', '-', '+']).trim_start();
+        let Some(rest) = body
+            .strip_prefix("macro")
+            .filter(|r| r.starts_with(char::is_whitespace))
+        else {
+            continue;
+        };
+        let name: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// Names called inside Jinja tags: `name(` (false), and the roots of
+/// dotted calls `name.method(` (true); never `x.name(`.
+fn called_names(text: &str) -> impl Iterator<Item = (&str, bool)> {
+    tags(text).flat_map(|(tag, _)| {
+        let bytes = tag.as_bytes();
+        let mut found = Vec::new();
+        let mut i = 0;
+        let mut in_string: Option<u8> = None;
+        while i < bytes.len() {
+            let c = bytes[i];
+            if let Some(q) = in_string {
+                if c == q {
+                    in_string = None;
+                }
+                i += 1;
+                continue;
+            }
+            if c == b'\'' || c == b'"' {
+                in_string = Some(c);
+                i += 1;
+                continue;
+            }
+            if c.is_ascii_alphabetic() || c == b'_' {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                let preceded = start > 0 && bytes[start - 1] == b'.';
+                let mut j = i;
+                while j < bytes.len() && bytes[j] == b' ' {
+                    j += 1;
+                }
+                if !preceded && bytes.get(j) == Some(&b'(') {
+                    found.push((&tag[start..i], false));
+                }
+                // `pkg.macro(`: the root of a dotted call.
+                if !preceded && bytes.get(i) == Some(&b'.') {
+                    let mut k = i + 1;
+                    while k < bytes.len() && (bytes[k].is_ascii_alphanumeric() || bytes[k] == b'_')
+                    {
+                        k += 1;
+                    }
+                    if bytes.get(k) == Some(&b'(') {
+                        found.push((&tag[start..i], true));
+                    }
+                }
+                continue;
+            }
+            i += 1;
+        }
+        found
+    })
+}
+
+fn is_keyword(name: &str) -> bool {
+    matches!(
+        name,
+        "if" | "elif"
+            | "else"
+            | "for"
+            | "in"
+            | "not"
+            | "and"
+            | "or"
+            | "is"
+            | "set"
+            | "macro"
+            | "call"
+            | "filter"
+            | "with"
+            | "block"
+            | "import"
+            | "from"
+            | "include"
+            | "do"
+            | "return"
+            | "caller"
+            | "super"
+            | "loop"
+            | "true"
+            | "false"
+            | "none"
+            | "True"
+            | "False"
+            | "None"
+    )
+}
+
+/// Jinja tags (`{{ ... }}`, `{% ... %}`) in `text`, with their byte offsets.
+pub(crate) fn tags(text: &str) -> impl Iterator<Item = (&str, usize)> {
+    let mut rest = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let open = text[rest..].find('{')? + rest;
+            let kind = text.as_bytes().get(open + 1).copied();
+            let close = match kind {
+                Some(b'{') => "}}",
+                Some(b'%') => "%}",
+                Some(b'#') => "#}",
+                _ => {
+                    rest = open + 1;
+                    continue;
+                }
+            };
+            let end = text[open + 2..]
+                .find(close)
+                .map_or(text.len(), |e| open + 2 + e + 2);
+            rest = end;
+            if kind == Some(b'#') {
+                continue;
+            }
+            return Some((&text[open..end], open));
+        }
+    })
+}
+
+/// Removes blocks dbt parses separately and that are not macros:
+/// `{% test %}`, `{% materialization %}`, `{% snapshot %}`, `{% docs %}`.
+pub(crate) fn strip_non_macro_blocks(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut skipping: Option<&str> = None;
+    let mut last = 0;
+    for (tag, at) in tags(text) {
+        let body = tag
+            .trim_start_matches(['{', '%', '-', '+'])
+            .trim_start()
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .next()
+            .unwrap_or_default();
+        match skipping {
+            None => {
+                if let Some(kind) = ["test", "materialization", "snapshot", "docs"]
+                    .into_iter()
+                    .find(|k| *k == body)
+                {
+                    out.push_str(&text[last..at]);
+                    skipping = Some(kind);
+                }
+            }
+            Some(kind) => {
+                if body.strip_prefix("end") == Some(kind) {
+                    skipping = None;
+                    last = at + tag.len();
+                }
+            }
+        }
+    }
+    if skipping.is_none() {
+        out.push_str(&text[last..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        let mut relations = Relations {
+            default_schema: "analytics".into(),
+            ..Relations::default()
+        };
+        relations.sources.insert(
+            ("raw".into(), "orders".into()),
+            Relation {
+                database: None,
+                schema: "raw".into(),
+                identifier: "orders".into(),
+            },
+        );
+        Settings {
+            project_name: "shop".into(),
+            vars: [("start".to_string(), serde_json::json!("2025-01-01"))].into(),
+            target: crate::config::TargetConfig::default(),
+            adapter: "postgres".into(),
+            relations,
+        }
+    }
+
+    fn this() -> Relation {
+        Relation {
+            database: None,
+            schema: "analytics".into(),
+            identifier: "m".into(),
+        }
+    }
+
+    fn render(
+        macros: &[(&str, Option<&str>, &str)],
+        model: &str,
+    ) -> (Result<String, RenderError>, Capture) {
+        let files: Vec<MacroFile> = macros
+            .iter()
+            .map(|(p, pkg, t)| MacroFile {
+                path: p.to_string(),
+                package: pkg.map(str::to_string),
+                text: strip_non_macro_blocks(t),
+            })
+            .collect();
+        let (r, errors) = Renderer::new(settings(), &files, [model]);
+        assert!(errors.is_empty(), "{errors:?}");
+        r.render("models/m.sql", model, this(), "m")
+    }
+
+    fn refs(c: &Capture) -> Vec<Target> {
+        lock(&c.references).clone()
+    }
+
+    #[test]
+    fn ref_source_and_config_are_captured() {
+        let (sql, cap) = render(
+            &[],
+            "{{ config(materialized='incremental', unique_key='id', tags=['daily']) }}\nselect * from {{ ref('stg_orders') }} join {{ source('raw', 'orders') }} using (id) join {{ ref('pkg', 'x', v=2) }}",
+        );
+        let sql = sql.unwrap();
+        assert!(
+            sql.contains("from analytics.stg_orders join raw.orders"),
+            "{sql}"
+        );
+        assert_eq!(
+            refs(&cap),
+            [
+                Target::Ref {
+                    package: None,
+                    name: "stg_orders".into(),
+                    version: None
+                },
+                Target::Source {
+                    source: "raw".into(),
+                    table: "orders".into()
+                },
+                Target::Ref {
+                    package: Some("pkg".into()),
+                    name: "x".into(),
+                    version: Some("2".into())
+                },
+            ]
+        );
+        let config = lock(&cap.config);
+        assert_eq!(config["materialized"], "incremental");
+        assert_eq!(config["tags"], serde_json::json!(["daily"]));
+    }
+
+    #[test]
+    fn is_incremental_renders_false_and_this_prints_the_relation() {
+        let (sql, cap) = render(
+            &[],
+            "select * from {{ ref('a') }}{% if is_incremental() %} where t > (select max(t) from {{ this }}){% endif %} -- {{ this }}",
+        );
+        assert_eq!(sql.unwrap(), "select * from analytics.a -- analytics.m");
+        assert_eq!(refs(&cap).len(), 1);
+    }
+
+    #[test]
+    fn macros_that_wrap_ref_still_yield_the_edge() {
+        let (_, cap) = render(
+            &[(
+                "macros/wrap.sql",
+                None,
+                "{% macro my_ref(x) %}{{ return(ref(x)) }}{% endmacro %}{% macro union_all(names) %}{% for n in names %}select * from {{ my_ref(n) }}{% if not loop.last %} union all {% endif %}{% endfor %}{% endmacro %}",
+            )],
+            "{{ union_all(['a', 'b']) }}",
+        );
+        let names: Vec<String> = refs(&cap)
+            .into_iter()
+            .map(|t| match t {
+                Target::Ref { name, .. } => name,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+    }
+
+    #[test]
+    fn adapter_dispatch_resolves_to_default_implementation() {
+        let (sql, _) = render(
+            &[(
+                "macros/d.sql",
+                None,
+                "{% macro cents(c) %}{{ return(adapter.dispatch('cents')(c)) }}{% endmacro %}{% macro default__cents(c) %}({{ c }} / 100){% endmacro %}",
+            )],
+            "select {{ cents('amount') }} from t",
+        );
+        assert_eq!(sql.unwrap(), "select (amount / 100) from t");
+    }
+
+    #[test]
+    fn package_macros_answer_by_namespace() {
+        let (sql, cap) = render(
+            &[(
+                "dbt_packages/utils/macros/u.sql",
+                Some("utils"),
+                "{% macro star(rel) %}a, b{% endmacro %}",
+            )],
+            "select {{ utils.star(ref('x')) }}, {{ missing_pkg.thing() }} from {{ ref('x') }}",
+        );
+        assert_eq!(
+            sql.unwrap(),
+            format!("select a, b, {PLACEHOLDER} from analytics.x")
+        );
+        assert!(lock(&cap.unknown).contains("missing_pkg.thing()"));
+    }
+
+    #[test]
+    fn unknown_macros_render_as_placeholders_not_errors() {
+        let (sql, cap) = render(
+            &[],
+            "select {{ some_macro('x') }} as c, {{ run_started_at.strftime('%Y') }} from {{ ref('a') }}",
+        );
+        let sql = sql.unwrap();
+        assert!(sql.contains(PLACEHOLDER), "{sql}");
+        assert!(lock(&cap.unknown).contains("some_macro"));
+        assert_eq!(refs(&cap).len(), 1);
+    }
+
+    #[test]
+    fn var_and_env_var_never_read_the_environment() {
+        let (sql, _) = render(
+            &[],
+            "{{ var('start') }} {{ var('missing', 'd') }} {{ env_var('HOME', 'none') }} {{ env_var('PATH') }}|",
+        );
+        assert_eq!(sql.unwrap(), "2025-01-01 d none |");
+    }
+
+    #[test]
+    fn runaway_templates_stop() {
+        let (sql, _) = render(
+            &[],
+            "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
+        );
+        assert!(sql.unwrap_err().message.contains("fuel"));
+        let (sql, _) = render(
+            &[(
+                "macros/r.sql",
+                None,
+                "{% macro r(n) %}{{ r(n) }}{% endmacro %}",
+            )],
+            "{{ r(1) }}",
+        );
+        assert!(sql.is_err());
+    }
+
+    #[test]
+    fn syntax_errors_say_where() {
+        let (sql, _) = render(&[], "select 1\nfrom {{ ref('a') \n");
+        let err = sql.unwrap_err();
+        assert!(err.line >= 2, "{err:?}");
+    }
+
+    #[test]
+    fn non_macro_blocks_are_stripped() {
+        let text = "{% test not_null(model) %}x{% endtest %}{% macro a() %}1{% endmacro %}{% docs d %}doc{% enddocs %}";
+        assert_eq!(
+            strip_non_macro_blocks(text),
+            "{% macro a() %}1{% endmacro %}"
+        );
+        assert_eq!(
+            macro_names("{%- macro a(x) -%}{% endmacro %}{% macro b() %}"),
+            ["a", "b"]
+        );
+        assert_eq!(
+            rename_definitions("{%- macro a(x) -%}{{ a(1) }}{% endmacro %}"),
+            "{%- macro __ripple_def_a(x) -%}{{ a(1) }}{% endmacro %}"
+        );
+    }
+}

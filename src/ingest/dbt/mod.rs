@@ -1,0 +1,763 @@
+//! dbt-style projects: `dbt_project.yml`, models rendered with a real Jinja
+//! engine, property YAML, seeds, snapshots, macros, installed packages.
+
+mod jinja;
+mod yaml;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use minijinja::Value as JValue;
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+use self::jinja::{MacroFile, PLACEHOLDER, Relation, Relations, Renderer, Settings};
+use self::yaml::{ProjectFile, Properties, block_config, merge_config};
+use super::Progress;
+use super::files::{line_of, relative, stem, walk};
+use crate::config::Config;
+use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Reference, Target};
+
+pub use self::jinja::PLACEHOLDER as UNKNOWN_PLACEHOLDER;
+
+/// What a dbt project contributes to the [`crate::project::Project`].
+#[derive(Debug, Default)]
+pub(crate) struct DbtContent {
+    pub datasets: Vec<Dataset>,
+    pub jobs: Vec<Job>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The root project or an installed package.
+struct Unit {
+    /// `None` for the root project.
+    package: Option<String>,
+    dir: PathBuf,
+    file: ProjectFile,
+    props: Properties,
+}
+
+/// A SQL file to render: a model, or one `{% snapshot %}` block.
+struct Template {
+    id: String,
+    kind: DatasetKind,
+    name: String,
+    package: Option<String>,
+    file: String,
+    /// Line of the template's first line in `file`.
+    first_line: u32,
+    text: String,
+    /// Configuration known before rendering (project blocks, YAML).
+    config: Map<String, Value>,
+    columns: Vec<String>,
+}
+
+/// Whether `root` holds a dbt project.
+pub(crate) fn is_dbt_project(root: &Path) -> bool {
+    root.join("dbt_project.yml").is_file()
+}
+
+/// Reads the dbt project at `root`.
+pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> DbtContent {
+    let mut out = DbtContent::default();
+    let root_file = match yaml::read_project_file(root, root) {
+        Ok(f) => f,
+        Err(d) => {
+            out.diagnostics.push(d);
+            return out;
+        }
+    };
+    let mut units = vec![Unit {
+        package: None,
+        dir: root.to_path_buf(),
+        file: root_file.clone(),
+        props: Properties::default(),
+    }];
+    for dir in package_dirs(&root.join(&root_file.packages_install_path)) {
+        match yaml::read_project_file(&dir, root) {
+            Ok(file) => {
+                let name = if file.name.is_empty() {
+                    stem(&dir)
+                } else {
+                    file.name.clone()
+                };
+                units.push(Unit {
+                    package: Some(name),
+                    dir,
+                    file,
+                    props: Properties::default(),
+                });
+            }
+            Err(d) => out.diagnostics.push(d),
+        }
+    }
+
+    // Property YAML, macros, seeds and SQL templates of every unit.
+    let mut macro_files = Vec::new();
+    let mut seeds = Vec::new();
+    let mut sql_files: Vec<(usize, PathBuf, bool)> = Vec::new();
+    for (u, unit) in units.iter_mut().enumerate() {
+        let model_dirs: Vec<PathBuf> = if unit.package.is_none() && !config.models.is_empty() {
+            config.models.iter().map(|p| unit.dir.join(p)).collect()
+        } else {
+            unit.file
+                .model_paths
+                .iter()
+                .map(|p| unit.dir.join(p))
+                .collect()
+        };
+        let seed_dirs: Vec<PathBuf> = unit
+            .file
+            .seed_paths
+            .iter()
+            .map(|p| unit.dir.join(p))
+            .collect();
+        let snapshot_dirs: Vec<PathBuf> = unit
+            .file
+            .snapshot_paths
+            .iter()
+            .map(|p| unit.dir.join(p))
+            .collect();
+        for dir in model_dirs.iter().chain(&seed_dirs).chain(&snapshot_dirs) {
+            for path in walk(dir, &[".yml", ".yaml"]) {
+                let file = relative(root, &path);
+                let Ok(text) = crate::input::read_text(&path) else {
+                    continue;
+                };
+                match yaml::parse(&text, &file) {
+                    Ok(doc) => unit.props.add(&doc, &text, &file),
+                    Err(d) => out.diagnostics.push(d),
+                }
+            }
+        }
+        for dir in &unit.file.macro_paths {
+            for path in walk(&unit.dir.join(dir), &[".sql", ".jinja", ".jinja2"]) {
+                if let Ok(text) = crate::input::read_text(&path) {
+                    macro_files.push(MacroFile {
+                        path: relative(root, &path),
+                        package: unit.package.clone(),
+                        text: jinja::strip_non_macro_blocks(&text),
+                    });
+                }
+            }
+        }
+        for dir in &seed_dirs {
+            seeds.extend(walk(dir, &[".csv"]).into_iter().map(|p| (u, p)));
+        }
+        for dir in &model_dirs {
+            sql_files.extend(walk(dir, &[".sql"]).into_iter().map(|p| (u, p, false)));
+        }
+        for dir in &snapshot_dirs {
+            sql_files.extend(walk(dir, &[".sql"]).into_iter().map(|p| (u, p, true)));
+        }
+    }
+
+    // Read the SQL files in parallel; snapshots may hold several blocks.
+    let read: Vec<(usize, String, Result<String, crate::Error>, bool)> = sql_files
+        .par_iter()
+        .map(|(u, path, snapshot)| {
+            (
+                *u,
+                relative(root, path),
+                crate::input::read_text(path),
+                *snapshot,
+            )
+        })
+        .collect();
+    let mut templates = Vec::new();
+    for (u, file, text, is_snapshot) in read {
+        let text = match text {
+            Ok(t) => t,
+            Err(e) => {
+                out.diagnostics.push(Diagnostic::error(
+                    "read-error",
+                    Some(file),
+                    0,
+                    0,
+                    e.to_string(),
+                ));
+                continue;
+            }
+        };
+        let unit = &units[u];
+        if is_snapshot {
+            for (name, body, first_line) in snapshot_blocks(&text) {
+                templates.push(template(
+                    &units,
+                    unit,
+                    DatasetKind::Snapshot,
+                    &name,
+                    &file,
+                    first_line,
+                    body,
+                    None,
+                ));
+            }
+        } else {
+            let name = stem(Path::new(&file));
+            let (model, version) = versioned_name(unit, &name);
+            templates.push(template(
+                &units,
+                unit,
+                DatasetKind::Model,
+                &model,
+                &file,
+                1,
+                text,
+                version,
+            ));
+        }
+    }
+    // dbt 1.9+: snapshots declared in YAML over an existing relation.
+    for unit in &units {
+        for (name, props) in &unit.props.snapshots {
+            if let Some(relation) = &props.relation {
+                let text = format!("select * from {{{{ {relation} }}}}");
+                templates.push(template(
+                    &units,
+                    unit,
+                    DatasetKind::Snapshot,
+                    name,
+                    &props.file,
+                    props.line,
+                    text,
+                    None,
+                ));
+            }
+        }
+    }
+    templates.retain(|t| t.config.get("enabled") != Some(&Value::Bool(false)));
+
+    // Relations known before rendering, for ref() and source() to print.
+    let settings = settings(config, &units, &templates, &seeds, root);
+    let relations_by_id: HashMap<String, Relation> = templates
+        .iter()
+        .map(|t| {
+            (
+                t.id.clone(),
+                relation_for(&settings, &t.config, &t.name, t.kind),
+            )
+        })
+        .collect();
+    let (renderer, macro_errors) = Renderer::new(
+        settings,
+        &macro_files,
+        templates.iter().map(|t| t.text.as_str()),
+    );
+    for (file, e) in macro_errors {
+        out.diagnostics.push(Diagnostic::error(
+            "render-error",
+            Some(file),
+            e.line,
+            0,
+            format!("{}; the macros of this file are unavailable", e.message),
+        ));
+    }
+
+    // Seeds are datasets without a job: loaded from files, not computed.
+    for (u, path) in &seeds {
+        let unit = &units[*u];
+        let name = stem(path);
+        let props = unit.props.seeds.get(&name).cloned().unwrap_or_default();
+        let mut cfg = project_config(
+            &units,
+            unit,
+            "seeds",
+            &folders(unit, path, &unit.file.seed_paths),
+            &name,
+        );
+        for (k, v) in props.config {
+            merge_config(&mut cfg, &k, v);
+        }
+        if cfg.get("enabled") == Some(&Value::Bool(false)) {
+            continue;
+        }
+        let relation = final_relation(
+            &renderer,
+            &default_settings(config),
+            &cfg,
+            &name,
+            DatasetKind::Seed,
+        );
+        out.datasets.push(dataset(
+            format!("seed.{name}"),
+            DatasetKind::Seed,
+            name,
+            relation,
+            unit.package.clone(),
+            relative(root, path),
+            1,
+            cfg,
+            props.columns,
+        ));
+    }
+    for unit in &units {
+        for s in &unit.props.sources {
+            let mut relation = format!("{}.{}", s.schema, s.identifier);
+            if let Some(db) = &s.database {
+                relation = format!("{db}.{relation}");
+            }
+            let mut cfg = Map::new();
+            cfg.insert("tags".into(), Value::from(s.tags.clone()));
+            out.datasets.push(dataset(
+                format!("source.{}.{}", s.source, s.table),
+                DatasetKind::Source,
+                format!("{}.{}", s.source, s.table),
+                relation,
+                unit.package.clone(),
+                s.file.clone(),
+                s.line,
+                cfg,
+                s.columns.clone(),
+            ));
+        }
+    }
+
+    // Render every model and snapshot, in parallel.
+    progress.start(templates.len() as u64);
+    let rendered: Vec<(Dataset, Job, Vec<Diagnostic>)> = templates
+        .into_par_iter()
+        .map(|t| {
+            let this = relations_by_id.get(&t.id).cloned().unwrap_or(Relation {
+                database: None,
+                schema: String::new(),
+                identifier: t.name.clone(),
+            });
+            let result = render_template(&renderer, t, this, config);
+            progress.inc(1);
+            result
+        })
+        .collect();
+    progress.finish();
+    for (d, j, diags) in rendered {
+        out.datasets.push(d);
+        out.jobs.push(j);
+        out.diagnostics.extend(diags);
+    }
+    out
+}
+
+/// Folders under `<packages-install-path>` that hold a dbt project.
+fn package_dirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("dbt_project.yml").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// A model file's name and version: `orders_v2.sql` is version 2 of
+/// `orders` when YAML declares it so.
+fn versioned_name(unit: &Unit, file_stem: &str) -> (String, Option<String>) {
+    for (name, props) in &unit.props.models {
+        for v in &props.versions {
+            let defined_in = v
+                .defined_in
+                .clone()
+                .unwrap_or_else(|| format!("{name}_v{}", v.v));
+            if defined_in == file_stem {
+                return (name.clone(), Some(v.v.clone()));
+            }
+        }
+    }
+    (file_stem.to_string(), None)
+}
+
+/// The sub-folders of `path` below whichever of `roots` holds it.
+fn folders(unit: &Unit, path: &Path, roots: &[String]) -> Vec<String> {
+    for r in roots {
+        if let Ok(rel) = path.strip_prefix(unit.dir.join(r)) {
+            let mut parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            parts.pop();
+            return parts;
+        }
+    }
+    Vec::new()
+}
+
+/// Configuration from `dbt_project.yml` blocks: the package's own, then the
+/// root project's (which may configure packages too).
+fn project_config(
+    units: &[Unit],
+    unit: &Unit,
+    key: &str,
+    folders: &[String],
+    name: &str,
+) -> Map<String, Value> {
+    let project_name = if unit.file.name.is_empty() {
+        unit.package.clone().unwrap_or_default()
+    } else {
+        unit.file.name.clone()
+    };
+    let mut path: Vec<&str> = vec![project_name.as_str()];
+    path.extend(folders.iter().map(String::as_str));
+    path.push(name);
+    let block = |f: &ProjectFile| match key {
+        "models" => f.models.clone(),
+        "seeds" => f.seeds.clone(),
+        _ => f.snapshots.clone(),
+    };
+    let mut cfg = Map::new();
+    let sources: Vec<&ProjectFile> = if unit.package.is_some() {
+        vec![&unit.file, &units[0].file]
+    } else {
+        vec![&unit.file]
+    };
+    for f in sources {
+        for (k, v) in block_config(&block(f), &path) {
+            merge_config(&mut cfg, &k, v);
+        }
+    }
+    cfg
+}
+
+#[allow(clippy::too_many_arguments)]
+fn template(
+    units: &[Unit],
+    unit: &Unit,
+    kind: DatasetKind,
+    name: &str,
+    file: &str,
+    first_line: u32,
+    text: String,
+    version: Option<String>,
+) -> Template {
+    let (key, props) = match kind {
+        DatasetKind::Snapshot => ("snapshots", unit.props.snapshots.get(name)),
+        _ => ("models", unit.props.models.get(name)),
+    };
+    let path = unit.dir.join(file);
+    let roots = match kind {
+        DatasetKind::Snapshot => &unit.file.snapshot_paths,
+        _ => &unit.file.model_paths,
+    };
+    // `file` is relative to the project root, `unit.dir` may be a package.
+    let folders = folders(unit, &path, roots);
+    let mut config = project_config(units, unit, key, &folders, name);
+    let mut columns = Vec::new();
+    if let Some(props) = props {
+        for (k, v) in &props.config {
+            merge_config(&mut config, k, v.clone());
+        }
+        if let Some(v) = &version {
+            if let Some(decl) = props.versions.iter().find(|d| &d.v == v) {
+                for (k, val) in &decl.config {
+                    merge_config(&mut config, k, val.clone());
+                }
+            }
+        }
+        columns = props.columns.clone();
+    }
+    let id = match (&kind, &version) {
+        (DatasetKind::Snapshot, _) => format!("snapshot.{name}"),
+        (_, Some(v)) => format!("model.{name}.v{v}"),
+        _ => format!("model.{name}"),
+    };
+    if let Some(v) = &version {
+        config.insert("version".into(), Value::from(v.clone()));
+        let latest = props.and_then(|p| p.latest_version.clone()).or_else(|| {
+            props.and_then(|p| {
+                p.versions
+                    .iter()
+                    .map(|d| d.v.clone())
+                    .max_by_key(|v| (v.len(), v.clone()))
+            })
+        });
+        if let Some(latest) = latest {
+            config.insert("latest_version".into(), Value::from(latest));
+        }
+    }
+    Template {
+        id,
+        kind,
+        name: name.to_string(),
+        package: unit.package.clone(),
+        file: file.to_string(),
+        first_line,
+        text,
+        config,
+        columns,
+    }
+}
+
+/// `{% snapshot name %} ... {% endsnapshot %}` blocks: (name, body, line).
+fn snapshot_blocks(text: &str) -> Vec<(String, String, u32)> {
+    let mut out = Vec::new();
+    let mut open: Option<(String, usize)> = None;
+    for (tag, at) in jinja::tags(text) {
+        let body = tag.trim_start_matches(['{', '%', '-', '+']).trim_start();
+        if let Some(rest) = body.strip_prefix("snapshot ") {
+            let name: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            open = Some((name, at + tag.len()));
+        } else if body.starts_with("endsnapshot") {
+            if let Some((name, start)) = open.take() {
+                out.push((name, text[start..at].to_string(), line_of(text, start)));
+            }
+        }
+    }
+    out
+}
+
+fn default_settings(config: &Config) -> Settings {
+    Settings {
+        project_name: String::new(),
+        vars: BTreeMap::new(),
+        target: config.target.clone(),
+        adapter: adapter_name(config),
+        relations: Relations::default(),
+    }
+}
+
+fn adapter_name(config: &Config) -> String {
+    config.dialect.name().to_string()
+}
+
+/// The renderer's settings: vars, target, and pre-render relations.
+fn settings(
+    config: &Config,
+    units: &[Unit],
+    templates: &[Template],
+    seeds: &[(usize, PathBuf)],
+    _root: &Path,
+) -> Settings {
+    let base = default_settings(config);
+    let mut vars: BTreeMap<String, Value> = BTreeMap::new();
+    let root = &units[0];
+    for (k, v) in &root.file.vars {
+        // Package-scoped blocks (`vars: { pkg: { x: 1 } }`) apply to that
+        // package only; ripple reads the global ones.
+        if !(v.is_object()
+            && units
+                .iter()
+                .any(|u| u.package.as_deref() == Some(k.as_str())))
+        {
+            vars.insert(k.clone(), v.clone());
+        }
+    }
+    vars.extend(config.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let mut relations = Relations {
+        default_schema: config.target.schema.clone(),
+        default_database: config.target.database.clone(),
+        ..Relations::default()
+    };
+    for t in templates {
+        let rel = relation_for(&base, &t.config, &t.name, t.kind);
+        relations.by_name.entry(t.name.clone()).or_insert(rel);
+    }
+    for (_, path) in seeds {
+        let name = stem(path);
+        let rel = relation_for(&base, &Map::new(), &name, DatasetKind::Seed);
+        relations.by_name.entry(name).or_insert(rel);
+    }
+    for unit in units {
+        for s in &unit.props.sources {
+            relations.sources.insert(
+                (s.source.clone(), s.table.clone()),
+                Relation {
+                    database: s.database.clone(),
+                    schema: s.schema.clone(),
+                    identifier: s.identifier.clone(),
+                },
+            );
+        }
+    }
+    Settings {
+        project_name: root.file.name.clone(),
+        vars,
+        relations,
+        ..base
+    }
+}
+
+/// dbt's default naming: schema `target` or `target_custom`, alias = name,
+/// database only when configured. Snapshots use `target_schema` as is.
+fn relation_for(
+    settings: &Settings,
+    cfg: &Map<String, Value>,
+    name: &str,
+    kind: DatasetKind,
+) -> Relation {
+    let get = |k: &str| cfg.get(k).and_then(Value::as_str).map(str::to_string);
+    let target = &settings.target;
+    let schema = match (kind, get("target_schema"), get("schema")) {
+        (DatasetKind::Snapshot, Some(s), _) => s,
+        (_, _, Some(custom)) => format!("{}_{custom}", target.schema),
+        _ => target.schema.clone(),
+    };
+    Relation {
+        database: get("database")
+            .or(get("target_database"))
+            .or(target.database.clone()),
+        schema,
+        identifier: get("alias").unwrap_or_else(|| name.to_string()),
+    }
+}
+
+/// The relation after rendering, through the project's own
+/// `generate_schema_name` / `generate_alias_name` macros when it has them.
+fn final_relation(
+    renderer: &Renderer,
+    settings: &Settings,
+    cfg: &Map<String, Value>,
+    name: &str,
+    kind: DatasetKind,
+) -> String {
+    let mut rel = relation_for(settings, cfg, name, kind);
+    let get = |k: &str| cfg.get(k).and_then(Value::as_str).map(str::to_string);
+    let node = JValue::from(minijinja::value::Serde(
+        serde_json::json!({ "name": name, "resource_type": kind.as_str() }),
+    ));
+    if kind != DatasetKind::Snapshot || get("target_schema").is_none() {
+        let custom = get("schema").map(JValue::from).unwrap_or(JValue::from(()));
+        if let Some(Ok(schema)) =
+            renderer.call_hook("generate_schema_name", &[custom, node.clone()])
+        {
+            if !schema.is_empty() {
+                rel.schema = schema;
+            }
+        }
+    }
+    let alias = get("alias").map(JValue::from).unwrap_or(JValue::from(()));
+    if let Some(Ok(alias)) = renderer.call_hook("generate_alias_name", &[alias, node]) {
+        if !alias.is_empty() {
+            rel.identifier = alias;
+        }
+    }
+    rel.name()
+}
+
+/// Renders one model or snapshot into its dataset and job.
+fn render_template(
+    renderer: &Renderer,
+    t: Template,
+    this: Relation,
+    config: &Config,
+) -> (Dataset, Job, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let (result, capture) = renderer.render(&t.file, &t.text, this, &t.name);
+    if let Err(e) = &result {
+        let line = if e.line > 0 {
+            t.first_line + e.line - 1
+        } else {
+            0
+        };
+        diagnostics.push(Diagnostic::error(
+            "render-error",
+            Some(t.file.clone()),
+            line,
+            0,
+            format!("{}; edges found before the error are kept", e.message),
+        ));
+    }
+    let unknown = capture.unknown.into_inner().unwrap_or_default();
+    for name in unknown {
+        let line = t
+            .text
+            .find(name.trim_end_matches("()").trim_start_matches('.'))
+            .map_or(0, |at| t.first_line + line_of(&t.text, at) - 1);
+        diagnostics.push(Diagnostic::warning(
+            "unknown-macro",
+            Some(t.file.clone()),
+            line,
+            0,
+            format!("`{name}` is not defined here; rendered as `{PLACEHOLDER}` (install the package under dbt_packages/ to resolve it)"),
+        ));
+    }
+    let mut cfg = t.config;
+    for (k, v) in capture.config.into_inner().unwrap_or_default() {
+        merge_config(&mut cfg, &k, v);
+    }
+    let relation = final_relation(renderer, &default_settings(config), &cfg, &t.name, t.kind);
+    let mut seen = BTreeSet::new();
+    let reads: Vec<Reference> = capture
+        .references
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|target| seen.insert(target.clone()))
+        .map(|target| {
+            let needle = match &target {
+                Target::Ref { name, .. } => name.clone(),
+                Target::Source { table, .. } => table.clone(),
+                _ => String::new(),
+            };
+            let line = find_quoted(&t.text, &needle)
+                .map_or(0, |at| t.first_line + line_of(&t.text, at) - 1);
+            Reference { target, line }
+        })
+        .collect();
+    let job = Job {
+        id: t.id.clone(),
+        kind: JobKind::Dbt,
+        file: t.file.clone(),
+        reads,
+        writes: vec![Reference {
+            target: Target::Node { id: t.id.clone() },
+            line: t.first_line,
+        }],
+    };
+    let ds = dataset(
+        t.id,
+        t.kind,
+        t.name,
+        relation,
+        t.package,
+        t.file,
+        t.first_line,
+        cfg,
+        t.columns,
+    );
+    (ds, job, diagnostics)
+}
+
+fn find_quoted(text: &str, needle: &str) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    text.find(&format!("'{needle}'"))
+        .or_else(|| text.find(&format!("\"{needle}\"")))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn dataset(
+    id: String,
+    kind: DatasetKind,
+    name: String,
+    relation: String,
+    package: Option<String>,
+    file: String,
+    line: u32,
+    mut config: Map<String, Value>,
+    columns: Vec<String>,
+) -> Dataset {
+    let mut tags = config
+        .remove("tags")
+        .map(|t| yaml::strings(&t))
+        .unwrap_or_default();
+    tags.sort();
+    tags.dedup();
+    Dataset {
+        id,
+        kind,
+        name,
+        relation,
+        package,
+        file: Some(file),
+        line: Some(line),
+        tags,
+        columns,
+        config: config.into_iter().collect(),
+    }
+}

@@ -1,0 +1,395 @@
+//! dbt's YAML: `dbt_project.yml`, and the property files beside models
+//! (sources, model / seed / snapshot configs, columns, tags, versions).
+//! Read leniently: dbt accepts much that ripple does not need, and an
+//! unexpected shape is skipped rather than fatal.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::project::Diagnostic;
+
+/// The parts of `dbt_project.yml` ripple uses.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ProjectFile {
+    pub name: String,
+    pub model_paths: Vec<String>,
+    pub macro_paths: Vec<String>,
+    pub seed_paths: Vec<String>,
+    pub snapshot_paths: Vec<String>,
+    pub packages_install_path: String,
+    pub vars: Map<String, Value>,
+    pub models: Value,
+    pub seeds: Value,
+    pub snapshots: Value,
+}
+
+/// Parses YAML text into JSON-like values, or a diagnostic naming where it
+/// failed.
+pub(crate) fn parse(text: &str, file: &str) -> Result<Value, Diagnostic> {
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_saphyr::from_str::<Value>(text).map_err(|e| {
+        let (line, column) = e
+            .location()
+            .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
+        let reason = e.to_string();
+        let reason = reason.lines().next().unwrap_or_default().to_string();
+        Diagnostic::error(
+            "yaml-error",
+            Some(file.to_string()),
+            line,
+            column,
+            format!("{reason}; fix the YAML"),
+        )
+    })
+}
+
+impl ProjectFile {
+    /// Reads the project file's fields from its parsed YAML.
+    pub fn from_value(v: &Value) -> ProjectFile {
+        let paths = |keys: &[&str], default: &str| -> Vec<String> {
+            keys.iter()
+                .find_map(|k| v.get(*k))
+                .map(strings)
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| vec![default.to_string()])
+        };
+        ProjectFile {
+            name: v
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            model_paths: paths(&["model-paths", "source-paths"], "models"),
+            macro_paths: paths(&["macro-paths"], "macros"),
+            seed_paths: paths(&["seed-paths", "data-paths"], "seeds"),
+            snapshot_paths: paths(&["snapshot-paths"], "snapshots"),
+            packages_install_path: v
+                .get("packages-install-path")
+                .and_then(Value::as_str)
+                .unwrap_or("dbt_packages")
+                .to_string(),
+            vars: v
+                .get("vars")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            models: v.get("models").cloned().unwrap_or(Value::Null),
+            seeds: v.get("seeds").cloned().unwrap_or(Value::Null),
+            snapshots: v.get("snapshots").cloned().unwrap_or(Value::Null),
+        }
+    }
+}
+
+/// A string or a list of strings, as a list.
+pub(crate) fn strings(v: &Value) -> Vec<String> {
+    match v {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| match i {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Configuration keys whose values are maps, so they are not taken for
+/// sub-folders in `dbt_project.yml` blocks.
+const MAP_CONFIGS: &[&str] = &[
+    "partition_by",
+    "meta",
+    "persist_docs",
+    "grants",
+    "docs",
+    "labels",
+    "contract",
+    "quoting",
+    "snapshot_meta_column_names",
+    "column_types",
+    "hours_to_expiration",
+];
+
+/// The configuration a `dbt_project.yml` block (`models:`, `seeds:`) gives
+/// the node at `path` (package, folders..., name): each level's settings
+/// override the level above, tags accumulate.
+pub(crate) fn block_config(block: &Value, path: &[&str]) -> Map<String, Value> {
+    let mut out = Map::new();
+    let mut level = block;
+    for segment in path {
+        let Some(next) = level.get(*segment).filter(|v| v.is_object()) else {
+            break;
+        };
+        level = next;
+        if let Some(map) = level.as_object() {
+            for (key, value) in map {
+                let (key, plus) = match key.strip_prefix('+') {
+                    Some(k) => (k, true),
+                    None => (key.as_str(), false),
+                };
+                if plus || !value.is_object() || MAP_CONFIGS.contains(&key) {
+                    merge_config(&mut out, key, value.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Sets `key` in `config`; `tags` accumulate, as dbt does.
+pub(crate) fn merge_config(config: &mut Map<String, Value>, key: &str, value: Value) {
+    if key == "tags" {
+        let mut tags: Vec<String> = config.get("tags").map(strings).unwrap_or_default();
+        for t in strings(&value) {
+            if !tags.contains(&t) {
+                tags.push(t);
+            }
+        }
+        config.insert("tags".to_string(), Value::from(tags));
+    } else {
+        config.insert(key.to_string(), value);
+    }
+}
+
+/// A source table declared in YAML.
+#[derive(Debug, Clone)]
+pub(crate) struct SourceDecl {
+    pub source: String,
+    pub table: String,
+    pub database: Option<String>,
+    pub schema: String,
+    pub identifier: String,
+    pub tags: Vec<String>,
+    pub columns: Vec<String>,
+    pub file: String,
+    pub line: u32,
+}
+
+/// Properties of a model, seed or snapshot declared in YAML.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeProps {
+    pub config: Map<String, Value>,
+    pub columns: Vec<String>,
+    pub versions: Vec<VersionDecl>,
+    pub latest_version: Option<String>,
+    /// For YAML-defined snapshots (dbt 1.9+): `relation: ref('x')`.
+    pub relation: Option<String>,
+    pub file: String,
+    pub line: u32,
+}
+
+/// One version of a versioned model.
+#[derive(Debug, Clone)]
+pub(crate) struct VersionDecl {
+    pub v: String,
+    pub defined_in: Option<String>,
+    pub config: Map<String, Value>,
+}
+
+/// Everything the property files of one package declare.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Properties {
+    pub sources: Vec<SourceDecl>,
+    pub models: BTreeMap<String, NodeProps>,
+    pub seeds: BTreeMap<String, NodeProps>,
+    pub snapshots: BTreeMap<String, NodeProps>,
+}
+
+impl Properties {
+    /// Adds what one property file declares.
+    pub fn add(&mut self, doc: &Value, text: &str, file: &str) {
+        for source in doc
+            .get("sources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(name) = source.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let schema = source.get("schema").and_then(Value::as_str).unwrap_or(name);
+            let database = source
+                .get("database")
+                .or_else(|| source.get("catalog"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let source_tags = source.get("tags").map(strings).unwrap_or_default();
+            for table in source
+                .get("tables")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(tname) = table.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                let mut tags = source_tags.clone();
+                for t in table.get("tags").map(strings).unwrap_or_default() {
+                    if !tags.contains(&t) {
+                        tags.push(t);
+                    }
+                }
+                self.sources.push(SourceDecl {
+                    source: name.to_string(),
+                    table: tname.to_string(),
+                    database: database.clone(),
+                    schema: schema.to_string(),
+                    identifier: table
+                        .get("identifier")
+                        .and_then(Value::as_str)
+                        .unwrap_or(tname)
+                        .to_string(),
+                    tags,
+                    columns: columns(table),
+                    file: file.to_string(),
+                    line: line_of_name(text, tname),
+                });
+            }
+        }
+        for (key, map) in [
+            ("models", &mut self.models),
+            ("seeds", &mut self.seeds),
+            ("snapshots", &mut self.snapshots),
+        ] {
+            for node in doc.get(key).and_then(Value::as_array).into_iter().flatten() {
+                let Some(name) = node.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                let mut config = node
+                    .get("config")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                if let Some(tags) = node.get("tags") {
+                    merge_config(&mut config, "tags", tags.clone());
+                }
+                let versions = node
+                    .get("versions")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| {
+                        let ver = v.get("v")?;
+                        Some(VersionDecl {
+                            v: scalar(ver),
+                            defined_in: v
+                                .get("defined_in")
+                                .and_then(Value::as_str)
+                                .map(str::to_string),
+                            config: v
+                                .get("config")
+                                .and_then(Value::as_object)
+                                .cloned()
+                                .unwrap_or_default(),
+                        })
+                    })
+                    .collect();
+                map.insert(
+                    name.to_string(),
+                    NodeProps {
+                        config,
+                        columns: columns(node),
+                        versions,
+                        latest_version: node.get("latest_version").map(scalar),
+                        relation: node
+                            .get("relation")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                        file: file.to_string(),
+                        line: line_of_name(text, name),
+                    },
+                );
+            }
+        }
+    }
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn columns(node: &Value) -> Vec<String> {
+    node.get("columns")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("name").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+/// The line of the first `name: <name>` in `text` (1 when not found).
+fn line_of_name(text: &str, name: &str) -> u32 {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start().trim_start_matches("- ").trim_start();
+            l.strip_prefix("name:")
+                .map(|rest| rest.trim().trim_matches(['"', '\'']) == name)
+                .unwrap_or(false)
+        })
+        .map_or(1, |i| i as u32 + 1)
+}
+
+/// Parses `dbt_project.yml` at `dir`.
+pub(crate) fn read_project_file(dir: &Path, root: &Path) -> Result<ProjectFile, Diagnostic> {
+    let path = dir.join("dbt_project.yml");
+    let file = super::super::files::relative(root, &path);
+    let text = crate::input::read_text(&path)
+        .map_err(|e| Diagnostic::error("read-error", Some(file.clone()), 0, 0, e.to_string()))?;
+    let value = parse(&text, &file)?;
+    Ok(ProjectFile::from_value(&value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_blocks_cascade_and_tags_accumulate() {
+        let block: Value = serde_saphyr::from_str(
+            "shop:\n  +materialized: view\n  +tags: [shop]\n  staging:\n    +schema: staging\n    tags: [stg]\n  marts:\n    +materialized: table\n    partition_by: {field: d}\n",
+        )
+        .unwrap();
+        let c = block_config(&block, &["shop", "staging", "stg_orders"]);
+        assert_eq!(c["materialized"], "view");
+        assert_eq!(c["schema"], "staging");
+        assert_eq!(c["tags"], serde_json::json!(["shop", "stg"]));
+        let c = block_config(&block, &["shop", "marts", "orders"]);
+        assert_eq!(c["materialized"], "table");
+        assert_eq!(c["partition_by"]["field"], "d");
+    }
+
+    #[test]
+    fn sources_and_models_are_read_with_lines() {
+        let text = "version: 2\nsources:\n  - name: raw\n    schema: landing\n    tables:\n      - name: orders\n        identifier: orders_v2\n      - name: customers\nmodels:\n  - name: stg_orders\n    config: {materialized: view}\n    columns:\n      - name: id\n    versions:\n      - v: 1\n      - v: 2\n";
+        let doc = parse(text, "models/schema.yml").unwrap();
+        let mut props = Properties::default();
+        props.add(&doc, text, "models/schema.yml");
+        assert_eq!(props.sources.len(), 2);
+        assert_eq!(props.sources[0].schema, "landing");
+        assert_eq!(props.sources[0].identifier, "orders_v2");
+        assert_eq!(props.sources[0].line, 6);
+        let m = &props.models["stg_orders"];
+        assert_eq!(m.columns, ["id"]);
+        assert_eq!(m.line, 10);
+        assert_eq!(
+            m.versions.iter().map(|v| v.v.as_str()).collect::<Vec<_>>(),
+            ["1", "2"]
+        );
+    }
+
+    #[test]
+    fn bad_yaml_is_located() {
+        let d = parse("models:\n  - name: [x\n", "m.yml").unwrap_err();
+        assert_eq!(d.file.as_deref(), Some("m.yml"));
+        assert!(d.line >= 2, "{d}");
+    }
+}

@@ -1,0 +1,148 @@
+//! Readers: one per input format, each turning files into parts of a
+//! [`Project`]. [`load_project`] detects what a folder holds and joins the
+//! parts; they meet on dataset names when the graph is built.
+
+mod dbt;
+mod files;
+mod manifest;
+mod sql_files;
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::project::{Dataset, Diagnostic, Project};
+
+pub use dbt::UNKNOWN_PLACEHOLDER;
+
+/// Reports progress of long loads (the CLI draws a bar); every method has
+/// a do-nothing default.
+pub trait Progress: Sync {
+    /// `total` units of work are about to start.
+    fn start(&self, _total: u64) {}
+    /// `n` more units are done.
+    fn inc(&self, _n: u64) {}
+    /// All done.
+    fn finish(&self) {}
+}
+
+/// A [`Progress`] that reports nothing.
+pub struct NoProgress;
+
+impl Progress for NoProgress {}
+
+/// How to load a project.
+pub struct LoadOptions<'a> {
+    /// A dbt `manifest.json` to read, overriding `ripple.yml`'s `manifest`.
+    pub manifest: Option<PathBuf>,
+    /// Where progress goes.
+    pub progress: &'a dyn Progress,
+}
+
+impl Default for LoadOptions<'_> {
+    fn default() -> Self {
+        LoadOptions {
+            manifest: None,
+            progress: &NoProgress,
+        }
+    }
+}
+
+/// Reads the project at `root`: `ripple.yml`, a dbt project, a manifest,
+/// plain SQL folders. Only a broken `ripple.yml` or an unreadable root is an
+/// error; problems in single files become diagnostics and the rest loads.
+pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
+    if !root.is_dir() {
+        return Err(crate::Error::Io {
+            path: root.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a folder"),
+        });
+    }
+    let config = Config::load(root)?;
+    let mut project = Project {
+        root: root.to_path_buf(),
+        ..Project::default()
+    };
+    let is_dbt = dbt::is_dbt_project(root);
+    if is_dbt {
+        let content = dbt::load(root, &config, options.progress);
+        project.datasets.extend(content.datasets);
+        project.jobs.extend(content.jobs);
+        project.diagnostics.extend(content.diagnostics);
+    }
+    if let Some(path) = options
+        .manifest
+        .clone()
+        .or_else(|| config.manifest.as_ref().map(|m| root.join(m)))
+    {
+        let content = manifest::load(root, &path);
+        project.datasets.extend(content.datasets);
+        project.jobs.extend(content.jobs);
+        project.diagnostics.extend(content.diagnostics);
+    }
+    let sql_dirs = sql_folders(root, &config, is_dbt);
+    let excluded: Vec<PathBuf> = dag_folders(root, &config);
+    let sql_paths: Vec<PathBuf> = sql_dirs
+        .iter()
+        .flat_map(|d| files::walk(d, &[".sql"]))
+        .filter(|p| !excluded.iter().any(|x| p.starts_with(x)))
+        .collect();
+    let (jobs, diagnostics) = sql_files::load(root, &sql_paths, config.dialect);
+    project.jobs.extend(jobs);
+    project.diagnostics.extend(diagnostics);
+
+    project.config = config;
+    dedup_datasets(&mut project.datasets, &mut project.diagnostics);
+    project.jobs.sort_by(|a, b| a.id.cmp(&b.id));
+    project.jobs.dedup_by(|a, b| a.id == b.id);
+    project.diagnostics.sort();
+    Ok(project)
+}
+
+/// Folders of plain SQL jobs: `sql:` always; outside dbt, `models:` or else
+/// the whole project.
+fn sql_folders(root: &Path, config: &Config, is_dbt: bool) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = config.sql.iter().map(|p| root.join(p)).collect();
+    if !is_dbt {
+        if config.models.is_empty() {
+            dirs.push(root.to_path_buf());
+        } else {
+            dirs.extend(config.models.iter().map(|p| root.join(p)));
+        }
+    }
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
+/// DAG folders hold Airflow's SQL templates, which are read with their tasks.
+fn dag_folders(root: &Path, config: &Config) -> Vec<PathBuf> {
+    if config.dags.is_empty() {
+        vec![root.join("dags")]
+    } else {
+        config.dags.iter().map(|p| root.join(p)).collect()
+    }
+}
+
+/// One dataset per id: the first wins, later ones are reported.
+fn dedup_datasets(datasets: &mut Vec<Dataset>, diagnostics: &mut Vec<Diagnostic>) {
+    datasets.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file.cmp(&b.file)));
+    let mut kept: Vec<Dataset> = Vec::with_capacity(datasets.len());
+    for d in datasets.drain(..) {
+        match kept.last() {
+            Some(prev) if prev.id == d.id => diagnostics.push(Diagnostic::error(
+                "duplicate-dataset",
+                d.file.clone(),
+                d.line.unwrap_or(0),
+                0,
+                format!(
+                    "`{}` is also defined in {}; rename one of them",
+                    d.id,
+                    prev.file.as_deref().unwrap_or("another input")
+                ),
+            )),
+            _ => kept.push(d),
+        }
+    }
+    *datasets = kept;
+}

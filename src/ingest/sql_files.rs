@@ -1,0 +1,120 @@
+//! Plain SQL folders: each `.sql` file is a job; the tables its statements
+//! write are its outputs, the tables it reads first its inputs.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::files::{relative, stem};
+use crate::project::{Diagnostic, Job, JobKind, Reference, Target};
+use crate::sql::{SqlDialect, StatementKind, script_lineage};
+
+/// The jobs of the given SQL files, and what went wrong reading them.
+pub(crate) fn load(
+    root: &Path,
+    files: &[PathBuf],
+    dialect: SqlDialect,
+) -> (Vec<Job>, Vec<Diagnostic>) {
+    let results: Vec<(Option<Job>, Vec<Diagnostic>)> = files
+        .par_iter()
+        .map(|path| job(root, path, dialect))
+        .collect();
+    let mut jobs = Vec::new();
+    let mut diagnostics = Vec::new();
+    for (j, d) in results {
+        jobs.extend(j);
+        diagnostics.extend(d);
+    }
+    (jobs, diagnostics)
+}
+
+fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagnostic>) {
+    let file = relative(root, path);
+    let text = match crate::input::read_text(path) {
+        Ok(t) => t,
+        Err(e) => {
+            return (
+                None,
+                vec![Diagnostic::error(
+                    "read-error",
+                    Some(file),
+                    0,
+                    0,
+                    e.to_string(),
+                )],
+            );
+        }
+    };
+    let lineage = script_lineage(&text, dialect);
+    let diagnostics = lineage
+        .errors
+        .iter()
+        .map(|e| {
+            Diagnostic::error(
+                "parse-error",
+                Some(file.clone()),
+                e.line as u32,
+                e.column as u32,
+                format!(
+                    "statement {} does not parse: {}; the rest of the file is still read",
+                    e.statement, e.message
+                ),
+            )
+        })
+        .collect();
+    let first_line = |table: &str, reads: bool| -> u32 {
+        lineage
+            .statements
+            .iter()
+            .find(|s| {
+                if reads {
+                    s.sources.iter().any(|t| t == table)
+                } else {
+                    s.targets.iter().any(|t| t == table)
+                }
+            })
+            .map_or(0, |s| s.line as u32)
+    };
+    let reads: Vec<Reference> = lineage
+        .sources
+        .iter()
+        .map(|t| Reference {
+            target: Target::Relation {
+                relation: t.clone(),
+            },
+            line: first_line(t, true),
+        })
+        .collect();
+    let mut writes: Vec<Reference> = lineage
+        .targets
+        .iter()
+        .map(|t| Reference {
+            target: Target::Relation {
+                relation: t.clone(),
+            },
+            line: first_line(t, false),
+        })
+        .collect();
+    // A file that only selects is a model: it defines the dataset named
+    // after the file.
+    let selects = lineage
+        .statements
+        .iter()
+        .any(|s| s.kind == StatementKind::Select);
+    if writes.is_empty() && selects {
+        writes.push(Reference {
+            target: Target::Relation {
+                relation: stem(path).to_lowercase(),
+            },
+            line: lineage.statements.first().map_or(1, |s| s.line as u32),
+        });
+    }
+    let job = Job {
+        id: format!("sql:{file}"),
+        kind: JobKind::Sql,
+        file,
+        reads,
+        writes,
+    };
+    (Some(job), diagnostics)
+}

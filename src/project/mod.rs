@@ -1,0 +1,157 @@
+//! The project: every dataset and job ripple found in a folder, whatever
+//! format each came from, before any graph is built. Readers in
+//! [`crate::ingest`] produce it; [`crate::graph`] consumes it.
+
+mod diagnostic;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+pub use diagnostic::{Diagnostic, Severity, did_you_mean};
+
+use crate::config::Config;
+
+/// Everything read from one project folder.
+#[derive(Debug, Clone, Default)]
+pub struct Project {
+    /// The folder the project was read from.
+    pub root: PathBuf,
+    /// `ripple.yml`, or the defaults when there is none.
+    pub config: Config,
+    /// Datasets declared by some input (models, sources, seeds, snapshots),
+    /// sorted by id. Tables known only because a job reads or writes them
+    /// are added when the graph is built.
+    pub datasets: Vec<Dataset>,
+    /// Jobs: what writes datasets, sorted by id.
+    pub jobs: Vec<Job>,
+    /// What went wrong or looked suspicious while reading, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What kind of thing a dataset is, which decides its node id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatasetKind {
+    /// A dbt model (`model.<name>`).
+    Model,
+    /// A dbt source table (`source.<source>.<table>`).
+    Source,
+    /// A dbt seed (`seed.<name>`).
+    Seed,
+    /// A dbt snapshot (`snapshot.<name>`).
+    Snapshot,
+    /// A table known from plain SQL or Airflow (`table.<relation>`).
+    Table,
+}
+
+impl DatasetKind {
+    /// The word used in node ids and output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DatasetKind::Model => "model",
+            DatasetKind::Source => "source",
+            DatasetKind::Seed => "seed",
+            DatasetKind::Snapshot => "snapshot",
+            DatasetKind::Table => "table",
+        }
+    }
+}
+
+/// A table or view.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dataset {
+    /// Node id: `model.orders`, `model.orders.v2`, `source.raw.orders`,
+    /// `seed.countries`, `snapshot.customers_snapshot`, `table.mart.daily`.
+    pub id: String,
+    /// What it is.
+    pub kind: DatasetKind,
+    /// The name people use: the model name, `source.table`, the relation.
+    pub name: String,
+    /// The relation it lives in (`schema.table` or `db.schema.table`).
+    pub relation: String,
+    /// The dbt package that defines it, when not the root project.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Where it is declared (relative to the project root).
+    pub file: Option<String>,
+    /// 1-based line of the declaration.
+    pub line: Option<u32>,
+    /// Tags (dbt `tags`), sorted.
+    pub tags: Vec<String>,
+    /// Declared columns, in declaration order.
+    pub columns: Vec<String>,
+    /// The dataset's dbt configuration as read (materialized, event_time,
+    /// unique_key, partition_by, ...), for later steps to interpret.
+    pub config: BTreeMap<String, serde_json::Value>,
+}
+
+/// Something that writes datasets: a dbt model, a SQL script, a task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Job {
+    /// Job id: the model's node id for dbt, `sql:<path>` for a script.
+    pub id: String,
+    /// What kind of job.
+    pub kind: JobKind,
+    /// The file it comes from (relative to the project root).
+    pub file: String,
+    /// What it reads.
+    pub reads: Vec<Reference>,
+    /// What it writes.
+    pub writes: Vec<Reference>,
+}
+
+/// What kind of job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// A dbt model, snapshot or seed load.
+    Dbt,
+    /// A node from a dbt `manifest.json`.
+    Manifest,
+    /// A plain SQL script.
+    Sql,
+}
+
+/// A reference from a job to a dataset, as written, resolved when the graph
+/// is built.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Reference {
+    /// What is referred to.
+    pub target: Target,
+    /// 1-based line of the reference in the job's file (0 when unknown).
+    pub line: u32,
+}
+
+/// The thing a [`Reference`] names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case", tag = "by")]
+pub enum Target {
+    /// A dataset by node id (the reader already knew which).
+    Node {
+        /// The node id.
+        id: String,
+    },
+    /// dbt `ref('name')`, `ref('package', 'name')`, `ref('name', v=2)`.
+    Ref {
+        /// Package, when given.
+        package: Option<String>,
+        /// Model, seed or snapshot name.
+        name: String,
+        /// Model version, when given.
+        version: Option<String>,
+    },
+    /// dbt `source('source', 'table')`.
+    Source {
+        /// The source's name.
+        source: String,
+        /// The table's name.
+        table: String,
+    },
+    /// A relation named in SQL (`schema.table`).
+    Relation {
+        /// The relation as printed by the SQL reader.
+        relation: String,
+    },
+}

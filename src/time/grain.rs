@@ -1,0 +1,92 @@
+//! A dataset's partitioning grain and an edge's time mapping, as declared.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// How a dataset is partitioned in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grain {
+    /// Hourly partitions.
+    Hour,
+    /// Daily partitions.
+    Day,
+    /// ISO weeks, Monday first.
+    Week,
+    /// Calendar months.
+    Month,
+    /// Calendar years.
+    Year,
+    /// Unpartitioned: rebuilt whole.
+    None,
+}
+
+impl Grain {
+    /// Every grain, finest first.
+    pub const ALL: [Grain; 6] = [
+        Grain::Hour,
+        Grain::Day,
+        Grain::Week,
+        Grain::Month,
+        Grain::Year,
+        Grain::None,
+    ];
+
+    /// The grain's name as written in `ripple.yml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grain::Hour => "hour",
+            Grain::Day => "day",
+            Grain::Week => "week",
+            Grain::Month => "month",
+            Grain::Year => "year",
+            Grain::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for Grain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Grain {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Grain::ALL
+            .into_iter()
+            .find(|g| g.as_str() == s.trim().to_ascii_lowercase())
+            .ok_or_else(|| {
+                format!("unknown grain '{s}'; use one of hour, day, week, month, year, none")
+            })
+    }
+}
+
+/// Which upstream time a downstream partition reads (DESIGN.md, Concepts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeMapping {
+    /// Partition `p` reads upstream `[p.start, p.end)`.
+    Identity,
+    /// Partition `p` reads upstream `[p.start + lo·g, p.end + hi·g)`.
+    Window(i64, i64),
+    /// Every partition reads all of the upstream.
+    All,
+    /// Changes do not propagate along the edge.
+    None,
+}
+
+impl fmt::Display for TimeMapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TimeMapping::Identity => f.write_str("identity"),
+            TimeMapping::Window(lo, hi) => write!(f, "window [{lo}, {hi}]"),
+            TimeMapping::All => f.write_str("all"),
+            TimeMapping::None => f.write_str("none"),
+        }
+    }
+}
