@@ -6,9 +6,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use std::collections::BTreeSet;
+
 use ripple::emit;
+use ripple::graph::{LineageGraph, Selector};
+use ripple::ingest::{LoadOptions, load_project};
 use ripple::input::{self, STDIN_LABEL};
 use ripple::sql::{SqlDialect, script_lineage};
+
+mod progress;
 
 /// Exit code for bad input or usage (clap uses it too).
 const EXIT_BAD_INPUT: u8 = 2;
@@ -18,7 +24,7 @@ const EXIT_BAD_INPUT: u8 = 2;
     name = "ripple",
     version,
     about = "Lineage-aware impact analysis and backfill planning for SQL, dbt and Airflow pipelines",
-    after_help = "Examples:\n  ripple lineage fixtures/sql/warehouse_load.sql --dialect postgres\n  echo 'insert into a select * from b' | ripple lineage --format json"
+    after_help = "Examples:\n  ripple lineage fixtures/sql/warehouse_load.sql --dialect postgres\n  ripple graph --project fixtures/shop --select +fct_orders --format mermaid\n  ripple check --project fixtures/shop"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -30,6 +36,74 @@ enum Command {
     /// Statement lineage of a SQL script: the tables each statement reads and writes.
     #[command(after_help = LINEAGE_EXAMPLES)]
     Lineage(LineageArgs),
+    /// The lineage graph of a project: datasets and the jobs between them.
+    #[command(after_help = GRAPH_EXAMPLES)]
+    Graph(GraphArgs),
+    /// Validate a project: cycles, unknown refs, files that fail, tables written twice.
+    #[command(after_help = CHECK_EXAMPLES)]
+    Check(CheckArgs),
+}
+
+const GRAPH_EXAMPLES: &str = "Examples:
+  ripple graph --project fixtures/shop
+  ripple graph --project fixtures/shop --select +fct_orders --format mermaid
+  ripple graph --project fixtures/shop --select 'tag:finance,path:models/marts' --format dot --output shop.dot";
+
+const CHECK_EXAMPLES: &str = "Examples:
+  ripple check --project fixtures/shop
+  ripple check --project . --format json";
+
+/// Where the project is and how to read it.
+#[derive(clap::Args)]
+struct ProjectArgs {
+    /// The project folder (dbt project, SQL folders, ripple.yml).
+    #[arg(long, short, default_value = ".", value_name = "DIR")]
+    project: PathBuf,
+    /// A dbt manifest.json to read as well (never read unless named here or in ripple.yml).
+    #[arg(long, value_name = "FILE")]
+    manifest: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct GraphArgs {
+    #[command(flatten)]
+    project: ProjectArgs,
+    /// dbt-style selector: name, name+, +name, 2+name, name+1, @name, tag:x, path:dir; space = union, comma = intersection.
+    #[arg(long, short)]
+    select: Option<String>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = GraphFormat::Json)]
+    format: GraphFormat,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum GraphFormat {
+    /// Nodes and edges as JSON.
+    Json,
+    /// Graphviz DOT.
+    Dot,
+    /// A Mermaid flowchart.
+    Mermaid,
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    #[command(flatten)]
+    project: ProjectArgs,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = CheckFormat::Text)]
+    format: CheckFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CheckFormat {
+    /// One finding per line.
+    Text,
+    /// Findings as JSON.
+    Json,
 }
 
 const LINEAGE_EXAMPLES: &str = "Examples:
@@ -79,6 +153,65 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Lineage(args) => lineage(args),
+        Command::Graph(args) => graph(args),
+        Command::Check(args) => check(args),
+    }
+}
+
+/// Loads and builds the graph, with a progress bar on a terminal.
+fn load_graph(args: &ProjectArgs) -> anyhow::Result<LineageGraph> {
+    let bar = progress::Bar::new();
+    let options = LoadOptions {
+        manifest: args.manifest.clone(),
+        progress: &bar,
+    };
+    let project = load_project(&args.project, &options)?;
+    Ok(LineageGraph::build(project))
+}
+
+fn graph(args: GraphArgs) -> anyhow::Result<ExitCode> {
+    let g = load_graph(&args.project)?;
+    let nodes: BTreeSet<_> = match &args.select {
+        Some(sel) => Selector::parse(sel)?.select(&g)?,
+        None => g.graph.node_indices().collect(),
+    };
+    let rendered = match args.format {
+        GraphFormat::Json => emit::graph::json(&g, &nodes),
+        GraphFormat::Dot => emit::graph::dot(&g, &nodes),
+        GraphFormat::Mermaid => emit::graph::mermaid(&g, &nodes),
+    };
+    write_output(args.output.as_deref(), &rendered)?;
+    let (errors, _) = emit::check::counts(&g.diagnostics);
+    if errors > 0 {
+        eprintln!(
+            "warning: {errors} problem{} while reading the project; the graph may be incomplete (see `ripple check`)",
+            if errors == 1 { "" } else { "s" }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let g = load_graph(&args.project)?;
+    let findings = g.check();
+    let rendered = match args.format {
+        CheckFormat::Text => emit::check::text(&findings),
+        CheckFormat::Json => emit::check::json(&findings),
+    };
+    write_stdout(&rendered)?;
+    let (errors, _) = emit::check::counts(&findings);
+    Ok(if errors > 0 {
+        ExitCode::from(EXIT_BAD_INPUT)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Writes `text` to `path`, or to standard output when there is none.
+fn write_output(path: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
+    match path {
+        Some(p) => std::fs::write(p, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
+        None => write_stdout(text),
     }
 }
 

@@ -1,6 +1,9 @@
 //! Renderers: each turns one of the library's results into text, and knows
 //! nothing of how that result was computed.
 
+pub mod check;
+pub mod escape;
+pub mod graph;
 pub mod lineage;
 
 /// The version of every JSON document ripple writes; bumped on any change

@@ -1,0 +1,145 @@
+//! The lineage graph as JSON, DOT (through graphviz-rust's printer) and
+//! Mermaid, restricted to a set of selected nodes.
+
+use std::collections::BTreeSet;
+
+use graphviz_rust::dot_structures::{Attribute, Edge as DotEdge, EdgeTy, Graph, Id, Node, NodeId, Stmt, Vertex};
+use graphviz_rust::printer::{DotPrinter, PrinterContext};
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+
+use super::SCHEMA_VERSION;
+use super::escape::{dot_string, mermaid_label};
+use crate::graph::LineageGraph;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: u32,
+    nodes: Vec<JsonNode<'a>>,
+    edges: Vec<JsonEdge<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonNode<'a> {
+    id: &'a str,
+    kind: &'a str,
+    name: &'a str,
+    relation: &'a str,
+    file: Option<&'a str>,
+    line: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct JsonEdge<'a> {
+    from: &'a str,
+    to: &'a str,
+    via: &'a str,
+    file: &'a str,
+    line: u32,
+}
+
+/// Edges between selected nodes, sorted by (from, to, via).
+fn edges<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Vec<(NodeIndex, NodeIndex, &'a crate::graph::Edge)> {
+    let mut out: Vec<_> = g
+        .graph
+        .edge_references()
+        .filter(|e| nodes.contains(&e.source()) && nodes.contains(&e.target()))
+        .map(|e| (e.source(), e.target(), e.weight()))
+        .collect();
+    out.sort_by(|a, b| {
+        (&g.graph[a.0].id, &g.graph[a.1].id, a.2).cmp(&(&g.graph[b.0].id, &g.graph[b.1].id, b.2))
+    });
+    out
+}
+
+/// The selected subgraph as the JSON document `ripple graph` prints.
+pub fn json(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
+    let doc = Document {
+        schema_version: SCHEMA_VERSION,
+        nodes: nodes
+            .iter()
+            .map(|&n| {
+                let d = &g.graph[n];
+                JsonNode {
+                    id: &d.id,
+                    kind: d.kind.as_str(),
+                    name: &d.name,
+                    relation: &d.relation,
+                    file: d.file.as_deref(),
+                    line: d.line,
+                }
+            })
+            .collect(),
+        edges: edges(g, nodes)
+            .into_iter()
+            .map(|(a, b, e)| JsonEdge {
+                from: &g.graph[a].id,
+                to: &g.graph[b].id,
+                via: &e.via,
+                file: &e.file,
+                line: e.line,
+            })
+            .collect(),
+    };
+    let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// The selected subgraph in DOT, one node per dataset (shape by kind).
+pub fn dot(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
+    let attr = |k: &str, v: &str| Attribute(Id::Plain(k.to_string()), Id::Escaped(dot_string(v)));
+    let mut stmts = vec![Stmt::Attribute(attr("rankdir", "LR"))];
+    for &n in nodes {
+        let d = &g.graph[n];
+        let shape = match d.kind {
+            crate::project::DatasetKind::Source => "cylinder",
+            crate::project::DatasetKind::Seed => "note",
+            crate::project::DatasetKind::Snapshot => "component",
+            crate::project::DatasetKind::Table => "box3d",
+            crate::project::DatasetKind::Model => "box",
+        };
+        stmts.push(Stmt::Node(Node::new(
+            NodeId(Id::Escaped(dot_string(&d.id)), None),
+            vec![attr("label", &d.name), attr("shape", shape)],
+        )));
+    }
+    for (a, b, e) in edges(g, nodes) {
+        stmts.push(Stmt::Edge(DotEdge {
+            ty: EdgeTy::Pair(
+                Vertex::N(NodeId(Id::Escaped(dot_string(&g.graph[a].id)), None)),
+                Vertex::N(NodeId(Id::Escaped(dot_string(&g.graph[b].id)), None)),
+            ),
+            attributes: vec![attr("tooltip", &e.via)],
+        }));
+    }
+    let graph = Graph::DiGraph {
+        id: Id::Plain("lineage".to_string()),
+        strict: false,
+        stmts,
+    };
+    let mut out = graph.print(&mut PrinterContext::default());
+    out.push('\n');
+    out
+}
+
+/// The selected subgraph as a Mermaid flowchart (renders on GitHub).
+pub fn mermaid(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
+    let mut out = String::from("flowchart LR\n");
+    // Mermaid ids must be plain: number the nodes in output order.
+    let ids: std::collections::HashMap<NodeIndex, usize> = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    for (&n, i) in nodes.iter().zip(0..) {
+        let d = &g.graph[n];
+        let (open, close) = match d.kind {
+            crate::project::DatasetKind::Source => ("[(", ")]"),
+            crate::project::DatasetKind::Table => ("[[", "]]"),
+            _ => ("[", "]"),
+        };
+        out.push_str(&format!("  n{i}{open}\"{}\"{close}\n", mermaid_label(&d.name)));
+    }
+    for (a, b, _) in edges(g, nodes) {
+        out.push_str(&format!("  n{} --> n{}\n", ids[&a], ids[&b]));
+    }
+    out
+}

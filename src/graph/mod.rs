@@ -1,0 +1,350 @@
+//! The lineage graph: datasets as nodes, "downstream reads upstream" as
+//! edges, each edge naming the job it runs through and where it is written.
+//!
+//! [`LineageGraph::build`] resolves every reference of every job (dbt refs,
+//! sources, relations named in SQL) to a dataset; datasets known only from
+//! SQL become `table.<relation>` nodes. The result does not depend on the
+//! order the inputs were read in: nodes are added sorted by id, edges sorted
+//! by (from, to, job).
+
+mod select;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use petgraph::Direction;
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde::Serialize;
+
+pub use select::{Selector, SelectorError};
+
+use crate::ingest::UNKNOWN_PLACEHOLDER;
+use crate::project::{Dataset, DatasetKind, Diagnostic, Job, Project, Target, did_you_mean};
+
+/// An edge: the downstream dataset reads the upstream one through `via`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Edge {
+    /// The job (node id of a dbt model, `sql:<file>` for a script).
+    pub via: String,
+    /// The file the read is written in.
+    pub file: String,
+    /// 1-based line of the read (0 when unknown).
+    pub line: u32,
+}
+
+/// The lineage graph of a project.
+#[derive(Debug, Clone)]
+pub struct LineageGraph {
+    /// Datasets and edges.
+    pub graph: DiGraph<Dataset, Edge>,
+    /// Node index by dataset id.
+    pub index: HashMap<String, NodeIndex>,
+    /// Jobs by id, with the datasets they write.
+    pub jobs: BTreeMap<String, Job>,
+    /// Datasets whose job reads the dataset itself (incremental models that
+    /// read `{{ this }}`, `INSERT INTO t SELECT ... FROM t`).
+    pub self_reads: BTreeSet<String>,
+    /// The project's diagnostics, then those found building the graph.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The project's configuration.
+    pub config: crate::config::Config,
+}
+
+/// Lookup tables for resolving references.
+struct Resolver<'a> {
+    ids: BTreeSet<&'a str>,
+    by_relation: HashMap<String, &'a str>,
+    by_name: HashMap<&'a str, &'a str>,
+    latest: HashMap<&'a str, &'a str>,
+}
+
+impl<'a> Resolver<'a> {
+    fn new(datasets: &'a [Dataset]) -> Self {
+        let mut r = Resolver {
+            ids: datasets.iter().map(|d| d.id.as_str()).collect(),
+            by_relation: HashMap::new(),
+            by_name: HashMap::new(),
+            latest: HashMap::new(),
+        };
+        // Datasets come sorted by id: the first of equal relations or names
+        // wins, whatever order the readers ran in.
+        for d in datasets {
+            r.by_relation.entry(d.relation.to_lowercase()).or_insert(&d.id);
+            if d.kind != DatasetKind::Source {
+                r.by_name.entry(d.name.as_str()).or_insert(&d.id);
+            }
+            if let Some(latest) = d.config.get("latest_version").and_then(|v| v.as_str())
+                && d.config.get("version").and_then(|v| v.as_str()) == Some(latest)
+            {
+                r.latest.insert(d.name.as_str(), &d.id);
+            }
+        }
+        r
+    }
+
+    /// The dataset id `target` names; `Err` with a message when none.
+    fn resolve(&self, target: &Target) -> Result<Option<String>, String> {
+        match target {
+            Target::Node { id } => match self.ids.contains(id.as_str()) {
+                true => Ok(Some(id.clone())),
+                false => Err(format!("`{id}` is not in the project")),
+            },
+            Target::Ref { name, version, .. } => {
+                let candidates = match version {
+                    Some(v) => vec![format!("model.{name}.v{v}")],
+                    None => vec![
+                        format!("model.{name}"),
+                        self.latest.get(name.as_str()).map(|s| s.to_string()).unwrap_or_default(),
+                        format!("seed.{name}"),
+                        format!("snapshot.{name}"),
+                    ],
+                };
+                if let Some(id) = candidates.iter().find(|c| self.ids.contains(c.as_str())) {
+                    return Ok(Some(id.clone()));
+                }
+                let names = self.by_name.keys().copied();
+                let hint = did_you_mean(name, names).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+                Err(format!("ref('{name}') names no model, seed or snapshot{hint}"))
+            }
+            Target::Source { source, table } => {
+                let id = format!("source.{source}.{table}");
+                if self.ids.contains(id.as_str()) {
+                    return Ok(Some(id));
+                }
+                let sources = self.ids.iter().filter_map(|i| i.strip_prefix("source."));
+                let hint = did_you_mean(&format!("{source}.{table}"), sources)
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_else(|| "; declare it under `sources:` in a YAML file".to_string());
+                Err(format!("source('{source}', '{table}') is not declared{hint}"))
+            }
+            Target::Relation { relation } => {
+                if relation.contains(UNKNOWN_PLACEHOLDER) {
+                    return Ok(None);
+                }
+                let key = relation.to_lowercase();
+                if let Some(id) = self.by_relation.get(&key) {
+                    return Ok(Some(id.to_string()));
+                }
+                if !key.contains('.')
+                    && let Some(id) = self.by_name.get(key.as_str())
+                {
+                    return Ok(Some(id.to_string()));
+                }
+                Ok(Some(format!("table.{key}")))
+            }
+        }
+    }
+}
+
+impl LineageGraph {
+    /// Builds the graph of `project`, consuming it.
+    pub fn build(project: Project) -> LineageGraph {
+        let Project {
+            config,
+            datasets,
+            jobs,
+            mut diagnostics,
+            ..
+        } = project;
+        let resolver = Resolver::new(&datasets);
+        let mut new_tables: BTreeMap<String, String> = BTreeMap::new();
+        let mut edges: BTreeSet<(String, String, Edge)> = BTreeSet::new();
+        let mut writers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut self_reads = BTreeSet::new();
+        for job in &jobs {
+            let mut resolve = |target: &Target, line: u32, diagnostics: &mut Vec<Diagnostic>| -> Option<String> {
+                match resolver.resolve(target) {
+                    Ok(Some(id)) => {
+                        if let (Some(rel), Target::Relation { relation }) = (id.strip_prefix("table."), target) {
+                            new_tables.entry(id.clone()).or_insert_with(|| {
+                                debug_assert_eq!(rel, relation.to_lowercase());
+                                relation.clone()
+                            });
+                        }
+                        Some(id)
+                    }
+                    Ok(None) => None,
+                    Err(message) => {
+                        diagnostics.push(Diagnostic::error("unknown-ref", Some(job.file.clone()), line, 0, message));
+                        None
+                    }
+                }
+            };
+            let writes: Vec<String> = job
+                .writes
+                .iter()
+                .filter_map(|w| resolve(&w.target, w.line, &mut diagnostics))
+                .collect();
+            let reads: Vec<(String, u32)> = job
+                .reads
+                .iter()
+                .filter_map(|r| resolve(&r.target, r.line, &mut diagnostics).map(|id| (id, r.line)))
+                .collect();
+            for w in &writes {
+                writers.entry(w.clone()).or_default().push(job.id.clone());
+                for (r, line) in &reads {
+                    if r == w {
+                        self_reads.insert(w.clone());
+                        continue;
+                    }
+                    edges.insert((
+                        r.clone(),
+                        w.clone(),
+                        Edge {
+                            via: job.id.clone(),
+                            file: job.file.clone(),
+                            line: *line,
+                        },
+                    ));
+                }
+            }
+        }
+        for (id, jobs) in &writers {
+            if jobs.len() > 1 {
+                diagnostics.push(Diagnostic::warning(
+                    "duplicate-writer",
+                    None,
+                    0,
+                    0,
+                    format!("`{id}` is written by {} jobs: {}; a backfill would run both", jobs.len(), jobs.join(", ")),
+                ));
+            }
+        }
+
+        drop(resolver);
+        let mut all: Vec<Dataset> = datasets;
+        // Readers never make `table.` datasets, so these ids are all new.
+        for (id, relation) in new_tables {
+            all.push(Dataset {
+                name: relation.to_lowercase(),
+                relation: relation.to_lowercase(),
+                id,
+                kind: DatasetKind::Table,
+                package: None,
+                file: None,
+                line: None,
+                tags: Vec::new(),
+                columns: Vec::new(),
+                config: BTreeMap::new(),
+            });
+        }
+        all.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut graph = DiGraph::with_capacity(all.len(), edges.len());
+        let mut index = HashMap::with_capacity(all.len());
+        for d in all {
+            let id = d.id.clone();
+            index.insert(id, graph.add_node(d));
+        }
+        for (from, to, edge) in edges {
+            if let (Some(&a), Some(&b)) = (index.get(&from), index.get(&to)) {
+                graph.add_edge(a, b, edge);
+            }
+        }
+        let mut g = LineageGraph {
+            graph,
+            index,
+            jobs: jobs.into_iter().map(|j| (j.id.clone(), j)).collect(),
+            self_reads,
+            diagnostics,
+            config,
+        };
+        let cycles = g.cycles();
+        for cycle in cycles {
+            g.diagnostics.push(Diagnostic::error(
+                "cycle",
+                None,
+                0,
+                0,
+                format!("cycle: {}; break it (a `none` mapping in ripple.yml does not)", cycle.join(" → ")),
+            ));
+        }
+        g.diagnostics.sort();
+        g.diagnostics.dedup();
+        g
+    }
+
+    /// The dataset with id `id`.
+    pub fn dataset(&self, id: &str) -> Option<&Dataset> {
+        self.index.get(id).map(|&i| &self.graph[i])
+    }
+
+    /// Each cycle as the path `a → b → a`, starting at its smallest id.
+    pub fn cycles(&self) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        for scc in petgraph::algo::tarjan_scc(&self.graph) {
+            if scc.len() < 2 {
+                continue;
+            }
+            let members: BTreeSet<NodeIndex> = scc.iter().copied().collect();
+            let Some(&start) = scc.iter().min_by_key(|&&n| &self.graph[n].id) else {
+                continue;
+            };
+            out.push(self.cycle_path(start, &members));
+        }
+        out.sort();
+        out
+    }
+
+    /// A shortest path from `start` back to itself inside `members`.
+    fn cycle_path(&self, start: NodeIndex, members: &BTreeSet<NodeIndex>) -> Vec<String> {
+        let mut prev: HashMap<NodeIndex, NodeIndex> = HashMap::new();
+        let mut queue = std::collections::VecDeque::from([start]);
+        while let Some(n) = queue.pop_front() {
+            let mut next: Vec<NodeIndex> = self
+                .graph
+                .neighbors_directed(n, Direction::Outgoing)
+                .filter(|m| members.contains(m))
+                .collect();
+            next.sort_by_key(|&m| &self.graph[m].id);
+            for m in next {
+                if m == start {
+                    // start → ... → n → start, rebuilt from the predecessors.
+                    let mut back = Vec::new();
+                    let mut cur = n;
+                    while cur != start {
+                        back.push(self.graph[cur].id.clone());
+                        cur = prev[&cur];
+                    }
+                    let first = self.graph[start].id.clone();
+                    let mut path = vec![first.clone()];
+                    path.extend(back.into_iter().rev());
+                    path.push(first);
+                    return path;
+                }
+                if let std::collections::hash_map::Entry::Vacant(e) = prev.entry(m) {
+                    e.insert(n);
+                    queue.push_back(m);
+                }
+            }
+        }
+        vec![self.graph[start].id.clone()]
+    }
+
+    /// Everything `ripple check` reports: the diagnostics of loading and
+    /// building, and sources that nothing reads; sorted.
+    pub fn check(&self) -> Vec<Diagnostic> {
+        let mut out = self.diagnostics.clone();
+        for s in self.unused_sources() {
+            out.push(Diagnostic::warning(
+                "unused-source",
+                s.file.clone(),
+                s.line.unwrap_or(0),
+                0,
+                format!("source `{}` is declared but nothing reads it", s.name),
+            ));
+        }
+        out.sort();
+        out
+    }
+
+    /// Source datasets that nothing reads.
+    pub fn unused_sources(&self) -> Vec<&Dataset> {
+        self.graph
+            .node_indices()
+            .filter(|&n| {
+                self.graph[n].kind == DatasetKind::Source
+                    && self.graph.neighbors_directed(n, Direction::Outgoing).next().is_none()
+            })
+            .map(|n| &self.graph[n])
+            .collect()
+    }
+}
