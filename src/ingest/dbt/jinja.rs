@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use minijinja::value::{Kwargs, Object, Rest, Serde};
+use minijinja::value::{Kwargs, Object, Rest, Serde, ValueOrKwargs};
 use minijinja::{Environment, Error, ErrorKind, State, UndefinedBehavior, Value, context};
 
 use crate::project::Target;
@@ -223,7 +223,7 @@ impl Renderer {
             let recorded = name.clone();
             env.add_function(
                 name,
-                move |state: &State, _args: Rest<Value>| -> Result<Value, Error> {
+                move |state: &State, _args: Rest<ValueOrKwargs>| -> Result<Value, Error> {
                     if let Some(cap) = capture(state) {
                         lock(&cap.unknown).insert(recorded.clone());
                     }
@@ -337,8 +337,12 @@ fn unknown_method(
 fn macro_caller(
     template: String,
     name: String,
-) -> impl Fn(&State, Rest<Value>) -> Result<Value, Error> + Send + Sync + 'static {
-    move |state: &State, args: Rest<Value>| call_macro(state, &template, &name, &args)
+) -> impl Fn(&State, Rest<ValueOrKwargs>) -> Result<Value, Error> + Send + Sync + 'static {
+    move |state: &State, args: Rest<ValueOrKwargs>| {
+        // Keyword arguments travel on to the macro untouched.
+        let args: Vec<Value> = args.0.into_iter().map(ValueOrKwargs::into_value).collect();
+        call_macro(state, &template, &name, &args)
+    }
 }
 
 fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Result<Value, Error> {
@@ -447,7 +451,7 @@ fn add_builtins(env: &mut Environment<'static>, settings: &Arc<Settings>, table:
     );
     env.add_function(
         "config",
-        |state: &State, _args: Rest<Value>, kwargs: Kwargs| -> Result<Value, Error> {
+        |state: &State, _args: Rest<ValueOrKwargs>, kwargs: Kwargs| -> Result<Value, Error> {
             let keys: Vec<String> = kwargs.args().map(str::to_string).collect();
             let mut values = Vec::with_capacity(keys.len());
             for key in keys {
@@ -482,11 +486,11 @@ fn add_builtins(env: &mut Environment<'static>, settings: &Arc<Settings>, table:
     );
     env.add_function("is_incremental", || false);
     env.add_function("should_full_refresh", || false);
-    env.add_function("log", |_args: Rest<Value>| "");
-    env.add_function("print", |_args: Rest<Value>| "");
-    env.add_function("run_query", |_args: Rest<Value>| Value::from(()));
-    env.add_function("load_result", |_args: Rest<Value>| Value::from(()));
-    env.add_function("statement", |_args: Rest<Value>| "");
+    env.add_function("log", |_args: Rest<ValueOrKwargs>| "");
+    env.add_function("print", |_args: Rest<ValueOrKwargs>| "");
+    env.add_function("run_query", |_args: Rest<ValueOrKwargs>| Value::from(()));
+    env.add_function("load_result", |_args: Rest<ValueOrKwargs>| Value::from(()));
+    env.add_function("statement", |_args: Rest<ValueOrKwargs>| "");
     env.add_function("local_md5", |s: String| format!("{:x}", fnv(&s)));
     env.add_function("zip", |a: Value, b: Value| -> Result<Value, Error> {
         let a: Vec<Value> = a.try_iter()?.collect();
@@ -676,7 +680,7 @@ impl Object for Adapter {
 }
 
 fn placeholder_function() -> Value {
-    Value::from_function(|_args: Rest<Value>| Value::from_safe_string(PLACEHOLDER.to_string()))
+    Value::from_function(|_args: Rest<ValueOrKwargs>| Value::from_safe_string(PLACEHOLDER.to_string()))
 }
 
 /// A package namespace (`dbt_utils.star(...)`, `dbt.current_timestamp()`):
@@ -710,10 +714,21 @@ impl Namespace {
     }
 }
 
+impl Namespace {
+    /// Whether `name` is one of dbt-core's cross-database macros.
+    fn is_cross_db(&self, name: &str) -> bool {
+        self.package == "dbt" && CROSS_DB.iter().any(|(n, _, _)| *n == name)
+    }
+}
+
 impl Object for Namespace {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
         let name = key.as_str()?;
         let found = self.find(name);
+        if found.is_none() && self.is_cross_db(name) {
+            let name = name.to_string();
+            return Some(Value::from_function(move |args: Rest<ValueOrKwargs>| cross_db(&name, &args)));
+        }
         Some(match found {
             Some(template) => {
                 Value::from_function(macro_caller(template.clone(), name.to_string()))
@@ -740,6 +755,10 @@ impl Object for Namespace {
     ) -> Result<Value, Error> {
         if let Some(template) = self.find(method) {
             return call_macro(state, template, method, args);
+        }
+        if self.is_cross_db(method) {
+            let args: Vec<ValueOrKwargs> = args.iter().cloned().map(ValueOrKwargs::from).collect();
+            return cross_db(method, &args);
         }
         if let Some(cap) = capture(state) {
             lock(&cap.unknown).insert(format!("{}.{method}()", self.package));
@@ -783,6 +802,127 @@ pub(crate) fn rename_definitions(text: &str) -> String {
     }
     out.push_str(&text[last..]);
     out
+}
+
+/// dbt's own cross-database macros (`dbt.date_trunc(...)`), which live in
+/// dbt-core rather than in any project: each renders as portable SQL with
+/// its arguments pasted in as dbt does. `{0}`, `{1}`, ... are the positional
+/// arguments; `{*}` all of them, comma-separated.
+const CROSS_DB: &[(&str, &[&str], &str)] = &[
+    ("date_trunc", &["datepart", "date"], "date_trunc('{0}', {1})"),
+    ("dateadd", &["datepart", "interval", "from_date_or_timestamp"], "dateadd({0}, {1}, {2})"),
+    ("datediff", &["first_date", "second_date", "datepart"], "datediff({2}, {0}, {1})"),
+    ("last_day", &["date", "datepart"], "last_day({0})"),
+    ("current_timestamp", &[], "current_timestamp"),
+    ("current_timestamp_backcompat", &[], "current_timestamp"),
+    ("type_string", &[], "varchar"),
+    ("type_float", &[], "float"),
+    ("type_numeric", &[], "numeric"),
+    ("type_int", &[], "integer"),
+    ("type_bigint", &[], "bigint"),
+    ("type_timestamp", &[], "timestamp"),
+    ("type_boolean", &[], "boolean"),
+    ("safe_cast", &["field", "type"], "cast({0} as {1})"),
+    ("cast", &["field", "type"], "cast({0} as {1})"),
+    ("cast_bool_to_text", &["field"], "cast({0} as varchar)"),
+    ("hash", &["field"], "md5(cast({0} as varchar))"),
+    ("concat", &["fields"], "concat({0})"),
+    ("string_literal", &["value"], "'{0}'"),
+    ("any_value", &["expression"], "any_value({0})"),
+    ("bool_or", &["expression"], "bool_or({0})"),
+    ("split_part", &["string_text", "delimiter_text", "part_number"], "split_part({0}, {1}, {2})"),
+    ("position", &["substring_text", "string_text"], "position({0} in {1})"),
+    ("replace", &["field", "old_chars", "new_chars"], "replace({0}, {1}, {2})"),
+    ("right", &["string_text", "length_expression"], "right({0}, {1})"),
+    ("length", &["expression"], "length({0})"),
+    ("listagg", &["measure", "delimiter_text"], "string_agg({0}, {1})"),
+    ("except", &[], "except"),
+    ("intersect", &[], "intersect"),
+    ("escape_single_quotes", &["expression"], "{0}"),
+];
+
+fn cross_db(name: &str, args: &[ValueOrKwargs]) -> Result<Value, Error> {
+    let Some((_, params, pattern)) = CROSS_DB.iter().find(|(n, _, _)| *n == name) else {
+        return Ok(Value::from_safe_string(PLACEHOLDER.to_string()));
+    };
+    let mut filled: Vec<String> = vec![String::new(); params.len()];
+    let mut next = 0;
+    for a in args {
+        if a.is_kwargs() {
+            for (i, param) in params.iter().enumerate() {
+                if let Ok(v) = a.get_attr(param)
+                    && !v.is_undefined()
+                {
+                    filled[i] = flatten(&v);
+                }
+            }
+        } else if next < filled.len() {
+            filled[next] = flatten(a);
+            next += 1;
+        }
+    }
+    let mut out = pattern.to_string();
+    for (i, arg) in filled.iter().enumerate() {
+        out = out.replace(&format!("{{{i}}}"), arg);
+    }
+    Ok(Value::from_safe_string(out))
+}
+
+/// A macro argument as dbt pastes it: lists comma-joined, the rest as text.
+fn flatten(v: &Value) -> String {
+    match v.try_iter() {
+        Ok(items) if v.kind() == minijinja::value::ValueKind::Seq => {
+            items.map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        }
+        _ => v.to_string(),
+    }
+}
+
+/// Renders the Jinja in `dbt_project.yml` and property values
+/// (`+enabled: "{{ var('x', false) }}"`) with `var`, `env_var` and `target`.
+pub(crate) struct ConfigRenderer {
+    env: Environment<'static>,
+}
+
+impl ConfigRenderer {
+    /// A renderer for config values with these vars and target.
+    pub fn new(vars: &BTreeMap<String, serde_json::Value>, target: &crate::config::TargetConfig) -> ConfigRenderer {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Chainable);
+        env.set_fuel(Some(FUEL));
+        let vars = vars.clone();
+        env.add_function("var", move |name: String, default: Option<Value>| -> Value {
+            match vars.get(&name) {
+                Some(v) => Value::from(Serde(v)),
+                None => default.unwrap_or(Value::from(())),
+            }
+        });
+        env.add_function("env_var", |_name: String, default: Option<Value>| default.unwrap_or(Value::from("")));
+        env.add_global(
+            "target",
+            context! { name => target.name.clone(), schema => target.schema.clone(), database => target.database.clone() },
+        );
+        ConfigRenderer { env }
+    }
+
+    /// `value` with the Jinja in its strings rendered; `"True"`/`"false"`
+    /// become booleans, as YAML would have read them.
+    pub fn render(&self, value: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value as J;
+        match value {
+            J::String(s) if s.contains("{{") || s.contains("{%") => match self.env.render_str(&s, ()) {
+                Ok(out) => match out.trim() {
+                    "True" | "true" => J::Bool(true),
+                    "False" | "false" => J::Bool(false),
+                    other => J::String(other.to_string()),
+                },
+                Err(_) => J::String(s),
+            },
+            J::Array(items) => J::Array(items.into_iter().map(|v| self.render(v)).collect()),
+            J::Object(map) => J::Object(map.into_iter().map(|(k, v)| (k, self.render(v))).collect()),
+            other => other,
+        }
+    }
 }
 
 /// Names of the macros a file defines (`{% macro name(...) %}`).
@@ -1155,6 +1295,35 @@ mod tests {
         let (sql, _) = render(&[], "select 1\nfrom {{ ref('a') \n");
         let err = sql.unwrap_err();
         assert!(err.line >= 2, "{err:?}");
+    }
+
+    #[test]
+    fn dbt_cross_database_macros_render_as_sql() {
+        let (sql, cap) = render(
+            &[],
+            "select {{ dbt.date_trunc('week', 'order_date') }}, {{ dbt.dateadd(datepart='day', interval=-6, from_date_or_timestamp='d') }}, cast(x as {{ dbt.type_string() }}) from t",
+        );
+        assert_eq!(sql.unwrap(), "select date_trunc('week', order_date), dateadd(day, -6, d), cast(x as varchar) from t");
+        assert!(lock(&cap.unknown).is_empty());
+    }
+
+    #[test]
+    fn config_values_render_their_jinja() {
+        let vars = [("load".to_string(), serde_json::json!(true))].into();
+        let r = ConfigRenderer::new(&vars, &crate::config::TargetConfig::default());
+        assert_eq!(r.render(serde_json::json!("{{ var('load', false) }}")), serde_json::json!(true));
+        assert_eq!(r.render(serde_json::json!("{{ var('other', false) }}")), serde_json::json!(false));
+        assert_eq!(r.render(serde_json::json!("{{ target.schema }}_x")), serde_json::json!("analytics_x"));
+        assert_eq!(r.render(serde_json::json!(["plain"])), serde_json::json!(["plain"]));
+    }
+
+    #[test]
+    fn keyword_arguments_reach_macros() {
+        let (sql, _) = render(
+            &[("dbt_packages/pk/macros/g.sql", Some("pk"), "{% macro g(a=None, n=None, d='day') %}[{{ n }}|{{ d }}]{% endmacro %}")],
+            "{{ pk.g(n=3, d='week') }} {{ g(n=4) }} {{ log('x', info=True) }}",
+        );
+        assert_eq!(sql.unwrap(), "[3|week] [4|day] ");
     }
 
     #[test]

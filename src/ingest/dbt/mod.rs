@@ -11,7 +11,7 @@ use minijinja::Value as JValue;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use self::jinja::{MacroFile, PLACEHOLDER, Relation, Relations, Renderer, Settings};
+use self::jinja::{ConfigRenderer, MacroFile, PLACEHOLDER, Relation, Relations, Renderer, Settings};
 use self::yaml::{ProjectFile, Properties, block_config, merge_config};
 use super::Progress;
 use super::files::{line_of, relative, stem, walk};
@@ -91,6 +91,9 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Dbt
             Err(d) => out.diagnostics.push(d),
         }
     }
+
+    // Jinja inside YAML values (`+enabled: "{{ var('x', false) }}"`).
+    let config_jinja = ConfigRenderer::new(&merged_vars(config, &units), &config.target);
 
     // Property YAML, macros, seeds and SQL templates of every unit.
     let mut macro_files = Vec::new();
@@ -183,6 +186,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Dbt
         if is_snapshot {
             for (name, body, first_line) in snapshot_blocks(&text) {
                 templates.push(template(
+                    &config_jinja,
                     &units,
                     unit,
                     DatasetKind::Snapshot,
@@ -197,6 +201,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Dbt
             let name = stem(Path::new(&file));
             let (model, version) = versioned_name(unit, &name);
             templates.push(template(
+                &config_jinja,
                 &units,
                 unit,
                 DatasetKind::Model,
@@ -214,6 +219,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Dbt
             if let Some(relation) = &props.relation {
                 let text = format!("select * from {{{{ {relation} }}}}");
                 templates.push(template(
+                    &config_jinja,
                     &units,
                     unit,
                     DatasetKind::Snapshot,
@@ -269,6 +275,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Dbt
         for (k, v) in props.config {
             merge_config(&mut cfg, &k, v);
         }
+        let cfg: Map<String, Value> = cfg.into_iter().map(|(k, v)| (k, config_jinja.render(v))).collect();
         if cfg.get("enabled") == Some(&Value::Bool(false)) {
             continue;
         }
@@ -421,6 +428,7 @@ fn project_config(
 
 #[allow(clippy::too_many_arguments)]
 fn template(
+    config_jinja: &ConfigRenderer,
     units: &[Unit],
     unit: &Unit,
     kind: DatasetKind,
@@ -461,6 +469,10 @@ fn template(
         (_, Some(v)) => format!("model.{name}.v{v}"),
         _ => format!("model.{name}"),
     };
+    let mut config: Map<String, Value> = config
+        .into_iter()
+        .map(|(k, v)| (k, config_jinja.render(v)))
+        .collect();
     if let Some(v) = &version {
         config.insert("version".into(), Value::from(v.clone()));
         let latest = props.and_then(|p| p.latest_version.clone()).or_else(|| {
@@ -533,20 +545,8 @@ fn settings(
     _root: &Path,
 ) -> Settings {
     let base = default_settings(config);
-    let mut vars: BTreeMap<String, Value> = BTreeMap::new();
+    let vars = merged_vars(config, units);
     let root = &units[0];
-    for (k, v) in &root.file.vars {
-        // Package-scoped blocks (`vars: { pkg: { x: 1 } }`) apply to that
-        // package only; ripple reads the global ones.
-        if !(v.is_object()
-            && units
-                .iter()
-                .any(|u| u.package.as_deref() == Some(k.as_str())))
-        {
-            vars.insert(k.clone(), v.clone());
-        }
-    }
-    vars.extend(config.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
     let mut relations = Relations {
         default_schema: config.target.schema.clone(),
         default_database: config.target.database.clone(),
@@ -579,6 +579,20 @@ fn settings(
         relations,
         ..base
     }
+}
+
+/// `vars` of the root `dbt_project.yml`, overridden by `ripple.yml`'s.
+fn merged_vars(config: &Config, units: &[Unit]) -> BTreeMap<String, Value> {
+    let mut vars: BTreeMap<String, Value> = BTreeMap::new();
+    for (k, v) in &units[0].file.vars {
+        // Package-scoped blocks (`vars: { pkg: { x: 1 } }`) apply to that
+        // package only; ripple reads the global ones.
+        if !(v.is_object() && units.iter().any(|u| u.package.as_deref() == Some(k.as_str()))) {
+            vars.insert(k.clone(), v.clone());
+        }
+    }
+    vars.extend(config.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+    vars
 }
 
 /// dbt's default naming: schema `target` or `target_custom`, alias = name,
@@ -672,7 +686,11 @@ fn render_template(
             Some(t.file.clone()),
             line,
             0,
-            format!("`{name}` is not defined here; rendered as `{PLACEHOLDER}` (install the package under dbt_packages/ to resolve it)"),
+            if name.starts_with('.') {
+                format!("the method `{name}` is not available in ripple's Jinja; rendered as `{PLACEHOLDER}`")
+            } else {
+                format!("`{name}` is not defined here; rendered as `{PLACEHOLDER}` (install the package under dbt_packages/ to resolve it)")
+            },
         ));
     }
     let mut cfg = t.config;
