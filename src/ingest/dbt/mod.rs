@@ -167,6 +167,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Dbt
             )
         })
         .collect();
+    let versions: Vec<HashMap<String, (String, String)>> = units.iter().map(version_files).collect();
     let mut templates = Vec::new();
     for (u, file, text, is_snapshot) in read {
         let text = match text {
@@ -199,7 +200,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Dbt
             }
         } else {
             let name = stem(Path::new(&file));
-            let (model, version) = versioned_name(unit, &name);
+            let (model, version) = versioned_name(&versions[u], &name);
             templates.push(template(
                 &config_jinja,
                 &units,
@@ -359,20 +360,25 @@ fn package_dirs(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// A model file's name and version: `orders_v2.sql` is version 2 of
-/// `orders` when YAML declares it so.
-fn versioned_name(unit: &Unit, file_stem: &str) -> (String, Option<String>) {
+/// `orders` when YAML declares it so. `versions` maps file stems to
+/// (model, version), from [`version_files`].
+fn versioned_name(versions: &HashMap<String, (String, String)>, file_stem: &str) -> (String, Option<String>) {
+    match versions.get(file_stem) {
+        Some((name, v)) => (name.clone(), Some(v.clone())),
+        None => (file_stem.to_string(), None),
+    }
+}
+
+/// File stem → (model, version) for every declared model version.
+fn version_files(unit: &Unit) -> HashMap<String, (String, String)> {
+    let mut out = HashMap::new();
     for (name, props) in &unit.props.models {
         for v in &props.versions {
-            let defined_in = v
-                .defined_in
-                .clone()
-                .unwrap_or_else(|| format!("{name}_v{}", v.v));
-            if defined_in == file_stem {
-                return (name.clone(), Some(v.v.clone()));
-            }
+            let defined_in = v.defined_in.clone().unwrap_or_else(|| format!("{name}_v{}", v.v));
+            out.insert(defined_in, (name.clone(), v.v.clone()));
         }
     }
-    (file_stem.to_string(), None)
+    out
 }
 
 /// The sub-folders of `path` below whichever of `roots` holds it.

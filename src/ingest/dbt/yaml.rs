@@ -204,6 +204,8 @@ pub(crate) struct Properties {
 impl Properties {
     /// Adds what one property file declares.
     pub fn add(&mut self, doc: &Value, text: &str, file: &str) {
+        let lines = name_lines(text);
+        let line_of_name = |_: &str, name: &str| lines.get(name).copied().unwrap_or(1);
         for source in doc
             .get("sources")
             .and_then(Value::as_array)
@@ -326,16 +328,17 @@ fn columns(node: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The line of the first `name: <name>` in `text` (1 when not found).
-fn line_of_name(text: &str, name: &str) -> u32 {
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start().trim_start_matches("- ").trim_start();
-            l.strip_prefix("name:")
-                .map(|rest| rest.trim().trim_matches(['"', '\'']) == name)
-                .unwrap_or(false)
-        })
-        .map_or(1, |i| i as u32 + 1)
+/// The line of the first `name: <name>` of every name in `text`, in one
+/// pass (property files can declare thousands of models).
+fn name_lines(text: &str) -> std::collections::HashMap<&str, u32> {
+    let mut out = std::collections::HashMap::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.trim_start().trim_start_matches("- ").trim_start();
+        if let Some(rest) = l.strip_prefix("name:") {
+            out.entry(rest.trim().trim_matches(['"', '\''])).or_insert(i as u32 + 1);
+        }
+    }
+    out
 }
 
 /// Parses `dbt_project.yml` at `dir`.

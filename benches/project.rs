@@ -1,0 +1,38 @@
+//! Loading a generated dbt-style project and building its lineage graph,
+//! end to end (read, render Jinja, resolve refs, build the petgraph).
+//!
+//! `cargo bench --bench project` — sizes 1,000 and 10,000 models. The
+//! 100,000-model run is too slow for a benchmark loop; measure it with
+//! `cargo run --release --example gen_project -- 100000 DIR` and
+//! `/usr/bin/time -v target/release/ripple graph --project DIR` (see
+//! docs/performance.md).
+
+use std::path::PathBuf;
+
+use ripple::graph::LineageGraph;
+use ripple::ingest::{LoadOptions, load_project};
+
+#[path = "support/dbt_project.rs"]
+mod support;
+
+fn main() {
+    divan::main();
+}
+
+fn project(models: usize) -> (tempfile::TempDir, PathBuf, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    let generated = support::generate(&root, models).unwrap();
+    (dir, root, generated.edges)
+}
+
+#[divan::bench(args = [1_000, 10_000], sample_count = 10)]
+fn load_and_build_graph(bencher: divan::Bencher, models: usize) {
+    let (_dir, root, edges) = project(models);
+    bencher.bench(|| {
+        let project = load_project(&root, &LoadOptions::default()).unwrap();
+        let graph = LineageGraph::build(project);
+        assert_eq!(graph.graph.edge_count(), edges);
+        graph
+    });
+}
