@@ -12,7 +12,10 @@ fn main() {
         std::process::exit(2);
     };
     match support::generate(std::path::Path::new(dir), models) {
-        Ok(g) => println!("{} models, {} sources, {} edges in {dir}", g.models, g.sources, g.edges),
+        Ok(g) => println!(
+            "{} models, {} sources, {} edges in {dir}",
+            g.models, g.sources, g.edges
+        ),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(2);

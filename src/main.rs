@@ -210,7 +210,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 /// Writes `text` to `path`, or to standard output when there is none.
 fn write_output(path: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
     match path {
-        Some(p) => std::fs::write(p, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
         None => write_stdout(text),
     }
 }

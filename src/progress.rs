@@ -17,7 +17,9 @@ pub struct Bar {
 impl Bar {
     pub fn new() -> Bar {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
-        if let Ok(style) = ProgressStyle::with_template("{spinner} rendering {pos}/{len} files {wide_bar} {eta}") {
+        if let Ok(style) =
+            ProgressStyle::with_template("{spinner} rendering {pos}/{len} files {wide_bar} {eta}")
+        {
             bar.set_style(style);
         }
         Bar {
@@ -34,7 +36,8 @@ impl Progress for Bar {
     }
 
     fn inc(&self, n: u64) {
-        if self.terminal && self.bar.is_hidden() && self.started.elapsed() > Duration::from_secs(1) {
+        if self.terminal && self.bar.is_hidden() && self.started.elapsed() > Duration::from_secs(1)
+        {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
         self.bar.inc(n);

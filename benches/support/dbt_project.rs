@@ -26,7 +26,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
 
@@ -81,10 +84,19 @@ pub fn generate(dir: &Path, models: usize) -> std::io::Result<Generated> {
                 ups.push(up);
             }
         }
-        let name = |i: usize| if i < staging { format!("stg_{i}") } else { format!("m_{i}") };
+        let name = |i: usize| {
+            if i < staging {
+                format!("stg_{i}")
+            } else {
+                format!("m_{i}")
+            }
+        };
         let mut text = String::new();
         if m % 3 == 0 {
-            let _ = writeln!(text, "{{{{ config(materialized='incremental', unique_key='id') }}}}");
+            let _ = writeln!(
+                text,
+                "{{{{ config(materialized='incremental', unique_key='id') }}}}"
+            );
         }
         let _ = writeln!(text, "with");
         for (k, up) in ups.iter().enumerate() {
@@ -101,17 +113,27 @@ pub fn generate(dir: &Path, models: usize) -> std::io::Result<Generated> {
             text,
             "regions as ({{% for r in var('regions') %}}select '{{{{ r }}}}' as region{{% if not loop.last %}} union all {{% endif %}}{{% endfor %}})"
         );
-        let _ = writeln!(text, "select u0.id, sum(u0.amount) as amount, count(*) as n");
+        let _ = writeln!(
+            text,
+            "select u0.id, sum(u0.amount) as amount, count(*) as n"
+        );
         let _ = writeln!(text, "from u0");
         for k in 1..ups.len() {
             let _ = writeln!(text, "left join u{k} using (id)");
         }
         let _ = writeln!(text, "cross join regions\ngroup by 1");
-        let folder = if m * 10 >= models * 7 { "marts" } else { "intermediate" };
+        let folder = if m * 10 >= models * 7 {
+            "marts"
+        } else {
+            "intermediate"
+        };
         write(&format!("models/{folder}/m_{m}.sql"), &text)?;
         edges += ups.len();
         if m % 10 == 0 {
-            let _ = writeln!(props, "  - name: m_{m}\n    columns:\n      - name: id\n      - name: amount");
+            let _ = writeln!(
+                props,
+                "  - name: m_{m}\n    columns:\n      - name: id\n      - name: amount"
+            );
         }
     }
     write("models/_models.yml", &props)?;

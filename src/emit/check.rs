@@ -45,6 +45,9 @@ pub fn text(findings: &[Diagnostic]) -> String {
 
 /// (errors, warnings).
 pub fn counts(findings: &[Diagnostic]) -> (usize, usize) {
-    let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
     (errors, findings.len() - errors)
 }

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use graphviz_rust::dot_structures::{Attribute, Edge as DotEdge, EdgeTy, Graph, Id, Node, NodeId, Stmt, Vertex};
+use graphviz_rust::dot_structures::{
+    Attribute, Edge as DotEdge, EdgeTy, Graph, Id, Node, NodeId, Stmt, Vertex,
+};
 use graphviz_rust::printer::{DotPrinter, PrinterContext};
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
@@ -40,7 +42,10 @@ struct JsonEdge<'a> {
 }
 
 /// Edges between selected nodes, sorted by (from, to, via).
-fn edges<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Vec<(NodeIndex, NodeIndex, &'a crate::graph::Edge)> {
+fn edges<'a>(
+    g: &'a LineageGraph,
+    nodes: &BTreeSet<NodeIndex>,
+) -> Vec<(NodeIndex, NodeIndex, &'a crate::graph::Edge)> {
     let mut out: Vec<_> = g
         .graph
         .edge_references()
@@ -128,7 +133,8 @@ pub fn dot(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
 pub fn mermaid(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
     let mut out = String::from("flowchart LR\n");
     // Mermaid ids must be plain: number the nodes in output order.
-    let ids: std::collections::HashMap<NodeIndex, usize> = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    let ids: std::collections::HashMap<NodeIndex, usize> =
+        nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
     for (&n, i) in nodes.iter().zip(0..) {
         let d = &g.graph[n];
         let (open, close) = match d.kind {
@@ -136,7 +142,10 @@ pub fn mermaid(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
             crate::project::DatasetKind::Table => ("[[", "]]"),
             _ => ("[", "]"),
         };
-        out.push_str(&format!("  n{i}{open}\"{}\"{close}\n", mermaid_label(&d.name)));
+        out.push_str(&format!(
+            "  n{i}{open}\"{}\"{close}\n",
+            mermaid_label(&d.name)
+        ));
     }
     for (a, b, _) in edges(g, nodes) {
         out.push_str(&format!("  n{} --> n{}\n", ids[&a], ids[&b]));

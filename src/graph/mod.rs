@@ -68,7 +68,9 @@ impl<'a> Resolver<'a> {
         // Datasets come sorted by id: the first of equal relations or names
         // wins, whatever order the readers ran in.
         for d in datasets {
-            r.by_relation.entry(d.relation.to_lowercase()).or_insert(&d.id);
+            r.by_relation
+                .entry(d.relation.to_lowercase())
+                .or_insert(&d.id);
             if d.kind != DatasetKind::Source {
                 r.by_name.entry(d.name.as_str()).or_insert(&d.id);
             }
@@ -93,7 +95,10 @@ impl<'a> Resolver<'a> {
                     Some(v) => vec![format!("model.{name}.v{v}")],
                     None => vec![
                         format!("model.{name}"),
-                        self.latest.get(name.as_str()).map(|s| s.to_string()).unwrap_or_default(),
+                        self.latest
+                            .get(name.as_str())
+                            .map(|s| s.to_string())
+                            .unwrap_or_default(),
                         format!("seed.{name}"),
                         format!("snapshot.{name}"),
                     ],
@@ -102,8 +107,12 @@ impl<'a> Resolver<'a> {
                     return Ok(Some(id.clone()));
                 }
                 let names = self.by_name.keys().copied();
-                let hint = did_you_mean(name, names).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
-                Err(format!("ref('{name}') names no model, seed or snapshot{hint}"))
+                let hint = did_you_mean(name, names)
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                Err(format!(
+                    "ref('{name}') names no model, seed or snapshot{hint}"
+                ))
             }
             Target::Source { source, table } => {
                 let id = format!("source.{source}.{table}");
@@ -114,7 +123,9 @@ impl<'a> Resolver<'a> {
                 let hint = did_you_mean(&format!("{source}.{table}"), sources)
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_else(|| "; declare it under `sources:` in a YAML file".to_string());
-                Err(format!("source('{source}', '{table}') is not declared{hint}"))
+                Err(format!(
+                    "source('{source}', '{table}') is not declared{hint}"
+                ))
             }
             Target::Relation { relation } => {
                 if relation.contains(UNKNOWN_PLACEHOLDER) {
@@ -151,24 +162,33 @@ impl LineageGraph {
         let mut writers: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut self_reads = BTreeSet::new();
         for job in &jobs {
-            let mut resolve = |target: &Target, line: u32, diagnostics: &mut Vec<Diagnostic>| -> Option<String> {
-                match resolver.resolve(target) {
-                    Ok(Some(id)) => {
-                        if let (Some(rel), Target::Relation { relation }) = (id.strip_prefix("table."), target) {
-                            new_tables.entry(id.clone()).or_insert_with(|| {
-                                debug_assert_eq!(rel, relation.to_lowercase());
-                                relation.clone()
-                            });
+            let mut resolve =
+                |target: &Target, line: u32, diagnostics: &mut Vec<Diagnostic>| -> Option<String> {
+                    match resolver.resolve(target) {
+                        Ok(Some(id)) => {
+                            if let (Some(rel), Target::Relation { relation }) =
+                                (id.strip_prefix("table."), target)
+                            {
+                                new_tables.entry(id.clone()).or_insert_with(|| {
+                                    debug_assert_eq!(rel, relation.to_lowercase());
+                                    relation.clone()
+                                });
+                            }
+                            Some(id)
                         }
-                        Some(id)
+                        Ok(None) => None,
+                        Err(message) => {
+                            diagnostics.push(Diagnostic::error(
+                                "unknown-ref",
+                                Some(job.file.clone()),
+                                line,
+                                0,
+                                message,
+                            ));
+                            None
+                        }
                     }
-                    Ok(None) => None,
-                    Err(message) => {
-                        diagnostics.push(Diagnostic::error("unknown-ref", Some(job.file.clone()), line, 0, message));
-                        None
-                    }
-                }
-            };
+                };
             let writes: Vec<String> = job
                 .writes
                 .iter()
@@ -205,7 +225,11 @@ impl LineageGraph {
                     None,
                     0,
                     0,
-                    format!("`{id}` is written by {} jobs: {}; a backfill would run both", jobs.len(), jobs.join(", ")),
+                    format!(
+                        "`{id}` is written by {} jobs: {}; a backfill would run both",
+                        jobs.len(),
+                        jobs.join(", ")
+                    ),
                 ));
             }
         }
@@ -254,7 +278,10 @@ impl LineageGraph {
                 None,
                 0,
                 0,
-                format!("cycle: {}; break it (a `none` mapping in ripple.yml does not)", cycle.join(" → ")),
+                format!(
+                    "cycle: {}; break it (a `none` mapping in ripple.yml does not)",
+                    cycle.join(" → ")
+                ),
             ));
         }
         g.diagnostics.sort();
@@ -342,7 +369,11 @@ impl LineageGraph {
             .node_indices()
             .filter(|&n| {
                 self.graph[n].kind == DatasetKind::Source
-                    && self.graph.neighbors_directed(n, Direction::Outgoing).next().is_none()
+                    && self
+                        .graph
+                        .neighbors_directed(n, Direction::Outgoing)
+                        .next()
+                        .is_none()
             })
             .map(|n| &self.graph[n])
             .collect()

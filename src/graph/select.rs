@@ -64,10 +64,17 @@ impl Selector {
     pub fn parse(text: &str) -> Result<Selector, SelectorError> {
         let terms = text
             .split_whitespace()
-            .map(|term| term.split(',').map(|a| parse_atom(a, text)).collect::<Result<Vec<_>, _>>())
+            .map(|term| {
+                term.split(',')
+                    .map(|a| parse_atom(a, text))
+                    .collect::<Result<Vec<_>, _>>()
+            })
             .collect::<Result<Vec<_>, _>>()?;
         if terms.is_empty() {
-            return Err(SelectorError::Syntax(text.to_string(), "it is empty".into()));
+            return Err(SelectorError::Syntax(
+                text.to_string(),
+                "it is empty".into(),
+            ));
         }
         Ok(Selector { terms })
     }
@@ -122,7 +129,9 @@ fn parse_atom(atom: &str, whole: &str) -> Result<Atom, SelectorError> {
         _ => None,
     };
     if rest.is_empty() {
-        return Err(bad("a selector needs a name, tag:, path:, source: or package:"));
+        return Err(bad(
+            "a selector needs a name, tag:, path:, source: or package:",
+        ));
     }
     if at && (parents.is_some() || children.is_some()) {
         return Err(bad("`@` cannot be combined with `+`"));
@@ -133,7 +142,11 @@ fn parse_atom(atom: &str, whole: &str) -> Result<Atom, SelectorError> {
         Some(("source", v)) => Method::Source(v.to_string()),
         Some(("package", v)) => Method::Package(v.to_string()),
         Some(("fqn", v)) => Method::Name(v.to_string()),
-        Some((m, _)) => return Err(bad(&format!("unknown method `{m}:`; use tag:, path:, source:, package: or a name"))),
+        Some((m, _)) => {
+            return Err(bad(&format!(
+                "unknown method `{m}:`; use tag:, path:, source:, package: or a name"
+            )));
+        }
         None => Method::Name(rest.to_string()),
     };
     Ok(Atom {
@@ -155,7 +168,9 @@ impl Atom {
             && let Method::Name(name) = &self.method
         {
             let names = g.graph.node_weights().map(|d| d.name.as_str());
-            let hint = did_you_mean(name, names).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+            let hint = did_you_mean(name, names)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
             return Err(SelectorError::NoMatch {
                 name: name.clone(),
                 hint,
@@ -192,7 +207,8 @@ impl Method {
                 .is_some_and(|f| f == path || f.starts_with(&format!("{path}/")) || glob(path, f)),
             Method::Source(s) => {
                 d.kind == DatasetKind::Source
-                    && (glob(s, &d.name) || d.name.split('.').next().is_some_and(|src| glob(s, src)))
+                    && (glob(s, &d.name)
+                        || d.name.split('.').next().is_some_and(|src| glob(s, src)))
             }
             Method::Package(p) => d.package.as_deref().is_some_and(|pkg| glob(p, pkg)),
         }
@@ -200,7 +216,12 @@ impl Method {
 }
 
 /// Breadth-first walk from `from` (exclusive) along `dir`, `depth` levels.
-fn walk(g: &LineageGraph, from: &BTreeSet<NodeIndex>, dir: Direction, depth: Depth) -> BTreeSet<NodeIndex> {
+fn walk(
+    g: &LineageGraph,
+    from: &BTreeSet<NodeIndex>,
+    dir: Direction,
+    depth: Depth,
+) -> BTreeSet<NodeIndex> {
     let limit = match depth {
         Depth::All => usize::MAX,
         Depth::Up(n) => n,

@@ -51,16 +51,15 @@ pub(crate) fn load(root: &Path, path: &Path) -> ManifestContent {
         .rsplit("/v")
         .next()
         .and_then(|v| v.trim_end_matches(".json").parse::<u32>().ok())
+        && v < 10
     {
-        if v < 10 {
-            out.diagnostics.push(Diagnostic::warning(
-                "manifest-version",
-                Some(file.clone()),
-                0,
-                0,
-                format!("manifest schema v{v} is older than v10; fields may be missing"),
-            ));
-        }
+        out.diagnostics.push(Diagnostic::warning(
+            "manifest-version",
+            Some(file.clone()),
+            0,
+            0,
+            format!("manifest schema v{v} is older than v10; fields may be missing"),
+        ));
     }
     for section in ["nodes", "sources"] {
         let Some(nodes) = doc.get(section).and_then(Value::as_object) else {

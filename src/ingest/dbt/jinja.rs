@@ -680,7 +680,9 @@ impl Object for Adapter {
 }
 
 fn placeholder_function() -> Value {
-    Value::from_function(|_args: Rest<ValueOrKwargs>| Value::from_safe_string(PLACEHOLDER.to_string()))
+    Value::from_function(|_args: Rest<ValueOrKwargs>| {
+        Value::from_safe_string(PLACEHOLDER.to_string())
+    })
 }
 
 /// A package namespace (`dbt_utils.star(...)`, `dbt.current_timestamp()`):
@@ -727,7 +729,9 @@ impl Object for Namespace {
         let found = self.find(name);
         if found.is_none() && self.is_cross_db(name) {
             let name = name.to_string();
-            return Some(Value::from_function(move |args: Rest<ValueOrKwargs>| cross_db(&name, &args)));
+            return Some(Value::from_function(move |args: Rest<ValueOrKwargs>| {
+                cross_db(&name, &args)
+            }));
         }
         Some(match found {
             Some(template) => {
@@ -809,9 +813,21 @@ pub(crate) fn rename_definitions(text: &str) -> String {
 /// its arguments pasted in as dbt does. `{0}`, `{1}`, ... are the positional
 /// arguments; `{*}` all of them, comma-separated.
 const CROSS_DB: &[(&str, &[&str], &str)] = &[
-    ("date_trunc", &["datepart", "date"], "date_trunc('{0}', {1})"),
-    ("dateadd", &["datepart", "interval", "from_date_or_timestamp"], "dateadd({0}, {1}, {2})"),
-    ("datediff", &["first_date", "second_date", "datepart"], "datediff({2}, {0}, {1})"),
+    (
+        "date_trunc",
+        &["datepart", "date"],
+        "date_trunc('{0}', {1})",
+    ),
+    (
+        "dateadd",
+        &["datepart", "interval", "from_date_or_timestamp"],
+        "dateadd({0}, {1}, {2})",
+    ),
+    (
+        "datediff",
+        &["first_date", "second_date", "datepart"],
+        "datediff({2}, {0}, {1})",
+    ),
     ("last_day", &["date", "datepart"], "last_day({0})"),
     ("current_timestamp", &[], "current_timestamp"),
     ("current_timestamp_backcompat", &[], "current_timestamp"),
@@ -830,12 +846,32 @@ const CROSS_DB: &[(&str, &[&str], &str)] = &[
     ("string_literal", &["value"], "'{0}'"),
     ("any_value", &["expression"], "any_value({0})"),
     ("bool_or", &["expression"], "bool_or({0})"),
-    ("split_part", &["string_text", "delimiter_text", "part_number"], "split_part({0}, {1}, {2})"),
-    ("position", &["substring_text", "string_text"], "position({0} in {1})"),
-    ("replace", &["field", "old_chars", "new_chars"], "replace({0}, {1}, {2})"),
-    ("right", &["string_text", "length_expression"], "right({0}, {1})"),
+    (
+        "split_part",
+        &["string_text", "delimiter_text", "part_number"],
+        "split_part({0}, {1}, {2})",
+    ),
+    (
+        "position",
+        &["substring_text", "string_text"],
+        "position({0} in {1})",
+    ),
+    (
+        "replace",
+        &["field", "old_chars", "new_chars"],
+        "replace({0}, {1}, {2})",
+    ),
+    (
+        "right",
+        &["string_text", "length_expression"],
+        "right({0}, {1})",
+    ),
     ("length", &["expression"], "length({0})"),
-    ("listagg", &["measure", "delimiter_text"], "string_agg({0}, {1})"),
+    (
+        "listagg",
+        &["measure", "delimiter_text"],
+        "string_agg({0}, {1})",
+    ),
     ("except", &[], "except"),
     ("intersect", &[], "intersect"),
     ("escape_single_quotes", &["expression"], "{0}"),
@@ -886,18 +922,26 @@ pub(crate) struct ConfigRenderer {
 
 impl ConfigRenderer {
     /// A renderer for config values with these vars and target.
-    pub fn new(vars: &BTreeMap<String, serde_json::Value>, target: &crate::config::TargetConfig) -> ConfigRenderer {
+    pub fn new(
+        vars: &BTreeMap<String, serde_json::Value>,
+        target: &crate::config::TargetConfig,
+    ) -> ConfigRenderer {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Chainable);
         env.set_fuel(Some(FUEL));
         let vars = vars.clone();
-        env.add_function("var", move |name: String, default: Option<Value>| -> Value {
-            match vars.get(&name) {
-                Some(v) => Value::from(Serde(v)),
-                None => default.unwrap_or(Value::from(())),
-            }
+        env.add_function(
+            "var",
+            move |name: String, default: Option<Value>| -> Value {
+                match vars.get(&name) {
+                    Some(v) => Value::from(Serde(v)),
+                    None => default.unwrap_or(Value::from(())),
+                }
+            },
+        );
+        env.add_function("env_var", |_name: String, default: Option<Value>| {
+            default.unwrap_or(Value::from(""))
         });
-        env.add_function("env_var", |_name: String, default: Option<Value>| default.unwrap_or(Value::from("")));
         env.add_global(
             "target",
             context! { name => target.name.clone(), schema => target.schema.clone(), database => target.database.clone() },
@@ -910,16 +954,20 @@ impl ConfigRenderer {
     pub fn render(&self, value: serde_json::Value) -> serde_json::Value {
         use serde_json::Value as J;
         match value {
-            J::String(s) if s.contains("{{") || s.contains("{%") => match self.env.render_str(&s, ()) {
-                Ok(out) => match out.trim() {
-                    "True" | "true" => J::Bool(true),
-                    "False" | "false" => J::Bool(false),
-                    other => J::String(other.to_string()),
-                },
-                Err(_) => J::String(s),
-            },
+            J::String(s) if s.contains("{{") || s.contains("{%") => {
+                match self.env.render_str(&s, ()) {
+                    Ok(out) => match out.trim() {
+                        "True" | "true" => J::Bool(true),
+                        "False" | "false" => J::Bool(false),
+                        other => J::String(other.to_string()),
+                    },
+                    Err(_) => J::String(s),
+                }
+            }
             J::Array(items) => J::Array(items.into_iter().map(|v| self.render(v)).collect()),
-            J::Object(map) => J::Object(map.into_iter().map(|(k, v)| (k, self.render(v))).collect()),
+            J::Object(map) => {
+                J::Object(map.into_iter().map(|(k, v)| (k, self.render(v))).collect())
+            }
             other => other,
         }
     }
@@ -1303,7 +1351,10 @@ mod tests {
             &[],
             "select {{ dbt.date_trunc('week', 'order_date') }}, {{ dbt.dateadd(datepart='day', interval=-6, from_date_or_timestamp='d') }}, cast(x as {{ dbt.type_string() }}) from t",
         );
-        assert_eq!(sql.unwrap(), "select date_trunc('week', order_date), dateadd(day, -6, d), cast(x as varchar) from t");
+        assert_eq!(
+            sql.unwrap(),
+            "select date_trunc('week', order_date), dateadd(day, -6, d), cast(x as varchar) from t"
+        );
         assert!(lock(&cap.unknown).is_empty());
     }
 
@@ -1311,16 +1362,32 @@ mod tests {
     fn config_values_render_their_jinja() {
         let vars = [("load".to_string(), serde_json::json!(true))].into();
         let r = ConfigRenderer::new(&vars, &crate::config::TargetConfig::default());
-        assert_eq!(r.render(serde_json::json!("{{ var('load', false) }}")), serde_json::json!(true));
-        assert_eq!(r.render(serde_json::json!("{{ var('other', false) }}")), serde_json::json!(false));
-        assert_eq!(r.render(serde_json::json!("{{ target.schema }}_x")), serde_json::json!("analytics_x"));
-        assert_eq!(r.render(serde_json::json!(["plain"])), serde_json::json!(["plain"]));
+        assert_eq!(
+            r.render(serde_json::json!("{{ var('load', false) }}")),
+            serde_json::json!(true)
+        );
+        assert_eq!(
+            r.render(serde_json::json!("{{ var('other', false) }}")),
+            serde_json::json!(false)
+        );
+        assert_eq!(
+            r.render(serde_json::json!("{{ target.schema }}_x")),
+            serde_json::json!("analytics_x")
+        );
+        assert_eq!(
+            r.render(serde_json::json!(["plain"])),
+            serde_json::json!(["plain"])
+        );
     }
 
     #[test]
     fn keyword_arguments_reach_macros() {
         let (sql, _) = render(
-            &[("dbt_packages/pk/macros/g.sql", Some("pk"), "{% macro g(a=None, n=None, d='day') %}[{{ n }}|{{ d }}]{% endmacro %}")],
+            &[(
+                "dbt_packages/pk/macros/g.sql",
+                Some("pk"),
+                "{% macro g(a=None, n=None, d='day') %}[{{ n }}|{{ d }}]{% endmacro %}",
+            )],
             "{{ pk.g(n=3, d='week') }} {{ g(n=4) }} {{ log('x', info=True) }}",
         );
         assert_eq!(sql.unwrap(), "[3|week] [4|day] ");

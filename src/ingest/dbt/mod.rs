@@ -11,7 +11,9 @@ use minijinja::Value as JValue;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use self::jinja::{ConfigRenderer, MacroFile, PLACEHOLDER, Relation, Relations, Renderer, Settings};
+use self::jinja::{
+    ConfigRenderer, MacroFile, PLACEHOLDER, Relation, Relations, Renderer, Settings,
+};
 use self::yaml::{ProjectFile, Properties, block_config, merge_config};
 use super::Progress;
 use super::files::{line_of, relative, stem, walk};
@@ -167,7 +169,8 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Dbt
             )
         })
         .collect();
-    let versions: Vec<HashMap<String, (String, String)>> = units.iter().map(version_files).collect();
+    let versions: Vec<HashMap<String, (String, String)>> =
+        units.iter().map(version_files).collect();
     let mut templates = Vec::new();
     for (u, file, text, is_snapshot) in read {
         let text = match text {
@@ -276,7 +279,10 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Dbt
         for (k, v) in props.config {
             merge_config(&mut cfg, &k, v);
         }
-        let cfg: Map<String, Value> = cfg.into_iter().map(|(k, v)| (k, config_jinja.render(v))).collect();
+        let cfg: Map<String, Value> = cfg
+            .into_iter()
+            .map(|(k, v)| (k, config_jinja.render(v)))
+            .collect();
         if cfg.get("enabled") == Some(&Value::Bool(false)) {
             continue;
         }
@@ -362,7 +368,10 @@ fn package_dirs(dir: &Path) -> Vec<PathBuf> {
 /// A model file's name and version: `orders_v2.sql` is version 2 of
 /// `orders` when YAML declares it so. `versions` maps file stems to
 /// (model, version), from [`version_files`].
-fn versioned_name(versions: &HashMap<String, (String, String)>, file_stem: &str) -> (String, Option<String>) {
+fn versioned_name(
+    versions: &HashMap<String, (String, String)>,
+    file_stem: &str,
+) -> (String, Option<String>) {
     match versions.get(file_stem) {
         Some((name, v)) => (name.clone(), Some(v.clone())),
         None => (file_stem.to_string(), None),
@@ -374,7 +383,10 @@ fn version_files(unit: &Unit) -> HashMap<String, (String, String)> {
     let mut out = HashMap::new();
     for (name, props) in &unit.props.models {
         for v in &props.versions {
-            let defined_in = v.defined_in.clone().unwrap_or_else(|| format!("{name}_v{}", v.v));
+            let defined_in = v
+                .defined_in
+                .clone()
+                .unwrap_or_else(|| format!("{name}_v{}", v.v));
             out.insert(defined_in, (name.clone(), v.v.clone()));
         }
     }
@@ -461,11 +473,11 @@ fn template(
         for (k, v) in &props.config {
             merge_config(&mut config, k, v.clone());
         }
-        if let Some(v) = &version {
-            if let Some(decl) = props.versions.iter().find(|d| &d.v == v) {
-                for (k, val) in &decl.config {
-                    merge_config(&mut config, k, val.clone());
-                }
+        if let Some(v) = &version
+            && let Some(decl) = props.versions.iter().find(|d| &d.v == v)
+        {
+            for (k, val) in &decl.config {
+                merge_config(&mut config, k, val.clone());
             }
         }
         columns = props.columns.clone();
@@ -519,10 +531,10 @@ fn snapshot_blocks(text: &str) -> Vec<(String, String, u32)> {
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
             open = Some((name, at + tag.len()));
-        } else if body.starts_with("endsnapshot") {
-            if let Some((name, start)) = open.take() {
-                out.push((name, text[start..at].to_string(), line_of(text, start)));
-            }
+        } else if body.starts_with("endsnapshot")
+            && let Some((name, start)) = open.take()
+        {
+            out.push((name, text[start..at].to_string(), line_of(text, start)));
         }
     }
     out
@@ -593,7 +605,11 @@ fn merged_vars(config: &Config, units: &[Unit]) -> BTreeMap<String, Value> {
     for (k, v) in &units[0].file.vars {
         // Package-scoped blocks (`vars: { pkg: { x: 1 } }`) apply to that
         // package only; ripple reads the global ones.
-        if !(v.is_object() && units.iter().any(|u| u.package.as_deref() == Some(k.as_str()))) {
+        if !(v.is_object()
+            && units
+                .iter()
+                .any(|u| u.package.as_deref() == Some(k.as_str())))
+        {
             vars.insert(k.clone(), v.clone());
         }
     }
@@ -643,17 +659,16 @@ fn final_relation(
         let custom = get("schema").map(JValue::from).unwrap_or(JValue::from(()));
         if let Some(Ok(schema)) =
             renderer.call_hook("generate_schema_name", &[custom, node.clone()])
+            && !schema.is_empty()
         {
-            if !schema.is_empty() {
-                rel.schema = schema;
-            }
+            rel.schema = schema;
         }
     }
     let alias = get("alias").map(JValue::from).unwrap_or(JValue::from(()));
-    if let Some(Ok(alias)) = renderer.call_hook("generate_alias_name", &[alias, node]) {
-        if !alias.is_empty() {
-            rel.identifier = alias;
-        }
+    if let Some(Ok(alias)) = renderer.call_hook("generate_alias_name", &[alias, node])
+        && !alias.is_empty()
+    {
+        rel.identifier = alias;
     }
     rel.name()
 }

@@ -335,7 +335,8 @@ fn name_lines(text: &str) -> std::collections::HashMap<&str, u32> {
     for (i, l) in text.lines().enumerate() {
         let l = l.trim_start().trim_start_matches("- ").trim_start();
         if let Some(rest) = l.strip_prefix("name:") {
-            out.entry(rest.trim().trim_matches(['"', '\''])).or_insert(i as u32 + 1);
+            out.entry(rest.trim().trim_matches(['"', '\'']))
+                .or_insert(i as u32 + 1);
         }
     }
     out

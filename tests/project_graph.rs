@@ -1,0 +1,548 @@
+//! Projects and the lineage graph: each input kind, each selector form, each
+//! `check` finding, output formats, and determinism across thread counts.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use ripple::graph::{LineageGraph, Selector};
+use ripple::ingest::{LoadOptions, load_project};
+
+#[path = "../benches/support/dbt_project.rs"]
+mod generator;
+
+fn ripple() -> Command {
+    Command::cargo_bin("ripple").unwrap()
+}
+
+fn graph_of(root: &Path) -> LineageGraph {
+    LineageGraph::build(load_project(root, &LoadOptions::default()).unwrap())
+}
+
+fn shop() -> LineageGraph {
+    graph_of(Path::new("fixtures/shop"))
+}
+
+/// (from, to) edges as ids.
+fn edges(g: &LineageGraph) -> BTreeSet<(String, String)> {
+    g.graph
+        .edge_indices()
+        .map(|e| {
+            let (a, b) = g.graph.edge_endpoints(e).unwrap();
+            (g.graph[a].id.clone(), g.graph[b].id.clone())
+        })
+        .collect()
+}
+
+fn has_edge(g: &LineageGraph, from: &str, to: &str) -> bool {
+    edges(g).contains(&(from.to_string(), to.to_string()))
+}
+
+fn write(root: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+fn selected(g: &LineageGraph, sel: &str) -> Vec<String> {
+    Selector::parse(sel)
+        .unwrap()
+        .select(g)
+        .unwrap()
+        .into_iter()
+        .map(|n| g.graph[n].name.clone())
+        .collect()
+}
+
+// --- dbt projects -------------------------------------------------------
+
+#[test]
+fn shop_has_every_kind_of_node_and_the_jinja_only_edges() {
+    let g = shop();
+    let kinds: BTreeSet<&str> = g.graph.node_weights().map(|d| d.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["model", "seed", "snapshot", "source"]
+            .into_iter()
+            .collect()
+    );
+    assert_eq!(g.graph.node_count(), 30);
+    assert_eq!(g.graph.edge_count(), 28);
+    // Only a macro's ref() makes this edge.
+    assert!(has_edge(&g, "model.stg_refunds", "model.int_orders_net"));
+    // Snapshot in, snapshot out; seed in.
+    assert!(has_edge(
+        &g,
+        "model.stg_customers",
+        "snapshot.customers_snapshot"
+    ));
+    assert!(has_edge(
+        &g,
+        "snapshot.customers_snapshot",
+        "model.customer_segments"
+    ));
+    assert!(has_edge(&g, "seed.country_codes", "model.dim_customers"));
+    // is_incremental() renders false: `{{ this }}` is no edge.
+    assert!(!has_edge(&g, "model.fct_orders", "model.fct_orders"));
+    assert!(g.diagnostics.is_empty(), "{:?}", g.diagnostics);
+}
+
+#[test]
+fn shop_relations_and_configs_follow_dbt() {
+    let g = shop();
+    let d = |id: &str| g.dataset(id).unwrap().clone();
+    // The project's generate_schema_name uses custom schemas as they are.
+    assert_eq!(d("model.stg_orders").relation, "staging.stg_orders");
+    assert_eq!(d("model.fct_orders").relation, "marts.fct_orders");
+    assert_eq!(
+        d("snapshot.customers_snapshot").relation,
+        "snapshots.customers_snapshot"
+    );
+    assert_eq!(d("seed.country_codes").relation, "reference.country_codes");
+    assert_eq!(d("source.raw.orders").relation, "raw.orders");
+    // Configs from dbt_project.yml, YAML and config() merge in dbt's order.
+    let orders_daily = d("model.orders_daily");
+    assert_eq!(orders_daily.config["materialized"], "incremental");
+    assert_eq!(orders_daily.config["event_time"], "order_date");
+    assert_eq!(orders_daily.config["batch_size"], "day");
+    assert_eq!(
+        d("model.stg_web_events").config["incremental_strategy"],
+        "microbatch"
+    );
+    assert_eq!(d("model.fct_orders").config["unique_key"], "order_id");
+    assert_eq!(d("model.dim_customers").tags, ["marketing", "pii"]);
+    assert_eq!(d("model.stg_web_events").tags, ["events", "staging"]);
+    assert_eq!(d("model.fct_orders").columns.len(), 6);
+}
+
+#[test]
+fn shop_graph_json_snapshot() {
+    let out = ripple()
+        .args(["graph", "--project", "fixtures/shop", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    insta::assert_snapshot!("shop_graph_json", String::from_utf8(out).unwrap());
+}
+
+#[test]
+fn shop_graph_mermaid_and_dot_snapshots() {
+    for format in ["mermaid", "dot"] {
+        let out = ripple()
+            .args([
+                "graph",
+                "--project",
+                "fixtures/shop",
+                "--select",
+                "+orders_7d",
+                "--format",
+                format,
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        insta::assert_snapshot!(
+            format!("shop_orders_7d_{format}"),
+            String::from_utf8(out).unwrap()
+        );
+    }
+}
+
+#[test]
+fn macros_of_installed_packages_and_dispatch_are_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        &[
+            ("dbt_project.yml", "name: p\nvars:\n  tables: ['a', 'b']\n"),
+            ("dbt_packages/util/dbt_project.yml", "name: util\n"),
+            (
+                "dbt_packages/util/macros/union.sql",
+                "{% macro union_refs(names) %}{{ return(adapter.dispatch('union_refs', 'util')(names)) }}{% endmacro %}\n{% macro default__union_refs(names) %}{% for n in names %}select * from {{ ref(n) }}{% if not loop.last %} union all {% endif %}{% endfor %}{% endmacro %}",
+            ),
+            ("models/a.sql", "select 1 as id"),
+            ("models/b.sql", "select 2 as id"),
+            ("models/both.sql", "{{ util.union_refs(var('tables')) }}"),
+            (
+                "models/v.sql",
+                "select * from {{ ref('both') }} where x = '{{ some_unknown_macro() }}'",
+            ),
+        ],
+    );
+    let g = graph_of(root);
+    assert!(has_edge(&g, "model.a", "model.both"));
+    assert!(has_edge(&g, "model.b", "model.both"));
+    assert!(has_edge(&g, "model.both", "model.v"));
+    let warn = g
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "unknown-macro")
+        .expect("a warning");
+    assert_eq!(warn.file.as_deref(), Some("models/v.sql"));
+    assert_eq!(warn.line, 1);
+}
+
+#[test]
+fn versioned_models_and_disabled_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        &[
+            (
+                "dbt_project.yml",
+                "name: p\nmodels:\n  p:\n    old:\n      +enabled: false\n",
+            ),
+            (
+                "models/dim.yml",
+                "version: 2\nmodels:\n  - name: dim\n    latest_version: 2\n    versions:\n      - v: 1\n      - v: 2\n",
+            ),
+            ("models/dim_v1.sql", "select 1 as id"),
+            ("models/dim_v2.sql", "select 2 as id"),
+            ("models/pinned.sql", "select * from {{ ref('dim', v=1) }}"),
+            ("models/latest.sql", "select * from {{ ref('dim') }}"),
+            ("models/old/legacy.sql", "select * from {{ ref('dim') }}"),
+        ],
+    );
+    let g = graph_of(root);
+    assert!(has_edge(&g, "model.dim.v1", "model.pinned"));
+    assert!(has_edge(&g, "model.dim.v2", "model.latest"));
+    assert!(g.dataset("model.legacy").is_none());
+}
+
+// --- manifest.json ---------------------------------------------------
+
+#[test]
+fn a_manifest_is_read_only_when_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let manifest = r#"{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json"},
+        "nodes": {"model.x.b": {"resource_type": "model", "name": "b", "relation_name": "a.b",
+                   "depends_on": {"nodes": ["model.x.a"]}},
+                  "model.x.a": {"resource_type": "model", "name": "a", "relation_name": "a.a", "depends_on": {"nodes": []}}},
+        "sources": {}}"#;
+    write(
+        root,
+        &[
+            ("target/manifest.json", manifest),
+            ("elsewhere/manifest.json", manifest),
+        ],
+    );
+    // target/ is build output: never read unless asked.
+    assert_eq!(graph_of(root).graph.node_count(), 0);
+    let out = ripple()
+        .args(["graph", "--project"])
+        .arg(root)
+        .args(["--manifest"])
+        .arg(root.join("elsewhere/manifest.json"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["edges"][0]["from"], "model.a");
+    assert_eq!(doc["edges"][0]["to"], "model.b");
+}
+
+// --- plain SQL folders and mixed projects ------------------------------
+
+#[test]
+fn plain_sql_scripts_join_on_table_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        &[
+            (
+                "load/stage.sql",
+                "create temp table s as select * from raw.events;\ninsert into mart.events select * from s;",
+            ),
+            (
+                "load/daily.sql",
+                "insert into mart.daily select d, count(*) from mart.events group by d;",
+            ),
+            ("load/report.sql", "select * from mart.daily"),
+        ],
+    );
+    let g = graph_of(root);
+    assert!(has_edge(&g, "table.raw.events", "table.mart.events"));
+    assert!(has_edge(&g, "table.mart.events", "table.mart.daily"));
+    // A file that only selects is a model named after the file.
+    assert!(has_edge(&g, "table.mart.daily", "table.report"));
+    // The temp table is the script's own business.
+    assert!(g.dataset("table.s").is_none());
+    let e = g
+        .graph
+        .edge_weights()
+        .find(|e| e.via == "sql:load/daily.sql")
+        .unwrap();
+    assert_eq!((e.file.as_str(), e.line), ("load/daily.sql", 1));
+}
+
+#[test]
+fn sql_scripts_beside_a_dbt_project_reach_its_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        &[
+            ("dbt_project.yml", "name: p\n"),
+            (
+                "ripple.yml",
+                "sql: [scripts]\ntarget: { schema: analytics }\n",
+            ),
+            ("models/orders.sql", "select 1 as id"),
+            (
+                "scripts/export.sql",
+                "insert into export.orders select * from analytics.orders",
+            ),
+            (
+                "scripts/bare.sql",
+                "insert into export.bare select * from orders",
+            ),
+        ],
+    );
+    let g = graph_of(root);
+    assert!(has_edge(&g, "model.orders", "table.export.orders"));
+    // A bare name answers to the model of that name.
+    assert!(has_edge(&g, "model.orders", "table.export.bare"));
+}
+
+// --- ripple.yml ------------------------------------------------------
+
+#[test]
+fn bad_ripple_yml_is_exit_2_with_key_path_and_suggestion() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[("ripple.yml", "datasets:\n  orders:\n    grian: day\n")],
+    );
+    ripple()
+        .args(["graph", "--project"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("ripple.yml:3:5"))
+        .stderr(predicate::str::contains(
+            "datasets.orders: unknown key `grian`; did you mean `grain`?",
+        ));
+}
+
+// --- selectors -------------------------------------------------------
+
+#[test]
+fn every_selector_form() {
+    let g = shop();
+    assert_eq!(selected(&g, "orders_7d"), ["orders_7d"]);
+    assert_eq!(
+        selected(&g, "orders_daily+"),
+        [
+            "kpis_monthly",
+            "orders_7d",
+            "orders_daily",
+            "revenue_weekly"
+        ]
+    );
+    assert_eq!(
+        selected(&g, "orders_daily+1"),
+        ["orders_7d", "orders_daily", "revenue_weekly"]
+    );
+    assert_eq!(
+        selected(&g, "1+orders_daily"),
+        ["fct_orders", "orders_daily"]
+    );
+    assert_eq!(
+        selected(&g, "+int_orders_net"),
+        [
+            "int_order_payments",
+            "int_orders_net",
+            "stg_payments",
+            "stg_refunds",
+            "raw.payments",
+            "raw.refunds"
+        ]
+    );
+    // @: the node, its descendants, and everything those need.
+    let at = selected(&g, "@stg_refunds");
+    assert!(at.contains(&"kpis_monthly".to_string()));
+    assert!(at.contains(&"stg_orders".to_string()), "{at:?}");
+    assert!(at.contains(&"raw.orders".to_string()));
+    assert_eq!(selected(&g, "tag:finance,orders_7d"), ["orders_7d"]);
+    assert_eq!(
+        selected(&g, "kpis_monthly orders_7d"),
+        ["kpis_monthly", "orders_7d"]
+    );
+    assert_eq!(
+        selected(&g, "path:models/marts/finance"),
+        [
+            "fct_orders",
+            "kpis_monthly",
+            "orders_7d",
+            "orders_daily",
+            "revenue_weekly"
+        ]
+    );
+    assert_eq!(selected(&g, "source:raw,raw.refunds+1"), ["raw.refunds"]);
+    assert_eq!(selected(&g, "stg_o*"), ["stg_order_items", "stg_orders"]);
+    assert_eq!(selected(&g, "tag:pii"), ["dim_customers"]);
+    let err = Selector::parse("fct_ordres")
+        .unwrap()
+        .select(&g)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("did you mean `fct_orders`?"), "{err}");
+}
+
+// --- check ------------------------------------------------------------
+
+#[test]
+fn check_reports_each_finding_with_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        &[
+            ("dbt_project.yml", "name: p\n"),
+            (
+                "models/src.yml",
+                "version: 2\nsources:\n  - name: raw\n    tables:\n      - name: used\n      - name: unused\n",
+            ),
+            (
+                "models/a.sql",
+                "select * from {{ ref('b') }} join {{ source('raw', 'used') }} using (id)",
+            ),
+            ("models/b.sql", "select * from {{ ref('a') }}"),
+            ("models/c.sql", "select * from {{ ref('stg_ordrs') }}"),
+            ("models/d.sql", "select 1 from {{ ref('a') }\n"),
+            ("models/stg_orders.sql", "select 1 as id"),
+            ("jobs/one.sql", "insert into shared.t select 1;"),
+            (
+                "jobs/two.sql",
+                "insert into shared.t select 2;\nselect (( from x;",
+            ),
+            ("ripple.yml", "sql: [jobs]\n"),
+        ],
+    );
+    let out = ripple()
+        .args(["check", "--project"])
+        .arg(root)
+        .assert()
+        .code(2)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("error[cycle]: cycle: model.a → model.b → model.a"),
+        "{text}"
+    );
+    assert!(
+        text.contains("error[unknown-ref]: models/c.sql:1:"),
+        "{text}"
+    );
+    assert!(text.contains("did you mean `stg_orders`?"), "{text}");
+    assert!(
+        text.contains("error[render-error]: models/d.sql:1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("error[parse-error]: jobs/two.sql:2:"),
+        "{text}"
+    );
+    assert!(text.contains("warning[duplicate-writer]"), "{text}");
+    assert!(
+        text.contains("sql:jobs/one.sql, sql:jobs/two.sql"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warning[unused-source]: models/src.yml:6: source `raw.unused`"),
+        "{text}"
+    );
+
+    let json = ripple()
+        .args(["check", "--format", "json", "--project"])
+        .arg(root)
+        .assert()
+        .code(2)
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["errors"], 4);
+}
+
+#[test]
+fn check_passes_with_warnings_only() {
+    ripple()
+        .args(["check", "--project", "fixtures/shop"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("0 errors, 1 warning"));
+}
+
+// --- output safety and determinism -------------------------------------
+
+#[test]
+fn hostile_names_cannot_break_dot_or_mermaid() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[(
+            "x.sql",
+            "insert into \"we\"\"ird}\".\"a]-->b\" select * from \"q\"\"uote\";",
+        )],
+    );
+    for (format, check) in [("dot", "\\\"ird}"), ("mermaid", "#quot;")] {
+        let out = ripple()
+            .args(["graph", "--format", format, "--project"])
+            .arg(dir.path())
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(check), "{format}: {text}");
+        if format == "mermaid" {
+            // Every line is a node, an edge or the header: nothing injected.
+            for line in text.lines().skip(1) {
+                let line = line.trim();
+                assert!(line.starts_with('n'), "{line}");
+                assert!(!line.contains("\"]-->"), "{line}");
+            }
+        }
+    }
+}
+
+#[test]
+fn output_is_identical_with_one_thread_or_many() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("gen");
+    let generated = generator::generate(&root, 400).unwrap();
+    let run = |threads: &str| {
+        ripple()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["graph", "--project"])
+            .arg(&root)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    let one = run("1");
+    assert_eq!(one, run("8"));
+    assert_eq!(one, run("3"));
+    let doc: serde_json::Value = serde_json::from_slice(&one).unwrap();
+    assert_eq!(doc["edges"].as_array().unwrap().len(), generated.edges);
+}
