@@ -85,8 +85,12 @@ fn shop_has_every_kind_of_node_and_the_jinja_only_edges() {
         "model.customer_segments"
     ));
     assert!(has_edge(&g, "seed.country_codes", "model.dim_customers"));
-    // is_incremental() renders false: `{{ this }}` is no edge.
+    // is_incremental() renders false: `{{ this }}` is no edge, but it is
+    // recorded as a self-read.
     assert!(!has_edge(&g, "model.fct_orders", "model.fct_orders"));
+    assert!(g.self_reads.contains("model.fct_orders"));
+    assert!(g.self_reads.contains("model.stg_web_events"));
+    assert!(!g.self_reads.contains("model.orders_daily"));
     assert!(g.diagnostics.is_empty(), "{:?}", g.diagnostics);
 }
 

@@ -737,6 +737,16 @@ fn render_template(
             Reference { target, line }
         })
         .collect();
+    // `{{ this }}` (usually in the incremental branch, which renders false)
+    // is recorded as a read of the model itself: the graph keeps it as a
+    // self-read, not an edge, for impact analysis to see.
+    let mut reads = reads;
+    if let Some(at) = this_reference(&t.text) {
+        reads.push(Reference {
+            target: Target::Node { id: t.id.clone() },
+            line: t.first_line + line_of(&t.text, at) - 1,
+        });
+    }
     let job = Job {
         id: t.id.clone(),
         kind: JobKind::Dbt,
@@ -759,6 +769,17 @@ fn render_template(
         t.columns,
     );
     (ds, job, diagnostics)
+}
+
+/// Where the first Jinja tag naming `this` starts, if any.
+fn this_reference(text: &str) -> Option<usize> {
+    jinja::tags(text).find_map(|(tag, at)| {
+        let words = tag.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'));
+        words
+            .into_iter()
+            .any(|w| w == "this" || w.starts_with("this."))
+            .then_some(at)
+    })
 }
 
 fn find_quoted(text: &str, needle: &str) -> Option<usize> {
