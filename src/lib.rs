@@ -23,6 +23,7 @@ pub mod config;
 pub mod emit;
 pub mod error;
 pub mod graph;
+pub mod impact;
 pub mod ingest;
 pub mod input;
 pub mod project;

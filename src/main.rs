@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 
 use ripple::emit;
 use ripple::graph::{LineageGraph, Selector};
+use ripple::impact::ImpactRequest;
+use ripple::time::TimeKey;
 use ripple::ingest::{LoadOptions, load_project};
 use ripple::input::{self, STDIN_LABEL};
 use ripple::sql::{SqlDialect, script_lineage};
@@ -42,6 +44,55 @@ enum Command {
     /// Validate a project: cycles, unknown refs, files that fail, tables written twice.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
+    /// Which downstream datasets, and which of their partitions, a change affects.
+    #[command(after_help = IMPACT_EXAMPLES)]
+    Impact(ImpactArgs),
+}
+
+const IMPACT_EXAMPLES: &str = "Examples:
+  ripple impact raw.orders --from 2026-01-10 --to 2026-01-12 --as-of 2026-02-01 --project fixtures/worked_example/declared
+  ripple impact stg_orders --from 2026-01-10 --to 2026-01-10 --project fixtures/shop --format markdown
+  ripple impact raw.events --from 2026-01-10T05 --to 2026-01-10T07 --explain --format json";
+
+#[derive(clap::Args)]
+struct ImpactArgs {
+    /// The changed datasets (name, relation or node id).
+    #[arg(required = true, value_name = "TABLE")]
+    tables: Vec<String>,
+    /// First wrong partition, inclusive (2026-01-10, or 2026-01-10T05 for an hour).
+    #[arg(long, value_name = "DATE")]
+    from: String,
+    /// Last wrong partition, inclusive.
+    #[arg(long, value_name = "DATE")]
+    to: String,
+    /// The exclusive upper bound of "all history" (default: today, UTC).
+    #[arg(long, value_name = "DATE")]
+    as_of: Option<String>,
+    #[command(flatten)]
+    project: ProjectArgs,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = ImpactFormat::Text)]
+    format: ImpactFormat,
+    /// Show, per dataset, the edges and mappings that produced each interval, with their evidence.
+    #[arg(long)]
+    explain: bool,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ImpactFormat {
+    /// A table for people.
+    Text,
+    /// The impact set as JSON.
+    Json,
+    /// Markdown for a ticket or PR.
+    Markdown,
+    /// The affected subgraph in Graphviz DOT.
+    Dot,
+    /// The affected subgraph as a Mermaid flowchart.
+    Mermaid,
 }
 
 const GRAPH_EXAMPLES: &str = "Examples:
@@ -155,7 +206,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lineage(args) => lineage(args),
         Command::Graph(args) => graph(args),
         Command::Check(args) => check(args),
+        Command::Impact(args) => impact(args),
     }
+}
+
+fn impact(args: ImpactArgs) -> anyhow::Result<ExitCode> {
+    let key = |s: &str, flag: &str| TimeKey::parse(s).map_err(|e| anyhow::anyhow!("{flag}: {e}"));
+    let request = ImpactRequest {
+        changed: args.tables.clone(),
+        from: key(&args.from, "--from")?,
+        to: key(&args.to, "--to")?,
+        as_of: match &args.as_of {
+            Some(d) => key(d, "--as-of")?.start,
+            None => ripple::time::today(),
+        },
+    };
+    let g = load_graph(&args.project)?;
+    let (result, model) = ripple::impact::impact(&g, &request, args.explain)?;
+    let rendered = match args.format {
+        ImpactFormat::Text => emit::impact::text(&result),
+        ImpactFormat::Json => emit::impact::json(&result),
+        ImpactFormat::Markdown => emit::impact::markdown(&result),
+        ImpactFormat::Dot => emit::impact::dot(&g, &model, &result),
+        ImpactFormat::Mermaid => emit::impact::mermaid(&g, &model, &result),
+    };
+    write_output(args.output.as_deref(), &rendered)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Loads and builds the graph, with a progress bar on a terminal.

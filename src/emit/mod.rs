@@ -4,6 +4,7 @@
 pub mod check;
 pub mod escape;
 pub mod graph;
+pub mod impact;
 pub mod lineage;
 
 /// The version of every JSON document ripple writes; bumped on any change

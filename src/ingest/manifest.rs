@@ -143,6 +143,11 @@ pub(crate) fn load(root: &Path, path: &Path) -> ManifestContent {
                         target: Target::Node { id },
                         line: 0,
                     }],
+                    sql: node
+                        .get("compiled_code")
+                        .or_else(|| node.get("raw_code"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
                 });
             }
         }

@@ -115,6 +115,7 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
         file,
         reads,
         writes,
+        sql: Some(text),
     };
     (Some(job), diagnostics)
 }

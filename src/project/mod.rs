@@ -100,6 +100,9 @@ pub struct Job {
     pub reads: Vec<Reference>,
     /// What it writes.
     pub writes: Vec<Reference>,
+    /// Its SQL (rendered, for dbt), for time facts read off the query.
+    #[serde(skip)]
+    pub sql: Option<String>,
 }
 
 /// What kind of job.

@@ -1,6 +1,10 @@
-//! Time: grains and the time mappings on edges. (The interval arithmetic of
-//! impact analysis builds on these.)
+//! Time: grains, partitions on one hour-based axis, interval sets, and the
+//! time mappings on edges.
 
+mod calendar;
 mod grain;
+mod intervals;
 
+pub use calendar::{Hour, TimeKey, UNBOUNDED, datetime_of, display, hour_of_date, today};
 pub use grain::{Grain, TimeMapping};
+pub use intervals::IntervalSet;

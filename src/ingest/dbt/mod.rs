@@ -756,6 +756,7 @@ fn render_template(
             target: Target::Node { id: t.id.clone() },
             line: t.first_line,
         }],
+        sql: result.ok(),
     };
     let ds = dataset(
         t.id,

@@ -1,0 +1,193 @@
+//! The impact set as JSON, a text table, Markdown, DOT and Mermaid.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use graphviz_rust::dot_structures::{Attribute, Edge as DotEdge, EdgeTy, Graph, Id, Node, NodeId, Stmt, Vertex};
+use graphviz_rust::printer::{DotPrinter, PrinterContext};
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+
+use super::SCHEMA_VERSION;
+use super::escape::{dot_string, mermaid_label};
+use crate::graph::LineageGraph;
+use crate::impact::{AffectedDataset, Impact, TimeModel};
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: u32,
+    #[serde(flatten)]
+    impact: &'a Impact,
+}
+
+/// The impact as JSON.
+pub fn json(impact: &Impact) -> String {
+    let mut out = serde_json::to_string_pretty(&Document {
+        schema_version: SCHEMA_VERSION,
+        impact,
+    })
+    .unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// `2026-01-10..2026-01-12, 2026-02-01`, `full`, `…..2026-01-31`.
+pub fn range(d: &AffectedDataset) -> String {
+    if d.full {
+        return "full".to_string();
+    }
+    d.intervals
+        .iter()
+        .map(|r| {
+            let from = r.from.as_deref().unwrap_or("…");
+            if Some(r.to.as_str()) == r.from.as_deref() {
+                r.to.clone()
+            } else {
+                format!("{from}..{}", r.to)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A table a person reads at a glance.
+pub fn text(impact: &Impact) -> String {
+    let mut rows: Vec<[String; 5]> = vec![["dataset", "grain", "affected", "partitions", "why"].map(String::from)];
+    for d in &impact.datasets {
+        rows.push([
+            d.name.clone(),
+            d.grain.to_string(),
+            range(d),
+            if d.unbounded { format!("{}+", d.partitions) } else { d.partitions.to_string() },
+            d.reasons.join("; "),
+        ]);
+    }
+    let mut widths = [0usize; 5];
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = format!(
+        "impact of {} as of {}: {} dataset{} affected\n\n",
+        impact.changed.join(", "),
+        impact.as_of,
+        impact.datasets.len(),
+        if impact.datasets.len() == 1 { "" } else { "s" }
+    );
+    for r in &rows {
+        let mut line = String::new();
+        for (i, (c, w)) in r.iter().zip(widths).enumerate() {
+            if i == 4 {
+                line.push_str(c);
+            } else {
+                let _ = write!(line, "{c:<w$}  ");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    for d in &impact.datasets {
+        for e in &d.explain {
+            let _ = writeln!(out, "  {}: {e}", d.name);
+        }
+    }
+    if !impact.stopped.is_empty() {
+        out.push_str("\nnot affected:\n");
+        for s in &impact.stopped {
+            let _ = writeln!(out, "  {} — stopped at {}: {}", s.dataset, s.edge, s.why);
+        }
+    }
+    out
+}
+
+/// Markdown for a ticket or a PR.
+pub fn markdown(impact: &Impact) -> String {
+    let esc = |s: &str| s.replace('|', "\\|").replace('<', "&lt;").replace('>', "&gt;").replace('\n', " ");
+    let mut out = format!(
+        "### Impact of `{}` as of {}\n\n{} dataset{} affected.\n\n| dataset | grain | affected | partitions | why |\n|---|---|---|---|---|\n",
+        esc(&impact.changed.join("`, `")),
+        impact.as_of,
+        impact.datasets.len(),
+        if impact.datasets.len() == 1 { "" } else { "s" }
+    );
+    for d in &impact.datasets {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {}{} | {} |",
+            esc(&d.name),
+            d.grain,
+            esc(&range(d)),
+            d.partitions,
+            if d.unbounded { "+" } else { "" },
+            esc(&d.reasons.join("; "))
+        );
+    }
+    if !impact.stopped.is_empty() {
+        out.push_str("\nNot affected:\n\n");
+        for s in &impact.stopped {
+            let _ = writeln!(out, "- `{}`: stopped at {} ({})", esc(&s.dataset), esc(&s.edge), esc(&s.why));
+        }
+    }
+    out
+}
+
+/// The affected subgraph in DOT, edges labelled with their mapping.
+pub fn dot(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> String {
+    let affected: HashSet<&str> = impact.datasets.iter().map(|d| d.id.as_str()).collect();
+    let attr = |k: &str, v: &str| Attribute(Id::Plain(k.to_string()), Id::Escaped(dot_string(v)));
+    let mut stmts = vec![Stmt::Attribute(attr("rankdir", "LR"))];
+    for d in &impact.datasets {
+        stmts.push(Stmt::Node(Node::new(
+            NodeId(Id::Escaped(dot_string(&d.id)), None),
+            vec![attr("label", &format!("{}\n{}", d.name, range(d))), attr("shape", "box")],
+        )));
+    }
+    for (e, label) in edges(g, model, &affected) {
+        stmts.push(Stmt::Edge(DotEdge {
+            ty: EdgeTy::Pair(
+                Vertex::N(NodeId(Id::Escaped(dot_string(&e.0)), None)),
+                Vertex::N(NodeId(Id::Escaped(dot_string(&e.1)), None)),
+            ),
+            attributes: vec![attr("label", &label)],
+        }));
+    }
+    let graph = Graph::DiGraph {
+        id: Id::Plain("impact".to_string()),
+        strict: false,
+        stmts,
+    };
+    let mut out = graph.print(&mut PrinterContext::default());
+    out.push('\n');
+    out
+}
+
+/// The affected subgraph as a Mermaid flowchart.
+pub fn mermaid(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> String {
+    let affected: HashSet<&str> = impact.datasets.iter().map(|d| d.id.as_str()).collect();
+    let ids: std::collections::HashMap<&str, usize> = impact.datasets.iter().enumerate().map(|(i, d)| (d.id.as_str(), i)).collect();
+    let mut out = String::from("flowchart LR\n");
+    for (i, d) in impact.datasets.iter().enumerate() {
+        let _ = writeln!(out, "  n{i}[\"{}<br/>{}\"]", mermaid_label(&d.name), mermaid_label(&range(d)));
+    }
+    for ((a, b), label) in edges(g, model, &affected) {
+        let _ = writeln!(out, "  n{} -->|\"{}\"| n{}", ids[a.as_str()], mermaid_label(&label), ids[b.as_str()]);
+    }
+    out
+}
+
+/// Edges between affected datasets with their mapping, sorted.
+fn edges(g: &LineageGraph, model: &TimeModel, affected: &HashSet<&str>) -> Vec<((String, String), String)> {
+    let mut out: Vec<((String, String), String)> = g
+        .graph
+        .edge_references()
+        .filter(|e| affected.contains(g.graph[e.source()].id.as_str()) && affected.contains(g.graph[e.target()].id.as_str()))
+        .map(|e| {
+            let label = model.edges.get(&e.id()).map(|t| t.mapping.to_string()).unwrap_or_default();
+            ((g.graph[e.source()].id.clone(), g.graph[e.target()].id.clone()), label)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}

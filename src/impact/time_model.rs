@@ -1,0 +1,243 @@
+//! Where each dataset's grain and start, and each edge's time mapping, come
+//! from — in this order: `ripple.yml`; dbt's own configs (microbatch
+//! `event_time`/`batch_size`/`begin`/`lookback`, BigQuery-style
+//! `partition_by`, partition column names as a reported guess,
+//! materialization); inference from the SQL; defaults. Every fact carries
+//! its source, which `--explain` prints.
+
+use std::collections::HashMap;
+
+use petgraph::Direction;
+use petgraph::graph::{EdgeIndex, NodeIndex};
+use serde_json::Value;
+
+use super::infer::{Inference, infer};
+use crate::graph::LineageGraph;
+use crate::project::{Dataset, DatasetKind};
+use crate::time::{Grain, Hour, TimeKey, TimeMapping};
+
+/// A dataset's time facts.
+#[derive(Debug, Clone)]
+pub struct DatasetTime {
+    /// Partitioning grain.
+    pub grain: Grain,
+    /// Where the grain comes from.
+    pub grain_source: String,
+    /// First partition, when known.
+    pub start: Option<Hour>,
+    /// Why the dataset cannot be restated partially, if it cannot.
+    pub non_idempotent: Option<String>,
+}
+
+/// An edge's time mapping.
+#[derive(Debug, Clone)]
+pub struct EdgeTime {
+    /// The mapping.
+    pub mapping: TimeMapping,
+    /// Where it comes from.
+    pub source: String,
+}
+
+/// Time facts for a whole graph.
+#[derive(Debug, Clone)]
+pub struct TimeModel {
+    /// Per node.
+    pub datasets: HashMap<NodeIndex, DatasetTime>,
+    /// Per edge.
+    pub edges: HashMap<EdgeIndex, EdgeTime>,
+}
+
+/// A problem in the declared time facts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TimeModelError(pub String);
+
+impl TimeModel {
+    /// Resolves every dataset's and edge's facts. `order` is a topological
+    /// order (upstreams first), so a dataset can take its upstream's grain.
+    /// `changed_grain` is the grain implied by the user's keys for changed
+    /// datasets of unknown grain.
+    pub fn build(g: &LineageGraph, order: &[NodeIndex], changed_grain: &HashMap<NodeIndex, Grain>) -> Result<TimeModel, TimeModelError> {
+        let configured = configured_datasets(g)?;
+        let inferred: HashMap<NodeIndex, Inference> = order
+            .iter()
+            .filter_map(|&n| infer(g, n).map(|i| (n, i)))
+            .collect();
+        let mut datasets: HashMap<NodeIndex, DatasetTime> = HashMap::new();
+        for &n in order {
+            let d = &g.graph[n];
+            let cfg = configured.get(&n).map(|(_, c)| c);
+            let dbt = dbt_facts(d);
+            let inf = inferred.get(&n);
+            let (grain, grain_source) = if let Some(gr) = cfg.and_then(|c| c.grain) {
+                (gr, "ripple.yml".to_string())
+            } else if let Some((gr, why)) = dbt.grain.clone() {
+                (gr, why)
+            } else if let Some(why) = dbt.materialized_whole.clone() {
+                (Grain::None, why)
+            } else if let Some((gr, why)) = inf.and_then(|i| i.grain.clone()) {
+                (gr, why)
+            } else if let Some(gr) = changed_grain.get(&n) {
+                (*gr, "the precision of --from/--to (no grain declared)".to_string())
+            } else {
+                inherit(g, n, &datasets)
+            };
+            let start = match cfg.and_then(|c| c.start.as_deref()) {
+                Some(s) => Some(
+                    TimeKey::parse(s)
+                        .map_err(|e| TimeModelError(format!("ripple.yml: datasets.{}.start: {e}", d.name)))?
+                        .start,
+                ),
+                None => dbt.start,
+            };
+            let non_idempotent = non_idempotent(g, d);
+            datasets.insert(n, DatasetTime { grain, grain_source, start, non_idempotent });
+        }
+        let mut edges = HashMap::new();
+        for e in g.graph.edge_indices() {
+            let Some((up, down)) = g.graph.edge_endpoints(e) else { continue };
+            let up_d = &g.graph[up];
+            let configured_mapping = configured
+                .get(&down)
+                .and_then(|(_, c)| c.upstream.iter().find(|(k, _)| answers_to(up_d, k)).map(|(_, m)| *m));
+            let edge = if let Some(m) = configured_mapping {
+                EdgeTime { mapping: m, source: "ripple.yml".into() }
+            } else if let Some((lookback, why)) = dbt_facts(&g.graph[down]).lookback {
+                EdgeTime { mapping: TimeMapping::Window(-lookback, 0), source: why }
+            } else if let Some((m, why)) = inferred
+                .get(&down)
+                .and_then(|i| i.window_for(&up_d.id, datasets.get(&up).map_or(Grain::None, |t| t.grain)))
+            {
+                EdgeTime { mapping: m, source: why }
+            } else {
+                EdgeTime { mapping: TimeMapping::Identity, source: "default".into() }
+            };
+            edges.insert(e, edge);
+        }
+        Ok(TimeModel { datasets, edges })
+    }
+}
+
+/// `ripple.yml` `datasets:` entries by node; an entry naming nothing is an
+/// error with a suggestion.
+fn configured_datasets(g: &LineageGraph) -> Result<HashMap<NodeIndex, (String, crate::config::DatasetConfig)>, TimeModelError> {
+    let mut out = HashMap::new();
+    for (key, cfg) in &g.config.datasets {
+        let node = g.graph.node_indices().find(|&n| answers_to(&g.graph[n], key));
+        match node {
+            Some(n) => {
+                out.insert(n, (key.clone(), cfg.clone()));
+            }
+            None => {
+                let names = g.graph.node_weights().map(|d| d.name.as_str());
+                let hint = crate::project::did_you_mean(key, names)
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                return Err(TimeModelError(format!("ripple.yml: datasets.{key} names no dataset of the project{hint}")));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `key` names `d` (by name, relation or node id).
+pub(crate) fn answers_to(d: &Dataset, key: &str) -> bool {
+    d.name == key || d.relation == key || d.id == key
+}
+
+/// What dbt's own configuration says about time.
+#[derive(Debug, Default)]
+struct DbtFacts {
+    grain: Option<(Grain, String)>,
+    start: Option<Hour>,
+    lookback: Option<(i64, String)>,
+    materialized_whole: Option<String>,
+}
+
+fn dbt_facts(d: &Dataset) -> DbtFacts {
+    let mut f = DbtFacts::default();
+    let file = d.file.as_deref().unwrap_or("dbt config");
+    let get = |k: &str| d.config.get(k);
+    let s = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    if get("event_time").is_some()
+        && let Some(bs) = s(get("batch_size"))
+        && let Ok(gr) = bs.parse::<Grain>()
+    {
+        f.grain = Some((gr, format!("dbt microbatch batch_size='{bs}' ({file})")));
+    }
+    if f.grain.is_none()
+        && let Some(pb) = get("partition_by")
+    {
+        if let Some(gran) = pb.get("granularity").and_then(Value::as_str).and_then(|g| g.parse::<Grain>().ok()) {
+            f.grain = Some((gran, format!("dbt partition_by granularity ({file})")));
+        } else if pb.get("data_type").and_then(Value::as_str).is_some_and(|t| t == "date") {
+            f.grain = Some((Grain::Day, format!("dbt partition_by on a date column ({file})")));
+        } else if let Some(cols) = pb.as_array() {
+            // A list of partition columns whose names carry the grain.
+            let guess = cols.iter().filter_map(Value::as_str).find_map(|c| {
+                ["hour", "date", "day", "week", "month", "year"]
+                    .into_iter()
+                    .find(|g| c.ends_with(&format!("_{g}")) || c == *g)
+                    .map(|g| (c.to_string(), g))
+            });
+            if let Some((col, g)) = guess {
+                let grain = match g {
+                    "date" | "day" => Grain::Day,
+                    other => other.parse().unwrap_or(Grain::Day),
+                };
+                f.grain = Some((grain, format!("guessed from partition column `{col}` ({file})")));
+            }
+        }
+    }
+    if let Some(begin) = s(get("begin")).and_then(|b| TimeKey::parse(b.get(..10).unwrap_or(&b)).ok()) {
+        f.start = Some(begin.start);
+    }
+    if let Some(lb) = get("lookback").and_then(Value::as_i64).filter(|n| *n > 0) {
+        f.lookback = Some((lb, format!("dbt microbatch lookback={lb} ({file})")));
+    }
+    if let Some(m) = s(get("materialized")).filter(|m| m == "table" || m == "view") {
+        f.materialized_whole = Some(format!("dbt materialized='{m}': rebuilt whole ({file})"));
+    }
+    if d.kind == DatasetKind::Seed {
+        f.materialized_whole = Some("a dbt seed: loaded whole".to_string());
+    }
+    f
+}
+
+/// Unknown grain: the upstreams' grain when they agree, else unpartitioned.
+fn inherit(g: &LineageGraph, n: NodeIndex, known: &HashMap<NodeIndex, DatasetTime>) -> (Grain, String) {
+    let mut ups: Vec<(&str, Grain)> = g
+        .graph
+        .neighbors_directed(n, Direction::Incoming)
+        .filter_map(|u| known.get(&u).map(|t| (g.graph[u].name.as_str(), t.grain)))
+        .filter(|(_, gr)| *gr != Grain::None)
+        .collect();
+    ups.sort();
+    match ups.first() {
+        Some(&(name, gr)) if ups.iter().all(|(_, x)| *x == gr) => {
+            (gr, format!("assumed: same as upstream `{name}` (declare `grain` in ripple.yml to be sure)"))
+        }
+        _ => (Grain::None, "assumed: unpartitioned (no grain declared, found or inherited)".to_string()),
+    }
+}
+
+/// Models that cannot be restated partition by partition.
+fn non_idempotent(g: &LineageGraph, d: &Dataset) -> Option<String> {
+    let get = |k: &str| d.config.get(k).and_then(Value::as_str);
+    if d.kind == DatasetKind::Snapshot {
+        return Some("a snapshot (SCD2) keeps history it cannot rebuild partially".into());
+    }
+    let microbatch = get("incremental_strategy") == Some("microbatch");
+    if get("materialized") == Some("incremental") && !microbatch {
+        if g.self_reads.contains(&d.id) {
+            return Some("an incremental model that reads itself (`{{ this }}`)".into());
+        }
+        if get("unique_key").is_some() || matches!(get("incremental_strategy"), Some("merge" | "delete+insert")) {
+            return Some("an incremental upsert by key".into());
+        }
+    }
+    if d.kind == DatasetKind::Table && g.self_reads.contains(&d.id) {
+        return Some("its job reads the table it writes".into());
+    }
+    None
+}
