@@ -11,10 +11,10 @@ use std::collections::BTreeSet;
 use ripple::emit;
 use ripple::graph::{LineageGraph, Selector};
 use ripple::impact::ImpactRequest;
-use ripple::time::TimeKey;
 use ripple::ingest::{LoadOptions, load_project};
 use ripple::input::{self, STDIN_LABEL};
 use ripple::sql::{SqlDialect, script_lineage};
+use ripple::time::TimeKey;
 
 mod progress;
 

@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use graphviz_rust::dot_structures::{Attribute, Edge as DotEdge, EdgeTy, Graph, Id, Node, NodeId, Stmt, Vertex};
+use graphviz_rust::dot_structures::{
+    Attribute, Edge as DotEdge, EdgeTy, Graph, Id, Node, NodeId, Stmt, Vertex,
+};
 use graphviz_rust::printer::{DotPrinter, PrinterContext};
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
@@ -52,13 +54,18 @@ pub fn range(d: &AffectedDataset) -> String {
 
 /// A table a person reads at a glance.
 pub fn text(impact: &Impact) -> String {
-    let mut rows: Vec<[String; 5]> = vec![["dataset", "grain", "affected", "partitions", "why"].map(String::from)];
+    let mut rows: Vec<[String; 5]> =
+        vec![["dataset", "grain", "affected", "partitions", "why"].map(String::from)];
     for d in &impact.datasets {
         rows.push([
             d.name.clone(),
             d.grain.to_string(),
             range(d),
-            if d.unbounded { format!("{}+", d.partitions) } else { d.partitions.to_string() },
+            if d.unbounded {
+                format!("{}+", d.partitions)
+            } else {
+                d.partitions.to_string()
+            },
             d.reasons.join("; "),
         ]);
     }
@@ -103,7 +110,12 @@ pub fn text(impact: &Impact) -> String {
 
 /// Markdown for a ticket or a PR.
 pub fn markdown(impact: &Impact) -> String {
-    let esc = |s: &str| s.replace('|', "\\|").replace('<', "&lt;").replace('>', "&gt;").replace('\n', " ");
+    let esc = |s: &str| {
+        s.replace('|', "\\|")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('\n', " ")
+    };
     let mut out = format!(
         "### Impact of `{}` as of {}\n\n{} dataset{} affected.\n\n| dataset | grain | affected | partitions | why |\n|---|---|---|---|---|\n",
         esc(&impact.changed.join("`, `")),
@@ -126,7 +138,13 @@ pub fn markdown(impact: &Impact) -> String {
     if !impact.stopped.is_empty() {
         out.push_str("\nNot affected:\n\n");
         for s in &impact.stopped {
-            let _ = writeln!(out, "- `{}`: stopped at {} ({})", esc(&s.dataset), esc(&s.edge), esc(&s.why));
+            let _ = writeln!(
+                out,
+                "- `{}`: stopped at {} ({})",
+                esc(&s.dataset),
+                esc(&s.edge),
+                esc(&s.why)
+            );
         }
     }
     out
@@ -140,7 +158,10 @@ pub fn dot(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> String {
     for d in &impact.datasets {
         stmts.push(Stmt::Node(Node::new(
             NodeId(Id::Escaped(dot_string(&d.id)), None),
-            vec![attr("label", &format!("{}\n{}", d.name, range(d))), attr("shape", "box")],
+            vec![
+                attr("label", &format!("{}\n{}", d.name, range(d))),
+                attr("shape", "box"),
+            ],
         )));
     }
     for (e, label) in edges(g, model, &affected) {
@@ -165,26 +186,59 @@ pub fn dot(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> String {
 /// The affected subgraph as a Mermaid flowchart.
 pub fn mermaid(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> String {
     let affected: HashSet<&str> = impact.datasets.iter().map(|d| d.id.as_str()).collect();
-    let ids: std::collections::HashMap<&str, usize> = impact.datasets.iter().enumerate().map(|(i, d)| (d.id.as_str(), i)).collect();
+    let ids: std::collections::HashMap<&str, usize> = impact
+        .datasets
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id.as_str(), i))
+        .collect();
     let mut out = String::from("flowchart LR\n");
     for (i, d) in impact.datasets.iter().enumerate() {
-        let _ = writeln!(out, "  n{i}[\"{}<br/>{}\"]", mermaid_label(&d.name), mermaid_label(&range(d)));
+        let _ = writeln!(
+            out,
+            "  n{i}[\"{}<br/>{}\"]",
+            mermaid_label(&d.name),
+            mermaid_label(&range(d))
+        );
     }
     for ((a, b), label) in edges(g, model, &affected) {
-        let _ = writeln!(out, "  n{} -->|\"{}\"| n{}", ids[a.as_str()], mermaid_label(&label), ids[b.as_str()]);
+        let _ = writeln!(
+            out,
+            "  n{} -->|\"{}\"| n{}",
+            ids[a.as_str()],
+            mermaid_label(&label),
+            ids[b.as_str()]
+        );
     }
     out
 }
 
 /// Edges between affected datasets with their mapping, sorted.
-fn edges(g: &LineageGraph, model: &TimeModel, affected: &HashSet<&str>) -> Vec<((String, String), String)> {
+fn edges(
+    g: &LineageGraph,
+    model: &TimeModel,
+    affected: &HashSet<&str>,
+) -> Vec<((String, String), String)> {
     let mut out: Vec<((String, String), String)> = g
         .graph
         .edge_references()
-        .filter(|e| affected.contains(g.graph[e.source()].id.as_str()) && affected.contains(g.graph[e.target()].id.as_str()))
+        .filter(|e| {
+            affected.contains(g.graph[e.source()].id.as_str())
+                && affected.contains(g.graph[e.target()].id.as_str())
+        })
         .map(|e| {
-            let label = model.edges.get(&e.id()).map(|t| t.mapping.to_string()).unwrap_or_default();
-            ((g.graph[e.source()].id.clone(), g.graph[e.target()].id.clone()), label)
+            let label = model
+                .edges
+                .get(&e.id())
+                .map(|t| t.mapping.to_string())
+                .unwrap_or_default();
+            (
+                (
+                    g.graph[e.source()].id.clone(),
+                    g.graph[e.target()].id.clone(),
+                ),
+                label,
+            )
         })
         .collect();
     out.sort();

@@ -15,8 +15,9 @@ use std::ops::ControlFlow;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use sqlparser::ast::{
-    BinaryOperator, DateTimeField, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Select, Spanned, TableFactor,
-    UnaryOperator, Value, Visit, Visitor, WindowFrameBound, WindowFrameUnits, WindowType,
+    BinaryOperator, DateTimeField, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Select,
+    Spanned, TableFactor, UnaryOperator, Value, Visit, Visitor, WindowFrameBound, WindowFrameUnits,
+    WindowType,
 };
 use sqlparser::parser::Parser;
 
@@ -28,9 +29,10 @@ use crate::time::{Grain, TimeMapping};
 pub struct Inference {
     /// The dataset's grain, with evidence.
     pub grain: Option<(Grain, String)>,
-    /// Windows on upstream datasets (by id), with evidence, in the
-    /// upstream's grain once [`Inference::resolve`]d.
-    pub windows: HashMap<String, (TimeMapping, String)>,
+    /// Windows on upstream datasets (by id): `lo` of `[lo, 0]` in the
+    /// unit the SQL wrote (`None`: rows, i.e. the upstream's grain), and
+    /// the evidence. [`Inference::window_for`] converts to a grain.
+    pub windows: HashMap<String, (i64, Option<Grain>, String)>,
 }
 
 /// A window found in SQL, in the unit the SQL wrote.
@@ -45,7 +47,12 @@ struct RawWindow {
 /// Reads what the SQL of the job writing `n` says, if there is SQL.
 pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
     let d = &g.graph[n];
-    let job = g.jobs.values().find(|j| j.writes.iter().any(|w| matches!(&w.target, crate::project::Target::Node { id } if id == &d.id)) || j.id == d.id)?;
+    let job = g.jobs.values().find(|j| {
+        j.writes
+            .iter()
+            .any(|w| matches!(&w.target, crate::project::Target::Node { id } if id == &d.id))
+            || j.id == d.id
+    })?;
     let sql = job.sql.as_deref()?;
     let dialect = g.config.dialect;
     let statements = Parser::parse_sql(dialect.parser_dialect().as_ref(), sql).ok()?;
@@ -54,7 +61,12 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
         let _ = s.visit(&mut v);
     }
     let file = job.file.as_str();
-    let ups: Vec<NodeIndex> = g.graph.neighbors_directed(n, Direction::Incoming).collect::<BTreeSet<_>>().into_iter().collect();
+    let ups: Vec<NodeIndex> = g
+        .graph
+        .neighbors_directed(n, Direction::Incoming)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let mut out = Inference::default();
     let grains: BTreeSet<Grain> = v.grains.iter().map(|(g, _)| *g).collect();
     if grains.len() == 1
@@ -68,8 +80,11 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
                 let rel = v.aliases.get(q).cloned().unwrap_or_else(|| q.clone());
                 ups.iter().copied().find(|&u| {
                     let ud = &g.graph[u];
-                    ud.relation == rel || ud.name == rel || ud.relation.rsplit('.').next() == Some(rel.as_str())
-                        || rel.rsplit('.').next() == Some(ud.relation.rsplit('.').next().unwrap_or_default())
+                    ud.relation == rel
+                        || ud.name == rel
+                        || ud.relation.rsplit('.').next() == Some(rel.as_str())
+                        || rel.rsplit('.').next()
+                            == Some(ud.relation.rsplit('.').next().unwrap_or_default())
                 })
             }
             None if ups.len() == 1 => ups.first().copied(),
@@ -77,12 +92,9 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
         };
         let Some(u) = target else { continue };
         out.windows.entry(g.graph[u].id.clone()).or_insert((
-            TimeMapping::Window(w.lo, 0),
-            format!(
-                "inferred from SQL ({file}, SQL line {}){}",
-                w.evidence,
-                w.unit.map(|u| format!(" [unit {u}]")).unwrap_or_default()
-            ),
+            w.lo,
+            w.unit,
+            format!("inferred from SQL ({file}, SQL line {})", w.evidence),
         ));
     }
     if out.grain.is_none() && out.windows.is_empty() {
@@ -94,15 +106,13 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
 impl Inference {
     /// The window on `upstream` converted to `upstream_grain`, if the SQL's
     /// unit converts exactly.
-    pub fn window_for(&self, upstream: &str, upstream_grain: Grain) -> Option<(TimeMapping, String)> {
-        let (mapping, why) = self.windows.get(upstream)?;
-        let TimeMapping::Window(lo, hi) = *mapping else {
-            return Some((*mapping, why.clone()));
-        };
-        let unit = why
-            .rsplit_once("[unit ")
-            .and_then(|(_, u)| u.trim_end_matches(']').parse::<Grain>().ok());
-        let factor = match (unit, upstream_grain) {
+    pub fn window_for(
+        &self,
+        upstream: &str,
+        upstream_grain: Grain,
+    ) -> Option<(TimeMapping, String)> {
+        let (lo, unit, why) = self.windows.get(upstream)?;
+        let factor = match (*unit, upstream_grain) {
             (None, _) => 1,
             (Some(u), g) if u == g => 1,
             (Some(Grain::Day), Grain::Hour) => 24,
@@ -110,7 +120,7 @@ impl Inference {
             (Some(Grain::Week), Grain::Hour) => 168,
             _ => return None,
         };
-        Some((TimeMapping::Window(lo * factor, hi * factor), why.clone()))
+        Some((TimeMapping::Window(lo * factor, 0), why.clone()))
     }
 }
 
@@ -126,9 +136,13 @@ impl Visitor for Finder {
 
     fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<()> {
         if let TableFactor::Table { name, alias, .. } = t {
-            let rel = name.to_string().replace(['"', '`', '[', ']'], "").to_lowercase();
+            let rel = name
+                .to_string()
+                .replace(['"', '`', '[', ']'], "")
+                .to_lowercase();
             if let Some(a) = alias {
-                self.aliases.insert(a.name.value.to_lowercase(), rel.clone());
+                self.aliases
+                    .insert(a.name.value.to_lowercase(), rel.clone());
             }
             if let Some(last) = rel.rsplit('.').next() {
                 self.aliases.entry(last.to_string()).or_insert(rel.clone());
@@ -146,7 +160,8 @@ impl Visitor for Finder {
             let mut exprs: Vec<&Expr> = Vec::new();
             for item in &s.projection {
                 match item {
-                    sqlparser::ast::SelectItem::UnnamedExpr(e) | sqlparser::ast::SelectItem::ExprWithAlias { expr: e, .. } => exprs.push(e),
+                    sqlparser::ast::SelectItem::UnnamedExpr(e)
+                    | sqlparser::ast::SelectItem::ExprWithAlias { expr: e, .. } => exprs.push(e),
                     _ => {}
                 }
             }
@@ -155,7 +170,8 @@ impl Visitor for Finder {
             }
             for e in exprs {
                 if let Some(gr) = date_trunc_grain(strip(e)) {
-                    self.grains.push((gr, format!("{}: `{}`", line(e), shorten(e))));
+                    self.grains
+                        .push((gr, format!("{}: `{}`", line(e), shorten(e))));
                 }
             }
         }
@@ -164,14 +180,23 @@ impl Visitor for Finder {
 
     fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
         match e {
-            Expr::Between { expr, negated: false, low, high } => {
+            Expr::Between {
+                expr,
+                negated: false,
+                low,
+                high,
+            } => {
                 if let Some((base, n, unit)) = minus_offset(low)
                     && same(base, high)
                 {
                     self.push_window(expr, n, unit, e);
                 }
             }
-            Expr::BinaryOp { left, op: op @ (BinaryOperator::GtEq | BinaryOperator::Gt), right } => {
+            Expr::BinaryOp {
+                left,
+                op: op @ (BinaryOperator::GtEq | BinaryOperator::Gt),
+                right,
+            } => {
                 if let Some((_, n, unit)) = minus_offset(right) {
                     let n = if *op == BinaryOperator::Gt { n - 1 } else { n };
                     self.push_window(left, n, unit, e);
@@ -236,27 +261,39 @@ fn strip(e: &Expr) -> &Expr {
 
 fn qualifier(e: &Expr) -> Option<String> {
     match e {
-        Expr::CompoundIdentifier(parts) if parts.len() >= 2 => Some(parts[parts.len() - 2].value.to_lowercase()),
+        Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+            Some(parts[parts.len() - 2].value.to_lowercase())
+        }
         _ => None,
     }
 }
 
 /// Two expressions that print the same, ignoring case.
 fn same(a: &Expr, b: &Expr) -> bool {
-    strip(a).to_string().eq_ignore_ascii_case(&strip(b).to_string())
+    strip(a)
+        .to_string()
+        .eq_ignore_ascii_case(&strip(b).to_string())
 }
 
 /// `x - INTERVAL 'n unit'`, `dateadd(unit, -n, x)`, `date_add(x, -n)`,
 /// `date_sub(x, n)`, `x - n` → (x, n, unit).
 fn minus_offset(e: &Expr) -> Option<(&Expr, i64, Option<Grain>)> {
     match strip(e) {
-        Expr::BinaryOp { left, op: BinaryOperator::Minus, right } => {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Minus,
+            right,
+        } => {
             if let Some((n, unit)) = interval(right) {
                 return Some((left, n, unit));
             }
             literal_int(right).map(|n| (left.as_ref(), n, Some(Grain::Day)))
         }
-        Expr::BinaryOp { left, op: BinaryOperator::Plus, right } => {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Plus,
+            right,
+        } => {
             let (n, unit) = interval(right)?;
             (n < 0).then_some((left.as_ref(), -n, unit))
         }
@@ -264,16 +301,20 @@ fn minus_offset(e: &Expr) -> Option<(&Expr, i64, Option<Grain>)> {
             let name = f.name.to_string().to_lowercase();
             let args = positional(&f.args);
             match (name.as_str(), args.as_slice()) {
-                ("dateadd" | "date_add" | "timestampadd", [unit, n, base]) if literal_int(n).is_some() => {
+                ("dateadd" | "date_add" | "timestampadd", [unit, n, base])
+                    if literal_int(n).is_some() =>
+                {
                     let n = literal_int(n)?;
                     (n < 0).then_some((*base, -n, unit_of(unit)))
                 }
                 ("date_add" | "dateadd", [base, n]) => {
-                    let (n, unit) = interval(n).or_else(|| literal_int(n).map(|n| (n, Some(Grain::Day))))?;
+                    let (n, unit) =
+                        interval(n).or_else(|| literal_int(n).map(|n| (n, Some(Grain::Day))))?;
                     (n < 0).then_some((*base, -n, unit))
                 }
                 ("date_sub" | "datesub" | "subdate", [base, n]) => {
-                    let (n, unit) = interval(n).or_else(|| literal_int(n).map(|n| (n, Some(Grain::Day))))?;
+                    let (n, unit) =
+                        interval(n).or_else(|| literal_int(n).map(|n| (n, Some(Grain::Day))))?;
                     Some((*base, n, unit))
                 }
                 _ => None,
@@ -299,12 +340,18 @@ fn positional(args: &FunctionArguments) -> Vec<&Expr> {
 
 /// `INTERVAL '6 day'`, `INTERVAL '6' DAY`, `INTERVAL 6 DAY` → (6, day).
 fn interval(e: &Expr) -> Option<(i64, Option<Grain>)> {
-    let Expr::Interval(iv) = strip(e) else { return None };
+    let Expr::Interval(iv) = strip(e) else {
+        return None;
+    };
     if let Some(field) = &iv.leading_field {
         return Some((literal_int(&iv.value)?, field_grain(field)));
     }
-    let Expr::Value(v) = iv.value.as_ref() else { return None };
-    let Value::SingleQuotedString(s) = &v.value else { return None };
+    let Expr::Value(v) = iv.value.as_ref() else {
+        return None;
+    };
+    let Value::SingleQuotedString(s) = &v.value else {
+        return None;
+    };
     let mut words = s.split_whitespace();
     let n: i64 = words.next()?.parse().ok()?;
     let unit = words.next().and_then(unit_word);
@@ -316,7 +363,11 @@ fn field_grain(f: &DateTimeField) -> Option<Grain> {
 }
 
 fn unit_word(w: &str) -> Option<Grain> {
-    match w.trim_matches(['\'', '"']).to_lowercase().trim_end_matches('s') {
+    match w
+        .trim_matches(['\'', '"'])
+        .to_lowercase()
+        .trim_end_matches('s')
+    {
         "hour" => Some(Grain::Hour),
         "day" => Some(Grain::Day),
         "week" => Some(Grain::Week),
@@ -344,7 +395,10 @@ fn literal_int(e: &Expr) -> Option<i64> {
             Value::SingleQuotedString(s) => s.trim().parse().ok(),
             _ => None,
         },
-        Expr::UnaryOp { op: UnaryOperator::Minus, expr } => literal_int(expr).map(|n| -n),
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => literal_int(expr).map(|n| -n),
         _ => None,
     }
 }

@@ -160,13 +160,22 @@ pub fn find_dataset(g: &LineageGraph, name: &str) -> Result<NodeIndex, ImpactErr
         })
         .ok_or_else(|| {
             let names = g.graph.node_weights().map(|d| d.name.as_str());
-            let hint = did_you_mean(name, names).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
-            ImpactError::UnknownDataset { name: name.to_string(), hint }
+            let hint = did_you_mean(name, names)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            ImpactError::UnknownDataset {
+                name: name.to_string(),
+                hint,
+            }
         })
 }
 
 /// Computes the impact of `request` on `g`, with the time facts it used.
-pub fn impact(g: &LineageGraph, request: &ImpactRequest, explain: bool) -> Result<(Impact, TimeModel), ImpactError> {
+pub fn impact(
+    g: &LineageGraph,
+    request: &ImpactRequest,
+    explain: bool,
+) -> Result<(Impact, TimeModel), ImpactError> {
     if request.from.start > request.to.start {
         return Err(ImpactError::FromAfterTo {
             from: crate::time::display(request.from.start),
@@ -178,9 +187,15 @@ pub fn impact(g: &LineageGraph, request: &ImpactRequest, explain: bool) -> Resul
         .iter()
         .map(|c| find_dataset(g, c))
         .collect::<Result<_, _>>()?;
-    let order = petgraph::algo::toposort(&g.graph, None).map_err(|c| ImpactError::Cycle(g.graph[c.node_id()].id.clone()))?;
-    let key_grain = if request.from.is_hour || request.to.is_hour { Grain::Hour } else { Grain::Day };
-    let changed_grain: HashMap<NodeIndex, Grain> = changed.iter().map(|&n| (n, key_grain)).collect();
+    let order = petgraph::algo::toposort(&g.graph, None)
+        .map_err(|c| ImpactError::Cycle(g.graph[c.node_id()].id.clone()))?;
+    let key_grain = if request.from.is_hour || request.to.is_hour {
+        Grain::Hour
+    } else {
+        Grain::Day
+    };
+    let changed_grain: HashMap<NodeIndex, Grain> =
+        changed.iter().map(|&n| (n, key_grain)).collect();
     let model = TimeModel::build(g, &order, &changed_grain)?;
     let impact = propagate(g, &model, &order, &changed, request, explain)?;
     Ok((impact, model))
@@ -201,7 +216,9 @@ pub fn propagate(
     let mut stopped: BTreeMap<NodeIndex, Stopped> = BTreeMap::new();
     for &n in changed {
         let t = &model.datasets[&n];
-        if (request.from.is_hour || request.to.is_hour) && !matches!(t.grain, Grain::Hour | Grain::None) {
+        if (request.from.is_hour || request.to.is_hour)
+            && !matches!(t.grain, Grain::Hour | Grain::None)
+        {
             return Err(ImpactError::HourOnCoarserGrain {
                 dataset: g.graph[n].name.clone(),
                 grain: t.grain,
@@ -212,7 +229,9 @@ pub fn propagate(
         if t.grain == Grain::None {
             s.full = true;
         } else {
-            s.time = IntervalSet::single(request.from.start, request.to.end()).align(t.grain).clamp(UNBOUNDED, t.grain.ceil(as_of));
+            s.time = IntervalSet::single(request.from.start, request.to.end())
+                .align(t.grain)
+                .clamp(UNBOUNDED, t.grain.ceil(as_of));
         }
         s.reasons.push("changed".to_string());
         states.insert(n, s);
@@ -247,7 +266,8 @@ pub fn propagate(
             let s = states.entry(n).or_default();
             s.full |= full;
             s.time.union(&contribution);
-            s.reasons.push(format!("reads `{up_name}` ({}, {how})", et.mapping));
+            s.reasons
+                .push(format!("reads `{up_name}` ({}, {how})", et.mapping));
             if explain {
                 let from = describe(up_grain, &up_time, up_full);
                 let to = describe(t.grain, &contribution, full);
@@ -265,8 +285,10 @@ pub fn propagate(
             && t.grain != Grain::None
         {
             // Cannot restate part of it: all of its history is affected.
-            s.time.add(t.start.unwrap_or(UNBOUNDED), t.grain.ceil(as_of));
-            s.reasons.push(format!("widened to its whole history: {why}"));
+            s.time
+                .add(t.start.unwrap_or(UNBOUNDED), t.grain.ceil(as_of));
+            s.reasons
+                .push(format!("widened to its whole history: {why}"));
         }
     }
     let mut datasets = Vec::new();
@@ -288,11 +310,22 @@ pub fn propagate(
             .collect();
         let partitions = if full { 1 } else { time.partitions(t.grain) };
         let mut reasons = s.reasons;
+        let mut explain_lines = Vec::new();
+        if explain {
+            explain_lines.push(format!("grain {} from {}", t.grain, t.grain_source));
+            if let Some(start) = t.start {
+                explain_lines.push(format!("starts {}", t.grain.key(t.grain.floor(start))));
+            }
+            explain_lines.extend(s.explain);
+        }
         if full && t.grain == Grain::None {
             reasons.push(format!("unpartitioned: rebuilt whole ({})", t.grain_source));
         }
         if unbounded {
-            reasons.push("unbounded: no `start` is known; set one in ripple.yml to bound the backfill".to_string());
+            reasons.push(
+                "unbounded: no `start` is known; set one in ripple.yml to bound the backfill"
+                    .to_string(),
+            );
         }
         datasets.push(AffectedDataset {
             id: d.id.clone(),
@@ -304,7 +337,7 @@ pub fn propagate(
             intervals,
             partitions,
             reasons,
-            explain: s.explain,
+            explain: explain_lines,
         });
     }
     Ok(Impact {
@@ -317,7 +350,13 @@ pub fn propagate(
 
 /// What an affected upstream does to a downstream through one edge:
 /// (affected time, rebuilt whole, how it was computed).
-fn contribution(up: &State, up_grain: Grain, down: &DatasetTime, mapping: TimeMapping, as_of: Hour) -> (IntervalSet, bool, &'static str) {
+fn contribution(
+    up: &State,
+    up_grain: Grain,
+    down: &DatasetTime,
+    mapping: TimeMapping,
+    as_of: Hour,
+) -> (IntervalSet, bool, &'static str) {
     if down.grain == Grain::None {
         return (IntervalSet::new(), true, "rebuilt whole");
     }
@@ -339,8 +378,17 @@ fn contribution(up: &State, up_grain: Grain, down: &DatasetTime, mapping: TimeMa
             out.add(s0, down.grain.next(s1));
         }
     }
-    (out.clamp(first, limit), false, "partitions whose reads meet it")
+    (
+        out.clamp(first, limit),
+        false,
+        "partitions whose reads meet it",
+    )
 }
+
+/// Corrections of the first guess, at most: a calendar month moved by a
+/// whole number of months is off by at most three days (72 hourly
+/// partitions), so this bound is never reached on real calendars.
+const STEP_LIMIT: usize = 1024;
 
 /// The first and last downstream partition starts whose read window
 /// `[shift(p.start, lo), shift(p.end, hi))` meets `[a, b)`. The window moves
@@ -355,14 +403,14 @@ fn window_range(dg: Grain, ug: Grain, lo: i64, hi: i64, a: Hour, b: Hour) -> Opt
         UNBOUNDED
     } else {
         let mut s = dg.floor(ug.shift(a, -hi));
-        for _ in 0..64 {
+        for _ in 0..STEP_LIMIT {
             if reads_to(prev(s)) > a {
                 s = prev(s);
             } else {
                 break;
             }
         }
-        for _ in 0..64 {
+        for _ in 0..STEP_LIMIT {
             if reads_to(s) <= a {
                 s = dg.next(s);
             } else {
@@ -372,14 +420,14 @@ fn window_range(dg: Grain, ug: Grain, lo: i64, hi: i64, a: Hour, b: Hour) -> Opt
         s
     };
     let mut last = dg.floor(ug.shift(b, -lo));
-    for _ in 0..64 {
+    for _ in 0..STEP_LIMIT {
         if reads_from(dg.next(last)) < b {
             last = dg.next(last);
         } else {
             break;
         }
     }
-    for _ in 0..64 {
+    for _ in 0..STEP_LIMIT {
         if reads_from(last) >= b {
             last = prev(last);
         } else {
@@ -396,7 +444,11 @@ fn describe(grain: Grain, time: &IntervalSet, full: bool) -> String {
     time.spans()
         .iter()
         .map(|&(a, b)| {
-            let from = if a == UNBOUNDED { "…".to_string() } else { grain.key(a) };
+            let from = if a == UNBOUNDED {
+                "…".to_string()
+            } else {
+                grain.key(a)
+            };
             format!("{from}..{}", grain.key(grain.floor(b - 1)))
         })
         .collect::<Vec<_>>()

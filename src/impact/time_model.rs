@@ -57,7 +57,11 @@ impl TimeModel {
     /// order (upstreams first), so a dataset can take its upstream's grain.
     /// `changed_grain` is the grain implied by the user's keys for changed
     /// datasets of unknown grain.
-    pub fn build(g: &LineageGraph, order: &[NodeIndex], changed_grain: &HashMap<NodeIndex, Grain>) -> Result<TimeModel, TimeModelError> {
+    pub fn build(
+        g: &LineageGraph,
+        order: &[NodeIndex],
+        changed_grain: &HashMap<NodeIndex, Grain>,
+    ) -> Result<TimeModel, TimeModelError> {
         let configured = configured_datasets(g)?;
         let inferred: HashMap<NodeIndex, Inference> = order
             .iter()
@@ -78,39 +82,68 @@ impl TimeModel {
             } else if let Some((gr, why)) = inf.and_then(|i| i.grain.clone()) {
                 (gr, why)
             } else if let Some(gr) = changed_grain.get(&n) {
-                (*gr, "the precision of --from/--to (no grain declared)".to_string())
+                (
+                    *gr,
+                    "the precision of --from/--to (no grain declared)".to_string(),
+                )
             } else {
                 inherit(g, n, &datasets)
             };
             let start = match cfg.and_then(|c| c.start.as_deref()) {
                 Some(s) => Some(
                     TimeKey::parse(s)
-                        .map_err(|e| TimeModelError(format!("ripple.yml: datasets.{}.start: {e}", d.name)))?
+                        .map_err(|e| {
+                            TimeModelError(format!("ripple.yml: datasets.{}.start: {e}", d.name))
+                        })?
                         .start,
                 ),
                 None => dbt.start,
             };
             let non_idempotent = non_idempotent(g, d);
-            datasets.insert(n, DatasetTime { grain, grain_source, start, non_idempotent });
+            datasets.insert(
+                n,
+                DatasetTime {
+                    grain,
+                    grain_source,
+                    start,
+                    non_idempotent,
+                },
+            );
         }
         let mut edges = HashMap::new();
         for e in g.graph.edge_indices() {
-            let Some((up, down)) = g.graph.edge_endpoints(e) else { continue };
+            let Some((up, down)) = g.graph.edge_endpoints(e) else {
+                continue;
+            };
             let up_d = &g.graph[up];
-            let configured_mapping = configured
-                .get(&down)
-                .and_then(|(_, c)| c.upstream.iter().find(|(k, _)| answers_to(up_d, k)).map(|(_, m)| *m));
+            let configured_mapping = configured.get(&down).and_then(|(_, c)| {
+                c.upstream
+                    .iter()
+                    .find(|(k, _)| answers_to(up_d, k))
+                    .map(|(_, m)| *m)
+            });
             let edge = if let Some(m) = configured_mapping {
-                EdgeTime { mapping: m, source: "ripple.yml".into() }
+                EdgeTime {
+                    mapping: m,
+                    source: "ripple.yml".into(),
+                }
             } else if let Some((lookback, why)) = dbt_facts(&g.graph[down]).lookback {
-                EdgeTime { mapping: TimeMapping::Window(-lookback, 0), source: why }
-            } else if let Some((m, why)) = inferred
-                .get(&down)
-                .and_then(|i| i.window_for(&up_d.id, datasets.get(&up).map_or(Grain::None, |t| t.grain)))
-            {
-                EdgeTime { mapping: m, source: why }
+                EdgeTime {
+                    mapping: TimeMapping::Window(-lookback, 0),
+                    source: why,
+                }
+            } else if let Some((m, why)) = inferred.get(&down).and_then(|i| {
+                i.window_for(&up_d.id, datasets.get(&up).map_or(Grain::None, |t| t.grain))
+            }) {
+                EdgeTime {
+                    mapping: m,
+                    source: why,
+                }
             } else {
-                EdgeTime { mapping: TimeMapping::Identity, source: "default".into() }
+                EdgeTime {
+                    mapping: TimeMapping::Identity,
+                    source: "default".into(),
+                }
             };
             edges.insert(e, edge);
         }
@@ -120,10 +153,15 @@ impl TimeModel {
 
 /// `ripple.yml` `datasets:` entries by node; an entry naming nothing is an
 /// error with a suggestion.
-fn configured_datasets(g: &LineageGraph) -> Result<HashMap<NodeIndex, (String, crate::config::DatasetConfig)>, TimeModelError> {
+fn configured_datasets(
+    g: &LineageGraph,
+) -> Result<HashMap<NodeIndex, (String, crate::config::DatasetConfig)>, TimeModelError> {
     let mut out = HashMap::new();
     for (key, cfg) in &g.config.datasets {
-        let node = g.graph.node_indices().find(|&n| answers_to(&g.graph[n], key));
+        let node = g
+            .graph
+            .node_indices()
+            .find(|&n| answers_to(&g.graph[n], key));
         match node {
             Some(n) => {
                 out.insert(n, (key.clone(), cfg.clone()));
@@ -133,7 +171,9 @@ fn configured_datasets(g: &LineageGraph) -> Result<HashMap<NodeIndex, (String, c
                 let hint = crate::project::did_you_mean(key, names)
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
-                return Err(TimeModelError(format!("ripple.yml: datasets.{key} names no dataset of the project{hint}")));
+                return Err(TimeModelError(format!(
+                    "ripple.yml: datasets.{key} names no dataset of the project{hint}"
+                )));
             }
         }
     }
@@ -168,10 +208,21 @@ fn dbt_facts(d: &Dataset) -> DbtFacts {
     if f.grain.is_none()
         && let Some(pb) = get("partition_by")
     {
-        if let Some(gran) = pb.get("granularity").and_then(Value::as_str).and_then(|g| g.parse::<Grain>().ok()) {
+        if let Some(gran) = pb
+            .get("granularity")
+            .and_then(Value::as_str)
+            .and_then(|g| g.parse::<Grain>().ok())
+        {
             f.grain = Some((gran, format!("dbt partition_by granularity ({file})")));
-        } else if pb.get("data_type").and_then(Value::as_str).is_some_and(|t| t == "date") {
-            f.grain = Some((Grain::Day, format!("dbt partition_by on a date column ({file})")));
+        } else if pb
+            .get("data_type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t == "date")
+        {
+            f.grain = Some((
+                Grain::Day,
+                format!("dbt partition_by on a date column ({file})"),
+            ));
         } else if let Some(cols) = pb.as_array() {
             // A list of partition columns whose names carry the grain.
             let guess = cols.iter().filter_map(Value::as_str).find_map(|c| {
@@ -185,11 +236,16 @@ fn dbt_facts(d: &Dataset) -> DbtFacts {
                     "date" | "day" => Grain::Day,
                     other => other.parse().unwrap_or(Grain::Day),
                 };
-                f.grain = Some((grain, format!("guessed from partition column `{col}` ({file})")));
+                f.grain = Some((
+                    grain,
+                    format!("guessed from partition column `{col}` ({file})"),
+                ));
             }
         }
     }
-    if let Some(begin) = s(get("begin")).and_then(|b| TimeKey::parse(b.get(..10).unwrap_or(&b)).ok()) {
+    if let Some(begin) =
+        s(get("begin")).and_then(|b| TimeKey::parse(b.get(..10).unwrap_or(&b)).ok())
+    {
         f.start = Some(begin.start);
     }
     if let Some(lb) = get("lookback").and_then(Value::as_i64).filter(|n| *n > 0) {
@@ -205,7 +261,11 @@ fn dbt_facts(d: &Dataset) -> DbtFacts {
 }
 
 /// Unknown grain: the upstreams' grain when they agree, else unpartitioned.
-fn inherit(g: &LineageGraph, n: NodeIndex, known: &HashMap<NodeIndex, DatasetTime>) -> (Grain, String) {
+fn inherit(
+    g: &LineageGraph,
+    n: NodeIndex,
+    known: &HashMap<NodeIndex, DatasetTime>,
+) -> (Grain, String) {
     let mut ups: Vec<(&str, Grain)> = g
         .graph
         .neighbors_directed(n, Direction::Incoming)
@@ -214,10 +274,16 @@ fn inherit(g: &LineageGraph, n: NodeIndex, known: &HashMap<NodeIndex, DatasetTim
         .collect();
     ups.sort();
     match ups.first() {
-        Some(&(name, gr)) if ups.iter().all(|(_, x)| *x == gr) => {
-            (gr, format!("assumed: same as upstream `{name}` (declare `grain` in ripple.yml to be sure)"))
-        }
-        _ => (Grain::None, "assumed: unpartitioned (no grain declared, found or inherited)".to_string()),
+        Some(&(name, gr)) if ups.iter().all(|(_, x)| *x == gr) => (
+            gr,
+            format!(
+                "assumed: same as upstream `{name}` (declare `grain` in ripple.yml to be sure)"
+            ),
+        ),
+        _ => (
+            Grain::None,
+            "assumed: unpartitioned (no grain declared, found or inherited)".to_string(),
+        ),
     }
 }
 
@@ -232,7 +298,9 @@ fn non_idempotent(g: &LineageGraph, d: &Dataset) -> Option<String> {
         if g.self_reads.contains(&d.id) {
             return Some("an incremental model that reads itself (`{{ this }}`)".into());
         }
-        if get("unique_key").is_some() || matches!(get("incremental_strategy"), Some("merge" | "delete+insert")) {
+        if get("unique_key").is_some()
+            || matches!(get("incremental_strategy"), Some("merge" | "delete+insert"))
+        {
             return Some("an incremental upsert by key".into());
         }
     }

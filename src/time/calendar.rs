@@ -88,7 +88,11 @@ impl Grain {
             Grain::Day => h.saturating_add(k.saturating_mul(24)),
             Grain::Week => h.saturating_add(k.saturating_mul(168)),
             Grain::Month | Grain::Year => {
-                let months = if self == Grain::Month { k } else { k.saturating_mul(12) };
+                let months = if self == Grain::Month {
+                    k
+                } else {
+                    k.saturating_mul(12)
+                };
                 let (date, hour) = datetime_of(h);
                 let moved = date
                     .checked_add((months.clamp(-100_000, 100_000) as i32).months())
@@ -123,8 +127,14 @@ impl Grain {
             Grain::None => 1,
             Grain::Month | Grain::Year => {
                 let (a, b) = (datetime_of(from).0, datetime_of(to).0);
-                let months = (i64::from(b.year()) - i64::from(a.year())) * 12 + i64::from(b.month()) - i64::from(a.month());
-                if self == Grain::Month { months as u64 } else { (months / 12) as u64 }
+                let months = (i64::from(b.year()) - i64::from(a.year())) * 12
+                    + i64::from(b.month())
+                    - i64::from(a.month());
+                if self == Grain::Month {
+                    months as u64
+                } else {
+                    (months / 12) as u64
+                }
             }
         }
     }
@@ -156,21 +166,37 @@ impl TimeKey {
         }
         let start = hour_of_date(date);
         match hour_part {
-            None => Ok(TimeKey { start, is_hour: false }),
+            None => Ok(TimeKey {
+                start,
+                is_hour: false,
+            }),
             Some(h) => {
                 let mut parts = h.split(':');
-                let hour: i64 = parts.next().and_then(|x| x.parse().ok()).filter(|x| (0..24).contains(x)).ok_or_else(bad)?;
+                let hour: i64 = parts
+                    .next()
+                    .and_then(|x| x.parse().ok())
+                    .filter(|x| (0..24).contains(x))
+                    .ok_or_else(bad)?;
                 if parts.any(|rest| rest.parse::<u32>().ok() != Some(0)) {
-                    return Err(format!("`{s}`: partitions are whole hours; drop the minutes"));
+                    return Err(format!(
+                        "`{s}`: partitions are whole hours; drop the minutes"
+                    ));
                 }
-                Ok(TimeKey { start: start + hour, is_hour: true })
+                Ok(TimeKey {
+                    start: start + hour,
+                    is_hour: true,
+                })
             }
         }
     }
 
     /// The instant just after the key (`2026-01-10` → 2026-01-11T00).
     pub fn end(self) -> Hour {
-        if self.is_hour { self.start + 1 } else { self.start + 24 }
+        if self.is_hour {
+            self.start + 1
+        } else {
+            self.start + 24
+        }
     }
 }
 
@@ -201,20 +227,38 @@ mod tests {
     fn keys_round_trip_per_grain() {
         assert_eq!(Grain::Hour.key(h("2026-01-10T05")), "2026-01-10T05");
         assert_eq!(Grain::Day.key(h("2026-01-10")), "2026-01-10");
-        assert_eq!(Grain::Week.key(Grain::Week.floor(h("2026-01-10"))), "2026-01-05");
-        assert_eq!(Grain::Month.key(Grain::Month.floor(h("2026-01-10"))), "2026-01");
+        assert_eq!(
+            Grain::Week.key(Grain::Week.floor(h("2026-01-10"))),
+            "2026-01-05"
+        );
+        assert_eq!(
+            Grain::Month.key(Grain::Month.floor(h("2026-01-10"))),
+            "2026-01"
+        );
         assert_eq!(Grain::Year.key(Grain::Year.floor(h("2026-01-10"))), "2026");
     }
 
     #[test]
     fn iso_weeks_start_on_monday_across_year_ends() {
         // 2026-01-01 is a Thursday: its ISO week starts on 2025-12-29.
-        assert_eq!(Grain::Week.key(Grain::Week.floor(h("2026-01-01"))), "2025-12-29");
+        assert_eq!(
+            Grain::Week.key(Grain::Week.floor(h("2026-01-01"))),
+            "2025-12-29"
+        );
         // 2020 has an ISO week 53: 2020-12-28 .. 2021-01-03.
-        assert_eq!(Grain::Week.key(Grain::Week.floor(h("2021-01-03"))), "2020-12-28");
-        assert_eq!(Grain::Week.key(Grain::Week.floor(h("2021-01-04"))), "2021-01-04");
+        assert_eq!(
+            Grain::Week.key(Grain::Week.floor(h("2021-01-03"))),
+            "2020-12-28"
+        );
+        assert_eq!(
+            Grain::Week.key(Grain::Week.floor(h("2021-01-04"))),
+            "2021-01-04"
+        );
         // A Monday is its own week start; dates before 1970 work too.
-        assert_eq!(Grain::Week.key(Grain::Week.floor(h("1969-12-31"))), "1969-12-29");
+        assert_eq!(
+            Grain::Week.key(Grain::Week.floor(h("1969-12-31"))),
+            "1969-12-29"
+        );
     }
 
     #[test]
@@ -224,7 +268,10 @@ mod tests {
         assert_eq!(Grain::Day.count(feb, Grain::Month.next(feb)), 29);
         let feb25 = Grain::Month.floor(h("2025-02-10"));
         assert_eq!(Grain::Day.count(feb25, Grain::Month.next(feb25)), 28);
-        assert_eq!(Grain::Month.key(Grain::Month.next(h("2025-12-01"))), "2026-01");
+        assert_eq!(
+            Grain::Month.key(Grain::Month.next(h("2025-12-01"))),
+            "2026-01"
+        );
         assert_eq!(Grain::Month.count(h("2025-11-01"), h("2026-02-01")), 3);
         assert_eq!(Grain::Year.count(h("2024-01-01"), h("2026-01-01")), 2);
         assert_eq!(Grain::Day.count(h("2024-01-01"), h("2025-01-01")), 366);
@@ -245,7 +292,10 @@ mod tests {
     fn time_keys_parse_strictly() {
         assert!(!TimeKey::parse("2026-01-10").unwrap().is_hour);
         assert!(TimeKey::parse("2026-01-10T05").unwrap().is_hour);
-        assert_eq!(TimeKey::parse("2026-01-10T05:00").unwrap(), TimeKey::parse("2026-01-10T05").unwrap());
+        assert_eq!(
+            TimeKey::parse("2026-01-10T05:00").unwrap(),
+            TimeKey::parse("2026-01-10T05").unwrap()
+        );
         assert!(TimeKey::parse("2026-1-10").is_err());
         assert!(TimeKey::parse("2026-02-30").is_err());
         assert!(TimeKey::parse("2026-01-10T24").is_err());
