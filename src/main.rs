@@ -222,7 +222,8 @@ fn impact(args: ImpactArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let g = load_graph(&args.project)?;
-    let (result, model) = ripple::impact::impact(&g, &request, args.explain)?;
+    let facts = ripple::impact::TimeFacts::build(&g)?;
+    let (result, model) = ripple::impact::impact(&g, &facts, &request, args.explain)?;
     let rendered = match args.format {
         ImpactFormat::Text => emit::impact::text(&result),
         ImpactFormat::Json => emit::impact::json(&result),

@@ -12,7 +12,7 @@ use predicates::prelude::*;
 use proptest::prelude::*;
 use ripple::config::{Config, DatasetConfig};
 use ripple::graph::LineageGraph;
-use ripple::impact::{Impact, ImpactRequest, impact};
+use ripple::impact::{Impact, ImpactRequest, TimeFacts, impact};
 use ripple::ingest::{LoadOptions, load_project};
 use ripple::project::{Job, JobKind, Project, Reference, Target};
 use ripple::time::{Grain, Hour, TimeKey, TimeMapping};
@@ -36,7 +36,9 @@ fn request(changed: &[&str], from: &str, to: &str, as_of: &str) -> ImpactRequest
 
 fn run(root: &Path, req: &ImpactRequest) -> Impact {
     let g = LineageGraph::build(load_project(root, &LoadOptions::default()).unwrap());
-    impact(&g, req, true).unwrap().0
+    impact(&g, &TimeFacts::build(&g).unwrap(), req, true)
+        .unwrap()
+        .0
 }
 
 /// dataset name → (grain, full, unbounded, "from..to" ranges, partitions)
@@ -637,7 +639,7 @@ proptest! {
         let from_key = Grain::Day.key(day(c.from));
         let to_key = Grain::Day.key(day(c.from + c.len));
         let req = request(&["t0"], &from_key, &to_key, AS_OF);
-        let got = impact(&g, &req, false).unwrap().0;
+        let got = impact(&g, &TimeFacts::build(&g).unwrap(), &req, false).unwrap().0;
         let mut got = expand(&got);
         got.retain(|_, v| v.as_ref().is_none_or(|s| !s.is_empty()));
         let want = oracle(&c, &g, day(c.from), day(c.from + c.len + 1));
@@ -649,8 +651,8 @@ proptest! {
         let g = build(&c);
         let small = request(&["t0"], &Grain::Day.key(day(c.from)), &Grain::Day.key(day(c.from + c.len)), AS_OF);
         let large = request(&["t0"], &Grain::Day.key(day(c.from - more_before)), &Grain::Day.key(day(c.from + c.len + more_after)), AS_OF);
-        let small = expand(&impact(&g, &small, false).unwrap().0);
-        let large = expand(&impact(&g, &large, false).unwrap().0);
+        let small = expand(&impact(&g, &TimeFacts::build(&g).unwrap(), &small, false).unwrap().0);
+        let large = expand(&impact(&g, &TimeFacts::build(&g).unwrap(), &large, false).unwrap().0);
         for (name, s) in &small {
             let l = large.get(name);
             prop_assert!(l.is_some(), "{} affected by the small range only", name);

@@ -67,7 +67,7 @@ pub fn generate(dir: &Path, models: usize) -> std::io::Result<Generated> {
     for m in 0..staging {
         let src = m % sources;
         let text = format!(
-            "{{{{ config(tags=['s{tag}']) }}}}\nselect id, {{{{ cents('amount') }}}} as amount, updated_at\nfrom {{{{ source('raw', 't{src}') }}}}\n{{% if is_incremental() %}}where updated_at > (select max(updated_at) from {{{{ this }}}}){{% endif %}}\n",
+            "{{{{ config(tags=['s{tag}'], materialized='incremental', incremental_strategy='microbatch', event_time='updated_at', batch_size='day', begin='2024-01-01') }}}}\nselect id, {{{{ cents('amount') }}}} as amount, updated_at\nfrom {{{{ source('raw', 't{src}') }}}}\n{{% if is_incremental() %}}where updated_at > (select max(updated_at) from {{{{ this }}}}){{% endif %}}\n",
             tag = m % 7
         );
         write(&format!("models/staging/stg_{m}.sql"), &text)?;
@@ -77,9 +77,15 @@ pub fn generate(dir: &Path, models: usize) -> std::io::Result<Generated> {
         // Layers grow outward: each model reads from anything before it,
         // mostly from the recent past (like real marts over intermediates).
         let mut ups: Vec<usize> = Vec::new();
-        for _ in 0..1 + rng.below(3) {
-            let window = (m / 4).max(1);
-            let up = m - 1 - rng.below(window.min(m));
+        for k in 0..1 + rng.below(3) {
+            // The first read is usually a staging model (wide fan-out, as
+            // in real projects), the others recent models (depth).
+            let up = if k == 0 && rng.below(2) == 0 {
+                rng.below(staging)
+            } else {
+                let window = (m / 4).max(1);
+                m - 1 - rng.below(window.min(m))
+            };
             if !ups.contains(&up) {
                 ups.push(up);
             }

@@ -126,12 +126,11 @@ pub fn markdown(impact: &Impact) -> String {
     for d in &impact.datasets {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {}{} | {} |",
+            "| `{}` | {} | {} | {} | {} |",
             esc(&d.name),
             d.grain,
             esc(&range(d)),
-            d.partitions,
-            if d.unbounded { "+" } else { "" },
+            if d.unbounded { "unbounded".to_string() } else { d.partitions.to_string() },
             esc(&d.reasons.join("; "))
         );
     }

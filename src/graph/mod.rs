@@ -40,6 +40,8 @@ pub struct LineageGraph {
     pub index: HashMap<String, NodeIndex>,
     /// Jobs by id, with the datasets they write.
     pub jobs: BTreeMap<String, Job>,
+    /// The jobs writing each dataset (by dataset id), in job id order.
+    pub writers: BTreeMap<String, Vec<String>>,
     /// Datasets whose job reads the dataset itself (incremental models that
     /// read `{{ this }}`, `INSERT INTO t SELECT ... FROM t`).
     pub self_reads: BTreeSet<String>,
@@ -267,6 +269,7 @@ impl LineageGraph {
             graph,
             index,
             jobs: jobs.into_iter().map(|j| (j.id.clone(), j)).collect(),
+            writers,
             self_reads,
             diagnostics,
             config,

@@ -47,12 +47,11 @@ struct RawWindow {
 /// Reads what the SQL of the job writing `n` says, if there is SQL.
 pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
     let d = &g.graph[n];
-    let job = g.jobs.values().find(|j| {
-        j.writes
-            .iter()
-            .any(|w| matches!(&w.target, crate::project::Target::Node { id } if id == &d.id))
-            || j.id == d.id
-    })?;
+    let job = g
+        .writers
+        .get(&d.id)?
+        .first()
+        .and_then(|id| g.jobs.get(id))?;
     let sql = job.sql.as_deref()?;
     let dialect = g.config.dialect;
     let statements = Parser::parse_sql(dialect.parser_dialect().as_ref(), sql).ok()?;

@@ -20,7 +20,7 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
-pub use time_model::{DatasetTime, EdgeTime, TimeModel, TimeModelError};
+pub use time_model::{DatasetTime, EdgeTime, TimeFacts, TimeModel, TimeModelError};
 
 use crate::graph::LineageGraph;
 use crate::project::did_you_mean;
@@ -170,9 +170,11 @@ pub fn find_dataset(g: &LineageGraph, name: &str) -> Result<NodeIndex, ImpactErr
         })
 }
 
-/// Computes the impact of `request` on `g`, with the time facts it used.
+/// Computes the impact of `request` on `g`, whose request-independent time
+/// facts are `facts` ([`TimeFacts::build`]); returns the resolved facts too.
 pub fn impact(
     g: &LineageGraph,
+    facts: &TimeFacts,
     request: &ImpactRequest,
     explain: bool,
 ) -> Result<(Impact, TimeModel), ImpactError> {
@@ -187,8 +189,19 @@ pub fn impact(
         .iter()
         .map(|c| find_dataset(g, c))
         .collect::<Result<_, _>>()?;
-    let order = petgraph::algo::toposort(&g.graph, None)
-        .map_err(|c| ImpactError::Cycle(g.graph[c.node_id()].id.clone()))?;
+    let order = facts
+        .order()
+        .ok_or_else(|| ImpactError::Cycle(facts.cycle_at(g)))?;
+    // Only the changed datasets and what is downstream of them can be
+    // affected: the rest of the graph is not looked at.
+    let mut reach = vec![false; g.graph.node_count()];
+    let mut stack: Vec<NodeIndex> = changed.clone();
+    while let Some(n) = stack.pop() {
+        if !std::mem::replace(&mut reach[n.index()], true) {
+            stack.extend(g.graph.neighbors_directed(n, Direction::Outgoing));
+        }
+    }
+    let order: Vec<NodeIndex> = order.iter().copied().filter(|n| reach[n.index()]).collect();
     let key_grain = if request.from.is_hour || request.to.is_hour {
         Grain::Hour
     } else {
@@ -196,7 +209,7 @@ pub fn impact(
     };
     let changed_grain: HashMap<NodeIndex, Grain> =
         changed.iter().map(|&n| (n, key_grain)).collect();
-    let model = TimeModel::build(g, &order, &changed_grain)?;
+    let model = facts.resolve(g, &order, &changed_grain);
     let impact = propagate(g, &model, &order, &changed, request, explain)?;
     Ok((impact, model))
 }

@@ -38,7 +38,7 @@ pub struct EdgeTime {
     pub source: String,
 }
 
-/// Time facts for a whole graph.
+/// Time facts for a whole graph, resolved for one request.
 #[derive(Debug, Clone)]
 pub struct TimeModel {
     /// Per node.
@@ -52,42 +52,64 @@ pub struct TimeModel {
 #[error("{0}")]
 pub struct TimeModelError(pub String);
 
-impl TimeModel {
-    /// Resolves every dataset's and edge's facts. `order` is a topological
-    /// order (upstreams first), so a dataset can take its upstream's grain.
-    /// `changed_grain` is the grain implied by the user's keys for changed
-    /// datasets of unknown grain.
-    pub fn build(
-        g: &LineageGraph,
-        order: &[NodeIndex],
-        changed_grain: &HashMap<NodeIndex, Grain>,
-    ) -> Result<TimeModel, TimeModelError> {
+/// What is known of one dataset before any request: a grain with its
+/// source (when declared, configured or inferred), start, idempotence.
+#[derive(Debug, Clone, Default)]
+struct NodeFacts {
+    grain: Option<(Grain, String)>,
+    start: Option<Hour>,
+    non_idempotent: Option<String>,
+}
+
+/// What is known of one edge before any request.
+#[derive(Debug, Clone)]
+enum EdgeFacts {
+    /// A mapping whatever the grains.
+    Fixed(TimeMapping, String),
+    /// A window read off SQL, in the SQL's unit (converted once the
+    /// upstream's grain is known).
+    Inferred(Inference),
+    /// Nothing said: identity.
+    Default,
+}
+
+/// Every time fact of a graph that does not depend on the request: built
+/// once after loading (SQL inference runs here, in parallel), then resolved
+/// per request in linear time.
+#[derive(Debug, Clone)]
+pub struct TimeFacts {
+    nodes: HashMap<NodeIndex, NodeFacts>,
+    edges: HashMap<EdgeIndex, EdgeFacts>,
+    /// A topological order of the graph, or where a cycle is.
+    order: Result<Vec<NodeIndex>, NodeIndex>,
+    /// Each dataset's grain when no request overrides anything, for
+    /// upstreams outside a request's reach.
+    base: HashMap<NodeIndex, (Grain, String)>,
+}
+
+impl TimeFacts {
+    /// Reads `ripple.yml`, dbt configs and the SQL of every job.
+    pub fn build(g: &LineageGraph) -> Result<TimeFacts, TimeModelError> {
+        use rayon::prelude::*;
         let configured = configured_datasets(g)?;
-        let inferred: HashMap<NodeIndex, Inference> = order
-            .iter()
+        let indices: Vec<NodeIndex> = g.graph.node_indices().collect();
+        let inferred: HashMap<NodeIndex, Inference> = indices
+            .par_iter()
             .filter_map(|&n| infer(g, n).map(|i| (n, i)))
             .collect();
-        let mut datasets: HashMap<NodeIndex, DatasetTime> = HashMap::new();
-        for &n in order {
+        let mut nodes = HashMap::with_capacity(indices.len());
+        for &n in &indices {
             let d = &g.graph[n];
             let cfg = configured.get(&n).map(|(_, c)| c);
             let dbt = dbt_facts(d);
-            let inf = inferred.get(&n);
-            let (grain, grain_source) = if let Some(gr) = cfg.and_then(|c| c.grain) {
-                (gr, "ripple.yml".to_string())
-            } else if let Some((gr, why)) = dbt.grain.clone() {
-                (gr, why)
+            let grain = if let Some(gr) = cfg.and_then(|c| c.grain) {
+                Some((gr, "ripple.yml".to_string()))
+            } else if let Some(known) = dbt.grain.clone() {
+                Some(known)
             } else if let Some(why) = dbt.materialized_whole.clone() {
-                (Grain::None, why)
-            } else if let Some((gr, why)) = inf.and_then(|i| i.grain.clone()) {
-                (gr, why)
-            } else if let Some(gr) = changed_grain.get(&n) {
-                (
-                    *gr,
-                    "the precision of --from/--to (no grain declared)".to_string(),
-                )
+                Some((Grain::None, why))
             } else {
-                inherit(g, n, &datasets)
+                inferred.get(&n).and_then(|i| i.grain.clone())
             };
             let start = match cfg.and_then(|c| c.start.as_deref()) {
                 Some(s) => Some(
@@ -99,18 +121,16 @@ impl TimeModel {
                 ),
                 None => dbt.start,
             };
-            let non_idempotent = non_idempotent(g, d);
-            datasets.insert(
+            nodes.insert(
                 n,
-                DatasetTime {
+                NodeFacts {
                     grain,
-                    grain_source,
                     start,
-                    non_idempotent,
+                    non_idempotent: non_idempotent(g, d),
                 },
             );
         }
-        let mut edges = HashMap::new();
+        let mut edges = HashMap::with_capacity(g.graph.edge_count());
         for e in g.graph.edge_indices() {
             let Some((up, down)) = g.graph.edge_endpoints(e) else {
                 continue;
@@ -122,32 +142,109 @@ impl TimeModel {
                     .find(|(k, _)| answers_to(up_d, k))
                     .map(|(_, m)| *m)
             });
-            let edge = if let Some(m) = configured_mapping {
-                EdgeTime {
-                    mapping: m,
-                    source: "ripple.yml".into(),
-                }
+            let facts = if let Some(m) = configured_mapping {
+                EdgeFacts::Fixed(m, "ripple.yml".into())
             } else if let Some((lookback, why)) = dbt_facts(&g.graph[down]).lookback {
-                EdgeTime {
-                    mapping: TimeMapping::Window(-lookback, 0),
-                    source: why,
-                }
-            } else if let Some((m, why)) = inferred.get(&down).and_then(|i| {
-                i.window_for(&up_d.id, datasets.get(&up).map_or(Grain::None, |t| t.grain))
-            }) {
-                EdgeTime {
-                    mapping: m,
-                    source: why,
-                }
+                EdgeFacts::Fixed(TimeMapping::Window(-lookback, 0), why)
+            } else if let Some(i) = inferred
+                .get(&down)
+                .filter(|i| i.windows.contains_key(&up_d.id))
+            {
+                EdgeFacts::Inferred(i.clone())
             } else {
-                EdgeTime {
-                    mapping: TimeMapping::Identity,
-                    source: "default".into(),
-                }
+                EdgeFacts::Default
+            };
+            edges.insert(e, facts);
+        }
+        let order = petgraph::algo::toposort(&g.graph, None).map_err(|c| c.node_id());
+        let mut facts = TimeFacts {
+            nodes,
+            edges,
+            order,
+            base: HashMap::new(),
+        };
+        if let Ok(order) = facts.order.clone() {
+            let base = facts.resolve(g, &order, &HashMap::new());
+            facts.base = base
+                .datasets
+                .into_iter()
+                .map(|(n, t)| (n, (t.grain, t.grain_source)))
+                .collect();
+        }
+        Ok(facts)
+    }
+
+    /// A topological order of the graph; `None` when it has a cycle.
+    pub fn order(&self) -> Option<&[NodeIndex]> {
+        self.order.as_deref().ok()
+    }
+
+    /// The id of a dataset on a cycle, when there is one.
+    pub fn cycle_at(&self, g: &LineageGraph) -> String {
+        match &self.order {
+            Err(n) => g.graph[*n].id.clone(),
+            Ok(_) => String::new(),
+        }
+    }
+
+    /// The facts of the datasets in `order` (topological, upstreams first)
+    /// and of the edges between them, for one request: a dataset of unknown
+    /// grain takes its upstreams'; `changed_grain` is the grain implied by
+    /// the user's keys for changed datasets of unknown grain.
+    pub fn resolve(
+        &self,
+        g: &LineageGraph,
+        order: &[NodeIndex],
+        changed_grain: &HashMap<NodeIndex, Grain>,
+    ) -> TimeModel {
+        let mut datasets: HashMap<NodeIndex, DatasetTime> = HashMap::with_capacity(order.len());
+        for &n in order {
+            let f = self.nodes.get(&n).cloned().unwrap_or_default();
+            let (grain, grain_source) = match (f.grain, changed_grain.get(&n)) {
+                (Some(known), _) => known,
+                (None, Some(gr)) => (
+                    *gr,
+                    "the precision of --from/--to (no grain declared)".to_string(),
+                ),
+                (None, None) => inherit(g, n, &datasets, &self.base),
+            };
+            datasets.insert(
+                n,
+                DatasetTime {
+                    grain,
+                    grain_source,
+                    start: f.start,
+                    non_idempotent: f.non_idempotent,
+                },
+            );
+        }
+        let mut edges = HashMap::new();
+        let incoming = order
+            .iter()
+            .flat_map(|&n| g.graph.edges_directed(n, petgraph::Direction::Incoming));
+        for e in incoming {
+            use petgraph::visit::EdgeRef;
+            let (e, up) = (e.id(), e.source());
+            let Some(facts) = self.edges.get(&e) else {
+                continue;
+            };
+            let Some(up_grain) = datasets.get(&up).map(|t| t.grain) else {
+                continue;
+            };
+            let edge = match facts {
+                EdgeFacts::Fixed(m, why) => EdgeTime { mapping: *m, source: why.clone() },
+                EdgeFacts::Inferred(i) => match i.window_for(&g.graph[up].id, up_grain) {
+                    Some((m, why)) => EdgeTime { mapping: m, source: why },
+                    None => EdgeTime {
+                        mapping: TimeMapping::Identity,
+                        source: "default (a window found in SQL does not convert to the upstream's grain)".into(),
+                    },
+                },
+                EdgeFacts::Default => EdgeTime { mapping: TimeMapping::Identity, source: "default".into() },
             };
             edges.insert(e, edge);
         }
-        Ok(TimeModel { datasets, edges })
+        TimeModel { datasets, edges }
     }
 }
 
@@ -261,15 +358,23 @@ fn dbt_facts(d: &Dataset) -> DbtFacts {
 }
 
 /// Unknown grain: the upstreams' grain when they agree, else unpartitioned.
+/// Upstreams resolved for this request are in `known`, the others in `base`.
 fn inherit(
     g: &LineageGraph,
     n: NodeIndex,
     known: &HashMap<NodeIndex, DatasetTime>,
+    base: &HashMap<NodeIndex, (Grain, String)>,
 ) -> (Grain, String) {
     let mut ups: Vec<(&str, Grain)> = g
         .graph
         .neighbors_directed(n, Direction::Incoming)
-        .filter_map(|u| known.get(&u).map(|t| (g.graph[u].name.as_str(), t.grain)))
+        .filter_map(|u| {
+            let grain = known
+                .get(&u)
+                .map(|t| t.grain)
+                .or_else(|| base.get(&u).map(|b| b.0))?;
+            Some((g.graph[u].name.as_str(), grain))
+        })
         .filter(|(_, gr)| *gr != Grain::None)
         .collect();
     ups.sort();
