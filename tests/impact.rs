@@ -662,3 +662,99 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn dbt_configs_give_grains_starts_and_lookback_windows() {
+    let g = LineageGraph::build(
+        load_project(Path::new("fixtures/shop"), &LoadOptions::default()).unwrap(),
+    );
+    let facts = TimeFacts::build(&g).unwrap();
+    let req = request(
+        &["raw.web_events", "tag:raw,raw.orders"],
+        "2026-01-10T05",
+        "2026-01-10T06",
+        "2026-02-01",
+    );
+    let err = impact(&g, &facts, &req, true).unwrap_err().to_string();
+    // raw.orders is declared daily: an hour key is refused for it.
+    assert!(err.contains("partitioned by day"), "{err}");
+    let req = request(
+        &["raw.web_events"],
+        "2026-01-10T05",
+        "2026-01-10T06",
+        "2026-02-01",
+    );
+    let (i, _) = impact(&g, &facts, &req, true).unwrap();
+    let d = |n: &str| {
+        i.datasets
+            .iter()
+            .find(|d| d.name == n)
+            .unwrap_or_else(|| panic!("{n} not affected"))
+            .clone()
+    };
+    // Microbatch batch_size=hour: the grain; begin: the start.
+    let events = d("stg_web_events");
+    assert_eq!(events.grain, Grain::Hour);
+    assert_eq!(events.intervals[0].from.as_deref(), Some("2026-01-10T05"));
+    assert!(
+        events.explain[0].contains("dbt microbatch batch_size='hour'"),
+        "{:?}",
+        events.explain
+    );
+    // lookback=1 on a daily model over hourly data: one more day, in hours.
+    let sessions = d("fct_sessions");
+    assert_eq!(sessions.grain, Grain::Day);
+    assert_eq!(sessions.intervals[0].from.as_deref(), Some("2026-01-10"));
+    assert_eq!(sessions.intervals[0].to, "2026-01-11");
+    assert!(
+        sessions
+            .explain
+            .iter()
+            .any(|e| e.contains("window [-24, 0] from dbt microbatch lookback=1")),
+        "{:?}",
+        sessions.explain
+    );
+
+    let req = request(&["raw.orders"], "2026-01-10", "2026-01-12", "2026-02-01");
+    let (i, _) = impact(&g, &facts, &req, true).unwrap();
+    let d = |n: &str| i.datasets.iter().find(|d| d.name == n).unwrap().clone();
+    let weekly = d("revenue_weekly");
+    assert_eq!(weekly.grain, Grain::Week);
+    assert!(
+        weekly.explain[0].contains("dbt partition_by granularity"),
+        "{:?}",
+        weekly.explain
+    );
+    assert!(
+        d("kpis_monthly").full,
+        "materialized='table' is rebuilt whole"
+    );
+    assert!(
+        d("fct_orders")
+            .reasons
+            .iter()
+            .any(|r| r.contains("widened"))
+    );
+    assert!(
+        d("customer_segments")
+            .reasons
+            .iter()
+            .any(|r| r.contains("upsert by key"))
+    );
+}
+
+#[test]
+fn selectors_name_several_changed_datasets() {
+    let g = LineageGraph::build(
+        load_project(
+            Path::new("fixtures/worked_example/declared"),
+            &LoadOptions::default(),
+        )
+        .unwrap(),
+    );
+    let facts = TimeFacts::build(&g).unwrap();
+    let req = request(&["source:raw"], "2026-01-10", "2026-01-12", "2026-02-01");
+    let (i, _) = impact(&g, &facts, &req, false).unwrap();
+    assert_eq!(i.changed, ["source.raw.orders"]);
+    assert_eq!(i.datasets.len(), 7);
+}

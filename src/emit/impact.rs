@@ -130,7 +130,11 @@ pub fn markdown(impact: &Impact) -> String {
             esc(&d.name),
             d.grain,
             esc(&range(d)),
-            if d.unbounded { "unbounded".to_string() } else { d.partitions.to_string() },
+            if d.unbounded {
+                "unbounded".to_string()
+            } else {
+                d.partitions.to_string()
+            },
             esc(&d.reasons.join("; "))
         );
     }

@@ -111,13 +111,9 @@ impl Inference {
         upstream_grain: Grain,
     ) -> Option<(TimeMapping, String)> {
         let (lo, unit, why) = self.windows.get(upstream)?;
-        let factor = match (*unit, upstream_grain) {
-            (None, _) => 1,
-            (Some(u), g) if u == g => 1,
-            (Some(Grain::Day), Grain::Hour) => 24,
-            (Some(Grain::Week), Grain::Day) => 7,
-            (Some(Grain::Week), Grain::Hour) => 168,
-            _ => return None,
+        let factor = match unit {
+            None => 1,
+            Some(u) => super::time_model::grain_ratio(*u, upstream_grain)?,
         };
         Some((TimeMapping::Window(lo * factor, 0), why.clone()))
     }

@@ -184,11 +184,24 @@ pub fn impact(
             to: crate::time::display(request.to.start),
         });
     }
-    let changed: Vec<NodeIndex> = request
-        .changed
-        .iter()
-        .map(|c| find_dataset(g, c))
-        .collect::<Result<_, _>>()?;
+    // Each changed name is a dataset, or else a selector (`tag:raw`, `raw.*`).
+    let mut changed: Vec<NodeIndex> = Vec::new();
+    for c in &request.changed {
+        match find_dataset(g, c) {
+            Ok(n) => changed.push(n),
+            Err(e) => match crate::graph::Selector::parse(c)
+                .ok()
+                .and_then(|s| s.select(g).ok())
+            {
+                Some(set) if !set.is_empty() && c.contains([':', '*', '+', '@', ' ', ',']) => {
+                    changed.extend(set)
+                }
+                _ => return Err(e),
+            },
+        }
+    }
+    changed.sort();
+    changed.dedup();
     let order = facts
         .order()
         .ok_or_else(|| ImpactError::Cycle(facts.cycle_at(g)))?;

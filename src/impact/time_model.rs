@@ -66,6 +66,9 @@ struct NodeFacts {
 enum EdgeFacts {
     /// A mapping whatever the grains.
     Fixed(TimeMapping, String),
+    /// dbt microbatch `lookback: N`: N batches of the downstream's grain,
+    /// converted to the upstream's grain once both are known.
+    Lookback(i64, String),
     /// A window read off SQL, in the SQL's unit (converted once the
     /// upstream's grain is known).
     Inferred(Inference),
@@ -145,7 +148,7 @@ impl TimeFacts {
             let facts = if let Some(m) = configured_mapping {
                 EdgeFacts::Fixed(m, "ripple.yml".into())
             } else if let Some((lookback, why)) = dbt_facts(&g.graph[down]).lookback {
-                EdgeFacts::Fixed(TimeMapping::Window(-lookback, 0), why)
+                EdgeFacts::Lookback(lookback, why)
             } else if let Some(i) = inferred
                 .get(&down)
                 .filter(|i| i.windows.contains_key(&up_d.id))
@@ -233,6 +236,11 @@ impl TimeFacts {
             };
             let edge = match facts {
                 EdgeFacts::Fixed(m, why) => EdgeTime { mapping: *m, source: why.clone() },
+                EdgeFacts::Lookback(n, why) => {
+                    let down_grain = datasets.get(&e_down(g, e)).map_or(Grain::None, |t| t.grain);
+                    let factor = grain_ratio(down_grain, up_grain).unwrap_or(1);
+                    EdgeTime { mapping: TimeMapping::Window(-n * factor, 0), source: why.clone() }
+                }
                 EdgeFacts::Inferred(i) => match i.window_for(&g.graph[up].id, up_grain) {
                     Some((m, why)) => EdgeTime { mapping: m, source: why },
                     None => EdgeTime {
@@ -245,6 +253,31 @@ impl TimeFacts {
             edges.insert(e, edge);
         }
         TimeModel { datasets, edges }
+    }
+}
+
+/// The downstream end of an edge.
+fn e_down(g: &LineageGraph, e: EdgeIndex) -> NodeIndex {
+    g.graph
+        .edge_endpoints(e)
+        .map_or(NodeIndex::new(0), |(_, d)| d)
+}
+
+/// How many `fine` partitions make one `coarse` partition, when that is a
+/// fixed number (hour, day, week).
+pub(crate) fn grain_ratio(coarse: Grain, fine: Grain) -> Option<i64> {
+    let hours = |g: Grain| match g {
+        Grain::Hour => Some(1),
+        Grain::Day => Some(24),
+        Grain::Week => Some(168),
+        _ => None,
+    };
+    match (coarse, fine) {
+        (a, b) if a == b => Some(1),
+        (a, b) => {
+            let (x, y) = (hours(a)?, hours(b)?);
+            (x % y == 0).then_some(x / y)
+        }
     }
 }
 
