@@ -3,16 +3,13 @@
 
 use std::collections::BTreeSet;
 
-use graphviz_rust::dot_structures::{
-    Attribute, Edge as DotEdge, EdgeTy, Graph, Id, Node, NodeId, Stmt, Vertex,
-};
-use graphviz_rust::printer::{DotPrinter, PrinterContext};
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
 use super::SCHEMA_VERSION;
-use super::escape::{dot_string, mermaid_label};
+use super::dot;
+use super::escape::mermaid_label;
 use crate::graph::LineageGraph;
 
 #[derive(Serialize)]
@@ -94,8 +91,7 @@ pub fn json(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
 
 /// The selected subgraph in DOT, one node per dataset (shape by kind).
 pub fn dot(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
-    let attr = |k: &str, v: &str| Attribute(Id::Plain(k.to_string()), Id::Escaped(dot_string(v)));
-    let mut stmts = vec![Stmt::Attribute(attr("rankdir", "LR"))];
+    let mut stmts = Vec::new();
     for &n in nodes {
         let d = &g.graph[n];
         let shape = match d.kind {
@@ -105,28 +101,19 @@ pub fn dot(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
             crate::project::DatasetKind::Table => "box3d",
             crate::project::DatasetKind::Model => "box",
         };
-        stmts.push(Stmt::Node(Node::new(
-            NodeId(Id::Escaped(dot_string(&d.id)), None),
-            vec![attr("label", &d.name), attr("shape", shape)],
-        )));
+        stmts.push(dot::node(
+            &d.id,
+            vec![dot::attr("label", &d.name), dot::attr("shape", shape)],
+        ));
     }
     for (a, b, e) in edges(g, nodes) {
-        stmts.push(Stmt::Edge(DotEdge {
-            ty: EdgeTy::Pair(
-                Vertex::N(NodeId(Id::Escaped(dot_string(&g.graph[a].id)), None)),
-                Vertex::N(NodeId(Id::Escaped(dot_string(&g.graph[b].id)), None)),
-            ),
-            attributes: vec![attr("tooltip", &e.via)],
-        }));
+        stmts.push(dot::edge(
+            &g.graph[a].id,
+            &g.graph[b].id,
+            vec![dot::attr("tooltip", &e.via)],
+        ));
     }
-    let graph = Graph::DiGraph {
-        id: Id::Plain("lineage".to_string()),
-        strict: false,
-        stmts,
-    };
-    let mut out = graph.print(&mut PrinterContext::default());
-    out.push('\n');
-    out
+    dot::digraph("lineage", stmts)
 }
 
 /// The selected subgraph as a Mermaid flowchart (renders on GitHub).

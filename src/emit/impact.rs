@@ -3,15 +3,12 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use graphviz_rust::dot_structures::{
-    Attribute, Edge as DotEdge, EdgeTy, Graph, Id, Node, NodeId, Stmt, Vertex,
-};
-use graphviz_rust::printer::{DotPrinter, PrinterContext};
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
 use super::SCHEMA_VERSION;
-use super::escape::{dot_string, mermaid_label};
+use super::dot;
+use super::escape::mermaid_label;
 use crate::graph::LineageGraph;
 use crate::impact::{AffectedDataset, Impact, TimeModel};
 
@@ -156,34 +153,18 @@ pub fn markdown(impact: &Impact) -> String {
 /// The affected subgraph in DOT, edges labelled with their mapping.
 pub fn dot(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> String {
     let affected: HashSet<&str> = impact.datasets.iter().map(|d| d.id.as_str()).collect();
-    let attr = |k: &str, v: &str| Attribute(Id::Plain(k.to_string()), Id::Escaped(dot_string(v)));
-    let mut stmts = vec![Stmt::Attribute(attr("rankdir", "LR"))];
+    let mut stmts = Vec::new();
     for d in &impact.datasets {
-        stmts.push(Stmt::Node(Node::new(
-            NodeId(Id::Escaped(dot_string(&d.id)), None),
-            vec![
-                attr("label", &format!("{}\n{}", d.name, range(d))),
-                attr("shape", "box"),
-            ],
-        )));
+        let label = format!("{}\n{}", d.name, range(d));
+        stmts.push(dot::node(
+            &d.id,
+            vec![dot::attr("label", &label), dot::attr("shape", "box")],
+        ));
     }
-    for (e, label) in edges(g, model, &affected) {
-        stmts.push(Stmt::Edge(DotEdge {
-            ty: EdgeTy::Pair(
-                Vertex::N(NodeId(Id::Escaped(dot_string(&e.0)), None)),
-                Vertex::N(NodeId(Id::Escaped(dot_string(&e.1)), None)),
-            ),
-            attributes: vec![attr("label", &label)],
-        }));
+    for ((from, to), label) in edges(g, model, &affected) {
+        stmts.push(dot::edge(&from, &to, vec![dot::attr("label", &label)]));
     }
-    let graph = Graph::DiGraph {
-        id: Id::Plain("impact".to_string()),
-        strict: false,
-        stmts,
-    };
-    let mut out = graph.print(&mut PrinterContext::default());
-    out.push('\n');
-    out
+    dot::digraph("impact", stmts)
 }
 
 /// The affected subgraph as a Mermaid flowchart.

@@ -155,8 +155,7 @@ pub fn find_dataset(g: &LineageGraph, name: &str) -> Result<NodeIndex, ImpactErr
     g.graph
         .node_indices()
         .find(|&n| {
-            let d = &g.graph[n];
-            d.name == name || d.relation == lower || d.name == lower
+            time_model::answers_to(&g.graph[n], name) || time_model::answers_to(&g.graph[n], &lower)
         })
         .ok_or_else(|| {
             let names = g.graph.node_weights().map(|d| d.name.as_str());

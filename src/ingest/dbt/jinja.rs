@@ -468,22 +468,10 @@ fn add_builtins(env: &mut Environment<'static>, settings: &Arc<Settings>, table:
         },
     );
     let s = settings.clone();
-    env.add_function(
-        "var",
-        move |name: String, default: Option<Value>| -> Result<Value, Error> {
-            match s.vars.get(&name) {
-                Some(v) => Ok(Value::from(Serde(v))),
-                None => Ok(default.unwrap_or(Value::from(()))),
-            }
-        },
-    );
-    // ripple never reads the environment: the result must not depend on it.
-    env.add_function(
-        "env_var",
-        |_name: String, default: Option<Value>| -> Result<Value, Error> {
-            Ok(default.unwrap_or(Value::from("")))
-        },
-    );
+    env.add_function("var", move |name: String, default: Option<Value>| {
+        var(&s.vars, &name, default)
+    });
+    env.add_function("env_var", env_var);
     env.add_function("is_incremental", || false);
     env.add_function("should_full_refresh", || false);
     env.add_function("log", |_args: Rest<ValueOrKwargs>| "");
@@ -585,6 +573,20 @@ fn add_builtins(env: &mut Environment<'static>, settings: &Arc<Settings>, table:
             }),
         );
     }
+}
+
+/// dbt's `var(name, default)`: the project's value, else the default.
+fn var(vars: &BTreeMap<String, serde_json::Value>, name: &str, default: Option<Value>) -> Value {
+    match vars.get(name) {
+        Some(v) => Value::from(Serde(v)),
+        None => default.unwrap_or(Value::from(())),
+    }
+}
+
+/// dbt's `env_var(name, default)`. ripple never reads the environment, so
+/// that results cannot depend on it: the default, or an empty string.
+fn env_var(_name: String, default: Option<Value>) -> Value {
+    default.unwrap_or(Value::from(""))
 }
 
 /// A stable, dependency-free hash for `local_md5` (its exact value does not
@@ -930,18 +932,10 @@ impl ConfigRenderer {
         env.set_undefined_behavior(UndefinedBehavior::Chainable);
         env.set_fuel(Some(FUEL));
         let vars = vars.clone();
-        env.add_function(
-            "var",
-            move |name: String, default: Option<Value>| -> Value {
-                match vars.get(&name) {
-                    Some(v) => Value::from(Serde(v)),
-                    None => default.unwrap_or(Value::from(())),
-                }
-            },
-        );
-        env.add_function("env_var", |_name: String, default: Option<Value>| {
-            default.unwrap_or(Value::from(""))
+        env.add_function("var", move |name: String, default: Option<Value>| {
+            var(&vars, &name, default)
         });
+        env.add_function("env_var", env_var);
         env.add_global(
             "target",
             context! { name => target.name.clone(), schema => target.schema.clone(), database => target.database.clone() },
