@@ -44,9 +44,25 @@ enum Command {
     /// Validate a project: cycles, unknown refs, files that fail, tables written twice.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
+    /// What was read from the project's Airflow DAG files (parsed, never run).
+    #[command(after_help = DAGS_EXAMPLES)]
+    Dags(DagsArgs),
     /// Which downstream datasets, and which of their partitions, a change affects.
     #[command(after_help = IMPACT_EXAMPLES)]
     Impact(ImpactArgs),
+}
+
+const DAGS_EXAMPLES: &str = "Examples:
+  ripple dags --project fixtures/shop
+  ripple dags --project . --format json";
+
+#[derive(clap::Args)]
+struct DagsArgs {
+    #[command(flatten)]
+    project: ProjectArgs,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = CheckFormat::Text)]
+    format: CheckFormat,
 }
 
 const IMPACT_EXAMPLES: &str = "Examples:
@@ -207,7 +223,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Graph(args) => graph(args),
         Command::Check(args) => check(args),
         Command::Impact(args) => impact(args),
+        Command::Dags(args) => dags(args),
     }
+}
+
+fn dags(args: DagsArgs) -> anyhow::Result<ExitCode> {
+    let project = load_project(&args.project.project, &LoadOptions::default())?;
+    let warnings: Vec<_> = project
+        .diagnostics
+        .iter()
+        .filter(|d| d.code.starts_with("airflow") || d.code.contains("task"))
+        .cloned()
+        .collect();
+    let rendered = match args.format {
+        CheckFormat::Text => emit::dags::text(&project.dags, &warnings),
+        CheckFormat::Json => emit::dags::json(&project.dags, &warnings),
+    };
+    write_stdout(&rendered)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn impact(args: ImpactArgs) -> anyhow::Result<ExitCode> {

@@ -63,14 +63,25 @@ fn selected(g: &LineageGraph, sel: &str) -> Vec<String> {
 fn shop_has_every_kind_of_node_and_the_jinja_only_edges() {
     let g = shop();
     let kinds: BTreeSet<&str> = g.graph.node_weights().map(|d| d.kind.as_str()).collect();
+    // `table` nodes come from the Airflow DAGs beside the dbt project.
     assert_eq!(
         kinds,
-        ["model", "seed", "snapshot", "source"]
+        ["model", "seed", "snapshot", "source", "table"]
             .into_iter()
             .collect()
     );
-    assert_eq!(g.graph.node_count(), 30);
-    assert_eq!(g.graph.edge_count(), 28);
+    let dbt_nodes = g
+        .graph
+        .node_weights()
+        .filter(|d| d.kind.as_str() != "table")
+        .count();
+    let dbt_edges = g
+        .graph
+        .edge_weights()
+        .filter(|e| !e.via.starts_with("airflow:"))
+        .count();
+    assert_eq!(dbt_nodes, 30);
+    assert_eq!(dbt_edges, 28);
     // Only a macro's ref() makes this edge.
     assert!(has_edge(&g, "model.stg_refunds", "model.int_orders_net"));
     // Snapshot in, snapshot out; seed in.
@@ -347,18 +358,25 @@ fn bad_ripple_yml_is_exit_2_with_key_path_and_suggestion() {
 fn every_selector_form() {
     let g = shop();
     assert_eq!(selected(&g, "orders_7d"), ["orders_7d"]);
+    // The Airflow export of orders_daily is downstream too.
     assert_eq!(
         selected(&g, "orders_daily+"),
         [
             "kpis_monthly",
             "orders_7d",
             "orders_daily",
-            "revenue_weekly"
+            "revenue_weekly",
+            "exports.daily_revenue"
         ]
     );
     assert_eq!(
         selected(&g, "orders_daily+1"),
-        ["orders_7d", "orders_daily", "revenue_weekly"]
+        [
+            "orders_7d",
+            "orders_daily",
+            "revenue_weekly",
+            "exports.daily_revenue"
+        ]
     );
     assert_eq!(
         selected(&g, "1+orders_daily"),
@@ -372,7 +390,8 @@ fn every_selector_form() {
             "stg_payments",
             "stg_refunds",
             "raw.payments",
-            "raw.refunds"
+            "raw.refunds",
+            "landing.payments"
         ]
     );
     // @: the node, its descendants, and everything those need.

@@ -2,6 +2,7 @@
 //! nothing of how that result was computed.
 
 pub mod check;
+pub mod dags;
 pub mod dot;
 pub mod escape;
 pub mod graph;

@@ -221,7 +221,18 @@ impl LineageGraph {
             }
         }
         for (id, jobs) in &writers {
-            if jobs.len() > 1 {
+            // Tasks of one Airflow DAG writing a table in turn (load, then
+            // dedupe) are one run of that DAG, not two competing writers.
+            let one_dag = jobs
+                .iter()
+                .map(|j| {
+                    j.strip_prefix("airflow:")
+                        .and_then(|t| t.split_once('.'))
+                        .map(|(dag, _)| dag)
+                })
+                .collect::<Option<BTreeSet<_>>>()
+                .is_some_and(|dags| dags.len() == 1);
+            if jobs.len() > 1 && !one_dag {
                 diagnostics.push(Diagnostic::warning(
                     "duplicate-writer",
                     None,

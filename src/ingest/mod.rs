@@ -2,6 +2,7 @@
 //! [`Project`]. [`load_project`] detects what a folder holds and joins the
 //! parts; they meet on dataset names when the graph is built.
 
+mod airflow;
 mod dbt;
 mod files;
 mod manifest;
@@ -13,6 +14,7 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::project::{Dataset, Diagnostic, Project};
 
+pub use airflow::{Dag, Dags, Task, read_dags};
 pub use dbt::UNKNOWN_PLACEHOLDER;
 
 /// Reports progress of long loads (the CLI draws a bar); every method has
@@ -90,6 +92,11 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     let (jobs, diagnostics) = sql_files::load(root, &sql_paths, config.dialect);
     project.jobs.extend(jobs);
     project.diagnostics.extend(diagnostics);
+    let dags = read_dags(root, &excluded, config.dialect);
+    project.jobs.extend(dags.jobs());
+    project.diagnostics.extend(dags.check());
+    project.diagnostics.extend(dags.warnings);
+    project.dags = dags.dags;
 
     project.config = config;
     dedup_datasets(&mut project.datasets, &mut project.diagnostics);

@@ -28,6 +28,8 @@ pub struct Project {
     pub jobs: Vec<Job>,
     /// What went wrong or looked suspicious while reading, in file order.
     pub diagnostics: Vec<Diagnostic>,
+    /// Airflow DAGs read from the DAG folders, sorted by id.
+    pub dags: Vec<crate::ingest::Dag>,
 }
 
 /// What kind of thing a dataset is, which decides its node id.
@@ -115,6 +117,8 @@ pub enum JobKind {
     Manifest,
     /// A plain SQL script.
     Sql,
+    /// An Airflow task (`airflow:<dag_id>.<task_id>`).
+    Airflow,
 }
 
 /// A reference from a job to a dataset, as written, resolved when the graph

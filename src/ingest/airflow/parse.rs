@@ -1,0 +1,731 @@
+//! The static reading of one DAG file's syntax tree.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use ruff_python_ast::{Expr, Keyword, Operator, Stmt};
+use ruff_text_size::Ranged;
+
+use super::template::render_sql;
+use super::{Dag, Task};
+use crate::ingest::files::line_of;
+use crate::project::Diagnostic;
+
+/// What a name in the file stands for.
+#[derive(Debug, Clone)]
+enum Binding {
+    /// A string constant.
+    Str(String),
+    /// A list of string constants.
+    Strs(Vec<String>),
+    /// Task ids (a task, a list of tasks, a TaskGroup, a TaskFlow result).
+    Tasks(Vec<String>),
+    /// A DAG (index into `Reader::dags`).
+    Dag(usize),
+    /// A dict of string constants (`default_args`, `params`).
+    Dict(BTreeMap<String, String>),
+}
+
+/// A `@task`-decorated function: calling it makes a task.
+#[derive(Debug, Clone)]
+struct TaskFlow {
+    task_id: String,
+    operator: String,
+    /// `@task.sql`: the function returns its SQL.
+    returns_sql: Option<String>,
+}
+
+/// What a DAG's tasks inherit from it: `default_args` pool, template search
+/// path, params.
+#[derive(Debug, Clone, Default)]
+struct DagSettings {
+    pool: Option<String>,
+    search_path: Vec<String>,
+    params: BTreeMap<String, String>,
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    file: &'a str,
+    dag_dir: &'a Path,
+    root: &'a Path,
+    dags: Vec<Dag>,
+    /// Per DAG, what its tasks inherit.
+    dag_settings: Vec<DagSettings>,
+    names: HashMap<String, Binding>,
+    taskflows: HashMap<String, TaskFlow>,
+    /// `from m import Name as Alias`: Alias → Name.
+    aliases: HashMap<String, String>,
+    warnings: Vec<Diagnostic>,
+}
+
+/// Reads the DAGs of one file. Syntax errors are warnings: the parser
+/// recovers, and what it could read is kept.
+pub(super) fn parse_file(
+    text: &str,
+    file: &str,
+    dag_dir: &Path,
+    root: &Path,
+) -> (Vec<Dag>, Vec<Diagnostic>) {
+    let parsed =
+        ruff_python_parser::parse_unchecked_source(text, ruff_python_ast::PySourceType::Python);
+    let mut r = Reader {
+        text,
+        file,
+        dag_dir,
+        root,
+        dags: Vec::new(),
+        dag_settings: Vec::new(),
+        names: HashMap::new(),
+        taskflows: HashMap::new(),
+        aliases: HashMap::new(),
+        warnings: Vec::new(),
+    };
+    for e in parsed.errors() {
+        let line = line_of(text, e.location.start().to_usize());
+        r.warn(
+            line,
+            format!(
+                "Python syntax error: {}; the rest of the file is still read",
+                e.error
+            ),
+        );
+    }
+    let module = parsed.into_syntax();
+    r.body(&module.body, None, "");
+    (r.dags, r.warnings)
+}
+
+impl Reader<'_> {
+    fn line(&self, node: &impl Ranged) -> u32 {
+        line_of(self.text, node.range().start().to_usize())
+    }
+
+    fn warn(&mut self, line: u32, message: String) {
+        self.warnings.push(Diagnostic::warning(
+            "airflow-dynamic",
+            Some(self.file.to_string()),
+            line,
+            0,
+            message,
+        ));
+    }
+
+    fn body(&mut self, stmts: &[Stmt], dag: Option<usize>, prefix: &str) {
+        for s in stmts {
+            self.stmt(s, dag, prefix);
+        }
+    }
+
+    /// The class or function a callee names, through import aliases.
+    fn resolve(&self, e: &Expr) -> String {
+        let name = callee(e);
+        self.aliases.get(&name).cloned().unwrap_or(name)
+    }
+
+    fn stmt(&mut self, s: &Stmt, dag: Option<usize>, prefix: &str) {
+        match s {
+            Stmt::ImportFrom(i) => {
+                for alias in &i.names {
+                    if let Some(as_name) = &alias.asname {
+                        self.aliases
+                            .insert(as_name.to_string(), alias.name.to_string());
+                    }
+                }
+            }
+            Stmt::With(w) => {
+                let (mut inner_dag, mut inner_prefix) = (dag, prefix.to_string());
+                for item in &w.items {
+                    let Expr::Call(call) = &item.context_expr else {
+                        continue;
+                    };
+                    let name = self.resolve(&call.func);
+                    if name == "DAG" {
+                        let d = self.dag_from_call(
+                            &call.arguments.args,
+                            &call.arguments.keywords,
+                            None,
+                            self.line(call),
+                        );
+                        inner_dag = Some(d);
+                        if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
+                            self.names.insert(var, Binding::Dag(d));
+                        }
+                    } else if name == "TaskGroup" {
+                        let group = kw(&call.arguments.keywords, "group_id")
+                            .or(call.arguments.args.first())
+                            .and_then(|e| self.string(e));
+                        if let Some(group) = group {
+                            inner_prefix = format!("{prefix}{group}.");
+                            if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
+                                self.names.insert(var, Binding::Tasks(Vec::new()));
+                            }
+                        }
+                    }
+                }
+                self.body(&w.body, inner_dag, &inner_prefix);
+            }
+            Stmt::Assign(a) => {
+                let value = self.value(&a.value, dag, prefix);
+                for t in &a.targets {
+                    if let (Some(var), Some(v)) = (name_of(t), value.clone()) {
+                        self.names.insert(var, v);
+                    }
+                }
+            }
+            Stmt::AnnAssign(a) => {
+                if let (Some(v), Some(var)) = (
+                    a.value.as_deref().and_then(|v| self.value(v, dag, prefix)),
+                    name_of(&a.target),
+                ) {
+                    self.names.insert(var, v);
+                }
+            }
+            Stmt::Expr(e) => {
+                self.value(&e.value, dag, prefix);
+            }
+            Stmt::FunctionDef(f) => {
+                for dec in &f.decorator_list {
+                    let (head, call) = match &dec.expression {
+                        Expr::Call(c) => (dotted(&c.func), Some(c)),
+                        other => (dotted(other), None),
+                    };
+                    let keywords: &[Keyword] = call.map_or(&[], |c| &c.arguments.keywords);
+                    if head == "dag" || head.ends_with(".dag") {
+                        let d = self.dag_from_call(
+                            call.map_or(&[][..], |c| &c.arguments.args),
+                            keywords,
+                            Some(f.name.to_string()),
+                            self.line(f),
+                        );
+                        self.names.insert(f.name.to_string(), Binding::Dag(d));
+                        self.body(&f.body, Some(d), prefix);
+                        return;
+                    }
+                    if head == "task" || head.starts_with("task.") {
+                        let task_id = kw(keywords, "task_id")
+                            .and_then(|e| self.string(e))
+                            .unwrap_or_else(|| f.name.to_string());
+                        let operator = if head == "task" {
+                            "@task".to_string()
+                        } else {
+                            format!("@{head}")
+                        };
+                        // `@task.sql`: the function returns its SQL as a literal.
+                        let returns_sql = if head == "task.sql" {
+                            f.body.iter().find_map(|s| match s {
+                                Stmt::Return(r) => r.value.as_deref().and_then(|v| self.string(v)),
+                                _ => None,
+                            })
+                        } else {
+                            None
+                        };
+                        self.taskflows.insert(
+                            f.name.to_string(),
+                            TaskFlow {
+                                task_id,
+                                operator,
+                                returns_sql,
+                            },
+                        );
+                        return;
+                    }
+                }
+            }
+            Stmt::For(f) if self.contains_task_call(&f.body) => {
+                let line = self.line(f);
+                self.warn(line, "tasks made in a loop are not expanded (they depend on runtime values); declare them one by one to have them read".to_string());
+            }
+            Stmt::While(w) if self.contains_task_call(&w.body) => {
+                let line = self.line(w);
+                self.warn(line, "tasks made in a loop are not expanded; declare them one by one to have them read".to_string());
+            }
+            Stmt::If(i) => {
+                self.body(&i.body, dag, prefix);
+                for clause in &i.elif_else_clauses {
+                    self.body(&clause.body, dag, prefix);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Evaluates what is statically known of `e`; records tasks and
+    /// dependencies along the way.
+    fn value(&mut self, e: &Expr, dag: Option<usize>, prefix: &str) -> Option<Binding> {
+        match e {
+            Expr::StringLiteral(s) => Some(Binding::Str(s.value.to_str().to_string())),
+            Expr::List(l) => self.sequence(&l.elts, dag, prefix),
+            Expr::Tuple(t) => self.sequence(&t.elts, dag, prefix),
+            Expr::Dict(d) => {
+                let mut map = BTreeMap::new();
+                for item in &d.items {
+                    if let (Some(k), Some(v)) = (
+                        item.key.as_ref().and_then(|k| self.string(k)),
+                        self.string(&item.value),
+                    ) {
+                        map.insert(k, v);
+                    }
+                }
+                Some(Binding::Dict(map))
+            }
+            Expr::Name(n) => self.names.get(n.id.as_str()).cloned(),
+            Expr::BinOp(b) if matches!(b.op, Operator::RShift | Operator::LShift) => {
+                let left = self.tasks_of(&b.left, dag, prefix);
+                let right = self.tasks_of(&b.right, dag, prefix);
+                let (up, down) = if b.op == Operator::RShift {
+                    (&left, &right)
+                } else {
+                    (&right, &left)
+                };
+                self.depend(dag, up, down);
+                Some(Binding::Tasks(right))
+            }
+            Expr::Call(call) => self.call(call, dag, prefix),
+            _ => None,
+        }
+    }
+
+    fn sequence(&mut self, elts: &[Expr], dag: Option<usize>, prefix: &str) -> Option<Binding> {
+        let mut strings = Vec::new();
+        let mut tasks = Vec::new();
+        for e in elts {
+            match self.value(e, dag, prefix) {
+                Some(Binding::Str(s)) => strings.push(s),
+                Some(Binding::Tasks(t)) => tasks.extend(t),
+                _ => {
+                    if let Expr::Name(n) = e {
+                        tasks.push(n.id.to_string());
+                    }
+                }
+            }
+        }
+        if tasks.is_empty() && strings.len() == elts.len() {
+            Some(Binding::Strs(strings))
+        } else {
+            Some(Binding::Tasks(tasks))
+        }
+    }
+
+    /// The tasks `e` stands for. A name bound to nothing is kept as a task
+    /// id, so that a dependency on an unknown task is reported.
+    fn tasks_of(&mut self, e: &Expr, dag: Option<usize>, prefix: &str) -> Vec<String> {
+        match self.value(e, dag, prefix) {
+            Some(Binding::Tasks(t)) => t,
+            None => match e {
+                Expr::Name(n) => vec![n.id.to_string()],
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    fn call(
+        &mut self,
+        call: &ruff_python_ast::ExprCall,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Option<Binding> {
+        let name = self.resolve(&call.func);
+        let args = &call.arguments.args;
+        let keywords = &call.arguments.keywords;
+        let line = self.line(call);
+        // `a.set_downstream(b)`, `a.set_upstream(b)`, `op.expand(...)`.
+        if let Expr::Attribute(attr) = call.func.as_ref() {
+            match attr.attr.as_str() {
+                "set_downstream" | "set_upstream" => {
+                    let me = self.tasks_of(&attr.value, dag, prefix);
+                    let other: Vec<String> = args
+                        .iter()
+                        .flat_map(|a| self.tasks_of(a, dag, prefix))
+                        .collect();
+                    if attr.attr.as_str() == "set_downstream" {
+                        self.depend(dag, &me, &other);
+                    } else {
+                        self.depend(dag, &other, &me);
+                    }
+                    return None;
+                }
+                "expand" | "expand_kwargs" | "partial" => {
+                    self.warn(line, "dynamic task mapping (`.expand`) is read as one task; its mapped copies depend on runtime values".to_string());
+                    return self.value(&attr.value, dag, prefix);
+                }
+                _ => {}
+            }
+        }
+        match name.as_str() {
+            "DAG" => return Some(Binding::Dag(self.dag_from_call(args, keywords, None, line))),
+            "chain" => {
+                let groups: Vec<Vec<String>> =
+                    args.iter().map(|a| self.tasks_of(a, dag, prefix)).collect();
+                for pair in groups.windows(2) {
+                    self.depend(dag, &pair[0], &pair[1]);
+                }
+                return groups.last().cloned().map(Binding::Tasks);
+            }
+            "cross_downstream" => {
+                if let [from, to] = &args[..] {
+                    let (from, to) = (
+                        self.tasks_of(from, dag, prefix),
+                        self.tasks_of(to, dag, prefix),
+                    );
+                    self.depend(dag, &from, &to);
+                }
+                return None;
+            }
+            "Dataset" | "Asset" => {
+                return args.first().and_then(|a| self.string(a)).map(Binding::Str);
+            }
+            _ => {}
+        }
+        if let Some(flow) = self.taskflows.get(&name).cloned() {
+            // TaskFlow: calling the function makes the task; task arguments
+            // are its upstreams.
+            let upstream: Vec<String> = args
+                .iter()
+                .chain(keywords.iter().map(|k| &k.value))
+                .flat_map(|a| self.tasks_of(a, dag, prefix))
+                .collect();
+            let task_id = format!("{prefix}{}", flow.task_id);
+            let sql = flow
+                .returns_sql
+                .as_deref()
+                .map(|s| render_sql(s, &BTreeMap::new()));
+            let pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
+            self.add_task(
+                dag,
+                Task {
+                    task_id: task_id.clone(),
+                    operator: flow.operator,
+                    pool,
+                    reads: Vec::new(),
+                    writes: Vec::new(),
+                    upstream,
+                    line,
+                    sql,
+                },
+            );
+            return Some(Binding::Tasks(vec![task_id]));
+        }
+        if is_operator(&name) {
+            return self.operator(call, &name, dag, prefix);
+        }
+        None
+    }
+
+    fn operator(
+        &mut self,
+        call: &ruff_python_ast::ExprCall,
+        name: &str,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Option<Binding> {
+        let keywords = &call.arguments.keywords;
+        let line = self.line(call);
+        let Some(task_id) = kw(keywords, "task_id").and_then(|e| self.string(e)) else {
+            self.warn(
+                line,
+                format!("`{name}(...)` has no literal task_id; it is left out"),
+            );
+            return None;
+        };
+        // `dag=dag` places a task outside a `with` block.
+        let dag = kw(keywords, "dag")
+            .and_then(|e| match self.value(e, dag, prefix) {
+                Some(Binding::Dag(d)) => Some(d),
+                _ => None,
+            })
+            .or(dag);
+        let task_id = format!("{prefix}{task_id}");
+        let default_pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
+        let pool = kw(keywords, "pool")
+            .and_then(|e| self.string(e))
+            .or(default_pool);
+        let params = match kw(keywords, "params").and_then(|e| self.value(e, dag, prefix)) {
+            Some(Binding::Dict(m)) => m,
+            _ => dag
+                .map(|d| self.dag_settings[d].params.clone())
+                .unwrap_or_default(),
+        };
+        let sql = kw(keywords, "sql")
+            .and_then(|e| self.sql_text(e, dag, line))
+            .map(|s| render_sql(&s, &params));
+        let mut reads = self.uris(kw(keywords, "inlets"), dag, prefix);
+        let writes = self.uris(kw(keywords, "outlets"), dag, prefix);
+        let mut upstream = Vec::new();
+        if name == "ExternalTaskSensor" || name == "ExternalTaskMarker" {
+            let other_dag = kw(keywords, "external_dag_id").and_then(|e| self.string(e));
+            let other_task = kw(keywords, "external_task_id").and_then(|e| self.string(e));
+            if let Some(d) = other_dag {
+                upstream.push(format!("{d}:{}", other_task.unwrap_or_default()));
+            }
+        }
+        reads.sort();
+        self.add_task(
+            dag,
+            Task {
+                task_id: task_id.clone(),
+                operator: name.to_string(),
+                pool,
+                reads,
+                writes,
+                upstream,
+                line,
+                sql,
+            },
+        );
+        Some(Binding::Tasks(vec![task_id]))
+    }
+
+    /// `inlets` / `outlets`: dataset URIs as relation-like names.
+    fn uris(&mut self, e: Option<&Expr>, dag: Option<usize>, prefix: &str) -> Vec<String> {
+        match e.and_then(|e| self.value(e, dag, prefix)) {
+            Some(Binding::Str(s)) => vec![s],
+            Some(Binding::Strs(v)) => v,
+            _ => Vec::new(),
+        }
+    }
+
+    /// The SQL a `sql=` argument holds: a literal, a list, a name bound to
+    /// one, or a `.sql` file found beside the DAG or on its search path.
+    fn sql_text(&mut self, e: &Expr, dag: Option<usize>, line: u32) -> Option<String> {
+        let value = match e {
+            Expr::FString(_) => {
+                self.warn(
+                    line,
+                    "an f-string `sql=` depends on runtime values; its tables are not read"
+                        .to_string(),
+                );
+                return None;
+            }
+            other => self.value(other, dag, ""),
+        };
+        let pieces = match value {
+            Some(Binding::Str(s)) => vec![s],
+            Some(Binding::Strs(v)) => v,
+            _ => {
+                self.warn(
+                    line,
+                    "`sql=` is not a literal ripple can read; its tables are not read".to_string(),
+                );
+                return None;
+            }
+        };
+        let mut out = Vec::new();
+        for p in pieces {
+            let trimmed = p.trim();
+            if trimmed.ends_with(".sql") && !trimmed.contains(char::is_whitespace) {
+                match self.sql_file(trimmed, dag) {
+                    Some(text) => out.push(text),
+                    None => self.warn(line, format!("SQL file `{trimmed}` not found beside the DAG or on its template_searchpath")),
+                }
+            } else {
+                out.push(p);
+            }
+        }
+        Some(out.join(";\n"))
+    }
+
+    fn sql_file(&self, name: &str, dag: Option<usize>) -> Option<String> {
+        let mut dirs = vec![self.dag_dir.to_path_buf()];
+        if let Some(d) = dag {
+            dirs.extend(
+                self.dag_settings[d]
+                    .search_path
+                    .iter()
+                    .map(|p| self.dag_dir.join(p)),
+            );
+        }
+        let root = self.root.canonicalize().ok()?;
+        dirs.iter().find_map(|dir| {
+            let path = dir.join(name).canonicalize().ok()?;
+            // Never read outside the project, whatever the DAG says.
+            if !path.starts_with(&root) {
+                return None;
+            }
+            crate::input::read_text(&path).ok()
+        })
+    }
+
+    fn dag_from_call(
+        &mut self,
+        args: &[Expr],
+        keywords: &[Keyword],
+        function: Option<String>,
+        line: u32,
+    ) -> usize {
+        let dag_id = kw(keywords, "dag_id")
+            .or(args.first())
+            .and_then(|e| self.string(e))
+            .or(function)
+            .unwrap_or_else(|| {
+                self.warn(
+                    line,
+                    "a DAG without a literal dag_id; named after its file".to_string(),
+                );
+                Path::new(self.file)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            });
+        let schedule = kw(keywords, "schedule")
+            .or(kw(keywords, "schedule_interval"))
+            .or(kw(keywords, "timetable"))
+            .map(|e| self.schedule_text(e));
+        let default_args = match kw(keywords, "default_args").and_then(|e| self.value(e, None, ""))
+        {
+            Some(Binding::Dict(m)) => m,
+            _ => BTreeMap::new(),
+        };
+        let search = match kw(keywords, "template_searchpath").and_then(|e| self.value(e, None, ""))
+        {
+            Some(Binding::Str(s)) => vec![s],
+            Some(Binding::Strs(v)) => v,
+            _ => Vec::new(),
+        };
+        let params = match kw(keywords, "params").and_then(|e| self.value(e, None, "")) {
+            Some(Binding::Dict(m)) => m,
+            _ => BTreeMap::new(),
+        };
+        let tags = match kw(keywords, "tags").and_then(|e| self.value(e, None, "")) {
+            Some(Binding::Strs(v)) => v,
+            _ => Vec::new(),
+        };
+        let catchup = kw(keywords, "catchup").and_then(|e| match e {
+            Expr::BooleanLiteral(b) => Some(b.value),
+            _ => None,
+        });
+        let max_active_runs = kw(keywords, "max_active_runs").and_then(|e| match e {
+            Expr::NumberLiteral(n) => n.value.as_int().and_then(|i| i.as_i64()),
+            _ => None,
+        });
+        let start_date = kw(keywords, "start_date").map(|e| source_text(self.text, e));
+        self.dags.push(Dag {
+            dag_id,
+            file: self.file.to_string(),
+            line,
+            schedule,
+            start_date,
+            catchup,
+            max_active_runs,
+            tags,
+            tasks: Vec::new(),
+        });
+        self.dag_settings.push(DagSettings {
+            pool: default_args.get("pool").cloned(),
+            search_path: search,
+            params,
+        });
+        self.dags.len() - 1
+    }
+
+    /// The schedule as written: a cron or preset string, `None`,
+    /// `timedelta(...)`, or `datasets` for data-aware schedules.
+    fn schedule_text(&mut self, e: &Expr) -> String {
+        match e {
+            Expr::NoneLiteral(_) => "None".to_string(),
+            Expr::List(_) | Expr::Tuple(_) => "datasets".to_string(),
+            Expr::Call(c) if matches!(self.resolve(&c.func).as_str(), "Dataset" | "Asset") => {
+                "datasets".to_string()
+            }
+            other => self
+                .string(other)
+                .unwrap_or_else(|| source_text(self.text, other)),
+        }
+    }
+
+    /// Whether a loop body makes tasks (operator calls, alone or assigned).
+    fn contains_task_call(&self, stmts: &[Stmt]) -> bool {
+        stmts.iter().any(|s| {
+            let value = match s {
+                Stmt::Expr(e) => &e.value,
+                Stmt::Assign(a) => &a.value,
+                _ => return false,
+            };
+            matches!(value.as_ref(), Expr::Call(c) if is_operator(&self.resolve(&c.func)))
+        })
+    }
+
+    fn add_task(&mut self, dag: Option<usize>, task: Task) {
+        match dag {
+            Some(d) => self.dags[d].tasks.push(task),
+            None => {
+                let line = task.line;
+                self.warn(line, format!("task `{}` is not inside a DAG ripple can see (`with DAG(...)`, `@dag` or `dag=`); it is left out", task.task_id));
+            }
+        }
+    }
+
+    fn depend(&mut self, dag: Option<usize>, up: &[String], down: &[String]) {
+        let Some(d) = dag.or_else(|| self.dags.len().checked_sub(1)) else {
+            return;
+        };
+        for t in self.dags[d]
+            .tasks
+            .iter_mut()
+            .filter(|t| down.contains(&t.task_id))
+        {
+            for u in up {
+                if !t.upstream.contains(u) {
+                    t.upstream.push(u.clone());
+                }
+            }
+        }
+    }
+
+    fn string(&self, e: &Expr) -> Option<String> {
+        match e {
+            Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+            Expr::Name(n) => match self.names.get(n.id.as_str()) {
+                Some(Binding::Str(s)) => Some(s.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The keyword argument `name`.
+fn kw<'e>(keywords: &'e [Keyword], name: &str) -> Option<&'e Expr> {
+    keywords
+        .iter()
+        .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == name))
+        .map(|k| &k.value)
+}
+
+/// The last name of a callee: `airflow.DAG` → `DAG`.
+fn callee(e: &Expr) -> String {
+    match e {
+        Expr::Name(n) => n.id.to_string(),
+        Expr::Attribute(a) => a.attr.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// A dotted callee: `task.sql`.
+fn dotted(e: &Expr) -> String {
+    match e {
+        Expr::Name(n) => n.id.to_string(),
+        Expr::Attribute(a) => format!("{}.{}", dotted(&a.value), a.attr),
+        _ => String::new(),
+    }
+}
+
+fn name_of(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Name(n) => Some(n.id.to_string()),
+        _ => None,
+    }
+}
+
+fn is_operator(name: &str) -> bool {
+    name.ends_with("Operator") || name.ends_with("Sensor") || name.ends_with("Marker")
+}
+
+/// The source text of a node, for values kept as written.
+fn source_text(text: &str, node: &impl Ranged) -> String {
+    let r = node.range();
+    text.get(r.start().to_usize()..r.end().to_usize())
+        .unwrap_or_default()
+        .to_string()
+}

@@ -1,0 +1,128 @@
+//! Airflow's template variables, rendered to representative values so the
+//! SQL a task carries can be read: `ds`, `ds_nodash`, `ts`,
+//! `data_interval_start` / `_end`, `logical_date`, `params.*`,
+//! `macros.ds_add(...)`. The values are fixed (a run on 2026-01-01), so the
+//! result never depends on when ripple runs. Anything else renders as a
+//! placeholder identifier; a template that fails keeps its raw text.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use minijinja::value::Object;
+use minijinja::{Environment, Error, State, UndefinedBehavior, Value, context};
+
+use crate::ingest::UNKNOWN_PLACEHOLDER;
+
+/// The representative run: its logical date.
+const DS: &str = "2026-01-01";
+
+fn env() -> &'static Environment<'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Chainable);
+        env.set_fuel(Some(1_000_000));
+        env.add_global("ds", DS);
+        env.add_global("ds_nodash", DS.replace('-', ""));
+        env.add_global("ts", format!("{DS}T00:00:00+00:00"));
+        env.add_global("ts_nodash", format!("{}T000000", DS.replace('-', "")));
+        for name in ["data_interval_start", "logical_date", "execution_date"] {
+            env.add_global(name, format!("{DS}T00:00:00+00:00"));
+        }
+        env.add_global("data_interval_end", "2026-01-02T00:00:00+00:00");
+        env.add_global("prev_ds", "2025-12-31");
+        env.add_global("next_ds", "2026-01-02");
+        env.add_global("macros", Value::from_object(Macros));
+        env.add_global("var", Value::from_object(Unknown));
+        env.add_global("conn", Value::from_object(Unknown));
+        env.add_global("ti", Value::from_object(Unknown));
+        env.set_unknown_method_callback(|_, _, _, _| {
+            Ok(Value::from_safe_string(UNKNOWN_PLACEHOLDER.to_string()))
+        });
+        env
+    })
+}
+
+/// `sql` with its templates rendered; `params` are the task's (or DAG's).
+pub(super) fn render_sql(sql: &str, params: &BTreeMap<String, String>) -> String {
+    if !sql.contains("{{") && !sql.contains("{%") {
+        return sql.to_string();
+    }
+    env()
+        .render_str(sql, context! { params => params })
+        .unwrap_or_else(|_| sql.to_string())
+}
+
+/// `macros.ds_add(ds, n)`, `macros.ds_format(...)`, anything else.
+#[derive(Debug)]
+struct Macros;
+
+impl Object for Macros {
+    fn call_method(
+        self: &std::sync::Arc<Self>,
+        _: &mut State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        match (method, args) {
+            ("ds_add", [ds, days]) => {
+                let shifted = ds
+                    .as_str()
+                    .and_then(|d| d.parse::<jiff::civil::Date>().ok())
+                    .zip(i32::try_from(days.as_i64().unwrap_or(0)).ok())
+                    .and_then(|(d, n)| d.checked_add(jiff::Span::new().days(n)).ok());
+                Ok(Value::from(
+                    shifted.map_or(DS.to_string(), |d| d.to_string()),
+                ))
+            }
+            ("ds_format", [ds, ..]) => Ok(ds.clone()),
+            _ => Ok(Value::from_safe_string(UNKNOWN_PLACEHOLDER.to_string())),
+        }
+    }
+}
+
+/// `var.value.x`, `conn.x`, `ti.xcom_pull(...)`: runtime values.
+#[derive(Debug)]
+struct Unknown;
+
+impl Object for Unknown {
+    fn get_value(self: &std::sync::Arc<Self>, _key: &Value) -> Option<Value> {
+        Some(Value::from_object(Unknown))
+    }
+
+    fn call_method(
+        self: &std::sync::Arc<Self>,
+        _: &mut State<'_, '_>,
+        _m: &str,
+        _a: &[Value],
+    ) -> Result<Value, Error> {
+        Ok(Value::from_safe_string(UNKNOWN_PLACEHOLDER.to_string()))
+    }
+
+    fn call(
+        self: &std::sync::Arc<Self>,
+        _: &mut State<'_, '_>,
+        _args: &[Value],
+    ) -> Result<Value, Error> {
+        Ok(Value::from_safe_string(UNKNOWN_PLACEHOLDER.to_string()))
+    }
+
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(UNKNOWN_PLACEHOLDER)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn airflow_variables_render_to_a_fixed_run() {
+        let params = [("schema".to_string(), "mart".to_string())].into();
+        let sql = "insert into {{ params.schema }}.daily_{{ ds_nodash }} select * from raw.events where d = '{{ ds }}' and d > '{{ macros.ds_add(ds, -7) }}' and x = '{{ var.value.flag }}'";
+        assert_eq!(
+            render_sql(sql, &params),
+            "insert into mart.daily_20260101 select * from raw.events where d = '2026-01-01' and d > '2025-12-25' and x = '__ripple_unknown__'"
+        );
+    }
+}

@@ -1,0 +1,296 @@
+//! Airflow DAG files: every declaration, task and dependency form ripple
+//! reads, what it refuses to guess (warnings, partial results), the checks,
+//! and proof that a DAG file is never executed.
+
+use std::path::Path;
+
+use ripple::graph::LineageGraph;
+use ripple::ingest::{Dag, LoadOptions, Task, load_project, read_dags};
+use ripple::project::Diagnostic;
+use ripple::sql::SqlDialect;
+
+fn read(files: &[(&str, &str)]) -> (Vec<Dag>, Vec<Diagnostic>) {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join("dags").join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let dags = read_dags(dir.path(), &[dir.path().join("dags")], SqlDialect::Postgres);
+    (
+        dags.dags.clone(),
+        dags.check().into_iter().chain(dags.warnings).collect(),
+    )
+}
+
+fn task<'a>(dag: &'a Dag, id: &str) -> &'a Task {
+    dag.tasks
+        .iter()
+        .find(|t| t.task_id == id)
+        .unwrap_or_else(|| panic!("no task {id} in {:?}", dag.tasks))
+}
+
+const HEADER: &str = "from airflow import DAG\nfrom airflow.decorators import dag, task\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as SQL\n";
+
+#[test]
+fn the_three_ways_to_declare_a_dag() {
+    let (dags, warnings) = read(&[(
+        "a.py",
+        &format!(
+            "{HEADER}with DAG('with_dag', schedule='30 2 * * *', catchup=False, max_active_runs=2, tags=['x']) as d:\n    t = SQL(task_id='t', sql='select 1')\n\nassigned = DAG(dag_id='assigned', schedule_interval='@daily')\nu = SQL(task_id='u', sql='select 1', dag=assigned)\n\n@dag(schedule=None)\ndef decorated():\n    SQL(task_id='v', sql='select 1')\n\ndecorated()\n"
+        ),
+    )]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let ids: Vec<&str> = dags.iter().map(|d| d.dag_id.as_str()).collect();
+    assert_eq!(ids, ["assigned", "decorated", "with_dag"]);
+    assert_eq!(dags[2].schedule.as_deref(), Some("30 2 * * *"));
+    assert_eq!(dags[2].catchup, Some(false));
+    assert_eq!(dags[2].max_active_runs, Some(2));
+    assert_eq!(dags[0].schedule.as_deref(), Some("@daily"));
+    assert_eq!(dags[1].schedule.as_deref(), Some("None"));
+    assert_eq!(dags[0].tasks[0].task_id, "u");
+    assert_eq!(dags[1].tasks[0].task_id, "v");
+}
+
+#[test]
+fn schedules_are_kept_as_written() {
+    let (dags, _) = read(&[(
+        "s.py",
+        &format!(
+            "{HEADER}from datetime import timedelta\nfrom airflow.datasets import Dataset\nDAG('td', schedule=timedelta(hours=1))\nDAG('ds', schedule=[Dataset('s3://b/orders')])\nCRON = '15 * * * *'\nDAG('var', schedule=CRON)\n"
+        ),
+    )]);
+    let by: std::collections::BTreeMap<&str, Option<&str>> = dags
+        .iter()
+        .map(|d| (d.dag_id.as_str(), d.schedule.as_deref()))
+        .collect();
+    assert_eq!(by["td"], Some("timedelta(hours=1)"));
+    assert_eq!(by["ds"], Some("datasets"));
+    assert_eq!(by["var"], Some("15 * * * *"));
+}
+
+#[test]
+fn sql_in_every_form_is_read_and_rendered() {
+    let (dags, warnings) = read(&[
+        (
+            "sql_forms.py",
+            &format!(
+                "{HEADER}with DAG('d', template_searchpath=['queries'], default_args={{'pool': 'wh'}}, params={{'schema': 'mart'}}) as d:\n    a = SQL(task_id='literal', sql='insert into {{{{ params.schema }}}}.a select * from raw.a where d = {{{{ ds }}}}')\n    b = SQL(task_id='triple', sql=\"\"\"\n        insert into mart.b\n        select * from raw.b\n    \"\"\")\n    c = SQL(task_id='list', sql=['delete from mart.c', 'insert into mart.c select * from raw.c'], pool='heavy')\n    e = SQL(task_id='file', sql='load_e.sql')\n    f = SQL(task_id='searchpath', sql='load_f.sql')\n"
+            ),
+        ),
+        (
+            "load_e.sql",
+            "insert into mart.e select * from raw.e where d = '{{ macros.ds_add(ds, 1) }}'",
+        ),
+        (
+            "queries/load_f.sql",
+            "insert into mart.f select * from raw.f",
+        ),
+    ]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let d = &dags[0];
+    let lineage = |id: &str| (task(d, id).reads.clone(), task(d, id).writes.clone());
+    assert_eq!(
+        lineage("literal"),
+        (vec!["raw.a".to_string()], vec!["mart.a".to_string()])
+    );
+    assert_eq!(
+        lineage("triple"),
+        (vec!["raw.b".to_string()], vec!["mart.b".to_string()])
+    );
+    assert_eq!(
+        lineage("list"),
+        (vec!["raw.c".to_string()], vec!["mart.c".to_string()])
+    );
+    assert_eq!(
+        lineage("file"),
+        (vec!["raw.e".to_string()], vec!["mart.e".to_string()])
+    );
+    assert_eq!(
+        lineage("searchpath"),
+        (vec!["raw.f".to_string()], vec!["mart.f".to_string()])
+    );
+    assert_eq!(task(d, "literal").pool.as_deref(), Some("wh"));
+    assert_eq!(task(d, "list").pool.as_deref(), Some("heavy"));
+}
+
+#[test]
+fn taskflow_task_groups_datasets_and_sensors() {
+    let (dags, warnings) = read(&[(
+        "tf.py",
+        &format!(
+            "{HEADER}from airflow.utils.task_group import TaskGroup\nfrom airflow.datasets import Dataset\nfrom airflow.sensors.external_task import ExternalTaskSensor\n@dag(schedule='@hourly')\ndef flow():\n    @task\n    def extract():\n        return 1\n    @task(task_id='load_it')\n    def load(x):\n        pass\n    @task.sql\n    def agg():\n        return 'insert into mart.agg select * from raw.ev'\n    with TaskGroup('grp'):\n        inner = SQL(task_id='inner', sql='select 1', outlets=[Dataset('warehouse.mart.out')], inlets=[Dataset('warehouse.raw.in')])\n    wait = ExternalTaskSensor(task_id='wait', external_dag_id='other', external_task_id='done')\n    data = extract()\n    load(data) >> agg() >> inner\n    wait >> data\n\nflow()\n"
+        ),
+    )]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let d = &dags[0];
+    assert_eq!(task(d, "load_it").upstream, ["extract"]);
+    assert_eq!(task(d, "agg").upstream, ["load_it"]);
+    assert_eq!(task(d, "agg").writes, ["mart.agg"]);
+    assert_eq!(task(d, "agg").operator, "@task.sql");
+    assert_eq!(task(d, "grp.inner").upstream, ["agg"]);
+    assert_eq!(task(d, "grp.inner").writes, ["warehouse.mart.out"]);
+    assert_eq!(task(d, "grp.inner").reads, ["warehouse.raw.in"]);
+    assert_eq!(task(d, "wait").upstream, ["other:done"]);
+    assert_eq!(task(d, "extract").upstream, ["wait"]);
+}
+
+#[test]
+fn every_dependency_form() {
+    let (dags, warnings) = read(&[(
+        "deps.py",
+        &format!(
+            "{HEADER}from airflow.models.baseoperator import chain, cross_downstream\nwith DAG('deps') as d:\n    a, b, c, e, f, g, h, i = [SQL(task_id=n, sql='select 1') for n in 'abcefghi']\n"
+        ),
+    )]);
+    // A comprehension is a runtime construct: nothing is guessed.
+    assert!(dags[0].tasks.is_empty());
+    let _ = warnings;
+    let ops: String = ["a", "b", "c", "e", "f", "g", "h", "i", "j"]
+        .iter()
+        .map(|n| format!("    {n} = SQL(task_id='{n}', sql='select 1')\n"))
+        .collect();
+    let (dags, warnings) = read(&[(
+        "deps.py",
+        &format!(
+            "{HEADER}from airflow.models.baseoperator import chain, cross_downstream\nwith DAG('deps') as d:\n{ops}    a >> b >> c\n    e << a\n    [a, b] >> f\n    chain(f, g, h)\n    cross_downstream([a, b], [i, j])\n    h.set_downstream(i)\n    j.set_upstream(h)\n"
+        ),
+    )]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let d = &dags[0];
+    let up = |id: &str| {
+        let mut v = task(d, id).upstream.clone();
+        v.sort();
+        v
+    };
+    assert_eq!(up("b"), ["a"]);
+    assert_eq!(up("c"), ["b"]);
+    assert_eq!(up("e"), ["a"]);
+    assert_eq!(up("f"), ["a", "b"]);
+    assert_eq!(up("g"), ["f"]);
+    assert_eq!(up("h"), ["g"]);
+    assert_eq!(up("i"), ["a", "b", "h"]);
+    assert_eq!(up("j"), ["a", "b", "h"]);
+}
+
+#[test]
+fn what_cannot_be_read_statically_is_a_warning_and_a_partial_result() {
+    let (dags, warnings) = read(&[(
+        "dyn.py",
+        &format!(
+            "{HEADER}with DAG('dyn') as d:\n    ok = SQL(task_id='ok', sql='insert into mart.ok select * from raw.ok')\n    for t in get_tables():\n        SQL(task_id=f'load_{{t}}', sql='select 1')\n    name = compute()\n    fs = SQL(task_id='fstring', sql=f'insert into mart.{{name}} select 1')\n    mapped = SQL.partial(task_id='mapped', conn_id='w').expand(sql=['select 1'])\n    noid = SQL(task_id=name, sql='select 1')\n    broken = SQL(task_id='broken', sql=\n"
+        ),
+    )]);
+    let d = &dags[0];
+    assert_eq!(task(d, "ok").writes, ["mart.ok"]);
+    assert!(task(d, "fstring").writes.is_empty());
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    let has = |needle: &str, line: u32| {
+        messages
+            .iter()
+            .any(|m| m.contains(needle) && m.contains(&format!("dags/dyn.py:{line}")))
+    };
+    assert!(has("loop", 6), "{messages:#?}");
+    assert!(has("f-string", 9), "{messages:#?}");
+    assert!(has("dynamic task mapping", 10), "{messages:#?}");
+    assert!(has("no literal task_id", 11), "{messages:#?}");
+    assert!(has("syntax error", 13), "{messages:#?}");
+}
+
+#[test]
+fn check_finds_duplicate_ids_unknown_upstreams_and_cycles() {
+    let (_, findings) = read(&[(
+        "bad.py",
+        &format!(
+            "{HEADER}with DAG('bad') as d:\n    a = SQL(task_id='a', sql='select 1')\n    b = SQL(task_id='b', sql='select 1')\n    a2 = SQL(task_id='a', sql='select 1')\n    a >> b >> a\n    b.set_upstream(ghost)\n"
+        ),
+    )]);
+    let text: Vec<String> = findings.iter().map(ToString::to_string).collect();
+    assert!(
+        text.iter().any(|m| m.contains("duplicate-task")
+            && m.contains("bad.py:7")
+            && m.contains("first at line 5")),
+        "{text:#?}"
+    );
+    assert!(
+        text.iter()
+            .any(|m| m.contains("unknown-task") && m.contains("depends on `ghost`")),
+        "{text:#?}"
+    );
+    assert!(
+        text.iter()
+            .any(|m| m.contains("task-cycle") && m.contains("tasks a, b")),
+        "{text:#?}"
+    );
+}
+
+#[test]
+fn a_dag_file_is_never_executed() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("executed.txt");
+    let dags = dir.path().join("dags");
+    std::fs::create_dir_all(&dags).unwrap();
+    std::fs::write(
+        dags.join("evil.py"),
+        format!(
+            "import os, sys\nopen({:?}, 'w').write('ran')\nos.system('touch {}')\nsys.exit(3)\n{HEADER}with DAG('evil') as d:\n    SQL(task_id='t', sql='insert into a select * from b')\n",
+            marker.display().to_string(),
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
+    assert!(!marker.exists(), "the DAG file ran");
+    assert_eq!(project.dags[0].tasks[0].writes, ["a"]);
+}
+
+#[test]
+fn sql_files_outside_the_project_are_never_read() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("secret.sql"),
+        "insert into leaked select * from secret",
+    )
+    .unwrap();
+    let (dags, warnings) = read(&[(
+        "escape.py",
+        &format!(
+            "{HEADER}with DAG('esc', template_searchpath=[{:?}]) as d:\n    SQL(task_id='t', sql='secret.sql')\n",
+            outside.path().display().to_string()
+        ),
+    )]);
+    assert!(dags[0].tasks[0].writes.is_empty());
+    assert!(
+        warnings.iter().any(|w| w.message.contains("secret.sql")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn the_shop_dags_join_the_dbt_graph() {
+    let g = LineageGraph::build(
+        load_project(Path::new("fixtures/shop"), &LoadOptions::default()).unwrap(),
+    );
+    let tasks: usize = load_project(Path::new("fixtures/shop"), &LoadOptions::default())
+        .unwrap()
+        .dags
+        .iter()
+        .map(|d| d.tasks.len())
+        .sum();
+    assert!(tasks >= 20, "{tasks} tasks");
+    let edge = |from: &str, to: &str| {
+        g.graph.edge_indices().any(|e| {
+            let (a, b) = g.graph.edge_endpoints(e).unwrap();
+            g.graph[a].id == from && g.graph[b].id == to
+        })
+    };
+    // Airflow loads the dbt source, dbt builds on it, Airflow exports a mart.
+    assert!(edge("table.landing.orders", "source.raw.orders"));
+    assert!(edge("model.orders_daily", "table.exports.daily_revenue"));
+    let via = g
+        .graph
+        .edge_weights()
+        .find(|e| e.via == "airflow:shop_daily.load.orders")
+        .unwrap();
+    assert_eq!(via.file, "dags/shop_daily.py");
+}
