@@ -27,6 +27,7 @@ pub mod impact;
 pub mod ingest;
 pub mod input;
 pub mod project;
+pub mod schedule;
 pub mod sql;
 pub mod time;
 

@@ -47,6 +47,9 @@ enum Command {
     /// What was read from the project's Airflow DAG files (parsed, never run).
     #[command(after_help = DAGS_EXAMPLES)]
     Dags(DagsArgs),
+    /// Production runs (blackout windows for backfills) from the DAGs' schedules.
+    #[command(after_help = SCHEDULE_EXAMPLES)]
+    Schedule(ScheduleArgs),
     /// Which downstream datasets, and which of their partitions, a change affects.
     #[command(after_help = IMPACT_EXAMPLES)]
     Impact(ImpactArgs),
@@ -58,6 +61,25 @@ const DAGS_EXAMPLES: &str = "Examples:
 
 #[derive(clap::Args)]
 struct DagsArgs {
+    #[command(flatten)]
+    project: ProjectArgs,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = CheckFormat::Text)]
+    format: CheckFormat,
+}
+
+const SCHEDULE_EXAMPLES: &str = "Examples:
+  ripple schedule --from 2026-01-10 --to 2026-01-11 --project fixtures/shop
+  ripple schedule --from 2026-01-10T00 --to 2026-01-10T06 --format json";
+
+#[derive(clap::Args)]
+struct ScheduleArgs {
+    /// Horizon start (2026-01-10, or 2026-01-10T05), UTC.
+    #[arg(long, value_name = "DATE")]
+    from: String,
+    /// Horizon end, inclusive (a day or an hour).
+    #[arg(long, value_name = "DATE")]
+    to: String,
     #[command(flatten)]
     project: ProjectArgs,
     /// Output format.
@@ -224,6 +246,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check(args) => check(args),
         Command::Impact(args) => impact(args),
         Command::Dags(args) => dags(args),
+        Command::Schedule(args) => schedule(args),
     }
 }
 
@@ -238,6 +261,23 @@ fn dags(args: DagsArgs) -> anyhow::Result<ExitCode> {
     let rendered = match args.format {
         CheckFormat::Text => emit::dags::text(&project.dags, &warnings),
         CheckFormat::Json => emit::dags::json(&project.dags, &warnings),
+    };
+    write_stdout(&rendered)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn schedule(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
+    let from = TimeKey::parse(&args.from).map_err(|e| anyhow::anyhow!("--from: {e}"))?;
+    let to = TimeKey::parse(&args.to).map_err(|e| anyhow::anyhow!("--to: {e}"))?;
+    if from.start > to.start {
+        anyhow::bail!("--from {} is after --to {}", args.from, args.to);
+    }
+    let project = load_project(&args.project.project, &LoadOptions::default())?;
+    let result =
+        ripple::schedule::production_schedule(&project.dags, &project.config, from.start, to.end());
+    let rendered = match args.format {
+        CheckFormat::Text => emit::schedule::text(&result),
+        CheckFormat::Json => emit::schedule::json(&result),
     };
     write_stdout(&rendered)?;
     Ok(ExitCode::SUCCESS)

@@ -75,7 +75,7 @@ fn sql_in_every_form_is_read_and_rendered() {
         (
             "sql_forms.py",
             &format!(
-                "{HEADER}with DAG('d', template_searchpath=['queries'], default_args={{'pool': 'wh'}}, params={{'schema': 'mart'}}) as d:\n    a = SQL(task_id='literal', sql='insert into {{{{ params.schema }}}}.a select * from raw.a where d = {{{{ ds }}}}')\n    b = SQL(task_id='triple', sql=\"\"\"\n        insert into mart.b\n        select * from raw.b\n    \"\"\")\n    c = SQL(task_id='list', sql=['delete from mart.c', 'insert into mart.c select * from raw.c'], pool='heavy')\n    e = SQL(task_id='file', sql='load_e.sql')\n    f = SQL(task_id='searchpath', sql='load_f.sql')\n"
+                "{HEADER}with DAG('d', template_searchpath=['queries'], default_args={{'pool': 'wh', 'depends_on_past': True}}, params={{'schema': 'mart'}}) as d:\n    a = SQL(task_id='literal', sql='insert into {{{{ params.schema }}}}.a select * from raw.a where d = {{{{ ds }}}}')\n    b = SQL(task_id='triple', depends_on_past=False, pool_slots=2, sql=\"\"\"\n        insert into mart.b\n        select * from raw.b\n    \"\"\")\n    c = SQL(task_id='list', sql=['delete from mart.c', 'insert into mart.c select * from raw.c'], pool='heavy')\n    e = SQL(task_id='file', sql='load_e.sql')\n    f = SQL(task_id='searchpath', sql='load_f.sql')\n"
             ),
         ),
         (
@@ -111,6 +111,8 @@ fn sql_in_every_form_is_read_and_rendered() {
         (vec!["raw.f".to_string()], vec!["mart.f".to_string()])
     );
     assert_eq!(task(d, "literal").pool.as_deref(), Some("wh"));
+    assert!(task(d, "literal").depends_on_past);
+    assert!(!task(d, "triple").depends_on_past);
     assert_eq!(task(d, "list").pool.as_deref(), Some("heavy"));
 }
 
@@ -293,4 +295,55 @@ fn the_shop_dags_join_the_dbt_graph() {
         .find(|e| e.via == "airflow:shop_daily.load.orders")
         .unwrap();
     assert_eq!(via.file, "dags/shop_daily.py");
+}
+
+#[test]
+fn dags_and_schedule_commands_on_the_shop() {
+    let run = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let dags: serde_json::Value = serde_json::from_str(&run(&[
+        "dags",
+        "--project",
+        "fixtures/shop",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(dags["schema_version"], 1);
+    let daily = &dags["dags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["dag_id"] == "shop_daily")
+        .unwrap();
+    let orders = daily["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task_id"] == "load.orders")
+        .unwrap();
+    assert_eq!(orders["writes"], serde_json::json!(["raw.orders"]));
+    assert_eq!(orders["pool"], "warehouse");
+    assert_eq!(orders["upstream"], serde_json::json!(["start"]));
+    let schedule = run(&[
+        "schedule",
+        "--from",
+        "2026-01-10",
+        "--to",
+        "2026-01-10",
+        "--project",
+        "fixtures/shop",
+        "--format",
+        "json",
+    ]);
+    insta::assert_snapshot!("shop_schedule_json", schedule);
 }

@@ -482,6 +482,7 @@ fn build(c: &Case) -> LineageGraph {
                 line: 1,
             }],
             sql: None,
+            airflow: None,
         })
         .collect();
     LineageGraph::build(Project {

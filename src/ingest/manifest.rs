@@ -148,6 +148,7 @@ pub(crate) fn load(root: &Path, path: &Path) -> ManifestContent {
                         .or_else(|| node.get("raw_code"))
                         .and_then(Value::as_str)
                         .map(str::to_string),
+                    airflow: None,
                 });
             }
         }

@@ -116,6 +116,7 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
         reads,
         writes,
         sql: Some(text),
+        airflow: None,
     };
     (Some(job), diagnostics)
 }

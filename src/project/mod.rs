@@ -105,6 +105,18 @@ pub struct Job {
     /// Its SQL (rendered, for dbt), for time facts read off the query.
     #[serde(skip)]
     pub sql: Option<String>,
+    /// The Airflow DAG and task that run it, for executors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub airflow: Option<AirflowTask>,
+}
+
+/// The Airflow task behind a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AirflowTask {
+    /// `dag_id`.
+    pub dag_id: String,
+    /// `task_id` (TaskGroup-prefixed).
+    pub task_id: String,
 }
 
 /// What kind of job.

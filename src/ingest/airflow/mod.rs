@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::files::{relative, walk};
-use crate::project::{Diagnostic, Job, JobKind, Reference, Target};
+use crate::project::{AirflowTask, Diagnostic, Job, JobKind, Reference, Target};
 use crate::sql::{SqlDialect, script_lineage};
 
 /// A DAG as read from its file.
@@ -34,9 +34,15 @@ pub struct Dag {
     /// `catchup`, if given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub catchup: Option<bool>,
+    /// `end_date` as written, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_date: Option<String>,
     /// `max_active_runs`, if given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_active_runs: Option<i64>,
+    /// `max_active_tasks`, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_active_tasks: Option<i64>,
     /// `tags`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
@@ -53,6 +59,11 @@ pub struct Task {
     pub operator: String,
     /// The effective pool: the task's, else `default_args`'.
     pub pool: Option<String>,
+    /// `pool_slots`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_slots: Option<i64>,
+    /// `depends_on_past`: the task's, else `default_args`'.
+    pub depends_on_past: bool,
     /// Tables its SQL reads (and `inlets`).
     pub reads: Vec<String>,
     /// Tables its SQL writes (and `outlets`).
@@ -146,6 +157,10 @@ impl Dags {
                     reads: t.reads.iter().map(reference).collect(),
                     writes: t.writes.iter().map(reference).collect(),
                     sql: t.sql.clone(),
+                    airflow: Some(AirflowTask {
+                        dag_id: dag.dag_id.clone(),
+                        task_id: t.task_id.clone(),
+                    }),
                 });
             }
         }

@@ -40,6 +40,7 @@ struct TaskFlow {
 #[derive(Debug, Clone, Default)]
 struct DagSettings {
     pool: Option<String>,
+    depends_on_past: bool,
     search_path: Vec<String>,
     params: BTreeMap<String, String>,
 }
@@ -260,10 +261,16 @@ impl Reader<'_> {
             Expr::Dict(d) => {
                 let mut map = BTreeMap::new();
                 for item in &d.items {
-                    if let (Some(k), Some(v)) = (
-                        item.key.as_ref().and_then(|k| self.string(k)),
-                        self.string(&item.value),
-                    ) {
+                    let key = item.key.as_ref().and_then(|k| self.string(k));
+                    // Booleans and numbers are kept as Python writes them.
+                    let value = self.string(&item.value).or_else(|| match &item.value {
+                        Expr::BooleanLiteral(b) => {
+                            Some(if b.value { "True" } else { "False" }.to_string())
+                        }
+                        Expr::NumberLiteral(_) => Some(source_text(self.text, &item.value)),
+                        _ => None,
+                    });
+                    if let (Some(k), Some(v)) = (key, value) {
                         map.insert(k, v);
                     }
                 }
@@ -392,12 +399,15 @@ impl Reader<'_> {
                 .as_deref()
                 .map(|s| render_sql(s, &BTreeMap::new()));
             let pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
+            let depends_on_past = dag.is_some_and(|d| self.dag_settings[d].depends_on_past);
             self.add_task(
                 dag,
                 Task {
                     task_id: task_id.clone(),
                     operator: flow.operator,
                     pool,
+                    pool_slots: None,
+                    depends_on_past,
                     reads: Vec::new(),
                     writes: Vec::new(),
                     upstream,
@@ -441,6 +451,11 @@ impl Reader<'_> {
         let pool = kw(keywords, "pool")
             .and_then(|e| self.string(e))
             .or(default_pool);
+        let pool_slots = kw(keywords, "pool_slots").and_then(int);
+        let depends_on_past = match kw(keywords, "depends_on_past") {
+            Some(Expr::BooleanLiteral(b)) => b.value,
+            _ => dag.is_some_and(|d| self.dag_settings[d].depends_on_past),
+        };
         let params = match kw(keywords, "params").and_then(|e| self.value(e, dag, prefix)) {
             Some(Binding::Dict(m)) => m,
             _ => dag
@@ -467,6 +482,8 @@ impl Reader<'_> {
                 task_id: task_id.clone(),
                 operator: name.to_string(),
                 pool,
+                pool_slots,
+                depends_on_past,
                 reads,
                 writes,
                 upstream,
@@ -577,6 +594,9 @@ impl Reader<'_> {
             Some(Binding::Dict(m)) => m,
             _ => BTreeMap::new(),
         };
+        let depends_on_past = default_args
+            .get("depends_on_past")
+            .is_some_and(|v| v == "True");
         let search = match kw(keywords, "template_searchpath").and_then(|e| self.value(e, None, ""))
         {
             Some(Binding::Str(s)) => vec![s],
@@ -595,10 +615,9 @@ impl Reader<'_> {
             Expr::BooleanLiteral(b) => Some(b.value),
             _ => None,
         });
-        let max_active_runs = kw(keywords, "max_active_runs").and_then(|e| match e {
-            Expr::NumberLiteral(n) => n.value.as_int().and_then(|i| i.as_i64()),
-            _ => None,
-        });
+        let max_active_runs = kw(keywords, "max_active_runs").and_then(int);
+        let max_active_tasks = kw(keywords, "max_active_tasks").and_then(int);
+        let end_date = kw(keywords, "end_date").map(|e| source_text(self.text, e));
         let start_date = kw(keywords, "start_date").map(|e| source_text(self.text, e));
         self.dags.push(Dag {
             dag_id,
@@ -607,12 +626,15 @@ impl Reader<'_> {
             schedule,
             start_date,
             catchup,
+            end_date,
             max_active_runs,
+            max_active_tasks,
             tags,
             tasks: Vec::new(),
         });
         self.dag_settings.push(DagSettings {
             pool: default_args.get("pool").cloned(),
+            depends_on_past,
             search_path: search,
             params,
         });
@@ -682,6 +704,14 @@ impl Reader<'_> {
             },
             _ => None,
         }
+    }
+}
+
+/// An integer literal.
+fn int(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::NumberLiteral(n) => n.value.as_int().and_then(|i| i.as_i64()),
+        _ => None,
     }
 }
 

@@ -757,6 +757,7 @@ fn render_template(
             line: t.first_line,
         }],
         sql: result.ok(),
+        airflow: None,
     };
     let ds = dataset(
         t.id,

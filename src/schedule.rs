@@ -1,0 +1,493 @@
+//! Production schedules: each production DAG's schedule expanded to the
+//! times it runs over a horizon; with its expected duration, each run is a
+//! blackout window the backfill planner must stay out of.
+//!
+//! UTC throughout: cron expressions are read in UTC (Airflow's default
+//! timezone), and a run occupies `[tick, tick + duration)`, the tick being
+//! when the scheduler fires it. Cron expansion is croner's (which speaks
+//! jiff 0.2; converted here, at this one boundary).
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::ingest::Dag;
+use crate::time::{Hour, datetime_of, hour_of_date};
+
+/// Minutes since 1970-01-01T00:00 UTC.
+pub type Minute = i64;
+
+/// Expected duration of a production run when `ripple.yml` gives none.
+pub const DEFAULT_DURATION_MINUTES: i64 = 60;
+
+/// Runs of one DAG beyond this many in a horizon are not listed.
+const MAX_RUNS: usize = 100_000;
+
+/// One production run: a blackout window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Run {
+    /// When it starts, `2026-01-10T02:00Z`.
+    pub start: String,
+    /// When it is expected to end.
+    pub end: String,
+    #[serde(skip)]
+    /// Start, in minutes.
+    pub start_minute: Minute,
+    #[serde(skip)]
+    /// End, in minutes.
+    pub end_minute: Minute,
+}
+
+/// One DAG's runs in the horizon.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DagRuns {
+    /// The DAG.
+    pub dag_id: String,
+    /// The schedule as written.
+    pub schedule: String,
+    /// Where the schedule comes from (`dags/x.py:12`, `ripple.yml`).
+    pub source: String,
+    /// Expected duration of a run, in minutes.
+    pub duration_minutes: i64,
+    /// Where the duration comes from.
+    pub duration_source: String,
+    /// The runs, in time order.
+    pub runs: Vec<Run>,
+    /// Set when runs were cut at the listing limit.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+/// A DAG with no time schedule (`None`, `@once`, dataset-driven), or one
+/// ripple cannot read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unscheduled {
+    /// The DAG.
+    pub dag_id: String,
+    /// The schedule as written.
+    pub schedule: String,
+    /// Why it has no runs here.
+    pub why: String,
+}
+
+/// Blackout windows over `[from, to)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Schedule {
+    /// Horizon start.
+    pub from: String,
+    /// Horizon end (exclusive).
+    pub to: String,
+    /// DAGs that run in the horizon.
+    pub dags: Vec<DagRuns>,
+    /// DAGs without time-based runs.
+    pub not_scheduled: Vec<Unscheduled>,
+}
+
+/// Expands every production schedule over `[from, to)`: the DAGs read from
+/// Airflow files, and `backfill.production` entries of `ripple.yml` (whose
+/// `cron` wins for a DAG both name).
+pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) -> Schedule {
+    let (from_m, to_m) = (from * 60, to * 60);
+    let mut entries: Vec<(String, String, String, Option<String>)> = Vec::new();
+    for d in dags {
+        let configured = config
+            .backfill
+            .production
+            .iter()
+            .find(|p| p.dag == d.dag_id);
+        let (schedule, source) = match configured {
+            Some(p) => (p.cron.clone(), "ripple.yml".to_string()),
+            None => (
+                d.schedule.clone().unwrap_or_else(|| "None".into()),
+                format!("{}:{}", d.file, d.line),
+            ),
+        };
+        entries.push((d.dag_id.clone(), schedule, source, d.start_date.clone()));
+    }
+    for p in &config.backfill.production {
+        if !dags.iter().any(|d| d.dag_id == p.dag) {
+            entries.push((
+                p.dag.clone(),
+                p.cron.clone(),
+                "ripple.yml".to_string(),
+                None,
+            ));
+        }
+    }
+    entries.sort();
+    let mut out = Schedule {
+        from: display_minute(from_m),
+        to: display_minute(to_m),
+        dags: Vec::new(),
+        not_scheduled: Vec::new(),
+    };
+    for (dag_id, schedule, source, start_date) in entries {
+        let (duration, duration_source) = duration_of(config, &dag_id);
+        match ticks(&schedule, start_date.as_deref(), from_m - duration, to_m) {
+            Ok((ticks, truncated)) => {
+                let runs = ticks
+                    .into_iter()
+                    .map(|t| Run {
+                        start: display_minute(t),
+                        end: display_minute(t + duration),
+                        start_minute: t,
+                        end_minute: t + duration,
+                    })
+                    .filter(|r| r.end_minute > from_m)
+                    .collect();
+                out.dags.push(DagRuns {
+                    dag_id,
+                    schedule,
+                    source,
+                    duration_minutes: duration,
+                    duration_source,
+                    runs,
+                    truncated,
+                });
+            }
+            Err(why) => out.not_scheduled.push(Unscheduled {
+                dag_id,
+                schedule,
+                why,
+            }),
+        }
+    }
+    out
+}
+
+/// The expected duration of `dag`'s runs, and where it comes from.
+fn duration_of(config: &Config, dag: &str) -> (i64, String) {
+    match config.backfill.production.iter().find(|p| p.dag == dag) {
+        Some(p) => match parse_duration(&p.duration) {
+            Some(m) => (m, "ripple.yml".to_string()),
+            None => (
+                DEFAULT_DURATION_MINUTES,
+                format!("default (ripple.yml's `{}` is not a duration)", p.duration),
+            ),
+        },
+        None => (DEFAULT_DURATION_MINUTES, "default".to_string()),
+    }
+}
+
+/// `90m`, `2h`, `1h30m`, `45` (minutes) → minutes.
+pub fn parse_duration(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Ok(m) = s.parse::<i64>() {
+        return (m > 0).then_some(m);
+    }
+    let mut total = 0i64;
+    let mut number = String::new();
+    for c in s.chars() {
+        match c {
+            '0'..='9' => number.push(c),
+            'h' | 'm' | 'd' => {
+                let n: i64 = number.parse().ok()?;
+                number.clear();
+                total += match c {
+                    'd' => n * 1440,
+                    'h' => n * 60,
+                    _ => n,
+                };
+            }
+            ' ' => {}
+            _ => return None,
+        }
+    }
+    (number.is_empty() && total > 0).then_some(total)
+}
+
+/// Ticks of `schedule` in `[from, to)`, minutes; `Err` says why there are
+/// none to compute.
+fn ticks(
+    schedule: &str,
+    start_date: Option<&str>,
+    from: Minute,
+    to: Minute,
+) -> Result<(Vec<Minute>, bool), String> {
+    let s = schedule.trim().trim_matches(['"', '\'']);
+    let cron = match s {
+        "None" | "" => {
+            return Err("not scheduled (schedule=None): triggered by hand or by other DAGs".into());
+        }
+        "@once" => return Err("runs once, at its start date".into()),
+        "datasets" => return Err("scheduled by datasets, not by time".into()),
+        "@continuous" => {
+            return Err(
+                "runs continuously; give it a cron in ripple.yml's backfill.production".into(),
+            );
+        }
+        "@hourly" => "0 * * * *",
+        "@daily" | "@midnight" => "0 0 * * *",
+        "@weekly" => "0 0 * * 0",
+        "@monthly" => "0 0 1 * *",
+        "@quarterly" => "0 0 1 */3 *",
+        "@yearly" | "@annually" => "0 0 1 1 *",
+        other if other.starts_with("timedelta(") => {
+            return timedelta_ticks(other, start_date, from, to);
+        }
+        other => other,
+    };
+    let parsed: croner::Cron = cron
+        .parse()
+        .map_err(|e| format!("`{s}` is not a cron expression ripple can read ({e})"))?;
+    let start = to_jiff02(from);
+    let mut out = Vec::new();
+    let mut truncated = false;
+    for dt in parsed.iter_from(start, croner::Direction::Forward) {
+        let m = from_jiff02(&dt);
+        if m >= to {
+            break;
+        }
+        if out.len() >= MAX_RUNS {
+            truncated = true;
+            break;
+        }
+        out.push(m);
+    }
+    Ok((out, truncated))
+}
+
+/// `timedelta(days=1, hours=6)`: every interval, counted from the DAG's
+/// `start_date` when it is a literal `datetime(Y, M, D[, h[, m]])`, else
+/// from 1970-01-01T00:00Z.
+fn timedelta_ticks(
+    text: &str,
+    start_date: Option<&str>,
+    from: Minute,
+    to: Minute,
+) -> Result<(Vec<Minute>, bool), String> {
+    let inner = text.trim_start_matches("timedelta(").trim_end_matches(')');
+    let mut step = 0i64;
+    for part in inner.split(',') {
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(format!(
+                "`{text}`: write timedelta with keywords (days=, hours=, minutes=)"
+            ));
+        };
+        let v: i64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{text}` is not a literal timedelta"))?;
+        step += v * match k.trim() {
+            "weeks" => 10080,
+            "days" => 1440,
+            "hours" => 60,
+            "minutes" => 1,
+            other => return Err(format!("`{text}`: `{other}` is not supported")),
+        };
+    }
+    if step <= 0 {
+        return Err(format!("`{text}` is not a positive interval"));
+    }
+    let anchor = start_date.and_then(parse_datetime_call).unwrap_or(0);
+    let first = if from <= anchor {
+        anchor
+    } else {
+        anchor + (from - anchor + step - 1) / step * step
+    };
+    let mut out = Vec::new();
+    let mut t = first;
+    while t < to && out.len() < MAX_RUNS {
+        out.push(t);
+        t += step;
+    }
+    Ok((out, t < to))
+}
+
+/// `datetime(2024, 1, 1)` / `pendulum.datetime(2024, 1, 1, tz="UTC")` →
+/// minutes.
+fn parse_datetime_call(text: &str) -> Option<Minute> {
+    let args = text.split_once('(')?.1.trim_end_matches(')');
+    let nums: Vec<i64> = args
+        .split(',')
+        .filter(|a| !a.contains('='))
+        .map(|a| a.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    let (y, m, d) = (*nums.first()?, *nums.get(1)?, *nums.get(2)?);
+    let date = jiff::civil::Date::new(
+        i16::try_from(y).ok()?,
+        i8::try_from(m).ok()?,
+        i8::try_from(d).ok()?,
+    )
+    .ok()?;
+    Some(hour_of_date(date) * 60 + nums.get(3).unwrap_or(&0) * 60 + nums.get(4).unwrap_or(&0))
+}
+
+fn to_jiff02(m: Minute) -> jiff02::civil::DateTime {
+    let (date, hour) = datetime_of(m.div_euclid(60));
+    let minute = m.rem_euclid(60);
+    jiff02::civil::DateTime::new(
+        date.year(),
+        date.month(),
+        date.day(),
+        hour as i8,
+        minute as i8,
+        0,
+        0,
+    )
+    .unwrap_or(jiff02::civil::DateTime::constant(1970, 1, 1, 0, 0, 0, 0))
+}
+
+fn from_jiff02(dt: &jiff02::civil::DateTime) -> Minute {
+    let date = jiff::civil::Date::new(dt.year(), dt.month(), dt.day())
+        .unwrap_or(jiff::civil::Date::constant(1970, 1, 1));
+    hour_of_date(date) * 60 + i64::from(dt.hour()) * 60 + i64::from(dt.minute())
+}
+
+/// Minutes as `2026-01-10T02:00Z`.
+pub fn display_minute(m: Minute) -> String {
+    let (date, hour) = datetime_of(m.div_euclid(60));
+    format!("{date}T{hour:02}:{:02}Z", m.rem_euclid(60))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::TimeKey;
+
+    fn m(s: &str) -> Minute {
+        TimeKey::parse(s).unwrap().start * 60
+    }
+
+    fn run_starts(schedule: &str, from: &str, to: &str) -> Vec<String> {
+        ticks(schedule, None, m(from), m(to))
+            .unwrap()
+            .0
+            .into_iter()
+            .map(display_minute)
+            .collect()
+    }
+
+    #[test]
+    fn presets_expand_in_utc() {
+        assert_eq!(
+            run_starts("@daily", "2026-01-10", "2026-01-12"),
+            ["2026-01-10T00:00Z", "2026-01-11T00:00Z"]
+        );
+        assert_eq!(
+            run_starts("@hourly", "2026-01-10T22", "2026-01-11T01").len(),
+            3
+        );
+        assert_eq!(
+            run_starts("@weekly", "2026-01-01", "2026-01-15"),
+            ["2026-01-04T00:00Z", "2026-01-11T00:00Z"]
+        );
+        assert_eq!(
+            run_starts("@monthly", "2026-01-15", "2026-04-01"),
+            ["2026-02-01T00:00Z", "2026-03-01T00:00Z"]
+        );
+        assert_eq!(
+            run_starts("@yearly", "2025-06-01", "2027-06-01"),
+            ["2026-01-01T00:00Z", "2027-01-01T00:00Z"]
+        );
+    }
+
+    #[test]
+    fn ranges_steps_month_ends_and_leap_days() {
+        assert_eq!(
+            run_starts("30 2 * * 1-5", "2026-01-09", "2026-01-13"),
+            ["2026-01-09T02:30Z", "2026-01-12T02:30Z"]
+        );
+        assert_eq!(
+            run_starts("*/20 3 * * *", "2026-01-10", "2026-01-11"),
+            [
+                "2026-01-10T03:00Z",
+                "2026-01-10T03:20Z",
+                "2026-01-10T03:40Z"
+            ]
+        );
+        // The 31st exists in seven months only.
+        assert_eq!(
+            run_starts("0 0 31 * *", "2026-01-01", "2027-01-01").len(),
+            7
+        );
+        // February 29th: 2028 only, in 2026..2030.
+        assert_eq!(
+            run_starts("0 0 29 2 *", "2026-01-01", "2030-01-01"),
+            ["2028-02-29T00:00Z"]
+        );
+    }
+
+    #[test]
+    fn timedeltas_count_from_the_start_date() {
+        let t = |sd: Option<&str>| {
+            ticks("timedelta(hours=6)", sd, m("2026-01-10"), m("2026-01-11"))
+                .unwrap()
+                .0
+        };
+        assert_eq!(
+            t(Some("datetime(2024, 1, 1, 3)"))
+                .into_iter()
+                .map(display_minute)
+                .collect::<Vec<_>>(),
+            [
+                "2026-01-10T03:00Z",
+                "2026-01-10T09:00Z",
+                "2026-01-10T15:00Z",
+                "2026-01-10T21:00Z"
+            ]
+        );
+        assert_eq!(t(None).len(), 4);
+        assert!(ticks("timedelta(seconds=5)", None, 0, 60).is_err());
+    }
+
+    #[test]
+    fn unscheduled_and_unreadable_schedules_say_why() {
+        assert!(
+            ticks("None", None, 0, 60)
+                .unwrap_err()
+                .contains("schedule=None")
+        );
+        assert!(
+            ticks("datasets", None, 0, 60)
+                .unwrap_err()
+                .contains("datasets")
+        );
+        assert!(
+            ticks("61 * * * *", None, 0, 60)
+                .unwrap_err()
+                .contains("not a cron expression")
+        );
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("90m"), Some(90));
+        assert_eq!(parse_duration("2h"), Some(120));
+        assert_eq!(parse_duration("1h30m"), Some(90));
+        assert_eq!(parse_duration("45"), Some(45));
+        assert_eq!(parse_duration("soon"), None);
+        assert_eq!(parse_duration("0m"), None);
+    }
+
+    #[test]
+    fn runs_overlapping_the_horizon_start_are_kept() {
+        let mut config = Config::default();
+        config
+            .backfill
+            .production
+            .push(crate::config::ProductionRun {
+                dag: "daily_etl".into(),
+                cron: "0 2 * * *".into(),
+                duration: "90m".into(),
+            });
+        let s = production_schedule(
+            &[],
+            &config,
+            TimeKey::parse("2026-01-10T03").unwrap().start,
+            TimeKey::parse("2026-01-11T03").unwrap().start,
+        );
+        let runs: Vec<(&str, &str)> = s.dags[0]
+            .runs
+            .iter()
+            .map(|r| (r.start.as_str(), r.end.as_str()))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                ("2026-01-10T02:00Z", "2026-01-10T03:30Z"),
+                ("2026-01-11T02:00Z", "2026-01-11T03:30Z")
+            ]
+        );
+        assert_eq!(s.dags[0].duration_source, "ripple.yml");
+    }
+}
