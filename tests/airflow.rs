@@ -121,7 +121,7 @@ fn taskflow_task_groups_datasets_and_sensors() {
     let (dags, warnings) = read(&[(
         "tf.py",
         &format!(
-            "{HEADER}from airflow.utils.task_group import TaskGroup\nfrom airflow.datasets import Dataset\nfrom airflow.sensors.external_task import ExternalTaskSensor\n@dag(schedule='@hourly')\ndef flow():\n    @task\n    def extract():\n        return 1\n    @task(task_id='load_it')\n    def load(x):\n        pass\n    @task.sql\n    def agg():\n        return 'insert into mart.agg select * from raw.ev'\n    with TaskGroup('grp'):\n        inner = SQL(task_id='inner', sql='select 1', outlets=[Dataset('warehouse.mart.out')], inlets=[Dataset('warehouse.raw.in')])\n    wait = ExternalTaskSensor(task_id='wait', external_dag_id='other', external_task_id='done')\n    data = extract()\n    load(data) >> agg() >> inner\n    wait >> data\n\nflow()\n"
+            "{HEADER}from airflow.utils.task_group import TaskGroup\nfrom airflow.datasets import Dataset\nfrom airflow.sensors.external_task import ExternalTaskSensor\n@dag(schedule='@hourly')\ndef flow():\n    @task\n    def extract():\n        return 1\n    @task(task_id='load_it')\n    def load(x):\n        pass\n    @task.sql\n    def agg():\n        return 'insert into mart.agg select * from raw.ev'\n    with TaskGroup('grp'):\n        inner = SQL(task_id='inner', sql='select 1', outlets=[Dataset('warehouse.mart.out')], inlets=[Dataset('warehouse.raw.in')])\n    wait = ExternalTaskSensor(task_id='wait', external_dag_id='other', external_task_id='done')\n    kick = TriggerDagRunOperator(task_id='kick', trigger_dag_id='downstream_dag')\n    data = extract()\n    load(data) >> agg() >> inner\n    wait >> data\n\nflow()\n"
         ),
     )]);
     assert!(warnings.is_empty(), "{warnings:?}");
@@ -134,6 +134,7 @@ fn taskflow_task_groups_datasets_and_sensors() {
     assert_eq!(task(d, "grp.inner").writes, ["warehouse.mart.out"]);
     assert_eq!(task(d, "grp.inner").reads, ["warehouse.raw.in"]);
     assert_eq!(task(d, "wait").upstream, ["other:done"]);
+    assert_eq!(task(d, "kick").triggers, ["downstream_dag"]);
     assert_eq!(task(d, "extract").upstream, ["wait"]);
 }
 

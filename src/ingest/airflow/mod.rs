@@ -70,6 +70,9 @@ pub struct Task {
     pub writes: Vec<String>,
     /// Upstream task ids (in this DAG, or `dag_id:task_id` in another).
     pub upstream: Vec<String>,
+    /// DAGs this task triggers (`TriggerDagRunOperator`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<String>,
     /// 1-based line of the task.
     pub line: u32,
     /// The task's SQL after template rendering, when it has SQL.

@@ -408,6 +408,7 @@ impl Reader<'_> {
                     pool,
                     pool_slots: None,
                     depends_on_past,
+                    triggers: Vec::new(),
                     reads: Vec::new(),
                     writes: Vec::new(),
                     upstream,
@@ -475,6 +476,13 @@ impl Reader<'_> {
                 upstream.push(format!("{d}:{}", other_task.unwrap_or_default()));
             }
         }
+        let triggers: Vec<String> = match name {
+            "TriggerDagRunOperator" => kw(keywords, "trigger_dag_id")
+                .and_then(|e| self.string(e))
+                .into_iter()
+                .collect(),
+            _ => Vec::new(),
+        };
         reads.sort();
         self.add_task(
             dag,
@@ -484,6 +492,7 @@ impl Reader<'_> {
                 pool,
                 pool_slots,
                 depends_on_past,
+                triggers,
                 reads,
                 writes,
                 upstream,
