@@ -376,14 +376,6 @@ struct Case {
     len: i64,
 }
 
-const GRAINS: [Grain; 6] = [
-    Grain::Hour,
-    Grain::Day,
-    Grain::Week,
-    Grain::Month,
-    Grain::Year,
-    Grain::None,
-];
 
 fn mapping() -> impl Strategy<Value = TimeMapping> {
     prop_oneof![
@@ -397,7 +389,7 @@ fn mapping() -> impl Strategy<Value = TimeMapping> {
 fn case() -> impl Strategy<Value = Case> {
     (3usize..8).prop_flat_map(|n| {
         (
-            prop::collection::vec(prop::sample::select(GRAINS.to_vec()), n),
+            prop::collection::vec(prop::sample::select(Grain::ALL.to_vec()), n),
             prop::collection::vec(0i64..60, n),
             prop::collection::vec(
                 prop::collection::vec((any::<prop::sample::Index>(), mapping()), 1..3),
