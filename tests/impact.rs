@@ -376,7 +376,6 @@ struct Case {
     len: i64,
 }
 
-
 fn mapping() -> impl Strategy<Value = TimeMapping> {
     prop_oneof![
         3 => Just(TimeMapping::Identity),

@@ -153,3 +153,142 @@ proptest! {
         }
     }
 }
+
+mod other_readers {
+    use proptest::prelude::*;
+
+    /// Python-ish soups: DAG declarations, operators, dependencies, strings
+    /// that never close, decorators, deep nesting.
+    const PYTHON: &[&str] = &[
+        "with",
+        "DAG(",
+        "dag_id=",
+        "'d'",
+        "\"x\"",
+        ")",
+        "as",
+        "d:",
+        "\n",
+        "    ",
+        "SQL(",
+        "task_id=",
+        "sql=",
+        "'''",
+        "\"\"\"",
+        ">>",
+        "<<",
+        "[",
+        "]",
+        ",",
+        "@dag",
+        "@task",
+        "@task.sql",
+        "def",
+        "f():",
+        "return",
+        "chain(",
+        "TaskGroup(",
+        "for",
+        "in",
+        "x",
+        "=",
+        "f'",
+        "{",
+        "}",
+        "#",
+        "\\",
+        "(((",
+        ")))",
+        "import",
+        "from",
+        "Operator(",
+        "Sensor(",
+        "schedule=",
+        "timedelta(hours=",
+        "1",
+        "None",
+    ];
+
+    /// Jinja-ish soups: dbt calls, tags that never close, macros, loops.
+    const JINJA: &[&str] = &[
+        "{{",
+        "}}",
+        "{%",
+        "%}",
+        "{#",
+        "#}",
+        "ref(",
+        "source(",
+        "'a'",
+        ",",
+        ")",
+        "config(",
+        "x=",
+        "1",
+        "macro",
+        "m(",
+        "endmacro",
+        "for",
+        "in",
+        "range(",
+        "endfor",
+        "if",
+        "endif",
+        "is_incremental()",
+        "this",
+        "var(",
+        "env_var(",
+        "adapter.dispatch(",
+        "return(",
+        "dbt.",
+        "date_trunc(",
+        "select",
+        "from",
+        "\n",
+        "'",
+        "\"",
+        "m()",
+        "caller()",
+        "call",
+        "endcall",
+        "set",
+        "=",
+        "do",
+    ];
+
+    fn soup(vocab: &'static [&'static str]) -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(vocab), 0..60).prop_map(|w| w.join(" "))
+    }
+
+    fn project_with(file: &str, text: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        dir
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128),
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn dag_files_never_panic(text in soup(PYTHON)) {
+            let dir = project_with("dags/x.py", &text);
+            let dags = ripple::ingest::read_dags(dir.path(), &[dir.path().join("dags")], ripple::sql::SqlDialect::Generic);
+            let _ = dags.check();
+        }
+
+        #[test]
+        fn dbt_models_never_panic(text in soup(JINJA), macros in soup(JINJA)) {
+            let dir = project_with("models/m.sql", &text);
+            std::fs::write(dir.path().join("dbt_project.yml"), "name: p\n").unwrap();
+            std::fs::create_dir_all(dir.path().join("macros")).unwrap();
+            std::fs::write(dir.path().join("macros/x.sql"), &macros).unwrap();
+            let project = ripple::ingest::load_project(dir.path(), &ripple::ingest::LoadOptions::default()).unwrap();
+            let _ = ripple::graph::LineageGraph::build(project);
+        }
+    }
+}
