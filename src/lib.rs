@@ -26,6 +26,7 @@ pub mod graph;
 pub mod impact;
 pub mod ingest;
 pub mod input;
+pub mod plan;
 pub mod project;
 pub mod schedule;
 pub mod sql;

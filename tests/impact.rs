@@ -10,28 +10,17 @@ use petgraph::Direction;
 use petgraph::visit::EdgeRef;
 use predicates::prelude::*;
 use proptest::prelude::*;
-use ripple::config::{Config, DatasetConfig};
 use ripple::graph::LineageGraph;
 use ripple::impact::{Impact, ImpactRequest, TimeFacts, impact};
 use ripple::ingest::{LoadOptions, load_project};
-use ripple::project::{Job, JobKind, Project, Reference, Target};
-use ripple::time::{Grain, Hour, TimeKey, TimeMapping};
+use ripple::time::{Grain, Hour, TimeMapping};
+
+#[path = "support/random_graph.rs"]
+mod random_graph;
+use random_graph::{AS_OF, Case, build, case, day, key, request};
 
 fn ripple() -> Command {
     Command::cargo_bin("ripple").unwrap()
-}
-
-fn key(s: &str) -> TimeKey {
-    TimeKey::parse(s).unwrap()
-}
-
-fn request(changed: &[&str], from: &str, to: &str, as_of: &str) -> ImpactRequest {
-    ImpactRequest {
-        changed: changed.iter().map(|s| s.to_string()).collect(),
-        from: key(from),
-        to: key(to),
-        as_of: key(as_of).start,
-    }
 }
 
 fn run(root: &Path, req: &ImpactRequest) -> Impact {
@@ -365,123 +354,6 @@ fn bad_input_is_one_clear_line_and_exit_2() {
 }
 
 // --- property tests against a brute-force oracle ------------------------
-
-/// A random DAG: node i reads 1-2 earlier nodes; node 1 always reads node 0.
-#[derive(Debug, Clone)]
-struct Case {
-    grains: Vec<Grain>,
-    starts: Vec<i64>,
-    ups: Vec<Vec<(usize, TimeMapping)>>,
-    from: i64,
-    len: i64,
-}
-
-fn mapping() -> impl Strategy<Value = TimeMapping> {
-    prop_oneof![
-        3 => Just(TimeMapping::Identity),
-        1 => Just(TimeMapping::All),
-        1 => Just(TimeMapping::None),
-        3 => (-4i64..=1, 0i64..=2).prop_map(|(lo, w)| TimeMapping::Window(lo, lo + w)),
-    ]
-}
-
-fn case() -> impl Strategy<Value = Case> {
-    (3usize..8).prop_flat_map(|n| {
-        (
-            prop::collection::vec(prop::sample::select(Grain::ALL.to_vec()), n),
-            prop::collection::vec(0i64..60, n),
-            prop::collection::vec(
-                prop::collection::vec((any::<prop::sample::Index>(), mapping()), 1..3),
-                n,
-            ),
-            0i64..40,
-            0i64..5,
-        )
-            .prop_map(move |(mut grains, starts, raw_ups, from, len)| {
-                // Hour data far back makes the oracle slow; keep it near.
-                grains[0] = if grains[0] == Grain::None {
-                    Grain::Day
-                } else {
-                    grains[0]
-                };
-                let ups = raw_ups
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, picks)| {
-                        if i == 0 {
-                            return Vec::new();
-                        }
-                        let mut v: Vec<(usize, TimeMapping)> = Vec::new();
-                        for (k, (idx, m)) in picks.into_iter().enumerate() {
-                            let u = if i == 1 && k == 0 { 0 } else { idx.index(i) };
-                            if !v.iter().any(|(x, _)| *x == u) {
-                                v.push((u, m));
-                            }
-                        }
-                        v
-                    })
-                    .collect();
-                Case {
-                    grains,
-                    starts,
-                    ups,
-                    from,
-                    len,
-                }
-            })
-    })
-}
-
-const BASE: &str = "2025-11-01";
-const AS_OF: &str = "2026-03-01";
-
-fn day(offset: i64) -> Hour {
-    key(BASE).start + offset * 24
-}
-
-fn build(c: &Case) -> LineageGraph {
-    let name = |i: usize| format!("t{i}");
-    let mut config = Config::default();
-    for i in 0..c.grains.len() {
-        let start = Grain::Day.key(day(-c.starts[i]));
-        let upstream = c.ups[i].iter().map(|(u, m)| (name(*u), *m)).collect();
-        config.datasets.insert(
-            name(i),
-            DatasetConfig {
-                grain: Some(c.grains[i]),
-                start: Some(start),
-                upstream,
-                ..DatasetConfig::default()
-            },
-        );
-    }
-    let jobs = (1..c.grains.len())
-        .filter(|&i| !c.ups[i].is_empty())
-        .map(|i| Job {
-            id: format!("sql:{}", name(i)),
-            kind: JobKind::Sql,
-            file: format!("{}.sql", name(i)),
-            reads: c.ups[i]
-                .iter()
-                .map(|(u, _)| Reference {
-                    target: Target::Relation { relation: name(*u) },
-                    line: 1,
-                })
-                .collect(),
-            writes: vec![Reference {
-                target: Target::Relation { relation: name(i) },
-                line: 1,
-            }],
-            sql: None,
-            airflow: None,
-        })
-        .collect();
-    LineageGraph::build(Project {
-        config,
-        jobs,
-        ..Project::default()
-    })
-}
 
 /// Every affected partition start, per dataset name; `None` for a full rebuild.
 fn expand(i: &Impact) -> HashMap<String, Option<BTreeSet<Hour>>> {

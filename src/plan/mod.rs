@@ -1,0 +1,206 @@
+//! The backfill plan, step one: tasks and their wavefront order.
+//!
+//! An impact set becomes one task per (dataset, batch): consecutive affected
+//! partitions grouped by the per-grain batch size (`backfill.batch`), oldest
+//! first; a dataset rebuilt whole is one task. Datasets no job writes
+//! (sources, what was fixed by hand) are not recomputed: they are the plan's
+//! assumed-correct inputs.
+//!
+//! A task depends exactly on the upstream tasks whose partitions overlap the
+//! time it reads through the edge's mapping — not on whole upstream
+//! datasets — so the first week of a child can run while its parent works
+//! on the second.
+//!
+//! (Shadow tables, validations, swaps, the schedule, executors and the
+//! `ripple plan` command build on these tasks; they are not written yet.)
+
+use std::collections::HashMap;
+
+use petgraph::Direction;
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+
+use crate::graph::LineageGraph;
+use crate::impact::{Impact, TimeModel};
+use crate::time::{Grain, Hour, TimeMapping, UNBOUNDED};
+
+/// Partitions per batch when `backfill.batch` says nothing for a grain.
+pub fn default_batch(grain: Grain) -> u64 {
+    match grain {
+        Grain::Hour => 24,
+        Grain::Day => 7,
+        Grain::Week => 4,
+        Grain::Month | Grain::Year | Grain::None => 1,
+    }
+}
+
+/// One unit of backfill work: a batch of one dataset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlanTask {
+    /// Stable, readable id: `orders_7d@2026-01-10..2026-01-16`, `dim@full`.
+    pub id: String,
+    /// The dataset's node id.
+    pub dataset: String,
+    /// First partition key (inclusive); `None` for a full rebuild.
+    pub from: Option<String>,
+    /// Last partition key (inclusive); `None` for a full rebuild.
+    pub to: Option<String>,
+    /// Rebuilt whole.
+    pub full: bool,
+    /// Partitions in the batch.
+    pub partitions: u64,
+    /// Ids of the tasks it must wait for.
+    pub depends_on: Vec<String>,
+    /// The time it covers, `[start, end)` in hours (whole history for a full
+    /// rebuild).
+    #[serde(skip)]
+    pub span: (Hour, Hour),
+    #[serde(skip)]
+    node: NodeIndex,
+}
+
+/// Why tasks cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// An affected dataset with no first partition.
+    #[error(
+        "`{0}` is affected back to the beginning of time; set its `start` in ripple.yml (or give --from) to bound the backfill"
+    )]
+    Unbounded(String),
+}
+
+/// The tasks of a plan and the datasets taken as correct, in topological
+/// order of datasets, oldest batch first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tasks {
+    /// Datasets not recomputed (no job writes them).
+    pub assumed: Vec<String>,
+    /// The tasks.
+    pub tasks: Vec<PlanTask>,
+}
+
+/// Splits `impact` into tasks and orders them by what each reads.
+pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tasks, PlanError> {
+    let mut assumed = Vec::new();
+    let mut tasks: Vec<PlanTask> = Vec::new();
+    for d in &impact.datasets {
+        let Some(&node) = g.index.get(&d.id) else {
+            continue;
+        };
+        if !g.writers.contains_key(&d.id) {
+            assumed.push(d.id.clone());
+            continue;
+        }
+        if d.unbounded {
+            return Err(PlanError::Unbounded(d.name.clone()));
+        }
+        let grain = d.grain;
+        if d.full {
+            tasks.push(PlanTask {
+                id: format!("{}@full", d.name),
+                dataset: d.id.clone(),
+                from: None,
+                to: None,
+                full: true,
+                partitions: 1,
+                depends_on: Vec::new(),
+                span: (UNBOUNDED, i64::MAX),
+                node,
+            });
+            continue;
+        }
+        let size = g
+            .config
+            .backfill
+            .batch
+            .get(&grain)
+            .map(|&n| u64::from(n.max(1)))
+            .unwrap_or_else(|| default_batch(grain));
+        for range in &d.intervals {
+            let (Some(from), to) = (&range.from, &range.to) else {
+                continue;
+            };
+            let mut start = parse_key(grain, from);
+            let last = parse_key(grain, to);
+            while start <= last {
+                let mut end = start;
+                let mut n = 0;
+                while n < size && end <= last {
+                    end = grain.next(end);
+                    n += 1;
+                }
+                let (first_key, last_key) = (grain.key(start), grain.key(grain.floor(end - 1)));
+                tasks.push(PlanTask {
+                    id: format!("{}@{first_key}..{last_key}", d.name),
+                    dataset: d.id.clone(),
+                    from: Some(first_key),
+                    to: Some(last_key),
+                    full: false,
+                    partitions: n,
+                    depends_on: Vec::new(),
+                    span: (start, end),
+                    node,
+                });
+                start = end;
+            }
+        }
+    }
+    wavefront(g, model, &mut tasks);
+    Ok(Tasks { assumed, tasks })
+}
+
+/// Sets each task's `depends_on`: the tasks of its upstream datasets whose
+/// time meets the time it reads.
+fn wavefront(g: &LineageGraph, model: &TimeModel, tasks: &mut [PlanTask]) {
+    let mut by_node: HashMap<NodeIndex, Vec<usize>> = HashMap::new();
+    for (i, t) in tasks.iter().enumerate() {
+        by_node.entry(t.node).or_default().push(i);
+    }
+    let mut deps: Vec<Vec<String>> = vec![Vec::new(); tasks.len()];
+    for (i, t) in tasks.iter().enumerate() {
+        let down_grain = model.datasets.get(&t.node).map_or(Grain::None, |d| d.grain);
+        for e in g.graph.edges_directed(t.node, Direction::Incoming) {
+            let up = e.source();
+            let Some(up_tasks) = by_node.get(&up) else {
+                continue;
+            };
+            let mapping = model
+                .edges
+                .get(&e.id())
+                .map_or(TimeMapping::Identity, |m| m.mapping);
+            let up_grain = model.datasets.get(&up).map_or(Grain::None, |d| d.grain);
+            let reads = match mapping {
+                TimeMapping::None => continue,
+                _ if t.full || down_grain == Grain::None || up_grain == Grain::None => {
+                    (UNBOUNDED, i64::MAX)
+                }
+                TimeMapping::All => (UNBOUNDED, i64::MAX),
+                TimeMapping::Identity => t.span,
+                TimeMapping::Window(lo, hi) => {
+                    (up_grain.shift(t.span.0, lo), up_grain.shift(t.span.1, hi))
+                }
+            };
+            for &j in up_tasks {
+                let u = &tasks[j];
+                if u.span.0 < reads.1 && reads.0 < u.span.1 {
+                    deps[i].push(u.id.clone());
+                }
+            }
+        }
+    }
+    for (t, mut d) in tasks.iter_mut().zip(deps) {
+        d.sort();
+        d.dedup();
+        t.depends_on = d;
+    }
+}
+
+fn parse_key(grain: Grain, key: &str) -> Hour {
+    let padded = match grain {
+        Grain::Month => format!("{key}-01"),
+        Grain::Year => format!("{key}-01-01"),
+        _ => key.to_string(),
+    };
+    crate::time::TimeKey::parse(&padded).map_or(UNBOUNDED, |k| k.start)
+}

@@ -1,0 +1,180 @@
+//! Plan tasks: batches of affected partitions and their wavefront order.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use proptest::prelude::*;
+use ripple::graph::LineageGraph;
+use ripple::impact::{TimeFacts, impact};
+use ripple::ingest::{LoadOptions, load_project};
+use ripple::plan::{PlanTask, tasks};
+use ripple::time::Grain;
+
+#[path = "support/random_graph.rs"]
+mod random_graph;
+use random_graph::{AS_OF, build, case, day, request};
+
+fn plan_of(g: &LineageGraph, req: &ripple::impact::ImpactRequest) -> ripple::plan::Tasks {
+    let facts = TimeFacts::build(g).unwrap();
+    let (i, model) = impact(g, &facts, req, false).unwrap();
+    tasks(g, &model, &i).unwrap()
+}
+
+fn by_id(t: &ripple::plan::Tasks) -> BTreeMap<String, PlanTask> {
+    t.tasks.iter().map(|t| (t.id.clone(), t.clone())).collect()
+}
+
+#[test]
+fn worked_example_tasks_and_wavefront() {
+    let g = LineageGraph::build(
+        load_project(
+            Path::new("fixtures/worked_example/declared"),
+            &LoadOptions::default(),
+        )
+        .unwrap(),
+    );
+    let plan = plan_of(
+        &g,
+        &request(&["raw.orders"], "2026-01-10", "2026-01-12", "2026-02-01"),
+    );
+    assert_eq!(plan.assumed, ["source.raw.orders"]);
+    let t = by_id(&plan);
+    let deps = |id: &str| t[id].depends_on.clone();
+    assert_eq!(
+        deps("stg_orders@2026-01-10..2026-01-12"),
+        Vec::<String>::new()
+    );
+    // Nine days of orders_7d in batches of seven (backfill.batch default).
+    assert_eq!(
+        deps("orders_7d@2026-01-10..2026-01-16"),
+        ["stg_orders@2026-01-10..2026-01-12"]
+    );
+    assert_eq!(
+        deps("orders_7d@2026-01-17..2026-01-18"),
+        ["stg_orders@2026-01-10..2026-01-12"]
+    );
+    assert_eq!(
+        deps("weekly_revenue@2026-01-05..2026-01-12"),
+        [
+            "orders_7d@2026-01-10..2026-01-16",
+            "orders_7d@2026-01-17..2026-01-18"
+        ]
+    );
+    assert_eq!(
+        deps("monthly_kpis@2026-01..2026-01"),
+        ["weekly_revenue@2026-01-05..2026-01-12"]
+    );
+    assert_eq!(
+        deps("dim_customers@full"),
+        ["stg_orders@2026-01-10..2026-01-12"]
+    );
+    let segments: Vec<&PlanTask> = plan
+        .tasks
+        .iter()
+        .filter(|t| t.dataset == "model.customer_segments")
+        .collect();
+    assert_eq!(segments.len(), 57, "396 days in batches of 7");
+    assert!(
+        segments
+            .iter()
+            .all(|s| s.depends_on == ["dim_customers@full"])
+    );
+    assert_eq!(segments.iter().map(|s| s.partitions).sum::<u64>(), 396);
+}
+
+/// Longest chain of dependencies, in tasks.
+fn critical_path(plan: &ripple::plan::Tasks) -> usize {
+    let t = by_id(plan);
+    let mut memo: BTreeMap<String, usize> = BTreeMap::new();
+    fn depth(
+        id: &str,
+        t: &BTreeMap<String, PlanTask>,
+        memo: &mut BTreeMap<String, usize>,
+    ) -> usize {
+        if let Some(&d) = memo.get(id) {
+            return d;
+        }
+        let d = 1 + t[id]
+            .depends_on
+            .iter()
+            .map(|u| depth(u, t, memo))
+            .max()
+            .unwrap_or(0);
+        memo.insert(id.to_string(), d);
+        d
+    }
+    plan.tasks
+        .iter()
+        .map(|x| depth(&x.id, &t, &mut memo))
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_child_batch_waits_only_for_the_parent_batches_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.sql"), "insert into b select * from a").unwrap();
+    std::fs::write(dir.path().join("c.sql"), "insert into c select * from b").unwrap();
+    std::fs::write(dir.path().join("a.sql"), "insert into a select * from src").unwrap();
+    std::fs::write(dir.path().join("ripple.yml"), "datasets:\n  src: { grain: day }\n  a: { grain: day }\n  b: { grain: day }\n  c: { grain: day }\n").unwrap();
+    let g = LineageGraph::build(load_project(dir.path(), &LoadOptions::default()).unwrap());
+    let plan = plan_of(
+        &g,
+        &request(&["src"], "2026-01-01", "2026-01-14", "2026-02-01"),
+    );
+    let t = by_id(&plan);
+    assert_eq!(
+        t["b@2026-01-01..2026-01-07"].depends_on,
+        ["a@2026-01-01..2026-01-07"]
+    );
+    assert_eq!(
+        t["c@2026-01-08..2026-01-14"].depends_on,
+        ["b@2026-01-08..2026-01-14"]
+    );
+    // Three datasets deep, two batches wide: the longest chain is three
+    // tasks, not six as whole-dataset ordering would make it.
+    assert_eq!(critical_path(&plan), 3);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn every_affected_partition_is_in_exactly_one_task(c in case()) {
+        let g = build(&c);
+        let req = request(&["t0"], &Grain::Day.key(day(c.from)), &Grain::Day.key(day(c.from + c.len)), AS_OF);
+        let facts = TimeFacts::build(&g).unwrap();
+        let (i, model) = impact(&g, &facts, &req, false).unwrap();
+        let plan = tasks(&g, &model, &i).unwrap();
+        for d in &i.datasets {
+            if plan.assumed.contains(&d.id) {
+                continue;
+            }
+            let mine: Vec<&PlanTask> = plan.tasks.iter().filter(|t| t.dataset == d.id).collect();
+            if d.full {
+                prop_assert_eq!(mine.len(), 1);
+                continue;
+            }
+            let mut seen = BTreeSet::new();
+            for t in &mine {
+                let mut p = t.span.0;
+                while p < t.span.1 {
+                    prop_assert!(seen.insert(p), "partition twice in {}", d.name);
+                    p = d.grain.next(p);
+                }
+            }
+            prop_assert_eq!(seen.len() as u64, d.partitions, "{}", d.name);
+        }
+        // Dependencies point only at existing tasks, and never at itself.
+        let ids: BTreeSet<&str> = plan.tasks.iter().map(|t| t.id.as_str()).collect();
+        prop_assert_eq!(ids.len(), plan.tasks.len(), "task ids are unique");
+        for t in &plan.tasks {
+            for dep in &t.depends_on {
+                prop_assert!(ids.contains(dep.as_str()) && dep != &t.id);
+            }
+        }
+    }
+}
