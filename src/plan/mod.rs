@@ -11,8 +11,13 @@
 //! datasets — so the first week of a child can run while its parent works
 //! on the second.
 //!
-//! (Shadow tables, validations, swaps, the schedule, executors and the
-//! `ripple plan` command build on these tasks; they are not written yet.)
+//! [`sql`] holds the SQL the plan will write (quoted identifiers, shadow
+//! names, partition filters, dialect-correct swaps, rollback). Assembling
+//! the plan document (reads of shadows, validations, swaps per dataset),
+//! the schedule, executors and the `ripple plan` command are not written
+//! yet (issue 6).
+
+pub mod sql;
 
 use std::collections::HashMap;
 
