@@ -81,6 +81,9 @@ pub struct DatasetConfig {
     pub cost: Option<f64>,
     /// Columns that identify a row.
     pub unique_key: Vec<String>,
+    /// The column a partition is selected by (default: dbt's `event_time`
+    /// or `partition_by.field`), for batch filters and partition swaps.
+    pub partition_column: Option<String>,
     /// At most this many tasks of this dataset at once.
     pub max_concurrency: Option<u32>,
 }

@@ -178,3 +178,97 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn shadows_reads_validations_swaps_and_rollback() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.sql"), "insert into a select * from src").unwrap();
+    std::fs::write(
+        dir.path().join("b.sql"),
+        "create table b as select count(*) from a",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "dialect: postgres\ndatasets:\n  src: { grain: day }\n  a:\n    grain: day\n    partition_column: d\n    unique_key: [id]\n    validate: \"select count(*) = 0 from {table} where id is null and {partition_filter}\"\n  b: { grain: none }\n",
+    )
+    .unwrap();
+    let g = LineageGraph::build(load_project(dir.path(), &LoadOptions::default()).unwrap());
+    let req = request(&["src"], "2026-01-10", "2026-01-11", "2026-02-01");
+    let facts = TimeFacts::build(&g).unwrap();
+    let (i, model) = impact(&g, &facts, &req, false).unwrap();
+    let doc = ripple::plan::document(&g, &model, &i, tasks(&g, &model, &i).unwrap());
+    assert_eq!(doc.assumed, ["table.src"]);
+    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    let a = doc
+        .tasks
+        .iter()
+        .find(|t| t.task.dataset == "table.a")
+        .unwrap();
+    let b = doc
+        .tasks
+        .iter()
+        .find(|t| t.task.dataset == "table.b")
+        .unwrap();
+    // Every task writes a shadow; reads of a rewritten upstream go to its shadow.
+    assert_eq!(a.writes, "analytics.a__backfill");
+    assert_eq!(b.writes, "analytics.b__backfill");
+    assert_eq!(a.reads["table.src"], "src");
+    assert_eq!(b.reads["table.a"], "analytics.a__backfill");
+    let filter = "\"d\" >= '2026-01-10' and \"d\" < '2026-01-12'";
+    assert_eq!(
+        a.validations[0],
+        format!(
+            "select count(*) = 0 from \"analytics\".\"a__backfill\" where id is null and {filter}"
+        )
+    );
+    assert!(
+        a.validations
+            .iter()
+            .any(|v| v.contains("group by \"id\" having count(*) > 1"))
+    );
+    // One swap per dataset, after all its tasks: partitions for a, the table for b.
+    let swap_a = doc.swaps.iter().find(|s| s.dataset == "table.a").unwrap();
+    assert_eq!(swap_a.depends_on, [a.task.id.clone()]);
+    assert_eq!(swap_a.sql[1], format!("delete from \"a\" where ({filter})"));
+    let swap_b = doc.swaps.iter().find(|s| s.dataset == "table.b").unwrap();
+    assert_eq!(swap_b.sql[0], "begin");
+    assert_eq!(
+        swap_b.sql[2],
+        "alter table \"analytics\".\"b__backfill\" rename to \"b\""
+    );
+    assert_eq!(
+        doc.rollback,
+        [
+            "drop table if exists \"analytics\".\"a__backfill\"",
+            "drop table if exists \"analytics\".\"b__backfill\""
+        ]
+    );
+}
+
+#[test]
+fn a_partial_swap_without_a_partition_column_is_refused_with_a_warning() {
+    let g = LineageGraph::build(
+        load_project(
+            Path::new("fixtures/worked_example/declared"),
+            &LoadOptions::default(),
+        )
+        .unwrap(),
+    );
+    let req = request(&["raw.orders"], "2026-01-10", "2026-01-12", "2026-02-01");
+    let facts = TimeFacts::build(&g).unwrap();
+    let (i, model) = impact(&g, &facts, &req, false).unwrap();
+    let doc = ripple::plan::document(&g, &model, &i, tasks(&g, &model, &i).unwrap());
+    assert!(
+        doc.warnings
+            .iter()
+            .any(|w| w.contains("`orders_7d`") && w.contains("partition_column")),
+        "{:?}",
+        doc.warnings
+    );
+    assert!(!doc.swaps.iter().any(|s| s.dataset == "model.orders_7d"));
+    // dim_customers is rebuilt whole: its swap needs no partition column.
+    assert!(doc.swaps.iter().any(|s| s.dataset == "model.dim_customers"));
+    // No task writes a production relation.
+    assert!(doc.tasks.iter().all(|t| t.writes.ends_with("__backfill")));
+}

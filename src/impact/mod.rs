@@ -22,6 +22,11 @@ use serde::Serialize;
 
 pub use time_model::{DatasetTime, EdgeTime, TimeFacts, TimeModel, TimeModelError};
 
+/// Whether a `ripple.yml` key names the dataset (name, relation or id).
+pub fn answers_to_key(d: &crate::project::Dataset, key: &str) -> bool {
+    time_model::answers_to(d, key)
+}
+
 use crate::graph::LineageGraph;
 use crate::project::did_you_mean;
 use crate::time::{Grain, Hour, IntervalSet, TimeKey, TimeMapping, UNBOUNDED};

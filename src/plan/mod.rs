@@ -17,7 +17,10 @@
 //! the schedule, executors and the `ripple plan` command are not written
 //! yet (issue 6).
 
+mod document;
 pub mod sql;
+
+pub use document::{DocTask, PlanDocument, ROW_COUNT_TOLERANCE, Swap, document};
 
 use std::collections::HashMap;
 
