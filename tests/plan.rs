@@ -229,7 +229,7 @@ fn shadows_reads_validations_swaps_and_rollback() {
     );
     // One swap per dataset, after all its tasks: partitions for a, the table for b.
     let swap_a = doc.swaps.iter().find(|s| s.dataset == "table.a").unwrap();
-    assert_eq!(swap_a.depends_on, [a.task.id.clone()]);
+    assert_eq!(swap_a.depends_on, std::slice::from_ref(&a.task.id));
     assert_eq!(swap_a.sql[1], format!("delete from \"a\" where ({filter})"));
     let swap_b = doc.swaps.iter().find(|s| s.dataset == "table.b").unwrap();
     assert_eq!(swap_b.sql[0], "begin");
