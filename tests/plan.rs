@@ -272,3 +272,59 @@ fn a_partial_swap_without_a_partition_column_is_refused_with_a_warning() {
     // No task writes a production relation.
     assert!(doc.tasks.iter().all(|t| t.writes.ends_with("__backfill")));
 }
+
+#[test]
+fn commands_follow_the_job_that_writes_each_dataset() {
+    let g = LineageGraph::build(
+        load_project(Path::new("fixtures/shop"), &LoadOptions::default()).unwrap(),
+    );
+    let req = request(
+        &["landing.orders"],
+        "2026-01-10",
+        "2026-01-11",
+        "2026-02-01",
+    );
+    let facts = TimeFacts::build(&g).unwrap();
+    let (i, model) = impact(&g, &facts, &req, false).unwrap();
+    let doc = ripple::plan::document(&g, &model, &i, tasks(&g, &model, &i).unwrap());
+    let task = |dataset: &str| {
+        doc.tasks
+            .iter()
+            .find(|t| t.task.dataset == dataset)
+            .unwrap_or_else(|| panic!("no task for {dataset}"))
+    };
+    // raw.orders is loaded by an Airflow task: backfill that task of that DAG.
+    let load = task("source.raw.orders");
+    assert_eq!(
+        load.commands.airflow2.as_deref(),
+        Some(
+            "airflow dags backfill -s 2026-01-10 -e 2026-01-11 --reset-dagruns -y -t '^load\\.orders$' shop_daily"
+        )
+    );
+    assert!(load.commands.airflow3.as_deref().unwrap().starts_with(
+        "airflow backfill create --dag-id shop_daily --from-date 2026-01-10 --to-date 2026-01-11"
+    ));
+    // A microbatch model runs by event time; others by vars.
+    let daily = doc
+        .tasks
+        .iter()
+        .find(|t| t.task.dataset == "model.orders_daily")
+        .unwrap();
+    assert!(
+        daily
+            .commands
+            .dbt
+            .as_deref()
+            .unwrap()
+            .starts_with("dbt run --select orders_daily --event-time-start 2024-01-01"),
+        "{:?}",
+        daily.commands
+    );
+    let stg = task("model.stg_orders");
+    assert_eq!(
+        stg.commands.dbt.as_deref(),
+        Some(
+            "dbt run --select stg_orders --vars '{\"backfill_from\":\"2026-01-10\",\"backfill_to\":\"2026-01-11\"}' --target backfill"
+        )
+    );
+}

@@ -35,6 +35,8 @@ pub struct DocTask {
     pub reads: BTreeMap<String, String>,
     /// Queries that must all return true before its dataset is swapped.
     pub validations: Vec<String>,
+    /// How to run it, per executor that runs its job.
+    pub commands: super::executors::Commands,
 }
 
 /// One swap per dataset, after all of its tasks and validations.
@@ -83,6 +85,17 @@ pub fn document(
     let shadow_of = |d: &Dataset| shadow_relation(&pattern, &d.relation, &g.config.target.schema);
     let mut warnings = Vec::new();
     let mut doc_tasks = Vec::new();
+    // Production relation → shadow, for every dataset the plan rewrites.
+    let shadows: std::collections::HashMap<String, String> = rewritten
+        .iter()
+        .filter_map(|id| g.dataset(id))
+        .map(|d| (d.relation.clone(), shadow_of(d)))
+        .collect();
+    // A full rebuild runs once: as the last day before --as-of.
+    let last_day = crate::time::TimeKey::parse(&impact.as_of)
+        .map(|k| Grain::Day.key(k.start - 24))
+        .unwrap_or_default();
+    let max_active_runs = g.config.backfill.max_concurrency.unwrap_or(1);
     let mut by_dataset: BTreeMap<String, Vec<&PlanTask>> = BTreeMap::new();
     for t in &tasks.tasks {
         by_dataset.entry(t.dataset.clone()).or_default().push(t);
@@ -107,7 +120,25 @@ pub fn document(
             .then(|| partition_column(g, d))
             .flatten()
             .map(|c| partition_filter(dialect, &c, grain, t.span.0, t.span.1));
+        let commands = g
+            .writers
+            .get(&t.dataset)
+            .and_then(|w| w.first())
+            .and_then(|j| g.jobs.get(j))
+            .map(|job| {
+                super::executors::commands(
+                    g,
+                    t,
+                    d,
+                    job,
+                    &shadows,
+                    max_active_runs,
+                    (&last_day, &last_day),
+                )
+            })
+            .unwrap_or_default();
         doc_tasks.push(DocTask {
+            commands,
             validations: validations(g, d, &shadow_of(d), filter.as_deref(), t, dialect),
             writes: shadow_of(d),
             reads,

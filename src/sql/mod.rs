@@ -10,3 +10,9 @@ mod split;
 pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
 pub use script::{ScriptLineage, StatementError, StatementLineage, script_lineage};
+
+/// The relation name ripple prints for a parsed table name (`None` for
+/// what is not a table).
+pub fn relation_name_of(name: &sqlparser::ast::ObjectName, dialect: SqlDialect) -> Option<String> {
+    names::relation_name(name, dialect)
+}

@@ -1,0 +1,201 @@
+//! Commands that run a task with the tool that owns its job: Airflow 2 and
+//! 3 CLIs for Airflow tasks, dbt for dbt models, and the job's own SQL
+//! (rewritten to write the shadow and read rewritten upstreams' shadows) for
+//! SQL jobs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::ControlFlow;
+
+use serde::Serialize;
+use sqlparser::ast::{ObjectName, ObjectNamePart, VisitMut, VisitorMut};
+use sqlparser::parser::Parser;
+
+use super::PlanTask;
+use crate::graph::LineageGraph;
+use crate::project::{Dataset, Job, JobKind};
+use crate::sql::SqlDialect;
+
+/// Commands for one task, per executor; absent where the executor does not
+/// run that kind of job.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Commands {
+    /// `airflow dags backfill ...` (Airflow 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub airflow2: Option<String>,
+    /// `airflow backfill create ...` (Airflow 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub airflow3: Option<String>,
+    /// `dbt run ...`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dbt: Option<String>,
+    /// The job's SQL, writing the shadow.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sql: Vec<String>,
+}
+
+/// The commands of `task`, whose dataset `d` is written by `job`.
+/// `shadows` maps production relations to their shadows (the task's own
+/// dataset and every other dataset the plan rewrites).
+pub fn commands(
+    g: &LineageGraph,
+    task: &PlanTask,
+    d: &Dataset,
+    job: &Job,
+    shadows: &HashMap<String, String>,
+    max_active_runs: u32,
+    range: (&str, &str),
+) -> Commands {
+    let (from, to) = match (&task.from, &task.to) {
+        (Some(f), Some(t)) => (f.as_str(), t.as_str()),
+        _ => range,
+    };
+    let mut c = Commands::default();
+    match job.kind {
+        JobKind::Airflow => {
+            if let Some(a) = &job.airflow {
+                let regex = format!("^{}$", regex_escape(&a.task_id));
+                c.airflow2 = Some(format!(
+                    "airflow dags backfill -s {from} -e {to} --reset-dagruns -y -t {} {}",
+                    shell_quote(&regex),
+                    shell_quote(&a.dag_id)
+                ));
+                c.airflow3 = Some(format!(
+                    "airflow backfill create --dag-id {} --from-date {from} --to-date {to} --max-active-runs {max_active_runs} --reprocess-behavior completed",
+                    shell_quote(&a.dag_id)
+                ));
+            }
+        }
+        JobKind::Dbt | JobKind::Manifest => {
+            let microbatch = d
+                .config
+                .get("incremental_strategy")
+                .and_then(|v| v.as_str())
+                == Some("microbatch");
+            let select = shell_quote(&d.name);
+            c.dbt = Some(if microbatch && !task.full {
+                format!(
+                    "dbt run --select {select} --event-time-start {from} --event-time-end {} --target backfill",
+                    end_key(to)
+                )
+            } else {
+                let vars =
+                    serde_json::json!({ "backfill_from": from, "backfill_to": to }).to_string();
+                format!(
+                    "dbt run --select {select} --vars {} --target backfill",
+                    shell_quote(&vars)
+                )
+            });
+        }
+        JobKind::Sql => {
+            if let Some(sql) = &job.sql {
+                c.sql = rewrite(sql, g.config.dialect, shadows);
+            }
+        }
+    }
+    c
+}
+
+/// The day after an inclusive day key, for dbt's exclusive end.
+fn end_key(to: &str) -> String {
+    crate::time::TimeKey::parse(to).map_or(to.to_string(), |k| crate::time::Grain::Day.key(k.end()))
+}
+
+/// The statements of `sql` with every relation in `shadows` replaced by its
+/// shadow; statements that do not parse are left out (the plan refuses to
+/// run a job whose SQL failed to parse).
+fn rewrite(sql: &str, dialect: SqlDialect, shadows: &HashMap<String, String>) -> Vec<String> {
+    struct Redirect<'a> {
+        dialect: SqlDialect,
+        shadows: &'a HashMap<String, String>,
+    }
+    impl VisitorMut for Redirect<'_> {
+        type Break = ();
+        fn post_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<()> {
+            let printed = crate::sql::relation_name_of(name, self.dialect);
+            if let Some(shadow) = printed.and_then(|p| self.shadows.get(&p)) {
+                *name = ObjectName(
+                    super::sql::relation_parts(shadow)
+                        .into_iter()
+                        .map(|p| {
+                            ObjectNamePart::Identifier(sqlparser::ast::Ident::with_quote('"', p))
+                        })
+                        .collect(),
+                );
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let Ok(mut statements) = Parser::parse_sql(dialect.parser_dialect().as_ref(), sql) else {
+        return Vec::new();
+    };
+    let mut v = Redirect { dialect, shadows };
+    statements
+        .iter_mut()
+        .map(|s| {
+            let _ = s.visit(&mut v);
+            s.to_string()
+        })
+        .collect()
+}
+
+/// `s` as one shell word.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn regex_escape(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let special = "\\.^$|?*+()[]{}".contains(c);
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
+        })
+        .collect()
+}
+
+/// Commands by task id.
+pub type CommandMap = BTreeMap<String, Commands>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_cannot_break_out() {
+        assert_eq!(shell_quote("orders_7d"), "orders_7d");
+        assert_eq!(shell_quote("a'; rm -rf / #"), "'a'\\''; rm -rf / #'");
+        assert_eq!(regex_escape("load.orders"), "load\\.orders");
+    }
+
+    #[test]
+    fn sql_jobs_are_redirected_to_shadows() {
+        let shadows: HashMap<String, String> = [
+            ("mart.daily".to_string(), "mart.daily__backfill".to_string()),
+            (
+                "mart.events".to_string(),
+                "mart.events__backfill".to_string(),
+            ),
+        ]
+        .into();
+        let out = rewrite(
+            "insert into mart.daily select d, count(*) from mart.events join raw.users using (id) group by d",
+            SqlDialect::Postgres,
+            &shadows,
+        );
+        assert_eq!(
+            out,
+            [
+                "INSERT INTO \"mart\".\"daily__backfill\" SELECT d, count(*) FROM \"mart\".\"events__backfill\" JOIN raw.users USING(id) GROUP BY d"
+            ]
+        );
+    }
+}
