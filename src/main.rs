@@ -53,6 +53,9 @@ enum Command {
     /// Which downstream datasets, and which of their partitions, a change affects.
     #[command(after_help = IMPACT_EXAMPLES)]
     Impact(ImpactArgs),
+    /// The backfill plan for a change: batches in wavefront order, shadow writes, validations, swaps.
+    #[command(after_help = PLAN_EXAMPLES)]
+    Plan(PlanArgs),
 }
 
 const DAGS_EXAMPLES: &str = "Examples:
@@ -87,14 +90,29 @@ struct ScheduleArgs {
     format: CheckFormat,
 }
 
-const IMPACT_EXAMPLES: &str = "Examples:
-  ripple impact raw.orders --from 2026-01-10 --to 2026-01-12 --as-of 2026-02-01 --project fixtures/worked_example/declared
-  ripple impact stg_orders --from 2026-01-10 --to 2026-01-10 --project fixtures/shop --format markdown
-  ripple impact raw.events --from 2026-01-10T05 --to 2026-01-10T07 --explain --format json";
+const PLAN_EXAMPLES: &str = "Examples:
+  ripple plan raw.orders --from 2026-01-10 --to 2026-01-12 --as-of 2026-02-01 --project fixtures/worked_example/declared --format markdown
+  ripple plan landing.orders --from 2026-01-10 --to 2026-01-11 --project fixtures/shop --format json --output plan.json";
 
 #[derive(clap::Args)]
-struct ImpactArgs {
-    /// The changed datasets (name, relation or node id).
+struct PlanArgs {
+    #[command(flatten)]
+    change: ChangeArgs,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = PlanFormat::Markdown)]
+    format: PlanFormat,
+    /// Plan even when SQL or templates of planned jobs failed to read.
+    #[arg(long)]
+    allow_partial: bool,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// What changed, as `impact` and `plan` take it.
+#[derive(clap::Args)]
+struct ChangeArgs {
+    /// The changed datasets (name, relation or node id), or selectors.
     #[arg(required = true, value_name = "TABLE")]
     tables: Vec<String>,
     /// First wrong partition, inclusive (2026-01-10, or 2026-01-10T05 for an hour).
@@ -108,6 +126,41 @@ struct ImpactArgs {
     as_of: Option<String>,
     #[command(flatten)]
     project: ProjectArgs,
+}
+
+impl ChangeArgs {
+    fn request(&self) -> anyhow::Result<ImpactRequest> {
+        let key =
+            |s: &str, flag: &str| TimeKey::parse(s).map_err(|e| anyhow::anyhow!("{flag}: {e}"));
+        Ok(ImpactRequest {
+            changed: self.tables.clone(),
+            from: key(&self.from, "--from")?,
+            to: key(&self.to, "--to")?,
+            as_of: match &self.as_of {
+                Some(d) => key(d, "--as-of")?.start,
+                None => ripple::time::today(),
+            },
+        })
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PlanFormat {
+    /// The plan document other executors read (schema: docs/plan.schema.json).
+    Json,
+    /// Markdown for review.
+    Markdown,
+}
+
+const IMPACT_EXAMPLES: &str = "Examples:
+  ripple impact raw.orders --from 2026-01-10 --to 2026-01-12 --as-of 2026-02-01 --project fixtures/worked_example/declared
+  ripple impact stg_orders --from 2026-01-10 --to 2026-01-10 --project fixtures/shop --format markdown
+  ripple impact raw.events --from 2026-01-10T05 --to 2026-01-10T07 --explain --format json";
+
+#[derive(clap::Args)]
+struct ImpactArgs {
+    #[command(flatten)]
+    change: ChangeArgs,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = ImpactFormat::Text)]
     format: ImpactFormat,
@@ -245,6 +298,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Graph(args) => graph(args),
         Command::Check(args) => check(args),
         Command::Impact(args) => impact(args),
+        Command::Plan(args) => plan(args),
         Command::Dags(args) => dags(args),
         Command::Schedule(args) => schedule(args),
     }
@@ -284,17 +338,8 @@ fn schedule(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn impact(args: ImpactArgs) -> anyhow::Result<ExitCode> {
-    let key = |s: &str, flag: &str| TimeKey::parse(s).map_err(|e| anyhow::anyhow!("{flag}: {e}"));
-    let request = ImpactRequest {
-        changed: args.tables.clone(),
-        from: key(&args.from, "--from")?,
-        to: key(&args.to, "--to")?,
-        as_of: match &args.as_of {
-            Some(d) => key(d, "--as-of")?.start,
-            None => ripple::time::today(),
-        },
-    };
-    let g = load_graph(&args.project)?;
+    let request = args.change.request()?;
+    let g = load_graph(&args.change.project)?;
     let facts = ripple::impact::TimeFacts::build(&g)?;
     let (result, model) = ripple::impact::impact(&g, &facts, &request, args.explain)?;
     let rendered = match args.format {
@@ -303,6 +348,46 @@ fn impact(args: ImpactArgs) -> anyhow::Result<ExitCode> {
         ImpactFormat::Markdown => emit::impact::markdown(&result),
         ImpactFormat::Dot => emit::impact::dot(&g, &model, &result),
         ImpactFormat::Mermaid => emit::impact::mermaid(&g, &model, &result),
+    };
+    write_output(args.output.as_deref(), &rendered)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let request = args.change.request()?;
+    let g = load_graph(&args.change.project)?;
+    let facts = ripple::impact::TimeFacts::build(&g)?;
+    let (result, model) = ripple::impact::impact(&g, &facts, &request, false)?;
+    let tasks = ripple::plan::tasks(&g, &model, &result)?;
+    if !args.allow_partial {
+        // A job whose SQL or template failed to read would be run blind.
+        let files: BTreeSet<&str> = tasks
+            .tasks
+            .iter()
+            .filter_map(|t| g.writers.get(&t.dataset))
+            .flatten()
+            .filter_map(|j| g.jobs.get(j))
+            .map(|j| j.file.as_str())
+            .collect();
+        let broken: Vec<String> = g
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == ripple::project::Severity::Error)
+            .filter(|d| d.file.as_deref().is_some_and(|f| files.contains(f)))
+            .map(ToString::to_string)
+            .collect();
+        if let Some(first) = broken.first() {
+            anyhow::bail!(
+                "the plan would run {} job{} that failed to read ({first}); fix them or pass --allow-partial",
+                broken.len(),
+                if broken.len() == 1 { "" } else { "s" }
+            );
+        }
+    }
+    let doc = ripple::plan::document(&g, &model, &result, tasks);
+    let rendered = match args.format {
+        PlanFormat::Json => emit::plan::json(&doc),
+        PlanFormat::Markdown => emit::plan::markdown(&doc),
     };
     write_output(args.output.as_deref(), &rendered)?;
     Ok(ExitCode::SUCCESS)

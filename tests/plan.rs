@@ -168,6 +168,20 @@ proptest! {
             }
             prop_assert_eq!(seen.len() as u64, d.partitions, "{}", d.name);
         }
+        // The document: shadows only, rewritten upstreams read from their
+        // shadows, each swap after every task of its dataset.
+        let doc = ripple::plan::document(&g, &model, &i, plan.clone());
+        let rewritten: BTreeSet<&str> = plan.tasks.iter().map(|t| t.dataset.as_str()).collect();
+        for t in &doc.tasks {
+            prop_assert!(t.writes.ends_with("__backfill"), "{} writes {}", t.task.id, t.writes);
+            for (up, relation) in &t.reads {
+                prop_assert_eq!(rewritten.contains(up.as_str()), relation.ends_with("__backfill"), "{} reads {} as {}", t.task.id, up, relation);
+            }
+        }
+        for s in &doc.swaps {
+            let mine: BTreeSet<&str> = plan.tasks.iter().filter(|t| t.dataset == s.dataset).map(|t| t.id.as_str()).collect();
+            prop_assert_eq!(mine, s.depends_on.iter().map(String::as_str).collect::<BTreeSet<_>>());
+        }
         // Dependencies point only at existing tasks, and never at itself.
         let ids: BTreeSet<&str> = plan.tasks.iter().map(|t| t.id.as_str()).collect();
         prop_assert_eq!(ids.len(), plan.tasks.len(), "task ids are unique");
@@ -250,7 +264,7 @@ fn shadows_reads_validations_swaps_and_rollback() {
 fn a_partial_swap_without_a_partition_column_is_refused_with_a_warning() {
     let g = LineageGraph::build(
         load_project(
-            Path::new("fixtures/worked_example/declared"),
+            Path::new("fixtures/worked_example/inferred"),
             &LoadOptions::default(),
         )
         .unwrap(),
@@ -327,4 +341,174 @@ fn commands_follow_the_job_that_writes_each_dataset() {
             "dbt run --select stg_orders --vars '{\"backfill_from\":\"2026-01-10\",\"backfill_to\":\"2026-01-11\"}' --target backfill"
         )
     );
+}
+
+fn plan_cli(format: &str) -> String {
+    let out = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-12",
+            "--as-of",
+            "2026-02-01",
+        ])
+        .args([
+            "--project",
+            "fixtures/worked_example/declared",
+            "--format",
+            format,
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn worked_example_plan_snapshots() {
+    insta::assert_snapshot!("worked_example_plan_json", plan_cli("json"));
+    insta::assert_snapshot!("worked_example_plan_markdown", plan_cli("markdown"));
+}
+
+#[test]
+fn the_shipped_schema_is_current_and_plans_validate_against_it() {
+    let generated = ripple::emit::plan::schema();
+    let shipped = std::fs::read_to_string("docs/plan.schema.json").unwrap_or_default();
+    if std::env::var_os("RIPPLE_WRITE_SCHEMA").is_some() {
+        std::fs::write("docs/plan.schema.json", &generated).unwrap();
+    } else {
+        assert_eq!(
+            shipped, generated,
+            "docs/plan.schema.json is stale: run RIPPLE_WRITE_SCHEMA=1 cargo test --test plan"
+        );
+    }
+    let schema: serde_json::Value = serde_json::from_str(&generated).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for (args, name) in [
+        (
+            vec![
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+                "--as-of",
+                "2026-02-01",
+                "--project",
+                "fixtures/worked_example/declared",
+            ],
+            "worked example",
+        ),
+        (
+            vec![
+                "landing.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-11",
+                "--as-of",
+                "2026-02-01",
+                "--project",
+                "fixtures/shop",
+            ],
+            "shop",
+        ),
+    ] {
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .arg("plan")
+            .args(&args)
+            .args(["--format", "json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}");
+    }
+}
+
+#[test]
+fn planning_a_job_that_failed_to_read_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.sql"),
+        "insert into a select * from src;\nselect (( from broken;",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "datasets:\n  src: { grain: day }\n  a: { grain: day, partition_column: d }\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "src",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-10",
+                "--as-of",
+                "2026-02-01",
+                "--project",
+            ])
+            .arg(dir.path())
+            .args(extra)
+            .assert()
+    };
+    run(&[])
+        .code(2)
+        .stderr(predicates::str::contains("a.sql:2:"))
+        .stderr(predicates::str::contains("--allow-partial"));
+    run(&["--allow-partial"]).success();
+}
+
+#[test]
+fn an_unbounded_impact_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("d.sql"),
+        "create table dim as select * from src",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("f.sql"),
+        "insert into daily select * from dim",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "datasets:\n  src: { grain: day }\n  dim: { grain: none }\n  daily: { grain: day }\n",
+    )
+    .unwrap();
+    assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "plan",
+            "src",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-10",
+            "--as-of",
+            "2026-02-01",
+            "--project",
+        ])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "`daily` is affected back to the beginning of time; set its `start`",
+        ));
 }

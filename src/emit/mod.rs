@@ -8,6 +8,7 @@ pub mod escape;
 pub mod graph;
 pub mod impact;
 pub mod lineage;
+pub mod plan;
 pub mod schedule;
 
 /// The version of every JSON document ripple writes; bumped on any change

@@ -23,7 +23,7 @@ use crate::time::Grain;
 pub const ROW_COUNT_TOLERANCE: f64 = 0.1;
 
 /// A task as the plan document lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DocTask {
     /// The task (id, dataset, range, dependencies).
     #[serde(flatten)]
@@ -40,7 +40,7 @@ pub struct DocTask {
 }
 
 /// One swap per dataset, after all of its tasks and validations.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Swap {
     /// The dataset.
     pub dataset: String,
@@ -51,7 +51,7 @@ pub struct Swap {
 }
 
 /// The plan so far (no schedule or executor commands yet).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PlanDocument {
     /// Changed datasets.
     pub changed: Vec<String>,
@@ -63,6 +63,8 @@ pub struct PlanDocument {
     pub swaps: Vec<Swap>,
     /// Statements that undo the plan: drop every shadow.
     pub rollback: Vec<String>,
+    /// The schedule (with `--start`; null otherwise).
+    pub schedule: Option<serde_json::Value>,
     /// What keeps a swap from being written (a partition column to set).
     pub warnings: Vec<String>,
 }
@@ -193,6 +195,7 @@ pub fn document(
         tasks: doc_tasks,
         swaps,
         rollback: rollbacks,
+        schedule: None,
         warnings,
     }
 }

@@ -17,7 +17,7 @@ use crate::sql::SqlDialect;
 
 /// Commands for one task, per executor; absent where the executor does not
 /// run that kind of job.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Commands {
     /// `airflow dags backfill ...` (Airflow 2).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -29,7 +29,7 @@ pub struct Commands {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dbt: Option<String>,
     /// The job's SQL, writing the shadow.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sql: Vec<String>,
 }
 

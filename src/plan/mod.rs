@@ -11,11 +11,10 @@
 //! datasets — so the first week of a child can run while its parent works
 //! on the second.
 //!
-//! [`sql`] holds the SQL the plan will write (quoted identifiers, shadow
-//! names, partition filters, dialect-correct swaps, rollback). Assembling
-//! the plan document (reads of shadows, validations, swaps per dataset),
-//! the schedule, executors and the `ripple plan` command are not written
-//! yet (issue 6).
+//! [`document`] turns tasks into the plan document (shadow writes and
+//! reads, validations, swaps, rollback, executor commands); [`sql`] holds
+//! the SQL it writes. The schedule (`--start`, windows, blackouts, caps) is
+//! not written yet (issue 6; see docs/plan.md).
 
 mod document;
 pub mod executors;
@@ -45,7 +44,7 @@ pub fn default_batch(grain: Grain) -> u64 {
 }
 
 /// One unit of backfill work: a batch of one dataset.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PlanTask {
     /// Stable, readable id: `orders_7d@2026-01-10..2026-01-16`, `dim@full`.
     pub id: String,
@@ -61,6 +60,10 @@ pub struct PlanTask {
     pub partitions: u64,
     /// Ids of the tasks it must wait for.
     pub depends_on: Vec<String>,
+    /// When it is scheduled to start (with `--start`; null otherwise).
+    pub start: Option<String>,
+    /// When it is expected to end (with `--start`; null otherwise).
+    pub end: Option<String>,
     /// The time it covers, `[start, end)` in hours (whole history for a full
     /// rebuild).
     #[serde(skip)]
@@ -114,6 +117,8 @@ pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tas
                 full: true,
                 partitions: 1,
                 depends_on: Vec::new(),
+                start: None,
+                end: None,
                 span: (UNBOUNDED, i64::MAX),
                 node,
             });
@@ -148,6 +153,8 @@ pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tas
                     full: false,
                     partitions: n,
                     depends_on: Vec::new(),
+                    start: None,
+                    end: None,
                     span: (start, end),
                     node,
                 });
