@@ -104,6 +104,9 @@ struct PlanArgs {
     /// Plan even when SQL or templates of planned jobs failed to read.
     #[arg(long)]
     allow_partial: bool,
+    /// The executor whose commands `shell` and `commands` use (default: whatever runs each job).
+    #[arg(long, value_enum)]
+    executor: Option<ExecutorArg>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -150,6 +153,26 @@ enum PlanFormat {
     Json,
     /// Markdown for review.
     Markdown,
+    /// Graphviz DOT: datasets as clusters, batches as nodes.
+    Dot,
+    /// A Mermaid flowchart.
+    Mermaid,
+    /// A `set -euo pipefail` script that stops at the first failed validation.
+    Shell,
+    /// Every task's command, in order.
+    Commands,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExecutorArg {
+    /// `airflow dags backfill` (Airflow 2).
+    Airflow2,
+    /// `airflow backfill create` (Airflow 3).
+    Airflow3,
+    /// `dbt run`.
+    Dbt,
+    /// The jobs' own SQL, redirected to shadows.
+    Sql,
 }
 
 const IMPACT_EXAMPLES: &str = "Examples:
@@ -385,9 +408,19 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let doc = ripple::plan::document(&g, &model, &result, tasks);
+    let executor = args.executor.map(|e| match e {
+        ExecutorArg::Airflow2 => emit::plan::Executor::Airflow2,
+        ExecutorArg::Airflow3 => emit::plan::Executor::Airflow3,
+        ExecutorArg::Dbt => emit::plan::Executor::Dbt,
+        ExecutorArg::Sql => emit::plan::Executor::Sql,
+    });
     let rendered = match args.format {
         PlanFormat::Json => emit::plan::json(&doc),
         PlanFormat::Markdown => emit::plan::markdown(&doc),
+        PlanFormat::Dot => emit::plan::dot(&doc),
+        PlanFormat::Mermaid => emit::plan::mermaid(&doc),
+        PlanFormat::Shell => emit::plan::shell(&doc, executor),
+        PlanFormat::Commands => emit::plan::commands(&doc, executor),
     };
     write_output(args.output.as_deref(), &rendered)?;
     Ok(ExitCode::SUCCESS)

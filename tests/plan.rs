@@ -512,3 +512,98 @@ fn an_unbounded_impact_is_refused() {
             "`daily` is affected back to the beginning of time; set its `start`",
         ));
 }
+
+#[test]
+fn worked_example_plan_dot_and_mermaid_snapshots() {
+    insta::assert_snapshot!("worked_example_plan_dot", plan_cli("dot"));
+    let mermaid = plan_cli("mermaid");
+    assert!(mermaid.starts_with("flowchart LR\n"));
+    insta::assert_snapshot!("worked_example_plan_mermaid", mermaid);
+}
+
+#[test]
+fn the_shell_script_runs_in_order_and_stops_at_a_failed_validation() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.sql"), "insert into a select * from src").unwrap();
+    std::fs::write(
+        root.join("b.sql"),
+        "create table b as select count(*) from a",
+    )
+    .unwrap();
+    std::fs::write(root.join("ripple.yml"), "dialect: postgres\ndatasets:\n  src: { grain: day }\n  a: { grain: day, partition_column: d }\n  b: { grain: none }\n").unwrap();
+    let script = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "plan",
+            "src",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-10",
+            "--as-of",
+            "2026-02-01",
+            "--format",
+            "shell",
+            "--project",
+        ])
+        .arg(root)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    std::fs::write(root.join("plan.sh"), &script).unwrap();
+    // A fake SQL client: logs every statement, answers `t` (or `f` for
+    // validations when FAIL is set).
+    let log = root.join("log.txt");
+    let fake = root.join("fake_sql.sh");
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> {log:?}\ncase \"$1\" in select*) if [ -n \"$FAIL\" ]; then echo f; else echo t; fi;; esac\n"),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&fake)
+        .status()
+        .unwrap();
+    let run = |fail: bool| {
+        let _ = std::fs::remove_file(&log);
+        let mut cmd = std::process::Command::new("bash");
+        cmd.arg(root.join("plan.sh")).env("RIPPLE_SQL", &fake);
+        if fail {
+            cmd.env("FAIL", "1");
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            std::fs::read_to_string(&log).unwrap_or_default(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, log_ok, _) = run(false);
+    assert_eq!(code, Some(0));
+    let a_insert = log_ok
+        .find("INSERT INTO \"analytics\".\"a__backfill\"")
+        .expect("a runs");
+    let b_create = log_ok
+        .find("CREATE TABLE \"analytics\".\"b__backfill\"")
+        .expect("b runs");
+    let swap = log_ok.find("rename to \"b\"").expect("b is swapped");
+    assert!(a_insert < b_create && b_create < swap, "{log_ok}");
+    let (code, log_fail, stderr) = run(true);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("validation failed for a@2026-01-10..2026-01-10"),
+        "{stderr}"
+    );
+    assert!(
+        !log_fail.contains("rename to"),
+        "no swap after a failed validation: {log_fail}"
+    );
+    assert!(
+        !log_fail.contains("b__backfill"),
+        "no later task after a failed validation"
+    );
+}

@@ -26,6 +26,15 @@ pub fn edge(from: &str, to: &str, attributes: Vec<Attribute>) -> Stmt {
     })
 }
 
+/// A cluster (a box around its statements) labelled `label`.
+pub fn cluster(n: usize, label: &str, mut stmts: Vec<Stmt>) -> Stmt {
+    stmts.insert(0, Stmt::Attribute(attr("label", label)));
+    Stmt::Subgraph(graphviz_rust::dot_structures::Subgraph {
+        id: Id::Plain(format!("cluster_{n}")),
+        stmts,
+    })
+}
+
 /// The printed `digraph name { rankdir=LR; stmts }`, newline-terminated.
 pub fn digraph(name: &str, stmts: Vec<Stmt>) -> String {
     let mut all = vec![Stmt::Attribute(attr("rankdir", "LR"))];

@@ -94,3 +94,172 @@ pub fn markdown(plan: &PlanDocument) -> String {
     }
     out
 }
+
+/// Which executor's commands the shell script and command list use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Executor {
+    /// Airflow 2 CLI.
+    Airflow2,
+    /// Airflow 3 CLI.
+    Airflow3,
+    /// dbt.
+    Dbt,
+    /// The jobs' own SQL.
+    Sql,
+}
+
+/// The command lines that run `task` with `executor` when its job supports
+/// it, else with whatever runs its job (Airflow 2, then dbt, then SQL).
+fn command_lines(t: &crate::plan::DocTask, executor: Option<Executor>) -> Vec<String> {
+    let c = &t.commands;
+    let sql = || {
+        c.sql
+            .iter()
+            .map(|s| format!("run_sql {}", crate::plan::executors::shell_quote(s)))
+            .collect::<Vec<_>>()
+    };
+    let chosen = match executor {
+        Some(Executor::Airflow2) => c.airflow2.clone().map(|x| vec![x]),
+        Some(Executor::Airflow3) => c.airflow3.clone().map(|x| vec![x]),
+        Some(Executor::Dbt) => c.dbt.clone().map(|x| vec![x]),
+        Some(Executor::Sql) => (!c.sql.is_empty()).then(sql),
+        None => None,
+    };
+    chosen
+        .or_else(|| c.airflow2.clone().map(|x| vec![x]))
+        .or_else(|| c.dbt.clone().map(|x| vec![x]))
+        .or_else(|| (!c.sql.is_empty()).then(sql))
+        .unwrap_or_else(|| {
+            vec![format!(
+                "echo {} >&2; exit 1",
+                crate::plan::executors::shell_quote(&format!("no command runs {}", t.task.id))
+            )]
+        })
+}
+
+/// Every task's commands in plan order, one per line.
+pub fn commands(plan: &PlanDocument, executor: Option<Executor>) -> String {
+    let mut out = String::new();
+    for t in &plan.tasks {
+        let _ = writeln!(out, "# {}", t.task.id);
+        for line in command_lines(t, executor) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    out
+}
+
+/// A `set -euo pipefail` script that runs the tasks in order, runs every
+/// validation and stops at the first that fails, then swaps. SQL goes
+/// through `$RIPPLE_SQL` (e.g. `psql -X -tA -v ON_ERROR_STOP=1 -c`), which
+/// must print `t` or `true` for a passing check.
+pub fn shell(plan: &PlanDocument, executor: Option<Executor>) -> String {
+    use crate::plan::executors::shell_quote;
+    let mut out = String::from(
+        "#!/usr/bin/env bash\n# Backfill plan written by ripple. Rollback: drop the shadows (see the end).\nset -euo pipefail\n: \"${RIPPLE_SQL:?set RIPPLE_SQL to a command that runs one SQL statement, e.g. psql -X -tA -v ON_ERROR_STOP=1 -c}\"\n\nrun_sql() { $RIPPLE_SQL \"$1\"; }\ncheck() {\n  local got\n  got=$(run_sql \"$1\" | tr -d '[:space:]')\n  if [ \"$got\" != t ] && [ \"$got\" != true ]; then\n    echo \"validation failed for $2: $1\" >&2\n    exit 1\n  fi\n}\n",
+    );
+    for t in &plan.tasks {
+        let _ = writeln!(out, "\n# task {}", t.task.id);
+        let _ = writeln!(
+            out,
+            "echo {} >&2",
+            shell_quote(&format!("running {}", t.task.id))
+        );
+        for line in command_lines(t, executor) {
+            let _ = writeln!(out, "{line}");
+        }
+        for v in &t.validations {
+            let _ = writeln!(out, "check {} {}", shell_quote(v), shell_quote(&t.task.id));
+        }
+    }
+    for s in &plan.swaps {
+        let _ = writeln!(out, "\n# swap {}", s.dataset);
+        for stmt in &s.sql {
+            let _ = writeln!(out, "run_sql {}", shell_quote(stmt));
+        }
+    }
+    out.push_str("\n# Rollback, if needed (production is untouched until the swaps):\n");
+    for r in &plan.rollback {
+        let _ = writeln!(out, "# run_sql {}", shell_quote(r));
+    }
+    out
+}
+
+/// The plan in DOT: one cluster per dataset (a stage), batches as nodes.
+pub fn dot(plan: &PlanDocument) -> String {
+    use super::dot;
+    let mut stages: Vec<(String, Vec<&crate::plan::DocTask>)> = Vec::new();
+    for t in &plan.tasks {
+        match stages.last_mut() {
+            Some((d, ts)) if *d == t.task.dataset => ts.push(t),
+            _ => stages.push((t.task.dataset.clone(), vec![t])),
+        }
+    }
+    let mut stmts = Vec::new();
+    for (n, (dataset, ts)) in stages.iter().enumerate() {
+        let nodes = ts
+            .iter()
+            .map(|t| {
+                let label = match (&t.task.from, &t.task.to) {
+                    (Some(f), Some(to)) => format!("{f}..{to}"),
+                    _ => "full".to_string(),
+                };
+                dot::node(
+                    &t.task.id,
+                    vec![dot::attr("label", &label), dot::attr("shape", "box")],
+                )
+            })
+            .collect();
+        stmts.push(dot::cluster(n, dataset, nodes));
+    }
+    for t in &plan.tasks {
+        for d in &t.task.depends_on {
+            stmts.push(dot::edge(d, &t.task.id, Vec::new()));
+        }
+    }
+    dot::digraph("plan", stmts)
+}
+
+/// The plan as a Mermaid flowchart: a subgraph per dataset.
+pub fn mermaid(plan: &PlanDocument) -> String {
+    use super::escape::mermaid_label;
+    let ids: std::collections::HashMap<&str, usize> = plan
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.task.id.as_str(), i))
+        .collect();
+    let mut out = String::from("flowchart LR\n");
+    let mut current: Option<&str> = None;
+    let mut stage = 0;
+    for (i, t) in plan.tasks.iter().enumerate() {
+        if current != Some(t.task.dataset.as_str()) {
+            if current.is_some() {
+                out.push_str("  end\n");
+            }
+            let _ = writeln!(
+                out,
+                "  subgraph s{stage}[\"{}\"]",
+                mermaid_label(&t.task.dataset)
+            );
+            stage += 1;
+            current = Some(&t.task.dataset);
+        }
+        let label = match (&t.task.from, &t.task.to) {
+            (Some(f), Some(to)) => format!("{f}..{to}"),
+            _ => "full".to_string(),
+        };
+        let _ = writeln!(out, "    t{i}[\"{}\"]", mermaid_label(&label));
+    }
+    if current.is_some() {
+        out.push_str("  end\n");
+    }
+    for (i, t) in plan.tasks.iter().enumerate() {
+        for d in &t.task.depends_on {
+            if let Some(j) = ids.get(d.as_str()) {
+                let _ = writeln!(out, "  t{j} --> t{i}");
+            }
+        }
+    }
+    out
+}
