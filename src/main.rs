@@ -161,6 +161,8 @@ enum PlanFormat {
     Shell,
     /// Every task's command, in order.
     Commands,
+    /// One Airflow DAG file running the tasks, validations and swaps.
+    AirflowDag,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -421,6 +423,11 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
         PlanFormat::Mermaid => emit::plan::mermaid(&doc),
         PlanFormat::Shell => emit::plan::shell(&doc, executor),
         PlanFormat::Commands => emit::plan::commands(&doc, executor),
+        PlanFormat::AirflowDag => emit::plan::airflow_dag(
+            &doc,
+            executor,
+            g.config.backfill.max_concurrency.unwrap_or(4),
+        ),
     };
     write_output(args.output.as_deref(), &rendered)?;
     Ok(ExitCode::SUCCESS)

@@ -607,3 +607,56 @@ fn the_shell_script_runs_in_order_and_stops_at_a_failed_validation() {
         "no later task after a failed validation"
     );
 }
+
+#[test]
+fn the_airflow_dag_parses_and_encodes_the_task_graph() {
+    let text = plan_cli("airflow-dag");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+    std::fs::write(dir.path().join("dags/plan.py"), &text).unwrap();
+    // Read back with ripple's own (static) Airflow reader.
+    let dags = ripple::ingest::read_dags(
+        dir.path(),
+        &[dir.path().join("dags")],
+        ripple::sql::SqlDialect::Postgres,
+    );
+    assert!(
+        dags.warnings
+            .iter()
+            .all(|w| !w.message.contains("syntax error")),
+        "{:?}",
+        dags.warnings
+    );
+    let dag = &dags.dags[0];
+    assert_eq!(dag.dag_id, "ripple_backfill");
+    let task = |id: &str| {
+        dag.tasks
+            .iter()
+            .find(|t| t.task_id == id)
+            .unwrap_or_else(|| panic!("no {id}"))
+    };
+    assert_eq!(
+        task("orders_7d_2026-01-10..2026-01-16").upstream,
+        ["stg_orders_2026-01-10..2026-01-12"]
+    );
+    assert_eq!(
+        task("swap__model.orders_7d").operator,
+        "SQLExecuteQueryOperator"
+    );
+    assert_eq!(
+        task("dim_customers_full").pool.as_deref(),
+        Some("ripple_backfill")
+    );
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let ok = std::process::Command::new("python3")
+            .args(["-c", "import ast,sys; ast.parse(open(sys.argv[1]).read())"])
+            .arg(dir.path().join("dags/plan.py"))
+            .status()
+            .unwrap();
+        assert!(ok.success(), "python3 cannot parse the DAG");
+    }
+}

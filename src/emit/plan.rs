@@ -263,3 +263,103 @@ pub fn mermaid(plan: &PlanDocument) -> String {
     }
     out
 }
+
+/// One Airflow DAG file that runs the plan: a task per plan task (its
+/// command), a validation task after each, a swap task per dataset after
+/// all of its validations, all in one pool sized to `max_concurrency`.
+/// It is meant to be read and reviewed before it is deployed.
+pub fn airflow_dag(
+    plan: &PlanDocument,
+    executor: Option<Executor>,
+    max_concurrency: u32,
+) -> String {
+    let py = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let mut out = String::from(
+        "\"\"\"Backfill plan written by ripple: review, then deploy.\n\nTasks run the backfill into shadow tables, validations check every batch,\nswaps replace production only after all batches of a dataset passed.\nRollback: drop the shadows (listed in ROLLBACK).\n\"\"\"\nfrom datetime import datetime\n\nfrom airflow import DAG\nfrom airflow.operators.bash import BashOperator\nfrom airflow.providers.common.sql.operators.sql import SQLCheckOperator, SQLExecuteQueryOperator\n\n",
+    );
+    let _ = writeln!(
+        out,
+        "POOL = \"ripple_backfill\"  # create it with {max_concurrency} slots"
+    );
+    let _ = writeln!(out, "CONN_ID = \"warehouse\"\n");
+    out.push_str("ROLLBACK = [\n");
+    for r in &plan.rollback {
+        let _ = writeln!(out, "    {},", py(r));
+    }
+    out.push_str("]\n\n");
+    let _ = writeln!(
+        out,
+        "with DAG(\n    dag_id=\"ripple_backfill\",\n    schedule=None,\n    start_date=datetime(2024, 1, 1),\n    catchup=False,\n    max_active_tasks={max_concurrency},\n    default_args={{\"pool\": POOL, \"retries\": 0}},\n) as dag:"
+    );
+    let var = |i: usize, kind: &str| format!("{kind}_{i}");
+    let index: std::collections::HashMap<&str, usize> = plan
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.task.id.as_str(), i))
+        .collect();
+    for (i, t) in plan.tasks.iter().enumerate() {
+        let wants_sql = executor == Some(Executor::Sql)
+            || (t.commands.airflow2.is_none() && t.commands.dbt.is_none());
+        if wants_sql && !t.commands.sql.is_empty() {
+            let statements: Vec<String> = t.commands.sql.iter().map(|q| py(q)).collect();
+            let _ = writeln!(
+                out,
+                "    {} = SQLExecuteQueryOperator(task_id={}, conn_id=CONN_ID, sql=[{}])",
+                var(i, "run"),
+                py(&task_id(&t.task.id)),
+                statements.join(", ")
+            );
+        } else {
+            let command = command_lines(t, executor).join(" && ");
+            let _ = writeln!(
+                out,
+                "    {} = BashOperator(task_id={}, bash_command={})",
+                var(i, "run"),
+                py(&task_id(&t.task.id)),
+                py(&command)
+            );
+        }
+        let checks: Vec<String> = t.validations.iter().map(|v| py(v)).collect();
+        let _ = writeln!(
+            out,
+            "    {} = [SQLCheckOperator(task_id={} + f\"_{{n}}\", conn_id=CONN_ID, sql=q) for n, q in enumerate([{}])]",
+            var(i, "validate"),
+            py(&format!("validate__{}", task_id(&t.task.id))),
+            checks.join(", ")
+        );
+        let _ = writeln!(out, "    {} >> {}", var(i, "run"), var(i, "validate"));
+        for d in &t.task.depends_on {
+            if let Some(&j) = index.get(d.as_str()) {
+                let _ = writeln!(out, "    {} >> {}", var(j, "run"), var(i, "run"));
+            }
+        }
+    }
+    for (k, s) in plan.swaps.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "    swap_{k} = SQLExecuteQueryOperator(task_id={}, conn_id=CONN_ID, sql=[{}])",
+            py(&format!("swap__{}", task_id(&s.dataset))),
+            s.sql.iter().map(|q| py(q)).collect::<Vec<_>>().join(", ")
+        );
+        for d in &s.depends_on {
+            if let Some(&j) = index.get(d.as_str()) {
+                let _ = writeln!(out, "    {} >> swap_{k}", var(j, "validate"));
+            }
+        }
+    }
+    out
+}
+
+/// A plan id as an Airflow task id (letters, digits, `-`, `_`, `.`).
+fn task_id(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
