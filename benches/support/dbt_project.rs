@@ -98,11 +98,20 @@ pub fn generate(dir: &Path, models: usize) -> std::io::Result<Generated> {
             }
         };
         let mut text = String::new();
-        if m % 3 == 0 {
-            let _ = writeln!(
-                text,
-                "{{{{ config(materialized='incremental', unique_key='id') }}}}"
-            );
+        // A third upserts by key (non-idempotent), a third daily microbatch
+        // (half of those with a lookback), a third views.
+        let config = match m % 6 {
+            0 | 3 => "materialized='incremental', unique_key='id', begin='2024-01-01'",
+            1 => {
+                "materialized='incremental', incremental_strategy='microbatch', event_time='d', batch_size='day', begin='2024-01-01', lookback=2"
+            }
+            4 => {
+                "materialized='incremental', incremental_strategy='microbatch', event_time='d', batch_size='day', begin='2024-01-01'"
+            }
+            _ => "",
+        };
+        if !config.is_empty() {
+            let _ = writeln!(text, "{{{{ config({config}) }}}}");
         }
         let _ = writeln!(text, "with");
         for (k, up) in ups.iter().enumerate() {
