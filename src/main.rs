@@ -107,6 +107,12 @@ struct PlanArgs {
     /// The executor whose commands `shell` and `commands` use (default: whatever runs each job).
     #[arg(long, value_enum)]
     executor: Option<ExecutorArg>,
+    /// Schedule the tasks from this time (UTC, 2026-02-01T20 or 2026-02-01): windows, production runs and caps respected.
+    #[arg(long, value_name = "DATETIME")]
+    start: Option<String>,
+    /// Fail when the scheduled plan would end after this time (UTC).
+    #[arg(long, value_name = "DATETIME", requires = "start")]
+    deadline: Option<String>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -380,7 +386,41 @@ fn impact(args: ImpactArgs) -> anyhow::Result<ExitCode> {
 
 fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let request = args.change.request()?;
-    let g = load_graph(&args.change.project)?;
+    let minute = |s: &str, flag: &str| -> anyhow::Result<i64> {
+        let (date, minutes) = match s.split_once(':') {
+            Some((head, tail)) if head.contains('T') => (
+                head,
+                tail.parse::<i64>()
+                    .map_err(|_| anyhow::anyhow!("{flag}: `{s}` is not a time"))?,
+            ),
+            _ => (s, 0),
+        };
+        Ok(TimeKey::parse(date)
+            .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?
+            .start
+            * 60
+            + minutes)
+    };
+    let start = args
+        .start
+        .as_deref()
+        .map(|s| minute(s, "--start"))
+        .transpose()?;
+    let deadline = args
+        .deadline
+        .as_deref()
+        .map(|s| minute(s, "--deadline"))
+        .transpose()?;
+    let bar = progress::Bar::new();
+    let project = load_project(
+        &args.change.project.project,
+        &LoadOptions {
+            manifest: args.change.project.manifest.clone(),
+            progress: &bar,
+        },
+    )?;
+    let dags = project.dags.clone();
+    let g = LineageGraph::build(project);
     let facts = ripple::impact::TimeFacts::build(&g)?;
     let (result, model) = ripple::impact::impact(&g, &facts, &request, false)?;
     let tasks = ripple::plan::tasks(&g, &model, &result)?;
@@ -409,7 +449,10 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let doc = ripple::plan::document(&g, &model, &result, tasks);
+    let mut doc = ripple::plan::document(&g, &model, &result, tasks);
+    if let Some(start) = start {
+        ripple::plan::schedule::apply(&mut doc, &g, &dags, start, deadline)?;
+    }
     let executor = args.executor.map(|e| match e {
         ExecutorArg::Airflow2 => emit::plan::Executor::Airflow2,
         ExecutorArg::Airflow3 => emit::plan::Executor::Airflow3,

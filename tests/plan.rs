@@ -660,3 +660,50 @@ fn the_airflow_dag_parses_and_encodes_the_task_graph() {
         assert!(ok.success(), "python3 cannot parse the DAG");
     }
 }
+
+#[test]
+fn scheduled_plans_keep_to_windows_and_fail_clearly_past_a_deadline() {
+    let run = |extra: &[&str]| {
+        assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+                "--as-of",
+                "2026-02-01",
+            ])
+            .args([
+                "--project",
+                "fixtures/worked_example/declared",
+                "--format",
+                "json",
+                "--start",
+                "2026-02-01T18",
+            ])
+            .args(extra)
+            .assert()
+    };
+    let out = run(&[]).success().get_output().stdout.clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["schedule"]["max_concurrency"], 4);
+    assert_eq!(doc["schedule"]["windows_used"], 2);
+    for t in doc["tasks"].as_array().unwrap() {
+        let start = t["start"].as_str().unwrap();
+        let hour: u32 = start[11..13].parse().unwrap();
+        // Inside 20:00-06:00, and clear of the 02:00-03:30 production run.
+        assert!(!(6..20).contains(&hour), "{start}");
+        assert!(
+            !(start[11..16] >= *"02:00" && start[11..16] < *"03:30"),
+            "{start}"
+        );
+    }
+    run(&["--deadline", "2026-02-02T06:00"])
+        .code(2)
+        .stderr(predicates::str::contains(
+            "needs 2 windows at max_concurrency 4",
+        ));
+}

@@ -64,7 +64,7 @@ pub struct PlanDocument {
     /// Statements that undo the plan: drop every shadow.
     pub rollback: Vec<String>,
     /// The schedule (with `--start`; null otherwise).
-    pub schedule: Option<serde_json::Value>,
+    pub schedule: Option<super::schedule::ScheduleSummary>,
     /// What keeps a swap from being written (a partition column to set).
     pub warnings: Vec<String>,
 }

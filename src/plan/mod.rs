@@ -18,6 +18,7 @@
 
 mod document;
 pub mod executors;
+pub mod schedule;
 pub mod sql;
 
 pub use document::{DocTask, PlanDocument, ROW_COUNT_TOLERANCE, Swap, document};

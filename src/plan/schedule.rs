@@ -1,0 +1,513 @@
+//! Scheduling the tasks of a plan (`--start`): each task gets a start and an
+//! end that respect its dependencies, the allowed windows, the production
+//! blackouts, the global concurrency cap and per-dataset caps.
+//!
+//! List scheduling in plan order (which is topological): a task starts at
+//! the earliest instant, at or after its dependencies end, where the whole
+//! run fits inside one allowed window, overlaps no blackout, and keeps every
+//! cap. Deterministic: no clocks, no randomness, no hashing order.
+
+use serde::Serialize;
+
+use crate::schedule::{Minute, display_minute};
+
+/// Minutes per partition when `ripple.yml` gives no `cost`.
+pub const DEFAULT_COST_MINUTES: i64 = 5;
+/// A full rebuild costs as many partitions as this.
+pub const FULL_REBUILD_PARTITIONS: i64 = 12;
+/// Tasks running at once when `backfill.max_concurrency` is not set.
+pub const DEFAULT_MAX_CONCURRENCY: u32 = 4;
+/// How far past `--start` the scheduler looks before giving up.
+const HORIZON_MINUTES: i64 = 400 * 24 * 60;
+
+/// What the scheduler needs to know of one task.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Task id.
+    pub id: String,
+    /// Its dataset (for per-dataset caps).
+    pub dataset: String,
+    /// How long it runs, minutes.
+    pub minutes: i64,
+    /// Indices (into the job list) of the tasks it waits for.
+    pub after: Vec<usize>,
+    /// At most this many tasks of its dataset at once.
+    pub dataset_cap: Option<u32>,
+}
+
+/// The constraints.
+#[derive(Debug, Clone)]
+pub struct Constraints {
+    /// When the backfill may begin.
+    pub start: Minute,
+    /// Tasks at once, at most.
+    pub max_concurrency: u32,
+    /// Allowed daily windows as (from, to) minutes of the day, UTC; a
+    /// window may cross midnight. Empty: always allowed.
+    pub windows: Vec<(i64, i64)>,
+    /// Production runs to stay out of, `[start, end)` minutes.
+    pub blackouts: Vec<(Minute, Minute)>,
+    /// Everything must end by then, if given.
+    pub deadline: Option<Minute>,
+}
+
+/// The schedule summary written into the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ScheduleSummary {
+    /// When the first task may start.
+    pub start: String,
+    /// When the last task ends.
+    pub end: String,
+    /// Minutes from start to end.
+    pub makespan_minutes: i64,
+    /// Allowed-window occurrences (nights) the plan uses.
+    pub windows_used: usize,
+    /// The concurrency cap used.
+    pub max_concurrency: u32,
+    /// Production runs avoided.
+    pub blackouts: usize,
+}
+
+/// Why no schedule could be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    /// A task longer than any allowed window.
+    #[error(
+        "task `{task}` runs {minutes} min but the longest allowed window is {window} min; widen `backfill.windows` or make batches smaller"
+    )]
+    TooLong {
+        /// Task id.
+        task: String,
+        /// Its duration.
+        minutes: i64,
+        /// The longest window.
+        window: i64,
+    },
+    /// Past the deadline.
+    #[error("the plan needs {windows} window{} at max_concurrency {concurrency} and ends {end}, after the deadline {deadline}; raise max_concurrency, widen the windows or move the deadline", if *windows == 1 { "" } else { "s" })]
+    Deadline {
+        /// Windows used.
+        windows: usize,
+        /// The cap.
+        concurrency: u32,
+        /// When it would end.
+        end: String,
+        /// The deadline.
+        deadline: String,
+    },
+    /// A window in `backfill.windows` that is not `HH:MM-HH:MM`.
+    #[error(
+        "backfill.windows: `{0}` is not a window; write it as HH:MM-HH:MM (UTC), e.g. 20:00-06:00"
+    )]
+    BadWindow(String),
+    /// Nothing fits within a year and a month.
+    #[error(
+        "task `{0}` ({1} min) finds no free slot within 400 days of --start: the gaps between allowed windows and production runs are shorter; make batches smaller or lower its `cost`"
+    )]
+    NoSlot(String, i64),
+}
+
+/// Start and end (minutes) of every job, in job order, and the summary.
+pub fn schedule(
+    jobs: &[Job],
+    c: &Constraints,
+) -> Result<(Vec<(Minute, Minute)>, ScheduleSummary), ScheduleError> {
+    let longest_window = if c.windows.is_empty() {
+        i64::MAX
+    } else {
+        c.windows
+            .iter()
+            .map(|&(a, b)| window_length(a, b))
+            .max()
+            .unwrap_or(0)
+    };
+    let mut blackouts = c.blackouts.clone();
+    blackouts.sort_unstable();
+    let mut placed: Vec<(Minute, Minute)> = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        if job.minutes > longest_window {
+            return Err(ScheduleError::TooLong {
+                task: job.id.clone(),
+                minutes: job.minutes,
+                window: longest_window,
+            });
+        }
+        let ready = job
+            .after
+            .iter()
+            .map(|&i| placed[i].1)
+            .max()
+            .unwrap_or(c.start)
+            .max(c.start);
+        let mut t = ready;
+        let limit = c.start + HORIZON_MINUTES;
+        loop {
+            if t > limit {
+                return Err(ScheduleError::NoSlot(job.id.clone(), job.minutes));
+            }
+            let end = t + job.minutes;
+            // Inside an allowed window?
+            if let Some(next) = window_violation(&c.windows, t, end) {
+                t = next;
+                continue;
+            }
+            // Clear of production?
+            if let Some(&(_, b_end)) = blackouts.iter().find(|&&(a, b)| a < end && t < b) {
+                t = b_end;
+                continue;
+            }
+            // Caps: check at t and at every start of an overlapping task.
+            let overlapping: Vec<usize> = (0..placed.len())
+                .filter(|&i| placed[i].0 < end && t < placed[i].1)
+                .collect();
+            let busy_at = |p: Minute, same_dataset: bool| {
+                overlapping
+                    .iter()
+                    .filter(|&&i| placed[i].0 <= p && p < placed[i].1)
+                    .filter(|&&i| !same_dataset || jobs[i].dataset == job.dataset)
+                    .count() as u32
+            };
+            let points = std::iter::once(t).chain(
+                overlapping
+                    .iter()
+                    .map(|&i| placed[i].0)
+                    .filter(|&s| s > t && s < end),
+            );
+            let mut blocked_until = None;
+            for p in points {
+                let global = busy_at(p, false) >= c.max_concurrency;
+                let own = job.dataset_cap.is_some_and(|cap| busy_at(p, true) >= cap);
+                if global || own {
+                    // Wait for the earliest overlapping task to end.
+                    blocked_until = overlapping
+                        .iter()
+                        .map(|&i| placed[i].1)
+                        .filter(|&e| e > t)
+                        .min();
+                    break;
+                }
+            }
+            match blocked_until {
+                Some(next) => t = next,
+                None => break,
+            }
+        }
+        placed.push((t, t + job.minutes));
+    }
+    let end = placed.iter().map(|p| p.1).max().unwrap_or(c.start);
+    let windows_used = windows_used(&c.windows, &placed);
+    if let Some(deadline) = c.deadline
+        && end > deadline
+    {
+        return Err(ScheduleError::Deadline {
+            windows: windows_used,
+            concurrency: c.max_concurrency,
+            end: display_minute(end),
+            deadline: display_minute(deadline),
+        });
+    }
+    let summary = ScheduleSummary {
+        start: display_minute(c.start),
+        end: display_minute(end),
+        makespan_minutes: end - c.start,
+        windows_used,
+        max_concurrency: c.max_concurrency,
+        blackouts: blackouts
+            .iter()
+            .filter(|&&(a, b)| a < end && c.start < b)
+            .count(),
+    };
+    Ok((placed, summary))
+}
+
+fn window_length(from: i64, to: i64) -> i64 {
+    if to > from {
+        to - from
+    } else {
+        1440 - from + to
+    }
+}
+
+/// `None` when `[t, end)` lies inside one occurrence of an allowed window;
+/// otherwise the next instant worth trying.
+fn window_violation(windows: &[(i64, i64)], t: Minute, end: Minute) -> Option<Minute> {
+    if windows.is_empty() {
+        return None;
+    }
+    let day = t.div_euclid(1440) * 1440;
+    let mut next = i64::MAX;
+    // Occurrences starting yesterday (crossing midnight), today, tomorrow.
+    for offset in [-1440, 0, 1440] {
+        for &(a, b) in windows {
+            let s = day + offset + a;
+            let e = s + window_length(a, b);
+            if s <= t && end <= e {
+                return None;
+            }
+            if s > t {
+                next = next.min(s);
+            }
+        }
+    }
+    Some(if next == i64::MAX { t + 1 } else { next })
+}
+
+/// Distinct window occurrences (by start) that hold a task.
+fn windows_used(windows: &[(i64, i64)], placed: &[(Minute, Minute)]) -> usize {
+    if windows.is_empty() {
+        let days: std::collections::BTreeSet<i64> =
+            placed.iter().map(|p| p.0.div_euclid(1440)).collect();
+        return days.len();
+    }
+    let mut used = std::collections::BTreeSet::new();
+    for &(t, end) in placed {
+        let day = t.div_euclid(1440) * 1440;
+        'found: for offset in [-1440, 0, 1440] {
+            for &(a, b) in windows {
+                let s = day + offset + a;
+                if s <= t && end <= s + window_length(a, b) {
+                    used.insert(s);
+                    break 'found;
+                }
+            }
+        }
+    }
+    used.len()
+}
+
+/// Schedules the tasks of `doc` from `start` (minutes): fills each task's
+/// `start` and `end` and the document's `schedule`. Durations: `cost`
+/// minutes per partition from `ripple.yml` (default 5), a full rebuild
+/// counting 12 partitions; blackouts: the production runs of `dags` and
+/// `backfill.production`.
+pub fn apply(
+    doc: &mut super::PlanDocument,
+    g: &crate::graph::LineageGraph,
+    dags: &[crate::ingest::Dag],
+    start: Minute,
+    deadline: Option<Minute>,
+) -> Result<(), ScheduleError> {
+    let config = &g.config;
+    let windows = config
+        .backfill
+        .windows
+        .iter()
+        .map(|w| parse_window(w).ok_or_else(|| ScheduleError::BadWindow(w.clone())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let index: std::collections::HashMap<&str, usize> = doc
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.task.id.as_str(), i))
+        .collect();
+    let jobs: Vec<Job> = doc
+        .tasks
+        .iter()
+        .map(|t| {
+            let cfg = g
+                .dataset(&t.task.dataset)
+                .and_then(|d| {
+                    config
+                        .datasets
+                        .iter()
+                        .find(|(k, _)| crate::impact::answers_to_key(d, k))
+                })
+                .map(|(_, c)| c);
+            let per_partition = cfg
+                .and_then(|c| c.cost)
+                .map_or(DEFAULT_COST_MINUTES, |c| (c.max(0.0).ceil() as i64).max(1));
+            let partitions = if t.task.full {
+                FULL_REBUILD_PARTITIONS
+            } else {
+                t.task.partitions as i64
+            };
+            Job {
+                id: t.task.id.clone(),
+                dataset: t.task.dataset.clone(),
+                minutes: per_partition * partitions.max(1),
+                after: t
+                    .task
+                    .depends_on
+                    .iter()
+                    .filter_map(|d| index.get(d.as_str()).copied())
+                    .collect(),
+                dataset_cap: cfg.and_then(|c| c.max_concurrency),
+            }
+        })
+        .collect();
+    let horizon_hours = (HORIZON_MINUTES / 60) + 1;
+    let production = crate::schedule::production_schedule(
+        dags,
+        config,
+        start.div_euclid(60),
+        start.div_euclid(60) + horizon_hours,
+    );
+    let blackouts: Vec<(Minute, Minute)> = production
+        .dags
+        .iter()
+        .flat_map(|d| d.runs.iter().map(|r| (r.start_minute, r.end_minute)))
+        .collect();
+    let constraints = Constraints {
+        start,
+        max_concurrency: config
+            .backfill
+            .max_concurrency
+            .unwrap_or(DEFAULT_MAX_CONCURRENCY)
+            .max(1),
+        windows,
+        blackouts,
+        deadline,
+    };
+    let (placed, summary) = schedule(&jobs, &constraints)?;
+    for (t, (s, e)) in doc.tasks.iter_mut().zip(placed) {
+        t.task.start = Some(display_minute(s));
+        t.task.end = Some(display_minute(e));
+    }
+    doc.schedule = Some(summary);
+    Ok(())
+}
+
+/// `"20:00-06:00"` → minutes of the day (from, to).
+pub fn parse_window(s: &str) -> Option<(i64, i64)> {
+    let (a, b) = s.split_once('-')?;
+    let minutes = |x: &str| -> Option<i64> {
+        let (h, m) = x.trim().split_once(':')?;
+        let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+        ((0..=24).contains(&h) && (0..60).contains(&m) && h * 60 + m <= 1440).then_some(h * 60 + m)
+    };
+    let (from, to) = (minutes(a)?, minutes(b)?);
+    (from != to).then_some((from % 1440, to % 1440))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: &str, minutes: i64, after: &[usize]) -> Job {
+        Job {
+            id: id.into(),
+            dataset: id.split('@').next().unwrap_or(id).into(),
+            minutes,
+            after: after.to_vec(),
+            dataset_cap: None,
+        }
+    }
+
+    #[test]
+    fn windows_parse_and_cross_midnight() {
+        assert_eq!(parse_window("20:00-06:00"), Some((1200, 360)));
+        assert_eq!(parse_window("08:30-17:00"), Some((510, 1020)));
+        assert_eq!(parse_window("25:00-06:00"), None);
+        assert_eq!(window_length(1200, 360), 600);
+    }
+
+    #[test]
+    fn tasks_wait_for_windows_blackouts_dependencies_and_caps() {
+        // Starting at noon: the overnight window opens at 20:00.
+        let c = Constraints {
+            start: 720,
+            max_concurrency: 1,
+            windows: vec![(1200, 360)],
+            blackouts: vec![(1440 + 120, 1440 + 210)],
+            deadline: None,
+        };
+        let jobs = [
+            job("a@1", 60, &[]),
+            job("a@2", 60, &[]),
+            job("b@1", 120, &[0]),
+        ];
+        let (placed, summary) = schedule(&jobs, &c).unwrap();
+        // Nothing before 20:00; one at a time; b after a@1.
+        assert_eq!(placed[0], (1200, 1260));
+        assert_eq!(placed[1], (1260, 1320));
+        assert_eq!(placed[2], (1320, 1440));
+        assert_eq!(summary.windows_used, 1);
+    }
+
+    #[test]
+    fn too_long_and_past_deadline_fail_clearly() {
+        let c = Constraints {
+            start: 0,
+            max_concurrency: 1,
+            windows: vec![(1200, 1260)],
+            blackouts: vec![],
+            deadline: None,
+        };
+        let err = schedule(&[job("x", 120, &[])], &c).unwrap_err().to_string();
+        assert!(err.contains("longest allowed window is 60 min"), "{err}");
+        let c = Constraints {
+            deadline: Some(1440),
+            ..c
+        };
+        let jobs: Vec<Job> = (0..3).map(|i| job(&format!("t@{i}"), 60, &[])).collect();
+        let err = schedule(&jobs, &c).unwrap_err().to_string();
+        assert!(
+            err.contains("needs 3 windows at max_concurrency 1"),
+            "{err}"
+        );
+    }
+
+    use proptest::prelude::*;
+
+    fn jobs_strategy() -> impl Strategy<Value = Vec<Job>> {
+        // Caps are per dataset, as ripple.yml sets them: d0 one at a time,
+        // d1 two, d2 none.
+        prop::collection::vec(
+            (
+                10i64..200,
+                prop::collection::vec(any::<prop::sample::Index>(), 0..3),
+                0usize..3,
+            ),
+            1..25,
+        )
+        .prop_map(|raw| {
+            raw.into_iter()
+                .enumerate()
+                .map(|(i, (minutes, deps, ds))| Job {
+                    id: format!("t{i}"),
+                    dataset: format!("d{ds}"),
+                    minutes,
+                    after: if i == 0 {
+                        Vec::new()
+                    } else {
+                        deps.iter().map(|d| d.index(i)).collect()
+                    },
+                    dataset_cap: [Some(1), Some(2), None][ds],
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128),
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn schedules_respect_windows_blackouts_dependencies_and_caps(
+            jobs in jobs_strategy(),
+            cap in 1u32..4,
+            window in prop::option::of((0i64..24, 4i64..14)),
+            blackout_hours in prop::collection::vec(0i64..72, 0..6),
+        ) {
+            let windows: Vec<(i64, i64)> = window.map(|(h, len)| vec![(h * 60, (h + len) % 24 * 60)]).unwrap_or_default();
+            let blackouts: Vec<(Minute, Minute)> = blackout_hours.iter().map(|h| (h * 60 + 5, h * 60 + 35)).collect();
+            let c = Constraints { start: 0, max_concurrency: cap, windows: windows.clone(), blackouts: blackouts.clone(), deadline: None };
+            let Ok((placed, _)) = schedule(&jobs, &c) else { return Ok(()) };
+            for (i, (j, &(s, e))) in jobs.iter().zip(&placed).enumerate() {
+                prop_assert!(s >= 0 && e == s + j.minutes);
+                for &d in &j.after {
+                    prop_assert!(placed[d].1 <= s, "t{} starts before t{} ends", i, d);
+                }
+                prop_assert!(window_violation(&windows, s, e).is_none(), "t{} outside the windows", i);
+                prop_assert!(!blackouts.iter().any(|&(a, b)| a < e && s < b), "t{} overlaps production", i);
+                let running = |p: Minute, same: bool| placed.iter().zip(&jobs).filter(|((a, b), o)| *a <= p && p < *b && (!same || o.dataset == j.dataset)).count() as u32;
+                prop_assert!(running(s, false) <= cap, "global cap at t{}", i);
+                if let Some(own) = j.dataset_cap {
+                    prop_assert!(running(s, true) <= own, "dataset cap at t{}", i);
+                }
+            }
+        }
+    }
+}
