@@ -155,6 +155,8 @@ impl ChangeArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum PlanFormat {
+    /// A summary for people.
+    Text,
     /// The plan document other executors read (schema: docs/plan.schema.json).
     Json,
     /// Markdown for review.
@@ -460,6 +462,7 @@ fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
         ExecutorArg::Sql => emit::plan::Executor::Sql,
     });
     let rendered = match args.format {
+        PlanFormat::Text => emit::plan::text(&doc),
         PlanFormat::Json => emit::plan::json(&doc),
         PlanFormat::Markdown => emit::plan::markdown(&doc),
         PlanFormat::Dot => emit::plan::dot(&doc),

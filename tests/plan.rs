@@ -416,8 +416,24 @@ fn the_shipped_schema_is_current_and_plans_validate_against_it() {
                 "2026-02-01",
                 "--project",
                 "fixtures/shop",
+                "--start",
+                "2026-02-01T20",
             ],
-            "shop",
+            "shop, scheduled",
+        ),
+        (
+            vec![
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+                "--as-of",
+                "2026-02-01",
+                "--project",
+                "fixtures/worked_example/inferred",
+            ],
+            "worked example, inferred",
         ),
     ] {
         let out = assert_cmd::Command::cargo_bin("ripple")

@@ -363,3 +363,55 @@ fn task_id(id: &str) -> String {
         })
         .collect()
 }
+
+/// The plan as a table a person reads at a glance.
+pub fn text(plan: &PlanDocument) -> String {
+    let mut out = format!(
+        "backfill plan for {}: {} tasks, {} swaps; assumed correct: {}\n",
+        plan.changed.join(", "),
+        plan.tasks.len(),
+        plan.swaps.len(),
+        if plan.assumed.is_empty() {
+            "-".to_string()
+        } else {
+            plan.assumed.join(", ")
+        }
+    );
+    if let Some(s) = &plan.schedule {
+        let _ = writeln!(
+            out,
+            "scheduled {} → {} ({} min, {} window(s), max_concurrency {}, {} production run(s) avoided)",
+            s.start, s.end, s.makespan_minutes, s.windows_used, s.max_concurrency, s.blackouts
+        );
+    }
+    out.push('\n');
+    for t in &plan.tasks {
+        let when = match (&t.task.start, &t.task.end) {
+            (Some(s), Some(e)) => format!("  {s} → {e}"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "{}  ({} partition{}) writes {}{when}",
+            t.task.id,
+            t.task.partitions,
+            if t.task.partitions == 1 { "" } else { "s" },
+            t.writes
+        );
+        if !t.task.depends_on.is_empty() {
+            let _ = writeln!(out, "    after {}", t.task.depends_on.join(", "));
+        }
+    }
+    for s in &plan.swaps {
+        let _ = writeln!(
+            out,
+            "swap {} after {} task(s)",
+            s.dataset,
+            s.depends_on.len()
+        );
+    }
+    for w in &plan.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
