@@ -37,8 +37,8 @@ pub fn text(findings: &[Diagnostic]) -> String {
     let (errors, warnings) = counts(findings);
     out.push_str(&format!(
         "{errors} error{}, {warnings} warning{}\n",
-        if errors == 1 { "" } else { "s" },
-        if warnings == 1 { "" } else { "s" }
+        super::escape::plural(errors),
+        super::escape::plural(warnings)
     ));
     out
 }

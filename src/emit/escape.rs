@@ -36,6 +36,20 @@ pub fn mermaid_label(s: &str) -> String {
     out
 }
 
+/// Text inside a Markdown table cell: pipes escaped, HTML brackets as
+/// entities, newlines as spaces, so a name cannot end the cell or the row.
+pub fn markdown_cell(s: &str) -> String {
+    s.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('\n', " ")
+}
+
+/// The plural suffix for `n` things in English prose.
+pub fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
+    if n == N::from(1) { "" } else { "s" }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +59,6 @@ mod tests {
         assert_eq!(dot_string(r#"a"b\c"#), r#""a\"b\\c""#);
         assert_eq!(dot_string("x\n}"), "\"x\\n}\"");
         assert_eq!(mermaid_label(r#"a"]-->b["#), "a#quot;]--#gt;b[");
+        assert_eq!(markdown_cell("a|b\n<c>"), "a\\|b &lt;c&gt;");
     }
 }

@@ -77,7 +77,7 @@ pub fn text(impact: &Impact) -> String {
         impact.changed.join(", "),
         impact.as_of,
         impact.datasets.len(),
-        if impact.datasets.len() == 1 { "" } else { "s" }
+        super::escape::plural(impact.datasets.len())
     );
     for r in &rows {
         let mut line = String::new();
@@ -107,18 +107,13 @@ pub fn text(impact: &Impact) -> String {
 
 /// Markdown for a ticket or a PR.
 pub fn markdown(impact: &Impact) -> String {
-    let esc = |s: &str| {
-        s.replace('|', "\\|")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('\n', " ")
-    };
+    let esc = super::escape::markdown_cell;
     let mut out = format!(
         "### Impact of `{}` as of {}\n\n{} dataset{} affected.\n\n| dataset | grain | affected | partitions | why |\n|---|---|---|---|---|\n",
         esc(&impact.changed.join("`, `")),
         impact.as_of,
         impact.datasets.len(),
-        if impact.datasets.len() == 1 { "" } else { "s" }
+        super::escape::plural(impact.datasets.len())
     );
     for d in &impact.datasets {
         let _ = writeln!(

@@ -91,7 +91,7 @@ pub fn text(lineage: &ScriptLineage, label: &str) -> String {
         let _ = writeln!(
             out,
             "\n{n} statement{} could not be parsed:",
-            if n == 1 { "" } else { "s" }
+            super::escape::plural(n)
         );
         for e in &lineage.errors {
             let _ = writeln!(

@@ -40,19 +40,14 @@ pub fn schema() -> String {
 
 /// The plan as Markdown for review.
 pub fn markdown(plan: &PlanDocument) -> String {
-    let esc = |s: &str| {
-        s.replace('|', "\\|")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('\n', " ")
-    };
+    let esc = super::escape::markdown_cell;
     let mut out = format!(
         "### Backfill plan for `{}`\n\n{} task{}, {} swap{}; assumed correct: {}.\n\n| task | partitions | after |\n|---|---|---|\n",
         esc(&plan.changed.join("`, `")),
         plan.tasks.len(),
-        if plan.tasks.len() == 1 { "" } else { "s" },
+        super::escape::plural(plan.tasks.len()),
         plan.swaps.len(),
-        if plan.swaps.len() == 1 { "" } else { "s" },
+        super::escape::plural(plan.swaps.len()),
         if plan.assumed.is_empty() {
             "nothing".to_string()
         } else {
@@ -395,7 +390,7 @@ pub fn text(plan: &PlanDocument) -> String {
             "{}  ({} partition{}) writes {}{when}",
             t.task.id,
             t.task.partitions,
-            if t.task.partitions == 1 { "" } else { "s" },
+            super::escape::plural(t.task.partitions),
             t.writes
         );
         if !t.task.depends_on.is_empty() {

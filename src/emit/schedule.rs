@@ -41,7 +41,7 @@ pub fn text(schedule: &Schedule) -> String {
             d.duration_minutes,
             d.duration_source,
             d.runs.len(),
-            if d.runs.len() == 1 { "" } else { "s" }
+            super::escape::plural(d.runs.len())
         );
         for r in &d.runs {
             let _ = writeln!(out, "  {} → {}", r.start, r.end);
