@@ -15,8 +15,11 @@ use ripple::impact::{Impact, ImpactRequest, TimeFacts, impact};
 use ripple::ingest::{LoadOptions, load_project};
 use ripple::time::{Grain, Hour, TimeMapping};
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "support/random_graph.rs"]
 mod random_graph;
+use cli::worked_example;
 use random_graph::{AS_OF, Case, build, case, day, key, request};
 
 fn ripple() -> Command {
@@ -130,23 +133,7 @@ fn worked_example_inferred_from_sql_holds_exactly() {
 
 #[test]
 fn worked_example_json_through_the_cli() {
-    let out = ripple()
-        .args([
-            "impact",
-            "raw.orders",
-            "--from",
-            "2026-01-10",
-            "--to",
-            "2026-01-12",
-            "--as-of",
-            "2026-02-01",
-        ])
-        .args([
-            "--project",
-            "fixtures/worked_example/declared",
-            "--format",
-            "json",
-        ])
+    let out = worked_example("impact", "json")
         .assert()
         .success()
         .get_output()
@@ -176,23 +163,7 @@ fn worked_example_json_through_the_cli() {
 #[test]
 fn other_formats_render_the_affected_subgraph() {
     for format in ["markdown", "dot", "mermaid", "text"] {
-        let out = ripple()
-            .args([
-                "impact",
-                "raw.orders",
-                "--from",
-                "2026-01-10",
-                "--to",
-                "2026-01-12",
-                "--as-of",
-                "2026-02-01",
-            ])
-            .args([
-                "--project",
-                "fixtures/worked_example/declared",
-                "--format",
-                format,
-            ])
+        let out = worked_example("impact", format)
             .assert()
             .success()
             .get_output()

@@ -10,8 +10,11 @@ use ripple::ingest::{LoadOptions, load_project};
 use ripple::plan::{PlanTask, tasks};
 use ripple::time::Grain;
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "support/random_graph.rs"]
 mod random_graph;
+use cli::worked_example;
 use random_graph::{AS_OF, build, case, day, request};
 
 fn plan_of(g: &LineageGraph, req: &ripple::impact::ImpactRequest) -> ripple::plan::Tasks {
@@ -344,24 +347,7 @@ fn commands_follow_the_job_that_writes_each_dataset() {
 }
 
 fn plan_cli(format: &str) -> String {
-    let out = assert_cmd::Command::cargo_bin("ripple")
-        .unwrap()
-        .args([
-            "plan",
-            "raw.orders",
-            "--from",
-            "2026-01-10",
-            "--to",
-            "2026-01-12",
-            "--as-of",
-            "2026-02-01",
-        ])
-        .args([
-            "--project",
-            "fixtures/worked_example/declared",
-            "--format",
-            format,
-        ])
+    let out = worked_example("plan", format)
         .assert()
         .success()
         .get_output()
@@ -680,26 +666,8 @@ fn the_airflow_dag_parses_and_encodes_the_task_graph() {
 #[test]
 fn scheduled_plans_keep_to_windows_and_fail_clearly_past_a_deadline() {
     let run = |extra: &[&str]| {
-        assert_cmd::Command::cargo_bin("ripple")
-            .unwrap()
-            .args([
-                "plan",
-                "raw.orders",
-                "--from",
-                "2026-01-10",
-                "--to",
-                "2026-01-12",
-                "--as-of",
-                "2026-02-01",
-            ])
-            .args([
-                "--project",
-                "fixtures/worked_example/declared",
-                "--format",
-                "json",
-                "--start",
-                "2026-02-01T18",
-            ])
+        worked_example("plan", "json")
+            .args(["--start", "2026-02-01T18"])
             .args(extra)
             .assert()
     };
