@@ -8,7 +8,7 @@ use ripple::graph::LineageGraph;
 use ripple::impact::{TimeFacts, impact};
 use ripple::ingest::{LoadOptions, load_project};
 use ripple::plan::{PlanTask, tasks};
-use ripple::time::Grain;
+use ripple::time::{Grain, Hour, TimeMapping};
 
 #[path = "support/cli.rs"]
 mod cli;
@@ -184,6 +184,43 @@ proptest! {
         for s in &doc.swaps {
             let mine: BTreeSet<&str> = plan.tasks.iter().filter(|t| t.dataset == s.dataset).map(|t| t.id.as_str()).collect();
             prop_assert_eq!(mine, s.depends_on.iter().map(String::as_str).collect::<BTreeSet<_>>());
+        }
+        // No task starts before the tasks it reads: partition by partition,
+        // from the case's own edges, every upstream task whose hours a
+        // partition reads is a direct dependency, and nothing else is.
+        let index: BTreeMap<&str, usize> = i
+            .datasets
+            .iter()
+            .map(|d| (d.id.as_str(), d.name[1..].parse::<usize>().unwrap()))
+            .collect();
+        for t in &plan.tasks {
+            let me = index[t.dataset.as_str()];
+            let grain = c.grains[me];
+            let mut want = BTreeSet::new();
+            for (up, m) in &c.ups[me] {
+                if *m == TimeMapping::None {
+                    continue;
+                }
+                let ug = c.grains[*up];
+                for u in plan.tasks.iter().filter(|u| index[u.dataset.as_str()] == *up) {
+                    let reads = |p: Hour| match m {
+                        TimeMapping::Window(lo, hi) => (ug.shift(p, *lo), ug.shift(grain.next(p), *hi)),
+                        _ => (p, grain.next(p)),
+                    };
+                    let everything = t.full || u.full || grain == Grain::None || ug == Grain::None || *m == TimeMapping::All;
+                    let mut hit = everything;
+                    let mut p = t.span.0;
+                    while !hit && p < t.span.1 {
+                        let (a, b) = reads(p);
+                        hit = u.span.0 < b && a < u.span.1;
+                        p = grain.next(p);
+                    }
+                    if hit {
+                        want.insert(u.id.as_str());
+                    }
+                }
+            }
+            prop_assert_eq!(want, t.depends_on.iter().map(String::as_str).collect::<BTreeSet<_>>(), "{}", t.id);
         }
         // Dependencies point only at existing tasks, and never at itself.
         let ids: BTreeSet<&str> = plan.tasks.iter().map(|t| t.id.as_str()).collect();
