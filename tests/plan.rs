@@ -488,29 +488,48 @@ fn planning_a_job_that_failed_to_read_is_refused() {
         "datasets:\n  src: { grain: day }\n  a: { grain: day, partition_column: d }\n",
     )
     .unwrap();
-    let run = |extra: &[&str]| {
-        assert_cmd::Command::cargo_bin("ripple")
-            .unwrap()
-            .args([
-                "plan",
-                "src",
-                "--from",
-                "2026-01-10",
-                "--to",
-                "2026-01-10",
-                "--as-of",
-                "2026-02-01",
-                "--project",
-            ])
-            .arg(dir.path())
-            .args(extra)
-            .assert()
-    };
+    let run = |extra: &[&str]| plan_src_one_day(dir.path()).args(extra).assert();
     run(&[])
         .code(2)
         .stderr(predicates::str::contains("a.sql:2:"))
         .stderr(predicates::str::contains("--allow-partial"));
     run(&["--allow-partial"]).success();
+}
+
+/// `ripple plan src` for one day over a project written in a temp dir.
+fn plan_src_one_day(project: &Path) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("ripple").unwrap();
+    cmd.args([
+        "plan",
+        "src",
+        "--from",
+        "2026-01-10",
+        "--to",
+        "2026-01-10",
+        "--as-of",
+        "2026-02-01",
+        "--project",
+    ])
+    .arg(project);
+    cmd
+}
+
+#[test]
+fn a_cycle_is_refused_with_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.sql"),
+        "insert into a select * from b join src using (id)",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("b.sql"), "insert into b select * from a").unwrap();
+    plan_src_one_day(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "the lineage graph has a cycle through",
+        ))
+        .stderr(predicates::str::contains("run `ripple check`"));
 }
 
 #[test]
@@ -531,20 +550,7 @@ fn an_unbounded_impact_is_refused() {
         "datasets:\n  src: { grain: day }\n  dim: { grain: none }\n  daily: { grain: day }\n",
     )
     .unwrap();
-    assert_cmd::Command::cargo_bin("ripple")
-        .unwrap()
-        .args([
-            "plan",
-            "src",
-            "--from",
-            "2026-01-10",
-            "--to",
-            "2026-01-10",
-            "--as-of",
-            "2026-02-01",
-            "--project",
-        ])
-        .arg(dir.path())
+    plan_src_one_day(dir.path())
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
