@@ -1,12 +1,14 @@
 //! SQL statement lineage on sqlparser's AST: which tables each statement of
 //! a script reads and writes, and what the script as a whole reads and writes.
 
+mod columns;
 mod dialect;
 mod extract;
 mod names;
 mod script;
 mod split;
 
+pub use columns::{ColumnLineage, ColumnRef, KnownColumns, OutputColumn, column_lineage};
 pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
 pub use script::{ScriptLineage, StatementError, StatementLineage, script_lineage};

@@ -1,0 +1,608 @@
+//! Column lineage of one SELECT-shaped statement: each output column and the
+//! upstream columns it is computed from, through CTEs, subqueries, aliases and
+//! `*`, plus the columns that decide *which rows* come out (filters, joins,
+//! grouping), since a change there touches every output column.
+//!
+//! Resolution is by scope, as SQL does it: a FROM clause makes a list of
+//! sources (tables, CTEs, derived tables), each with the columns it is known
+//! to have. A table's columns are known only when the caller passes them
+//! (from YAML or an upstream model); otherwise a reference resolves to the
+//! table by name and `*` over it is reported as not expanded.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
+
+use serde::Serialize;
+use sqlparser::ast::{
+    Expr, Ident, Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement,
+    TableAlias, TableFactor, TableWithJoins, Visit, Visitor,
+};
+
+use super::dialect::SqlDialect;
+use super::names::{ident_name, relation_name};
+
+/// Columns known per relation name, in order (from YAML or upstream models).
+pub type KnownColumns = BTreeMap<String, Vec<String>>;
+
+/// One upstream column: `relation.column` (`column` is `*` for a star that
+/// could not be expanded).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ColumnRef {
+    /// The upstream relation, as statement lineage names it.
+    pub relation: String,
+    /// The column in it.
+    pub column: String,
+}
+
+/// One output column and what it is computed from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutputColumn {
+    /// Its name as the statement outputs it.
+    pub name: String,
+    /// The upstream columns its value reads.
+    pub sources: BTreeSet<ColumnRef>,
+}
+
+/// The column lineage of a statement.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ColumnLineage {
+    /// Output columns in order.
+    pub columns: Vec<OutputColumn>,
+    /// Upstream columns used by filters, joins, grouping anywhere in the
+    /// statement: they decide which rows every output column has.
+    pub conditions: BTreeSet<ColumnRef>,
+    /// Relations selected with `*` whose columns are not known: every
+    /// column of theirs is possibly used.
+    pub unexpanded_stars: BTreeSet<String>,
+}
+
+/// The column lineage of a statement that produces rows (a query, `INSERT
+/// ... SELECT`, `CREATE TABLE AS`, `CREATE VIEW`); `None` for the rest.
+pub fn column_lineage(
+    statement: &Statement,
+    dialect: SqlDialect,
+    known: &KnownColumns,
+) -> Option<ColumnLineage> {
+    let (query, rename): (&Query, Vec<String>) = match statement {
+        Statement::Query(q) => (q, Vec::new()),
+        Statement::Insert(i) => (
+            i.source.as_deref()?,
+            i.columns
+                .iter()
+                .filter_map(|c| c.0.last()?.as_ident().map(|id| ident_name(id, dialect)))
+                .collect(),
+        ),
+        Statement::CreateTable(ct) => (ct.query.as_deref()?, Vec::new()),
+        Statement::CreateView(cv) => (
+            &cv.query,
+            cv.columns
+                .iter()
+                .map(|c| ident_name(&c.name, dialect))
+                .collect(),
+        ),
+        _ => return None,
+    };
+    let mut r = Resolver {
+        dialect,
+        known,
+        ctes: Vec::new(),
+        conditions: BTreeSet::new(),
+        stars: BTreeSet::new(),
+    };
+    let mut columns = r.query(query, &[]);
+    rename_columns(&mut columns, &rename);
+    Some(ColumnLineage {
+        columns,
+        conditions: r.conditions,
+        unexpanded_stars: r.stars,
+    })
+}
+
+/// A relation visible in a scope.
+#[derive(Debug, Clone)]
+struct Source {
+    /// The name a column qualifier uses for it (alias, or the table's last part).
+    alias: String,
+    /// The relation name, for base tables.
+    relation: Option<String>,
+    /// Its columns when known; `None` for a table whose columns are not.
+    columns: Option<Vec<OutputColumn>>,
+    /// From an enclosing query: an unqualified name reaches it only when no
+    /// source of the query itself could hold it.
+    outer: bool,
+}
+
+/// The sources a query's expressions see: its own, then the enclosing ones.
+fn visible(scope: &[Source], outer: &[Source]) -> Vec<Source> {
+    let mut v = scope.to_vec();
+    v.extend(outer.iter().map(|s| Source {
+        outer: true,
+        ..s.clone()
+    }));
+    v
+}
+
+struct Resolver<'a> {
+    dialect: SqlDialect,
+    known: &'a KnownColumns,
+    /// Visible CTEs, innermost last.
+    ctes: Vec<(String, Vec<OutputColumn>)>,
+    conditions: BTreeSet<ColumnRef>,
+    stars: BTreeSet<String>,
+}
+
+impl Resolver<'_> {
+    fn query(&mut self, q: &Query, outer: &[Source]) -> Vec<OutputColumn> {
+        let depth = self.ctes.len();
+        if let Some(with) = &q.with {
+            for cte in &with.cte_tables {
+                let mut cols = self.query(&cte.query, outer);
+                self.rename_by_alias(&mut cols, &cte.alias);
+                let name = ident_name(&cte.alias.name, self.dialect);
+                self.ctes.push((name, cols));
+            }
+        }
+        let out = self.set_expr(&q.body, outer);
+        self.ctes.truncate(depth);
+        out
+    }
+
+    fn set_expr(&mut self, body: &SetExpr, outer: &[Source]) -> Vec<OutputColumn> {
+        match body {
+            SetExpr::Select(s) => self.select(s, outer),
+            SetExpr::Query(q) => self.query(q, outer),
+            SetExpr::SetOperation { left, right, .. } => {
+                let mut l = self.set_expr(left, outer);
+                let r = self.set_expr(right, outer);
+                for (a, b) in l.iter_mut().zip(r) {
+                    a.sources.extend(b.sources);
+                }
+                l
+            }
+            SetExpr::Values(v) => (1..=v.rows.first().map_or(0, |r| r.content.len()))
+                .map(|i| OutputColumn {
+                    name: format!("column{i}"),
+                    sources: BTreeSet::new(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn select(&mut self, s: &Select, outer: &[Source]) -> Vec<OutputColumn> {
+        let mut scope = Vec::new();
+        for twj in &s.from {
+            self.from(twj, outer, &mut scope);
+        }
+        let visible = visible(&scope, outer);
+        for cond in [&s.selection, &s.having, &s.qualify].into_iter().flatten() {
+            let refs = self.refs(cond, &visible);
+            self.conditions.extend(refs);
+        }
+        let refs = self.refs(&s.group_by, &visible);
+        self.conditions.extend(refs);
+        let mut out = Vec::new();
+        for item in &s.projection {
+            match item {
+                SelectItem::UnnamedExpr(e) => out.push(OutputColumn {
+                    name: self.expr_name(e),
+                    sources: self.refs(e, &visible),
+                }),
+                SelectItem::ExprWithAlias { expr, alias } => out.push(OutputColumn {
+                    name: ident_name(alias, self.dialect),
+                    sources: self.refs(expr, &visible),
+                }),
+                SelectItem::ExprWithAliases { expr, aliases } => {
+                    let sources = self.refs(expr, &visible);
+                    for a in aliases {
+                        out.push(OutputColumn {
+                            name: ident_name(a, self.dialect),
+                            sources: sources.clone(),
+                        });
+                    }
+                }
+                SelectItem::Wildcard(_) => {
+                    for src in &scope {
+                        self.expand_star(src, &mut out);
+                    }
+                }
+                SelectItem::QualifiedWildcard(kind, _) => {
+                    if let SelectItemQualifiedWildcardKind::ObjectName(name) = kind {
+                        let q = relation_name(name, self.dialect).unwrap_or_default();
+                        if let Some(src) = find_source(&scope, &q) {
+                            self.expand_star(src, &mut out);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Adds the sources of a FROM item (and its joins) to `scope`; join
+    /// conditions go to the statement's conditions.
+    fn from(&mut self, twj: &TableWithJoins, outer: &[Source], scope: &mut Vec<Source>) {
+        self.factor(&twj.relation, outer, scope);
+        for join in &twj.joins {
+            self.factor(&join.relation, outer, scope);
+            let refs = self.refs(&join.join_operator, &visible(scope, outer));
+            self.conditions.extend(refs);
+        }
+    }
+
+    fn factor(&mut self, f: &TableFactor, outer: &[Source], scope: &mut Vec<Source>) {
+        match f {
+            TableFactor::Table { name, alias, .. } => {
+                let Some(rel) = relation_name(name, self.dialect) else {
+                    return;
+                };
+                let cte = self.ctes.iter().rev().find(|(n, _)| *n == rel);
+                let (relation, mut columns) = match cte {
+                    Some((_, cols)) => (None, Some(cols.clone())),
+                    None => (
+                        Some(rel.clone()),
+                        self.known.get(&rel).map(|cols| {
+                            cols.iter()
+                                .map(|c| OutputColumn {
+                                    name: c.clone(),
+                                    sources: BTreeSet::from([ColumnRef {
+                                        relation: rel.clone(),
+                                        column: c.clone(),
+                                    }]),
+                                })
+                                .collect()
+                        }),
+                    ),
+                };
+                if let (Some(a), Some(cols)) = (alias, columns.as_mut()) {
+                    self.rename_by_alias(cols, a);
+                }
+                let alias = alias.as_ref().map_or_else(
+                    || rel.rsplit('.').next().unwrap_or(&rel).to_string(),
+                    |a| ident_name(&a.name, self.dialect),
+                );
+                scope.push(Source {
+                    alias,
+                    relation,
+                    columns,
+                    outer: false,
+                });
+            }
+            TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                let seen = if *lateral {
+                    visible(scope, outer)
+                } else {
+                    outer.to_vec()
+                };
+                let mut cols = self.query(subquery, &seen);
+                if let Some(a) = alias {
+                    self.rename_by_alias(&mut cols, a);
+                }
+                scope.push(Source {
+                    alias: alias
+                        .as_ref()
+                        .map(|a| ident_name(&a.name, self.dialect))
+                        .unwrap_or_default(),
+                    relation: None,
+                    columns: Some(cols),
+                    outer: false,
+                });
+            }
+            TableFactor::NestedJoin {
+                table_with_joins, ..
+            } => self.from(table_with_joins, outer, scope),
+            // Table functions, UNNEST, VALUES in FROM: columns of no table.
+            _ => {}
+        }
+    }
+
+    fn expand_star(&mut self, src: &Source, out: &mut Vec<OutputColumn>) {
+        match (&src.columns, &src.relation) {
+            (Some(cols), _) => out.extend(cols.iter().cloned()),
+            (None, Some(rel)) => {
+                self.stars.insert(rel.clone());
+                out.push(OutputColumn {
+                    name: "*".to_string(),
+                    sources: BTreeSet::from([ColumnRef {
+                        relation: rel.clone(),
+                        column: "*".to_string(),
+                    }]),
+                });
+            }
+            (None, None) => {}
+        }
+    }
+
+    fn rename_by_alias(&self, cols: &mut [OutputColumn], alias: &TableAlias) {
+        let names: Vec<String> = alias
+            .columns
+            .iter()
+            .map(|c| ident_name(&c.name, self.dialect))
+            .collect();
+        rename_columns(cols, &names);
+    }
+
+    /// The name an unaliased select item gets: the column's own name, or
+    /// the expression as written.
+    fn expr_name(&self, e: &Expr) -> String {
+        match e {
+            Expr::Identifier(id) => ident_name(id, self.dialect),
+            Expr::CompoundIdentifier(parts) => parts
+                .last()
+                .map_or_else(String::new, |id| ident_name(id, self.dialect)),
+            other => other.to_string(),
+        }
+    }
+
+    /// The upstream columns read by every expression in `node`; subqueries
+    /// inside it are resolved in their own scope, with `visible` as outer.
+    fn refs<V: Visit>(&mut self, node: &V, visible: &[Source]) -> BTreeSet<ColumnRef> {
+        let mut c = Collect {
+            depth: 0,
+            names: Vec::new(),
+            subqueries: Vec::new(),
+        };
+        let _ = node.visit(&mut c);
+        let mut out = BTreeSet::new();
+        for (qualifier, column) in c.names {
+            let q: Vec<String> = qualifier
+                .iter()
+                .map(|i| ident_name(i, self.dialect))
+                .collect();
+            out.extend(resolve(
+                visible,
+                &q.join("."),
+                &ident_name(&column, self.dialect),
+            ));
+        }
+        for sub in c.subqueries {
+            for col in self.query(&sub, visible) {
+                out.extend(col.sources);
+            }
+        }
+        out
+    }
+}
+
+/// Gathers column names at the top level of an expression tree, and the
+/// subqueries under it (resolved separately, in their own scope).
+struct Collect {
+    depth: usize,
+    names: Vec<(Vec<Ident>, Ident)>,
+    subqueries: Vec<Query>,
+}
+
+impl Visitor for Collect {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        if self.depth == 0 {
+            self.subqueries.push(q.clone());
+        }
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if self.depth > 0 {
+            return ControlFlow::Continue(());
+        }
+        match e {
+            Expr::Identifier(id) => self.names.push((Vec::new(), id.clone())),
+            Expr::CompoundIdentifier(parts) if parts.len() > 1 => {
+                let (last, qualifier) = parts.split_last().expect("len > 1");
+                self.names.push((qualifier.to_vec(), last.clone()));
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The source a qualifier names: its alias, or the tail of its relation.
+fn find_source<'s>(scope: &'s [Source], qualifier: &str) -> Option<&'s Source> {
+    scope.iter().find(|s| {
+        s.alias == qualifier
+            || s.relation
+                .as_deref()
+                .is_some_and(|r| r == qualifier || r.ends_with(&format!(".{qualifier}")))
+    })
+}
+
+/// The upstream columns a column reference denotes. Unqualified, it is the
+/// first source that has the column; failing that, every source whose
+/// columns are unknown (it could be any of them).
+fn resolve(visible: &[Source], qualifier: &str, column: &str) -> BTreeSet<ColumnRef> {
+    let lookup = |s: &Source| -> Option<BTreeSet<ColumnRef>> {
+        match &s.columns {
+            Some(cols) => cols.iter().find(|c| c.name == column).map_or_else(
+                || {
+                    // A star that was not expanded may hold the column.
+                    let stars: BTreeSet<ColumnRef> = cols
+                        .iter()
+                        .filter(|c| c.name == "*")
+                        .flat_map(|c| c.sources.iter())
+                        .map(|r| ColumnRef {
+                            relation: r.relation.clone(),
+                            column: column.to_string(),
+                        })
+                        .collect();
+                    (!stars.is_empty()).then_some(stars)
+                },
+                |c| Some(c.sources.clone()),
+            ),
+            None => s.relation.as_ref().map(|r| {
+                BTreeSet::from([ColumnRef {
+                    relation: r.clone(),
+                    column: column.to_string(),
+                }])
+            }),
+        }
+    };
+    if !qualifier.is_empty() {
+        return find_source(visible, qualifier)
+            .and_then(lookup)
+            .unwrap_or_default();
+    }
+    if let Some(found) = visible
+        .iter()
+        .filter(|s| s.columns.is_some())
+        .find_map(lookup)
+    {
+        return found;
+    }
+    let unknown = |outer: bool| -> BTreeSet<ColumnRef> {
+        visible
+            .iter()
+            .filter(|s| s.columns.is_none() && s.outer == outer)
+            .filter_map(lookup)
+            .flatten()
+            .collect()
+    };
+    let local = unknown(false);
+    if local.is_empty() {
+        unknown(true)
+    } else {
+        local
+    }
+}
+
+fn rename_columns(cols: &mut [OutputColumn], names: &[String]) {
+    for (c, n) in cols.iter_mut().zip(names) {
+        c.name = n.clone();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::parser::Parser;
+
+    fn lineage(sql: &str, known: &[(&str, &[&str])]) -> ColumnLineage {
+        let dialect = SqlDialect::Generic;
+        let stmt = Parser::parse_sql(&*dialect.parser_dialect(), sql)
+            .unwrap()
+            .remove(0);
+        let known = known
+            .iter()
+            .map(|(t, cols)| (t.to_string(), cols.iter().map(|c| c.to_string()).collect()))
+            .collect();
+        column_lineage(&stmt, dialect, &known).unwrap()
+    }
+
+    /// `name <- rel.col, rel.col` per output column, for compact asserts.
+    fn show(l: &ColumnLineage) -> Vec<String> {
+        l.columns
+            .iter()
+            .map(|c| {
+                let s: Vec<String> = c
+                    .sources
+                    .iter()
+                    .map(|r| format!("{}.{}", r.relation, r.column))
+                    .collect();
+                format!("{} <- {}", c.name, s.join(", "))
+            })
+            .collect()
+    }
+
+    fn conds(l: &ColumnLineage) -> Vec<String> {
+        l.conditions
+            .iter()
+            .map(|r| format!("{}.{}", r.relation, r.column))
+            .collect()
+    }
+
+    #[test]
+    fn aliases_joins_and_conditions() {
+        let l = lineage(
+            "select o.id, o.amount * c.rate as amount_usd, upper(c.name) \
+             from shop.orders o join shop.customers c on o.customer_id = c.id \
+             where o.status = 'paid' group by 1, 2, 3",
+            &[],
+        );
+        assert_eq!(
+            show(&l),
+            [
+                "id <- shop.orders.id",
+                "amount_usd <- shop.customers.rate, shop.orders.amount",
+                "upper(c.name) <- shop.customers.name",
+            ]
+        );
+        assert_eq!(
+            conds(&l),
+            [
+                "shop.customers.id",
+                "shop.orders.customer_id",
+                "shop.orders.status"
+            ]
+        );
+    }
+
+    #[test]
+    fn through_ctes_and_subqueries_with_renames() {
+        let l = lineage(
+            "with paid as (select id, amount as amt from orders where paid) \
+             select x.id, x.total from (select id, sum(amt) as total from paid group by id) as x",
+            &[],
+        );
+        assert_eq!(show(&l), ["id <- orders.id", "total <- orders.amount"]);
+        assert_eq!(conds(&l), ["orders.id", "orders.paid"]);
+        let renamed = lineage("with t (a, b) as (select x, y from s) select b from t", &[]);
+        assert_eq!(show(&renamed), ["b <- s.y"]);
+    }
+
+    #[test]
+    fn stars_expand_when_columns_are_known_and_are_flagged_otherwise() {
+        let known: &[(&str, &[&str])] = &[("orders", &["id", "amount"])];
+        let l = lineage("select * from orders", known);
+        assert_eq!(show(&l), ["id <- orders.id", "amount <- orders.amount"]);
+        assert!(l.unexpanded_stars.is_empty());
+        let l = lineage(
+            "select o.*, c.name from orders o join customers c using (id)",
+            known,
+        );
+        assert_eq!(
+            show(&l),
+            [
+                "id <- orders.id",
+                "amount <- orders.amount",
+                "name <- customers.name"
+            ]
+        );
+        let u = lineage("select * from (select * from events) e", &[]);
+        assert_eq!(show(&u), ["* <- events.*"]);
+        assert_eq!(u.unexpanded_stars.iter().collect::<Vec<_>>(), ["events"]);
+        // A column picked out of an unexpanded star still reaches its table.
+        let picked = lineage("select kind from (select * from events) e", &[]);
+        assert_eq!(show(&picked), ["kind <- events.kind"]);
+    }
+
+    #[test]
+    fn unions_scalar_subqueries_and_statement_shapes() {
+        let l = lineage("select a from t1 union all select b from t2", &[]);
+        assert_eq!(show(&l), ["a <- t1.a, t2.b"]);
+        let s = lineage(
+            "select id, (select max(v) from m where m.k = t.id) as top from t",
+            &[],
+        );
+        assert_eq!(show(&s), ["id <- t.id", "top <- m.v"]);
+        assert_eq!(conds(&s), ["m.k", "t.id"]);
+        let ins = lineage("insert into out (x, y) select a, b from src", &[]);
+        assert_eq!(show(&ins), ["x <- src.a", "y <- src.b"]);
+        let ctas = lineage("create table out as select a + b as c from src", &[]);
+        assert_eq!(show(&ctas), ["c <- src.a, src.b"]);
+        let dialect = SqlDialect::Generic;
+        let drop = Parser::parse_sql(&*dialect.parser_dialect(), "drop table x").unwrap();
+        assert!(column_lineage(&drop[0], dialect, &KnownColumns::new()).is_none());
+    }
+}
