@@ -284,7 +284,8 @@ enum CheckFormat {
 const LINEAGE_EXAMPLES: &str = "Examples:
   ripple lineage fixtures/sql/warehouse_load.sql --dialect postgres
   ripple lineage fixtures/sql/merge_upsert.sql --dialect snowflake --format json
-  cat job.sql | ripple lineage - --dialect bigquery --strict";
+  cat job.sql | ripple lineage - --dialect bigquery --strict
+  ripple lineage fixtures/sql/merge_upsert.sql --dialect snowflake --columns";
 
 #[derive(clap::Args)]
 struct LineageArgs {
@@ -300,6 +301,10 @@ struct LineageArgs {
     /// Exit with code 2 when any statement fails to parse (the lineage is still printed).
     #[arg(long)]
     strict: bool,
+    /// Also show column lineage: each output column's upstream columns, and
+    /// the columns that decide which rows come out.
+    #[arg(long)]
+    columns: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -540,7 +545,11 @@ fn write_output(path: Option<&std::path::Path>, text: &str) -> anyhow::Result<()
 fn lineage(args: LineageArgs) -> anyhow::Result<ExitCode> {
     let path = args.file.unwrap_or_else(|| PathBuf::from("-"));
     let sql = input::read_text(&path)?;
-    let lineage = script_lineage(&sql, args.dialect);
+    let lineage = if args.columns {
+        ripple::sql::script_lineage_with_columns(&sql, args.dialect, &Default::default())
+    } else {
+        script_lineage(&sql, args.dialect)
+    };
     let label = if path == std::path::Path::new("-") {
         STDIN_LABEL.to_string()
     } else {

@@ -213,3 +213,36 @@ fn usage_errors_exit_2() {
         .code(2);
     ripple().arg("frobnicate").assert().code(2);
 }
+
+#[test]
+fn columns_flag_adds_column_lineage_per_statement() {
+    let sql = "insert into mart.daily (d, revenue)\n\
+               select o.order_date, sum(o.amount) from stage.orders o\n\
+               join crm.customers c using (customer_id) where c.active group by 1;";
+    let plain = lineage_json(&["-"], Some(sql));
+    assert!(plain["statements"][0].get("columns").is_none());
+    let doc = lineage_json(&["-", "--columns"], Some(sql));
+    let c = &doc["statements"][0]["columns"];
+    assert_eq!(
+        c["columns"],
+        serde_json::json!([
+            {"name": "d", "sources": [{"relation": "stage.orders", "column": "order_date"}]},
+            {"name": "revenue", "sources": [{"relation": "stage.orders", "column": "amount"}]},
+        ])
+    );
+    assert_eq!(
+        c["conditions"],
+        serde_json::json!([
+            {"relation": "crm.customers", "column": "active"},
+            {"relation": "crm.customers", "column": "customer_id"},
+            {"relation": "stage.orders", "column": "customer_id"},
+            {"relation": "stage.orders", "column": "order_date"},
+        ])
+    );
+    ripple()
+        .args(["lineage", "-", "--columns"])
+        .write_stdin(sql)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("revenue  <- stage.orders.amount"));
+}

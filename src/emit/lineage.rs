@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::SCHEMA_VERSION;
-use crate::sql::ScriptLineage;
+use crate::sql::{ColumnLineage, ScriptLineage};
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -86,6 +86,11 @@ pub fn text(lineage: &ScriptLineage, label: &str) -> String {
             let _ = writeln!(out, "{}", line.trim_end());
         }
     }
+    for s in &lineage.statements {
+        if let Some(c) = &s.columns {
+            columns_text(&mut out, s.index, c);
+        }
+    }
     if !lineage.errors.is_empty() {
         let n = lineage.errors.len();
         let _ = writeln!(
@@ -102,4 +107,38 @@ pub fn text(lineage: &ScriptLineage, label: &str) -> String {
         }
     }
     out
+}
+
+/// One statement's column lineage: `output <- relation.column, ...` lines.
+fn columns_text(out: &mut String, index: usize, c: &ColumnLineage) {
+    let refs = |set: &std::collections::BTreeSet<crate::sql::ColumnRef>| {
+        let v: Vec<String> = set
+            .iter()
+            .map(|r| format!("{}.{}", r.relation, r.column))
+            .collect();
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let _ = writeln!(out, "\nstatement {index} columns:");
+    let width = c
+        .columns
+        .iter()
+        .map(|o| o.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for o in &c.columns {
+        let _ = writeln!(out, "  {:<width$}  <- {}", o.name, refs(&o.sources));
+    }
+    if !c.conditions.is_empty() {
+        let _ = writeln!(out, "  rows decided by: {}", refs(&c.conditions));
+    }
+    for rel in &c.unexpanded_stars {
+        let _ = writeln!(
+            out,
+            "  {rel}.* not expanded (its columns are not known): every column possibly used"
+        );
+    }
 }

@@ -14,8 +14,9 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 use sqlparser::ast::{
-    Expr, Ident, Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement,
-    TableAlias, TableFactor, TableWithJoins, Visit, Visitor,
+    Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, Query, Select, SelectItem,
+    SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableFactor, TableWithJoins,
+    Visit, Visitor,
 };
 
 use super::dialect::SqlDialect;
@@ -216,6 +217,15 @@ impl Resolver<'_> {
                 }
             }
         }
+        // `GROUP BY 1` groups by the first output column's sources.
+        if let GroupByExpr::Expressions(exprs, _) = &s.group_by {
+            for e in exprs {
+                let position = e.to_string().parse::<usize>().ok();
+                if let Some(col) = position.and_then(|n| out.get(n.wrapping_sub(1))) {
+                    self.conditions.extend(col.sources.iter().cloned());
+                }
+            }
+        }
         out
     }
 
@@ -225,8 +235,21 @@ impl Resolver<'_> {
         self.factor(&twj.relation, outer, scope);
         for join in &twj.joins {
             self.factor(&join.relation, outer, scope);
-            let refs = self.refs(&join.join_operator, &visible(scope, outer));
+            let seen = visible(scope, outer);
+            let refs = self.refs(&join.join_operator, &seen);
             self.conditions.extend(refs);
+            if let Some(JoinConstraint::Using(names)) = join_constraint(&join.join_operator) {
+                // `USING (c)` compares `c` of every side joined so far.
+                for name in names {
+                    let Some(column) = name.0.last().and_then(|p| p.as_ident()) else {
+                        continue;
+                    };
+                    let column = ident_name(column, self.dialect);
+                    for src in scope.iter() {
+                        self.conditions.extend(resolve(&seen, &src.alias, &column));
+                    }
+                }
+            }
         }
     }
 
@@ -409,6 +432,17 @@ impl Visitor for Collect {
     }
 }
 
+/// The constraint of a join (`ON`, `USING`, ...), whatever its kind.
+fn join_constraint(op: &JoinOperator) -> Option<&JoinConstraint> {
+    use JoinOperator::*;
+    match op {
+        Join(c) | Inner(c) | Left(c) | LeftOuter(c) | Right(c) | RightOuter(c) | FullOuter(c)
+        | CrossJoin(c) | Semi(c) | LeftSemi(c) | RightSemi(c) | Anti(c) | LeftAnti(c)
+        | RightAnti(c) | StraightJoin(c) => Some(c),
+        _ => None,
+    }
+}
+
 /// The source a qualifier names: its alias, or the tail of its relation.
 fn find_source<'s>(scope: &'s [Source], qualifier: &str) -> Option<&'s Source> {
     scope.iter().find(|s| {
@@ -540,9 +574,14 @@ mod tests {
         );
         assert_eq!(
             conds(&l),
+            // `group by 1, 2, 3` groups by what the output columns read.
             [
                 "shop.customers.id",
+                "shop.customers.name",
+                "shop.customers.rate",
+                "shop.orders.amount",
                 "shop.orders.customer_id",
+                "shop.orders.id",
                 "shop.orders.status"
             ]
         );

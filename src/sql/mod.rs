@@ -11,7 +11,9 @@ mod split;
 pub use columns::{ColumnLineage, ColumnRef, KnownColumns, OutputColumn, column_lineage};
 pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
-pub use script::{ScriptLineage, StatementError, StatementLineage, script_lineage};
+pub use script::{
+    ScriptLineage, StatementError, StatementLineage, script_lineage, script_lineage_with_columns,
+};
 
 /// The relation name ripple prints for a parsed table name (`None` for
 /// what is not a table).

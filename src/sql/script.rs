@@ -8,6 +8,7 @@ use sqlparser::ast::Spanned;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan};
 
+use super::columns::{ColumnLineage, KnownColumns, column_lineage};
 use super::dialect::SqlDialect;
 use super::extract::{StatementKind, TableLineage, statement_lineage};
 use super::split::{Chunk, split_statements};
@@ -50,6 +51,10 @@ pub struct StatementLineage {
     /// Tables and views it drops, sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<String>,
+    /// Column lineage, when asked for ([`script_lineage_with_columns`]) and
+    /// the statement produces rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub columns: Option<ColumnLineage>,
 }
 
 /// A statement that could not be parsed.
@@ -70,7 +75,33 @@ pub struct StatementError {
 /// Never fails: statements that do not parse are listed in
 /// [`ScriptLineage::errors`] and every other statement is still analysed.
 pub fn script_lineage(sql: &str, dialect: SqlDialect) -> ScriptLineage {
+    analyse_script(sql, dialect, None)
+}
+
+/// [`script_lineage`] with each statement's column lineage, `known` giving
+/// the columns of upstream relations so `*` can be expanded.
+pub fn script_lineage_with_columns(
+    sql: &str,
+    dialect: SqlDialect,
+    known: &KnownColumns,
+) -> ScriptLineage {
+    analyse_script(sql, dialect, Some(known))
+}
+
+/// What every statement of one script is read with.
+struct Reading<'a> {
+    dialect: SqlDialect,
+    parser_dialect: &'a dyn sqlparser::dialect::Dialect,
+    known: Option<&'a KnownColumns>,
+}
+
+fn analyse_script(sql: &str, dialect: SqlDialect, known: Option<&KnownColumns>) -> ScriptLineage {
     let parser_dialect = dialect.parser_dialect();
+    let reading = Reading {
+        dialect,
+        parser_dialect: parser_dialect.as_ref(),
+        known,
+    };
     let mut statements = Vec::new();
     let mut errors = Vec::new();
     let mut index = 0;
@@ -115,8 +146,7 @@ pub fn script_lineage(sql: &str, dialect: SqlDialect) -> ScriptLineage {
             analyse_chunk(
                 tokens,
                 start,
-                dialect,
-                parser_dialect.as_ref(),
+                &reading,
                 &mut index,
                 &mut statements,
                 &mut errors,
@@ -146,14 +176,13 @@ const STACK_PER_TOKEN: usize = if cfg!(debug_assertions) { 2048 } else { 256 };
 fn analyse_chunk(
     tokens: Vec<TokenWithSpan>,
     start: Location,
-    dialect: SqlDialect,
-    parser_dialect: &dyn sqlparser::dialect::Dialect,
+    reading: &Reading,
     index: &mut usize,
     statements: &mut Vec<StatementLineage>,
     errors: &mut Vec<StatementError>,
 ) {
     let end = last_location(&tokens).unwrap_or(start);
-    let mut parser = Parser::new(parser_dialect).with_tokens_with_locations(tokens);
+    let mut parser = Parser::new(reading.parser_dialect).with_tokens_with_locations(tokens);
     let parsed = parser.parse_statements().and_then(|parsed| {
         // parse_statements stops quietly at a stray `END`; what follows
         // would be lost without a word, so it is an error here.
@@ -170,7 +199,7 @@ fn analyse_chunk(
         Ok(parsed) => {
             for (n, stmt) in parsed.iter().enumerate() {
                 *index += 1;
-                let (kind, lineage) = statement_lineage(stmt, dialect);
+                let (kind, lineage) = statement_lineage(stmt, reading.dialect);
                 // Dialects that need no `;` can put several statements in
                 // one chunk; the later ones start where their span says.
                 let at = match n {
@@ -179,7 +208,11 @@ fn analyse_chunk(
                         .filter(|l| l.line > 0)
                         .unwrap_or(start),
                 };
-                statements.push(StatementLineage::new(*index, at, kind, lineage));
+                let mut lineage = StatementLineage::new(*index, at, kind, lineage);
+                lineage.columns = reading
+                    .known
+                    .and_then(|known| column_lineage(stmt, reading.dialect, known));
+                statements.push(lineage);
             }
         }
         Err(e) => {
@@ -200,6 +233,7 @@ impl StatementLineage {
             targets: lineage.targets.into_iter().collect(),
             temporary: lineage.temporary.into_iter().collect(),
             dropped: lineage.dropped.into_iter().collect(),
+            columns: None,
         }
     }
 }
