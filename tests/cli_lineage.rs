@@ -246,3 +246,30 @@ fn columns_flag_adds_column_lineage_per_statement() {
         .success()
         .stdout(predicate::str::contains("revenue  <- stage.orders.amount"));
 }
+
+#[test]
+fn columns_of_a_table_the_script_creates_expand_a_later_star() {
+    let sql = "create temp table s as select id, amount * 2 as amt from raw.o;\n\
+               insert into out select * from s;\n\
+               insert into out2 select * from raw.o;";
+    let doc = lineage_json(&["-", "--columns"], Some(sql));
+    let names = |i: usize| -> Vec<String> {
+        doc["statements"][i]["columns"]["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(1), ["id", "amt"]);
+    assert_eq!(
+        doc["statements"][1]["columns"]["unexpanded_stars"],
+        serde_json::json!([])
+    );
+    // raw.o's columns are not known to the script: flagged, not guessed.
+    assert_eq!(names(2), ["*"]);
+    assert_eq!(
+        doc["statements"][2]["columns"]["unexpanded_stars"],
+        serde_json::json!(["raw.o"])
+    );
+}

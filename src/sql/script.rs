@@ -1,6 +1,7 @@
 //! Lineage of a whole script: every statement's reads and writes, and what
 //! the script as a job reads, writes and keeps to itself.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -79,7 +80,8 @@ pub fn script_lineage(sql: &str, dialect: SqlDialect) -> ScriptLineage {
 }
 
 /// [`script_lineage`] with each statement's column lineage, `known` giving
-/// the columns of upstream relations so `*` can be expanded.
+/// the columns of upstream relations so `*` can be expanded; a table the
+/// script itself creates from a query is known to the statements after it.
 pub fn script_lineage_with_columns(
     sql: &str,
     dialect: SqlDialect,
@@ -92,10 +94,13 @@ pub fn script_lineage_with_columns(
 struct Reading<'a> {
     dialect: SqlDialect,
     parser_dialect: &'a dyn sqlparser::dialect::Dialect,
-    known: Option<&'a KnownColumns>,
+    /// Known columns, grown as the script creates tables; `None` when no
+    /// column lineage is wanted.
+    known: Option<RefCell<KnownColumns>>,
 }
 
 fn analyse_script(sql: &str, dialect: SqlDialect, known: Option<&KnownColumns>) -> ScriptLineage {
+    let known = known.map(|k| RefCell::new(k.clone()));
     let parser_dialect = dialect.parser_dialect();
     let reading = Reading {
         dialect,
@@ -209,9 +214,13 @@ fn analyse_chunk(
                         .unwrap_or(start),
                 };
                 let mut lineage = StatementLineage::new(*index, at, kind, lineage);
-                lineage.columns = reading
-                    .known
-                    .and_then(|known| column_lineage(stmt, reading.dialect, known));
+                if let Some(known) = &reading.known {
+                    let columns = column_lineage(stmt, reading.dialect, &known.borrow());
+                    if let Some(c) = &columns {
+                        learn_columns(&mut known.borrow_mut(), stmt, &lineage.targets, c);
+                    }
+                    lineage.columns = columns;
+                }
                 statements.push(lineage);
             }
         }
@@ -219,6 +228,27 @@ fn analyse_chunk(
             *index += 1;
             errors.push(parse_error(*index, e, start, end));
         }
+    }
+}
+
+/// Records the columns of a table a statement creates whole (`CREATE TABLE
+/// AS`, `CREATE VIEW`), unless a `*` left them unknown.
+fn learn_columns(
+    known: &mut KnownColumns,
+    stmt: &sqlparser::ast::Statement,
+    targets: &[String],
+    c: &ColumnLineage,
+) {
+    use sqlparser::ast::Statement;
+    let creates = matches!(stmt, Statement::CreateTable(_) | Statement::CreateView(_));
+    if !creates || !c.unexpanded_stars.is_empty() {
+        return;
+    }
+    for t in targets {
+        known.insert(
+            t.clone(),
+            c.columns.iter().map(|o| o.name.clone()).collect(),
+        );
     }
 }
 
