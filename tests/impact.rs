@@ -17,6 +17,9 @@ use ripple::time::{Grain, Hour, TimeMapping};
 
 #[path = "support/cli.rs"]
 mod cli;
+#[path = "support/temp_project.rs"]
+mod temp_project;
+use temp_project::temp_project;
 #[path = "support/random_graph.rs"]
 mod random_graph;
 use cli::worked_example;
@@ -251,17 +254,16 @@ fn grains_roll_up_and_fan_out_across_calendar_edges() {
 
 #[test]
 fn non_idempotent_models_are_widened_to_their_history() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("load.sql"),
-        "insert into hist select * from src join hist using (id)",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("ripple.yml"),
-        "datasets:\n  src: { grain: day }\n  hist: { grain: day, start: 2025-12-01 }\n",
-    )
-    .unwrap();
+    let dir = temp_project(&[
+        (
+            "load.sql",
+            "insert into hist select * from src join hist using (id)",
+        ),
+        (
+            "ripple.yml",
+            "datasets:\n  src: { grain: day }\n  hist: { grain: day, start: 2025-12-01 }\n",
+        ),
+    ]);
     let i = run(
         dir.path(),
         &request(&["src"], "2026-01-10", "2026-01-10", "2026-01-20"),

@@ -160,7 +160,11 @@ proptest! {
     }
 }
 
+#[path = "support/temp_project.rs"]
+mod temp_project;
+
 mod other_readers {
+    use super::temp_project::temp_project;
     use proptest::prelude::*;
 
     /// Python-ish soups: DAG declarations, operators, dependencies, strings
@@ -266,14 +270,6 @@ mod other_readers {
         prop::collection::vec(prop::sample::select(vocab), 0..60).prop_map(|w| w.join(" "))
     }
 
-    fn project_with(file: &str, text: &str) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-        dir
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig {
             cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128),
@@ -282,14 +278,14 @@ mod other_readers {
 
         #[test]
         fn dag_files_never_panic(text in soup(PYTHON)) {
-            let dir = project_with("dags/x.py", &text);
+            let dir = temp_project(&[("dags/x.py", &text)]);
             let dags = ripple::ingest::read_dags(dir.path(), &[dir.path().join("dags")], ripple::sql::SqlDialect::Generic);
             let _ = dags.check();
         }
 
         #[test]
         fn dbt_models_never_panic(text in soup(JINJA), macros in soup(JINJA)) {
-            let dir = project_with("models/m.sql", &text);
+            let dir = temp_project(&[("models/m.sql", &text)]);
             std::fs::write(dir.path().join("dbt_project.yml"), "name: p\n").unwrap();
             std::fs::create_dir_all(dir.path().join("macros")).unwrap();
             std::fs::write(dir.path().join("macros/x.sql"), &macros).unwrap();

@@ -12,6 +12,9 @@ use ripple::time::{Grain, Hour, TimeMapping};
 
 #[path = "support/cli.rs"]
 mod cli;
+#[path = "support/temp_project.rs"]
+mod temp_project;
+use temp_project::temp_project;
 #[path = "support/random_graph.rs"]
 mod random_graph;
 use cli::worked_example;
@@ -115,11 +118,15 @@ fn critical_path(plan: &ripple::plan::Tasks) -> usize {
 
 #[test]
 fn a_child_batch_waits_only_for_the_parent_batches_it_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("b.sql"), "insert into b select * from a").unwrap();
-    std::fs::write(dir.path().join("c.sql"), "insert into c select * from b").unwrap();
-    std::fs::write(dir.path().join("a.sql"), "insert into a select * from src").unwrap();
-    std::fs::write(dir.path().join("ripple.yml"), "datasets:\n  src: { grain: day }\n  a: { grain: day }\n  b: { grain: day }\n  c: { grain: day }\n").unwrap();
+    let dir = temp_project(&[
+        ("b.sql", "insert into b select * from a"),
+        ("c.sql", "insert into c select * from b"),
+        ("a.sql", "insert into a select * from src"),
+        (
+            "ripple.yml",
+            "datasets:\n  src: { grain: day }\n  a: { grain: day }\n  b: { grain: day }\n  c: { grain: day }\n",
+        ),
+    ]);
     let g = LineageGraph::build(load_project(dir.path(), &LoadOptions::default()).unwrap());
     let plan = plan_of(
         &g,
@@ -235,18 +242,14 @@ proptest! {
 
 #[test]
 fn shadows_reads_validations_swaps_and_rollback() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.sql"), "insert into a select * from src").unwrap();
-    std::fs::write(
-        dir.path().join("b.sql"),
-        "create table b as select count(*) from a",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("ripple.yml"),
-        "dialect: postgres\ndatasets:\n  src: { grain: day }\n  a:\n    grain: day\n    partition_column: d\n    unique_key: [id]\n    validate: \"select count(*) = 0 from {table} where id is null and {partition_filter}\"\n  b: { grain: none }\n",
-    )
-    .unwrap();
+    let dir = temp_project(&[
+        ("a.sql", "insert into a select * from src"),
+        ("b.sql", "create table b as select count(*) from a"),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  src: { grain: day }\n  a:\n    grain: day\n    partition_column: d\n    unique_key: [id]\n    validate: \"select count(*) = 0 from {table} where id is null and {partition_filter}\"\n  b: { grain: none }\n",
+        ),
+    ]);
     let g = LineageGraph::build(load_project(dir.path(), &LoadOptions::default()).unwrap());
     let req = request(&["src"], "2026-01-10", "2026-01-11", "2026-02-01");
     let facts = TimeFacts::build(&g).unwrap();
@@ -477,17 +480,16 @@ fn the_shipped_schema_is_current_and_plans_validate_against_it() {
 
 #[test]
 fn planning_a_job_that_failed_to_read_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("a.sql"),
-        "insert into a select * from src;\nselect (( from broken;",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("ripple.yml"),
-        "datasets:\n  src: { grain: day }\n  a: { grain: day, partition_column: d }\n",
-    )
-    .unwrap();
+    let dir = temp_project(&[
+        (
+            "a.sql",
+            "insert into a select * from src;\nselect (( from broken;",
+        ),
+        (
+            "ripple.yml",
+            "datasets:\n  src: { grain: day }\n  a: { grain: day, partition_column: d }\n",
+        ),
+    ]);
     let run = |extra: &[&str]| plan_src_one_day(dir.path()).args(extra).assert();
     run(&[])
         .code(2)
@@ -516,13 +518,10 @@ fn plan_src_one_day(project: &Path) -> assert_cmd::Command {
 
 #[test]
 fn a_cycle_is_refused_with_where_it_is() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("a.sql"),
-        "insert into a select * from b join src using (id)",
-    )
-    .unwrap();
-    std::fs::write(dir.path().join("b.sql"), "insert into b select * from a").unwrap();
+    let dir = temp_project(&[
+        ("a.sql", "insert into a select * from b join src using (id)"),
+        ("b.sql", "insert into b select * from a"),
+    ]);
     plan_src_one_day(dir.path())
         .assert()
         .code(2)
@@ -534,22 +533,14 @@ fn a_cycle_is_refused_with_where_it_is() {
 
 #[test]
 fn an_unbounded_impact_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("d.sql"),
-        "create table dim as select * from src",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("f.sql"),
-        "insert into daily select * from dim",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("ripple.yml"),
-        "datasets:\n  src: { grain: day }\n  dim: { grain: none }\n  daily: { grain: day }\n",
-    )
-    .unwrap();
+    let dir = temp_project(&[
+        ("d.sql", "create table dim as select * from src"),
+        ("f.sql", "insert into daily select * from dim"),
+        (
+            "ripple.yml",
+            "datasets:\n  src: { grain: day }\n  dim: { grain: none }\n  daily: { grain: day }\n",
+        ),
+    ]);
     plan_src_one_day(dir.path())
         .assert()
         .code(2)
