@@ -14,11 +14,12 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 use sqlparser::ast::{
-    Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, Query, Select, SelectItem,
+    Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, OrderByKind, Query, Select, SelectItem,
     SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableFactor, TableWithJoins,
-    Visit, Visitor,
+    Visit, VisitMut, Visitor, VisitorMut,
 };
 
+use super::canonical::fold_ident;
 use super::dialect::SqlDialect;
 use super::names::{ident_name, relation_name};
 
@@ -42,6 +43,11 @@ pub struct OutputColumn {
     pub name: String,
     /// The upstream columns its value reads.
     pub sources: BTreeSet<ColumnRef>,
+    /// Its expression with every column reference replaced by what it
+    /// denotes upstream (through CTEs and subqueries), identifiers folded:
+    /// equal fingerprints compute the same value, whatever the aliases.
+    #[serde(skip)]
+    pub fingerprint: String,
 }
 
 /// The column lineage of a statement.
@@ -55,6 +61,11 @@ pub struct ColumnLineage {
     /// Relations selected with `*` whose columns are not known: every
     /// column of theirs is possibly used.
     pub unexpanded_stars: BTreeSet<String>,
+    /// Fingerprints (see [`OutputColumn::fingerprint`]) of everything that
+    /// decides which rows come out: filters, join kinds and conditions,
+    /// grouping, `DISTINCT`, set operators, limits.
+    #[serde(skip)]
+    pub row_fingerprints: BTreeSet<String>,
 }
 
 /// The column lineage of a statement that produces rows (a query, `INSERT
@@ -89,6 +100,7 @@ pub fn column_lineage(
         ctes: Vec::new(),
         conditions: BTreeSet::new(),
         stars: BTreeSet::new(),
+        row_prints: BTreeSet::new(),
     };
     let mut columns = r.query(query, &[]);
     rename_columns(&mut columns, &rename);
@@ -96,6 +108,7 @@ pub fn column_lineage(
         columns,
         conditions: r.conditions,
         unexpanded_stars: r.stars,
+        row_fingerprints: r.row_prints,
     })
 }
 
@@ -130,6 +143,7 @@ struct Resolver<'a> {
     ctes: Vec<(String, Vec<OutputColumn>)>,
     conditions: BTreeSet<ColumnRef>,
     stars: BTreeSet<String>,
+    row_prints: BTreeSet<String>,
 }
 
 impl Resolver<'_> {
@@ -144,6 +158,22 @@ impl Resolver<'_> {
             }
         }
         let out = self.set_expr(&q.body, outer);
+        if q.limit_clause.is_some() || q.fetch.is_some() {
+            // Which rows a limit keeps depends on the order.
+            let limit = q.limit_clause.as_ref().map(ToString::to_string);
+            let fetch = q.fetch.as_ref().map(ToString::to_string);
+            let mut print = format!("limit:{limit:?}{fetch:?}");
+            if let Some(OrderByKind::Expressions(exprs)) = q.order_by.as_ref().map(|o| &o.kind) {
+                for o in exprs {
+                    let by = match output_position(&o.expr).and_then(|n| out.get(n)) {
+                        Some(col) => col.fingerprint.clone(),
+                        None => self.print(&o.expr, &[]),
+                    };
+                    print.push_str(&format!(" by {by} {}", o.options));
+                }
+            }
+            self.row_prints.insert(print);
+        }
         self.ctes.truncate(depth);
         out
     }
@@ -152,11 +182,18 @@ impl Resolver<'_> {
         match body {
             SetExpr::Select(s) => self.select(s, outer),
             SetExpr::Query(q) => self.query(q, outer),
-            SetExpr::SetOperation { left, right, .. } => {
+            SetExpr::SetOperation {
+                left,
+                right,
+                op,
+                set_quantifier,
+            } => {
                 let mut l = self.set_expr(left, outer);
                 let r = self.set_expr(right, outer);
+                self.row_prints.insert(format!("set:{op} {set_quantifier}"));
                 for (a, b) in l.iter_mut().zip(r) {
                     a.sources.extend(b.sources);
+                    a.fingerprint = format!("{} {op} {}", a.fingerprint, b.fingerprint);
                 }
                 l
             }
@@ -164,6 +201,7 @@ impl Resolver<'_> {
                 .map(|i| OutputColumn {
                     name: format!("column{i}"),
                     sources: BTreeSet::new(),
+                    fingerprint: format!("values:{i}:{v}"),
                 })
                 .collect(),
             _ => Vec::new(),
@@ -176,9 +214,21 @@ impl Resolver<'_> {
             self.from(twj, outer, &mut scope);
         }
         let visible = visible(&scope, outer);
-        for cond in [&s.selection, &s.having, &s.qualify].into_iter().flatten() {
-            let refs = self.refs(cond, &visible);
-            self.conditions.extend(refs);
+        let clauses = [
+            ("where", &s.selection),
+            ("having", &s.having),
+            ("qualify", &s.qualify),
+        ];
+        for (clause, cond) in clauses {
+            if let Some(cond) = cond {
+                let refs = self.refs(cond, &visible);
+                self.conditions.extend(refs);
+                let print = format!("{clause}:{}", self.print(cond, &visible));
+                self.row_prints.insert(print);
+            }
+        }
+        if let Some(d) = &s.distinct {
+            self.row_prints.insert(format!("distinct:{d}"));
         }
         let refs = self.refs(&s.group_by, &visible);
         self.conditions.extend(refs);
@@ -188,17 +238,21 @@ impl Resolver<'_> {
                 SelectItem::UnnamedExpr(e) => out.push(OutputColumn {
                     name: self.expr_name(e),
                     sources: self.refs(e, &visible),
+                    fingerprint: self.print(e, &visible),
                 }),
                 SelectItem::ExprWithAlias { expr, alias } => out.push(OutputColumn {
                     name: ident_name(alias, self.dialect),
                     sources: self.refs(expr, &visible),
+                    fingerprint: self.print(expr, &visible),
                 }),
                 SelectItem::ExprWithAliases { expr, aliases } => {
                     let sources = self.refs(expr, &visible);
+                    let fingerprint = self.print(expr, &visible);
                     for a in aliases {
                         out.push(OutputColumn {
                             name: ident_name(a, self.dialect),
                             sources: sources.clone(),
+                            fingerprint: fingerprint.clone(),
                         });
                     }
                 }
@@ -218,12 +272,21 @@ impl Resolver<'_> {
             }
         }
         // `GROUP BY 1` groups by the first output column's sources.
-        if let GroupByExpr::Expressions(exprs, _) = &s.group_by {
-            for e in exprs {
-                let position = e.to_string().parse::<usize>().ok();
-                if let Some(col) = position.and_then(|n| out.get(n.wrapping_sub(1))) {
-                    self.conditions.extend(col.sources.iter().cloned());
+        match &s.group_by {
+            GroupByExpr::Expressions(exprs, _) => {
+                for e in exprs {
+                    let print = match output_position(e).and_then(|n| out.get(n)) {
+                        Some(col) => {
+                            self.conditions.extend(col.sources.iter().cloned());
+                            col.fingerprint.clone()
+                        }
+                        None => self.print(e, &visible),
+                    };
+                    self.row_prints.insert(format!("group:{print}"));
                 }
+            }
+            GroupByExpr::All(_) => {
+                self.row_prints.insert("group:all".to_string());
             }
         }
         out
@@ -238,6 +301,14 @@ impl Resolver<'_> {
             let seen = visible(scope, outer);
             let refs = self.refs(&join.join_operator, &seen);
             self.conditions.extend(refs);
+            let on = match join_constraint(&join.join_operator) {
+                Some(JoinConstraint::On(e)) => self.print(e, &seen),
+                Some(JoinConstraint::Using(names)) => format!("using {names:?}"),
+                Some(JoinConstraint::Natural) => "natural".to_string(),
+                _ => String::new(),
+            };
+            let kind = join_kind(&join.join_operator);
+            self.row_prints.insert(format!("join:{kind}:{on}"));
             if let Some(JoinConstraint::Using(names)) = join_constraint(&join.join_operator) {
                 // `USING (c)` compares `c` of every side joined so far.
                 for name in names {
@@ -246,7 +317,8 @@ impl Resolver<'_> {
                     };
                     let column = ident_name(column, self.dialect);
                     for src in scope.iter() {
-                        self.conditions.extend(resolve(&seen, &src.alias, &column));
+                        let cols = resolve(&seen, &src.alias, &column);
+                        self.conditions.extend(sources_of(&cols));
                     }
                 }
             }
@@ -264,17 +336,9 @@ impl Resolver<'_> {
                     Some((_, cols)) => (None, Some(cols.clone())),
                     None => (
                         Some(rel.clone()),
-                        self.known.get(&rel).map(|cols| {
-                            cols.iter()
-                                .map(|c| OutputColumn {
-                                    name: c.clone(),
-                                    sources: BTreeSet::from([ColumnRef {
-                                        relation: rel.clone(),
-                                        column: c.clone(),
-                                    }]),
-                                })
-                                .collect()
-                        }),
+                        self.known
+                            .get(&rel)
+                            .map(|cols| cols.iter().map(|c| base_column(&rel, c)).collect()),
                     ),
                 };
                 if let (Some(a), Some(cols)) = (alias, columns.as_mut()) {
@@ -329,13 +393,7 @@ impl Resolver<'_> {
             (Some(cols), _) => out.extend(cols.iter().cloned()),
             (None, Some(rel)) => {
                 self.stars.insert(rel.clone());
-                out.push(OutputColumn {
-                    name: "*".to_string(),
-                    sources: BTreeSet::from([ColumnRef {
-                        relation: rel.clone(),
-                        column: "*".to_string(),
-                    }]),
-                });
+                out.push(base_column(rel, "*"));
             }
             (None, None) => {}
         }
@@ -373,15 +431,8 @@ impl Resolver<'_> {
         let _ = node.visit(&mut c);
         let mut out = BTreeSet::new();
         for (qualifier, column) in c.names {
-            let q: Vec<String> = qualifier
-                .iter()
-                .map(|i| ident_name(i, self.dialect))
-                .collect();
-            out.extend(resolve(
-                visible,
-                &q.join("."),
-                &ident_name(&column, self.dialect),
-            ));
+            let cols = resolve_ident(visible, &qualifier, &column, self.dialect);
+            out.extend(sources_of(&cols));
         }
         for sub in c.subqueries {
             for col in self.query(&sub, visible) {
@@ -389,6 +440,66 @@ impl Resolver<'_> {
             }
         }
         out
+    }
+}
+
+impl Resolver<'_> {
+    /// The fingerprint of `e` (see [`OutputColumn::fingerprint`]).
+    fn print(&self, e: &Expr, visible: &[Source]) -> String {
+        let mut e = e.clone();
+        let mut s = Substitute {
+            depth: 0,
+            visible,
+            dialect: self.dialect,
+        };
+        let _ = VisitMut::visit(&mut e, &mut s);
+        e.to_string()
+    }
+}
+
+/// Replaces the column references at the top level of an expression by
+/// the fingerprints of what they denote; folds every identifier.
+struct Substitute<'a> {
+    depth: usize,
+    visible: &'a [Source],
+    dialect: SqlDialect,
+}
+
+impl VisitorMut for Substitute<'_> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_ident(&mut self, id: &mut Ident) -> ControlFlow<()> {
+        fold_ident(id, self.dialect);
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if self.depth > 0 {
+            return ControlFlow::Continue(());
+        }
+        let cols = match e {
+            Expr::Identifier(id) => resolve_ident(self.visible, &[], id, self.dialect),
+            Expr::CompoundIdentifier(parts) if parts.len() > 1 => {
+                let (last, qualifier) = parts.split_last().expect("len > 1");
+                resolve_ident(self.visible, qualifier, last, self.dialect)
+            }
+            _ => return ControlFlow::Continue(()),
+        };
+        if !cols.is_empty() {
+            let prints: Vec<&str> = cols.iter().map(|c| c.fingerprint.as_str()).collect();
+            *e = Expr::Identifier(Ident::new(format!("⟦{}⟧", prints.join("|"))));
+        }
+        ControlFlow::Continue(())
     }
 }
 
@@ -443,6 +554,61 @@ fn join_constraint(op: &JoinOperator) -> Option<&JoinConstraint> {
     }
 }
 
+/// The kind of a join, with synonyms (`JOIN`, `INNER JOIN`) as one.
+fn join_kind(op: &JoinOperator) -> &'static str {
+    use JoinOperator::*;
+    match op {
+        Join(_) | Inner(_) => "inner",
+        Left(_) | LeftOuter(_) => "left",
+        Right(_) | RightOuter(_) => "right",
+        FullOuter(_) => "full",
+        CrossJoin(_) => "cross",
+        Semi(_) | LeftSemi(_) => "semi",
+        RightSemi(_) => "right semi",
+        Anti(_) | LeftAnti(_) => "anti",
+        RightAnti(_) => "right anti",
+        StraightJoin(_) => "straight",
+        CrossApply => "cross apply",
+        OuterApply => "outer apply",
+        _ => "other",
+    }
+}
+
+/// The 0-based output column an ordinal (`GROUP BY 2`, `ORDER BY 1`) names.
+fn output_position(e: &Expr) -> Option<usize> {
+    e.to_string().parse::<usize>().ok()?.checked_sub(1)
+}
+
+/// A column of a base table.
+fn base_column(relation: &str, column: &str) -> OutputColumn {
+    OutputColumn {
+        name: column.to_string(),
+        sources: BTreeSet::from([ColumnRef {
+            relation: relation.to_string(),
+            column: column.to_string(),
+        }]),
+        fingerprint: format!("{relation}.{column}"),
+    }
+}
+
+/// The upstream columns of the columns a reference may denote.
+fn sources_of(cols: &[OutputColumn]) -> BTreeSet<ColumnRef> {
+    cols.iter()
+        .flat_map(|c| c.sources.iter().cloned())
+        .collect()
+}
+
+/// [`resolve`] for a parsed reference.
+fn resolve_ident(
+    visible: &[Source],
+    qualifier: &[Ident],
+    column: &Ident,
+    dialect: SqlDialect,
+) -> Vec<OutputColumn> {
+    let q: Vec<String> = qualifier.iter().map(|i| ident_name(i, dialect)).collect();
+    resolve(visible, &q.join("."), &ident_name(column, dialect))
+}
+
 /// The source a qualifier names: its alias, or the tail of its relation.
 fn find_source<'s>(scope: &'s [Source], qualifier: &str) -> Option<&'s Source> {
     scope.iter().find(|s| {
@@ -453,34 +619,26 @@ fn find_source<'s>(scope: &'s [Source], qualifier: &str) -> Option<&'s Source> {
     })
 }
 
-/// The upstream columns a column reference denotes. Unqualified, it is the
+/// The columns a column reference may denote. Unqualified, it is the
 /// first source that has the column; failing that, every source whose
 /// columns are unknown (it could be any of them).
-fn resolve(visible: &[Source], qualifier: &str, column: &str) -> BTreeSet<ColumnRef> {
-    let lookup = |s: &Source| -> Option<BTreeSet<ColumnRef>> {
+fn resolve(visible: &[Source], qualifier: &str, column: &str) -> Vec<OutputColumn> {
+    let lookup = |s: &Source| -> Option<Vec<OutputColumn>> {
         match &s.columns {
             Some(cols) => cols.iter().find(|c| c.name == column).map_or_else(
                 || {
                     // A star that was not expanded may hold the column.
-                    let stars: BTreeSet<ColumnRef> = cols
+                    let stars: Vec<OutputColumn> = cols
                         .iter()
                         .filter(|c| c.name == "*")
                         .flat_map(|c| c.sources.iter())
-                        .map(|r| ColumnRef {
-                            relation: r.relation.clone(),
-                            column: column.to_string(),
-                        })
+                        .map(|r| base_column(&r.relation, column))
                         .collect();
                     (!stars.is_empty()).then_some(stars)
                 },
-                |c| Some(c.sources.clone()),
+                |c| Some(vec![c.clone()]),
             ),
-            None => s.relation.as_ref().map(|r| {
-                BTreeSet::from([ColumnRef {
-                    relation: r.clone(),
-                    column: column.to_string(),
-                }])
-            }),
+            None => s.relation.as_ref().map(|r| vec![base_column(r, column)]),
         }
     };
     if !qualifier.is_empty() {
@@ -495,7 +653,7 @@ fn resolve(visible: &[Source], qualifier: &str, column: &str) -> BTreeSet<Column
     {
         return found;
     }
-    let unknown = |outer: bool| -> BTreeSet<ColumnRef> {
+    let unknown = |outer: bool| -> Vec<OutputColumn> {
         visible
             .iter()
             .filter(|s| s.columns.is_none() && s.outer == outer)
@@ -643,5 +801,48 @@ mod tests {
         let dialect = SqlDialect::Generic;
         let drop = Parser::parse_sql(&*dialect.parser_dialect(), "drop table x").unwrap();
         assert!(column_lineage(&drop[0], dialect, &KnownColumns::new()).is_none());
+    }
+
+    #[test]
+    fn fingerprints_see_through_aliases_and_catch_changed_meaning() {
+        let prints = |sql: &str| {
+            let l = lineage(sql, &[]);
+            let cols: Vec<(String, String)> = l
+                .columns
+                .iter()
+                .map(|c| (c.name.clone(), c.fingerprint.clone()))
+                .collect();
+            (cols, l.row_fingerprints)
+        };
+        let base = prints(
+            "with p as (select amount as amt, status from orders) \
+             select sum(p.amt) as total from p where p.status = 'paid'",
+        );
+        // The CTE's column alias and the table alias are renamed: same meaning.
+        let renamed = prints(
+            "with q as (select amount as a, status as st from orders o) \
+             select SUM(x.a) as total from q x where x.st = 'paid'",
+        );
+        assert_eq!(base, renamed);
+        let expr = prints(
+            "with p as (select amount * 2 as amt, status from orders) \
+             select sum(p.amt) as total from p where p.status = 'paid'",
+        );
+        assert_ne!(base.0, expr.0);
+        assert_eq!(base.1, expr.1);
+        let filter = prints(
+            "with p as (select amount as amt, status from orders) \
+             select sum(p.amt) as total from p where p.status = 'open'",
+        );
+        assert_eq!(base.0, filter.0);
+        assert_ne!(base.1, filter.1);
+        let joined = |kind: &str| {
+            prints(&format!(
+                "select o.id from orders o {kind} customers c on o.cid = c.id"
+            ))
+            .1
+        };
+        assert_eq!(joined("join"), joined("inner join"));
+        assert_ne!(joined("join"), joined("left join"));
     }
 }

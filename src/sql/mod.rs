@@ -1,6 +1,7 @@
 //! SQL statement lineage on sqlparser's AST: which tables each statement of
 //! a script reads and writes, and what the script as a whole reads and writes.
 
+mod canonical;
 mod columns;
 mod dialect;
 mod extract;
@@ -8,11 +9,13 @@ mod names;
 mod script;
 mod split;
 
+pub use canonical::canonical_text;
 pub use columns::{ColumnLineage, ColumnRef, KnownColumns, OutputColumn, column_lineage};
 pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
 pub use script::{
     ScriptLineage, StatementError, StatementLineage, script_lineage, script_lineage_with_columns,
+    script_semantics,
 };
 
 /// The relation name ripple prints for a parsed table name (`None` for

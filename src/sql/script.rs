@@ -9,6 +9,7 @@ use sqlparser::ast::Spanned;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan};
 
+use super::canonical::canonical_text;
 use super::columns::{ColumnLineage, KnownColumns, column_lineage};
 use super::dialect::SqlDialect;
 use super::extract::{StatementKind, TableLineage, statement_lineage};
@@ -56,6 +57,10 @@ pub struct StatementLineage {
     /// the statement produces rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub columns: Option<ColumnLineage>,
+    /// The statement's canonical text ([`super::canonical_text`]), when
+    /// asked for ([`script_semantics`]).
+    #[serde(skip)]
+    pub canonical: Option<String>,
 }
 
 /// A statement that could not be parsed.
@@ -76,7 +81,7 @@ pub struct StatementError {
 /// Never fails: statements that do not parse are listed in
 /// [`ScriptLineage::errors`] and every other statement is still analysed.
 pub fn script_lineage(sql: &str, dialect: SqlDialect) -> ScriptLineage {
-    analyse_script(sql, dialect, None)
+    analyse_script(sql, dialect, None, false)
 }
 
 /// [`script_lineage`] with each statement's column lineage, `known` giving
@@ -87,7 +92,13 @@ pub fn script_lineage_with_columns(
     dialect: SqlDialect,
     known: &KnownColumns,
 ) -> ScriptLineage {
-    analyse_script(sql, dialect, Some(known))
+    analyse_script(sql, dialect, Some(known), false)
+}
+
+/// [`script_lineage_with_columns`] with each statement's canonical text:
+/// what two versions of a script are compared by.
+pub fn script_semantics(sql: &str, dialect: SqlDialect, known: &KnownColumns) -> ScriptLineage {
+    analyse_script(sql, dialect, Some(known), true)
 }
 
 /// What every statement of one script is read with.
@@ -97,15 +108,23 @@ struct Reading<'a> {
     /// Known columns, grown as the script creates tables; `None` when no
     /// column lineage is wanted.
     known: Option<RefCell<KnownColumns>>,
+    /// Whether each statement's canonical text is wanted.
+    canonical: bool,
 }
 
-fn analyse_script(sql: &str, dialect: SqlDialect, known: Option<&KnownColumns>) -> ScriptLineage {
+fn analyse_script(
+    sql: &str,
+    dialect: SqlDialect,
+    known: Option<&KnownColumns>,
+    canonical: bool,
+) -> ScriptLineage {
     let known = known.map(|k| RefCell::new(k.clone()));
     let parser_dialect = dialect.parser_dialect();
     let reading = Reading {
         dialect,
         parser_dialect: parser_dialect.as_ref(),
         known,
+        canonical,
     };
     let mut statements = Vec::new();
     let mut errors = Vec::new();
@@ -221,6 +240,9 @@ fn analyse_chunk(
                     }
                     lineage.columns = columns;
                 }
+                if reading.canonical {
+                    lineage.canonical = Some(canonical_text(stmt, reading.dialect));
+                }
                 statements.push(lineage);
             }
         }
@@ -264,6 +286,7 @@ impl StatementLineage {
             temporary: lineage.temporary.into_iter().collect(),
             dropped: lineage.dropped.into_iter().collect(),
             columns: None,
+            canonical: None,
         }
     }
 }
