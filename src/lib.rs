@@ -20,6 +20,7 @@
 //! ```
 
 pub mod config;
+pub mod diff;
 pub mod emit;
 pub mod error;
 pub mod graph;

@@ -1,0 +1,294 @@
+//! Comparing two versions of one job's SQL: statement by statement, first by
+//! canonical text (equal = no-op), then by what the statement reads, which
+//! rows it keeps, and each output column's fingerprint.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::sql::{ColumnLineage, ScriptLineage, StatementLineage};
+
+use super::ChangeKind;
+
+/// How a job's SQL changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    pub kind: ChangeKind,
+    /// Columns named in the change (`removed: a`, `a → b`, `added: c`).
+    pub columns: Vec<String>,
+    /// For a `column` change: the output columns whose values changed.
+    pub changed: BTreeSet<String>,
+    /// Why, in a sentence.
+    pub reason: String,
+    /// 1-based line of the first statement that changed (head side).
+    pub line: u64,
+}
+
+impl Verdict {
+    fn new(kind: ChangeKind, reason: impl Into<String>, line: u64) -> Self {
+        Verdict {
+            kind,
+            columns: Vec::new(),
+            changed: BTreeSet::new(),
+            reason: reason.into(),
+            line,
+        }
+    }
+}
+
+/// Compares two versions of a script (a model's query is a one-statement
+/// script).
+pub(crate) fn compare_scripts(base: &ScriptLineage, head: &ScriptLineage) -> Verdict {
+    for (side, script) in [("base", base), ("head", head)] {
+        if let Some(e) = script.errors.first() {
+            return Verdict::new(
+                ChangeKind::CouldNotCompare,
+                format!(
+                    "statement {} does not parse on the {side} side (line {}, column {}: {})",
+                    e.statement, e.line, e.column, e.message
+                ),
+                e.line,
+            );
+        }
+    }
+    let first_line = head.statements.first().map_or(1, |s| s.line);
+    if base.statements.len() != head.statements.len() {
+        return Verdict::new(
+            ChangeKind::Breaking,
+            format!(
+                "statements changed from {} to {}",
+                base.statements.len(),
+                head.statements.len()
+            ),
+            first_line,
+        );
+    }
+    let mut verdict: Option<Verdict> = None;
+    for (b, h) in base.statements.iter().zip(&head.statements) {
+        if b.canonical == h.canonical {
+            continue;
+        }
+        let v = compare_statements(b, h);
+        match &mut verdict {
+            None => verdict = Some(v),
+            Some(acc) => {
+                if v.kind.rank() < acc.kind.rank() {
+                    acc.kind = v.kind;
+                    acc.reason = v.reason;
+                }
+                acc.columns.extend(v.columns);
+                acc.changed.extend(v.changed);
+            }
+        }
+    }
+    let mut verdict = verdict.unwrap_or_else(|| {
+        Verdict::new(
+            ChangeKind::NoOp,
+            "formatting, comments or case only",
+            first_line,
+        )
+    });
+    verdict.columns.sort();
+    verdict.columns.dedup();
+    verdict
+}
+
+/// Compares two versions of one statement whose canonical texts differ.
+fn compare_statements(b: &StatementLineage, h: &StatementLineage) -> Verdict {
+    let breaking = |why: String| Verdict::new(ChangeKind::Breaking, why, h.line);
+    if b.kind != h.kind || b.targets != h.targets {
+        return breaking(format!(
+            "the statement now writes {} ({})",
+            list(&h.targets),
+            h.kind.as_str()
+        ));
+    }
+    if b.sources != h.sources {
+        let added: Vec<&String> = h
+            .sources
+            .iter()
+            .filter(|s| !b.sources.contains(s))
+            .collect();
+        let removed: Vec<&String> = b
+            .sources
+            .iter()
+            .filter(|s| !h.sources.contains(s))
+            .collect();
+        return breaking(format!(
+            "sources changed (added: {}; removed: {})",
+            list(&added),
+            list(&removed)
+        ));
+    }
+    match (&b.columns, &h.columns) {
+        (Some(bc), Some(hc)) => compare_columns(bc, hc, h.line),
+        _ => breaking(format!("the {} statement changed", h.kind.as_str())),
+    }
+}
+
+/// Compares the rows and columns of two versions of a query.
+fn compare_columns(b: &ColumnLineage, h: &ColumnLineage, line: u64) -> Verdict {
+    if b.row_fingerprints != h.row_fingerprints {
+        let clauses: BTreeSet<&str> = b
+            .row_fingerprints
+            .symmetric_difference(&h.row_fingerprints)
+            .map(|p| clause_of(p))
+            .collect();
+        let clauses: Vec<&str> = clauses.into_iter().collect();
+        return Verdict::new(
+            ChangeKind::Breaking,
+            format!("which rows come out changed ({})", clauses.join(", ")),
+            line,
+        );
+    }
+    let first = |cols: &ColumnLineage| -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        for c in &cols.columns {
+            m.entry(c.name.clone())
+                .or_insert_with(|| c.fingerprint.clone());
+        }
+        m
+    };
+    let (bm, hm) = (first(b), first(h));
+    let removed: Vec<&String> = bm.keys().filter(|k| !hm.contains_key(*k)).collect();
+    let added: Vec<&String> = hm.keys().filter(|k| !bm.contains_key(*k)).collect();
+    let changed: BTreeSet<String> = bm
+        .iter()
+        .filter(|(k, v)| hm.get(*k).is_some_and(|hv| hv != *v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if !removed.is_empty() {
+        // A removed column computed exactly like an added one was renamed.
+        let mut columns = Vec::new();
+        let mut renamed = BTreeSet::new();
+        for r in &removed {
+            match added
+                .iter()
+                .find(|a| hm[**a] == bm[*r] && !renamed.contains(**a))
+            {
+                Some(a) => {
+                    renamed.insert((*a).clone());
+                    columns.push(format!("{r} → {a}"));
+                }
+                None => columns.push(format!("removed: {r}")),
+            }
+        }
+        let mut v = Verdict::new(
+            ChangeKind::Breaking,
+            format!(
+                "output column{} removed or renamed",
+                crate::emit::escape::plural(removed.len())
+            ),
+            line,
+        );
+        v.columns = columns;
+        return v;
+    }
+    if !changed.is_empty() {
+        let mut v = Verdict::new(
+            ChangeKind::Column,
+            "the expressions of existing columns changed",
+            line,
+        );
+        v.columns = changed.iter().cloned().collect();
+        v.columns
+            .extend(added.iter().map(|a| format!("added: {a}")));
+        v.changed = changed;
+        return v;
+    }
+    if !added.is_empty() {
+        let mut v = Verdict::new(ChangeKind::NonBreaking, "output columns added", line);
+        v.columns = added.iter().map(|a| format!("added: {a}")).collect();
+        return v;
+    }
+    let order = |cols: &ColumnLineage| -> Vec<String> {
+        cols.columns.iter().map(|c| c.name.clone()).collect()
+    };
+    if order(b) != order(h) {
+        return Verdict::new(ChangeKind::NonBreaking, "column order changed", line);
+    }
+    Verdict::new(
+        ChangeKind::NoOp,
+        "same columns computed the same way (names inside the query changed)",
+        line,
+    )
+}
+
+/// The clause a row fingerprint comes from, for people.
+fn clause_of(print: &str) -> &'static str {
+    match print.split(':').next().unwrap_or("") {
+        "where" => "WHERE",
+        "having" => "HAVING",
+        "qualify" => "QUALIFY",
+        "join" => "JOIN",
+        "group" => "GROUP BY",
+        "distinct" => "DISTINCT",
+        "set" => "set operator",
+        "limit" => "LIMIT",
+        _ => "rows",
+    }
+}
+
+fn list<S: AsRef<str>>(items: &[S]) -> String {
+    if items.is_empty() {
+        return "none".to_string();
+    }
+    items
+        .iter()
+        .map(|s| s.as_ref())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::{KnownColumns, SqlDialect, script_semantics};
+
+    fn verdict(base: &str, head: &str) -> Verdict {
+        let read = |sql: &str| script_semantics(sql, SqlDialect::Generic, &KnownColumns::new());
+        compare_scripts(&read(base), &read(head))
+    }
+
+    const BASE: &str = "select o.id, o.amount, o.status from shop.orders o \
+                        join shop.customers c on o.customer_id = c.id where o.amount > 0";
+
+    #[test]
+    fn each_kind_of_change() {
+        let case = |head: &str| {
+            let v = verdict(BASE, head);
+            (v.kind, v.columns)
+        };
+        let formatted = "SELECT o.id,\n  o.amount,  -- money\n  o.status\nFROM shop.orders AS o\n\
+                         INNER JOIN shop.customers AS c ON o.customer_id = c.id\nWHERE o.amount > 0";
+        assert_eq!(case(formatted), (ChangeKind::NoOp, vec![]));
+        let added = BASE.replace("o.status", "o.status, c.name");
+        assert_eq!(
+            case(&added),
+            (ChangeKind::NonBreaking, vec!["added: name".to_string()])
+        );
+        let removed = BASE.replace(", o.status", "");
+        assert_eq!(
+            case(&removed),
+            (ChangeKind::Breaking, vec!["removed: status".to_string()])
+        );
+        let renamed = BASE.replace("o.status", "o.status as state");
+        assert_eq!(
+            case(&renamed),
+            (ChangeKind::Breaking, vec!["status → state".to_string()])
+        );
+        let expr = BASE.replace("o.amount,", "o.amount * 100 as amount,");
+        assert_eq!(
+            case(&expr),
+            (ChangeKind::Column, vec!["amount".to_string()])
+        );
+        let filter = BASE.replace("> 0", ">= 0");
+        assert_eq!(case(&filter).0, ChangeKind::Breaking);
+        let join = BASE.replace("join", "left join");
+        assert_eq!(case(&join).0, ChangeKind::Breaking);
+        let source = BASE.replace("shop.customers", "shop.clients");
+        assert_eq!(case(&source).0, ChangeKind::Breaking);
+        assert_eq!(
+            verdict(BASE, "select from").kind,
+            ChangeKind::CouldNotCompare
+        );
+    }
+}

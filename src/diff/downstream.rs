@@ -1,0 +1,164 @@
+//! What downstream a change reaches: every descendant when the rows or the
+//! shape of a dataset changed, only the consumers of the changed columns
+//! (followed column by column) when existing columns' values changed.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use petgraph::Direction;
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+
+use crate::graph::LineageGraph;
+
+use super::semantics::{Semantics, same};
+
+/// The datasets a change reaches.
+#[derive(Debug, Default)]
+pub(crate) struct Reach {
+    /// Affected, the changed datasets themselves left out.
+    pub affected: BTreeSet<NodeIndex>,
+    /// Those of `affected` reached only through a `*` whose columns are
+    /// not known: possibly affected.
+    pub possibly: BTreeSet<NodeIndex>,
+}
+
+/// Every dataset downstream of `starts`, `starts` left out.
+pub(crate) fn descendants(g: &LineageGraph, starts: &[NodeIndex]) -> BTreeSet<NodeIndex> {
+    let mut seen: BTreeSet<NodeIndex> = BTreeSet::new();
+    let mut stack: Vec<NodeIndex> = starts.to_vec();
+    while let Some(n) = stack.pop() {
+        for c in g.graph.neighbors_directed(n, Direction::Outgoing) {
+            if seen.insert(c) {
+                stack.push(c);
+            }
+        }
+    }
+    for s in starts {
+        seen.remove(s);
+    }
+    seen
+}
+
+/// How one consumer is touched by changed columns of its upstream.
+enum Effect {
+    /// Its rows may change (the columns decide which rows), or ripple cannot
+    /// tell: it and everything below it.
+    All,
+    /// These output columns of it changed; `star` when a `*` whose columns
+    /// are unknown carried them.
+    Columns(BTreeSet<String>, bool),
+}
+
+/// The datasets reached when the values of `columns` of `start` change.
+pub(crate) fn column_consumers(
+    sem: &mut Semantics,
+    start: NodeIndex,
+    columns: BTreeSet<String>,
+) -> Reach {
+    let g = sem.g;
+    let mut changed: BTreeMap<NodeIndex, BTreeSet<String>> = BTreeMap::from([(start, columns)]);
+    let mut all: BTreeSet<NodeIndex> = BTreeSet::new();
+    let mut possibly: BTreeSet<NodeIndex> = BTreeSet::new();
+    let mut queue = VecDeque::from([start]);
+    while let Some(n) = queue.pop_front() {
+        let cols = changed.get(&n).cloned().unwrap_or_default();
+        let mut edges: Vec<(NodeIndex, String)> = g
+            .graph
+            .edges_directed(n, Direction::Outgoing)
+            .map(|e| (e.target(), e.weight().via.clone()))
+            .collect();
+        edges.sort();
+        edges.dedup();
+        for (c, job) in edges {
+            if all.contains(&c) || c == start {
+                continue;
+            }
+            match consume(sem, &job, n, c, &cols) {
+                Effect::All => {
+                    all.insert(c);
+                    all.extend(descendants(g, &[c]));
+                }
+                Effect::Columns(out, star) => {
+                    if star {
+                        possibly.insert(c);
+                    }
+                    let entry = changed.entry(c).or_default();
+                    let before = entry.len();
+                    entry.extend(out);
+                    if entry.len() > before {
+                        queue.push_back(c);
+                    }
+                }
+            }
+        }
+    }
+    let mut affected: BTreeSet<NodeIndex> = all.clone();
+    affected.extend(
+        changed
+            .iter()
+            .filter(|(_, cols)| !cols.is_empty())
+            .map(|(n, _)| *n),
+    );
+    affected.extend(possibly.iter().copied());
+    affected.remove(&start);
+    possibly.retain(|n| !all.contains(n));
+    Reach { affected, possibly }
+}
+
+/// What job `job` (writing `c` from `n`) does with the changed `cols` of `n`.
+fn consume(
+    sem: &mut Semantics,
+    job: &str,
+    n: NodeIndex,
+    c: NodeIndex,
+    cols: &BTreeSet<String>,
+) -> Effect {
+    let g = sem.g;
+    let (rel, c_rel) = (g.graph[n].relation.clone(), g.graph[c].relation.clone());
+    let Some(script) = sem.job(job) else {
+        return Effect::All;
+    };
+    if !script.errors.is_empty() {
+        return Effect::All;
+    }
+    let hits = |column: &str| column == "*" || cols.contains(column);
+    let mut out = BTreeSet::new();
+    let mut star = false;
+    let mut read = false;
+    for s in &script.statements {
+        if !s.sources.iter().any(|src| same(src, &rel)) {
+            continue;
+        }
+        read = true;
+        let Some(lineage) = &s.columns else {
+            return Effect::All;
+        };
+        // Read into some other table first (a staging step): not followed.
+        if !s.targets.is_empty() && !s.targets.iter().any(|t| same(t, &c_rel)) {
+            return Effect::All;
+        }
+        let touched = |r: &crate::sql::ColumnRef| same(&r.relation, &rel) && hits(&r.column);
+        if lineage.conditions.iter().any(touched) {
+            return Effect::All;
+        }
+        for col in &lineage.columns {
+            let refs: Vec<_> = col.sources.iter().filter(|r| touched(r)).collect();
+            if refs.is_empty() {
+                continue;
+            }
+            if col.name == "*" {
+                // An unexpanded `*` passes the changed columns through by name.
+                star = true;
+                out.extend(cols.iter().cloned());
+            } else {
+                star |= refs.iter().any(|r| r.column == "*");
+                out.insert(col.name.clone());
+            }
+        }
+    }
+    if !read {
+        // The SQL does not name the upstream as the graph does: cannot tell.
+        return Effect::All;
+    }
+    Effect::Columns(out, star)
+}

@@ -1,0 +1,358 @@
+//! `ripple diff`: two versions of a project compared model by model. Each
+//! job's SQL is compared by meaning (see [`classify`]), dataset settings key
+//! by key, and each change carries the downstream datasets it reaches.
+//!
+//! Input is two lineage graphs (base and head); reading them out of git is
+//! [`crate::ingest::revision`]'s job, printing the report [`crate::emit`]'s.
+
+mod classify;
+mod config;
+mod downstream;
+mod semantics;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use petgraph::graph::NodeIndex;
+use serde::Serialize;
+
+use crate::graph::LineageGraph;
+use crate::project::Severity;
+
+use classify::{Verdict, compare_scripts};
+use downstream::{Reach, column_consumers, descendants};
+use semantics::Semantics;
+
+/// The kind of a change, most severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeKind {
+    /// Rows or shape changed: an output column removed or renamed, a filter,
+    /// join, grouping or the set of sources changed. Every descendant is
+    /// affected.
+    Breaking,
+    /// The model or job is gone; what read it is affected.
+    Removed,
+    /// One side could not be read (render or parse error): never assumed
+    /// to be harmless.
+    CouldNotCompare,
+    /// Existing columns compute something else; only what reads them is
+    /// affected.
+    Column,
+    /// Settings changed (materialization, unique key, grain, time mapping).
+    Config,
+    /// Only output columns were added (or reordered).
+    NonBreaking,
+    /// A new model or job.
+    Added,
+    /// Formatting, comments, case or names inside the query only.
+    NoOp,
+}
+
+impl ChangeKind {
+    /// Every kind, most severe first.
+    pub const ALL: [ChangeKind; 8] = [
+        ChangeKind::Breaking,
+        ChangeKind::Removed,
+        ChangeKind::CouldNotCompare,
+        ChangeKind::Column,
+        ChangeKind::Config,
+        ChangeKind::NonBreaking,
+        ChangeKind::Added,
+        ChangeKind::NoOp,
+    ];
+
+    /// The word used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Breaking => "breaking",
+            ChangeKind::Removed => "removed",
+            ChangeKind::CouldNotCompare => "could-not-compare",
+            ChangeKind::Column => "column",
+            ChangeKind::Config => "config",
+            ChangeKind::NonBreaking => "non-breaking",
+            ChangeKind::Added => "added",
+            ChangeKind::NoOp => "no-op",
+        }
+    }
+
+    /// Position in [`ChangeKind::ALL`]: lower is more severe.
+    pub(crate) fn rank(self) -> usize {
+        self as usize
+    }
+
+    /// Whether `--fail-on breaking` fails on it: the kinds that can break
+    /// what reads the model, including what could not be checked.
+    pub fn is_breaking(self) -> bool {
+        matches!(
+            self,
+            ChangeKind::Breaking | ChangeKind::Removed | ChangeKind::CouldNotCompare
+        )
+    }
+}
+
+/// One changed model or job.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// The model's node id (`model.orders`) or the job's id
+    /// (`sql:jobs/daily.sql`, `airflow:dag.task`).
+    pub model: String,
+    /// What kind of change.
+    pub kind: ChangeKind,
+    /// The columns concerned: `removed: a`, `a → b`, `added: c`, a changed
+    /// column's name, or a setting as `key: old → new`.
+    pub columns: Vec<String>,
+    /// Datasets affected downstream, by node id, sorted.
+    pub downstream: Vec<String>,
+    /// Those of `downstream` reached through a `*` whose columns are not
+    /// known: possibly affected.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub possibly: Vec<String>,
+    /// The file (relative to the project root).
+    pub file: String,
+    /// 1-based line of the change in that file (1 when not known better).
+    pub line: u64,
+    /// Why, in a sentence.
+    pub reason: String,
+    /// The datasets the model or job writes, by node id.
+    pub writes: Vec<String>,
+    /// A `ripple plan` command to restate the changed data, when the model
+    /// is partitioned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+}
+
+/// The result of comparing two versions of a project.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffReport {
+    /// Version of this document's shape.
+    pub schema_version: u32,
+    /// Changes, most severe first, then by model.
+    pub changes: Vec<Change>,
+    /// Lineage edges between the datasets the changes name (changed and
+    /// downstream), by node id, for diagrams.
+    #[serde(skip)]
+    pub edges: Vec<(String, String)>,
+}
+
+impl DiffReport {
+    /// Changes of `kind`.
+    pub fn count(&self, kind: ChangeKind) -> usize {
+        self.changes.iter().filter(|c| c.kind == kind).count()
+    }
+
+    /// Every downstream dataset of every change, once.
+    pub fn downstream(&self) -> BTreeSet<&str> {
+        self.changes
+            .iter()
+            .flat_map(|c| c.downstream.iter().map(String::as_str))
+            .collect()
+    }
+}
+
+/// Compares `base` with `head`.
+pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
+    let mut base_sem = Semantics::new(base);
+    let mut head_sem = Semantics::new(head);
+    let ids: BTreeSet<&String> = base.jobs.keys().chain(head.jobs.keys()).collect();
+    let mut changes = Vec::new();
+    let mut edges = BTreeSet::new();
+    for id in ids {
+        let (b, h) = (base.jobs.get(id), head.jobs.get(id));
+        let (verdict, on_head) = match (b, h) {
+            (Some(b), Some(h)) if b.sql == h.sql => continue,
+            (Some(b), Some(h)) => (
+                match unreadable(base, &b.file).or_else(|| unreadable(head, &h.file)) {
+                    Some(why) => verdict(ChangeKind::CouldNotCompare, why),
+                    None => match (base_sem.job(id).cloned(), head_sem.job(id)) {
+                        (Some(bs), Some(hs)) => compare_scripts(&bs, hs),
+                        _ => verdict(ChangeKind::Breaking, "its SQL was added or removed"),
+                    },
+                },
+                true,
+            ),
+            (None, Some(_)) => (verdict(ChangeKind::Added, "new"), true),
+            (Some(_), None) => (verdict(ChangeKind::Removed, "deleted"), false),
+            (None, None) => continue,
+        };
+        let (g, sem) = match on_head {
+            true => (head, &mut head_sem),
+            false => (base, &mut base_sem),
+        };
+        let job = &g.jobs[id];
+        let writes: Vec<NodeIndex> = sem.written(id).to_vec();
+        let reach = reach(sem, &verdict, &writes);
+        let line = match job.airflow {
+            // Task SQL is inline or in a template: point at the task.
+            Some(_) => job.writes.iter().map(|r| r.line).min().unwrap_or(1).max(1) as u64,
+            None if matches!(verdict.kind, ChangeKind::Added | ChangeKind::Removed) => 1,
+            None => verdict.line.max(1),
+        };
+        changes.push(change(g, id, &job.file, line, verdict, &writes, &reach));
+        collect_edges(g, &writes, &reach, &mut edges);
+    }
+    for (id, verdicts) in config::compare(base, head) {
+        let n = head.index[&id];
+        let writes = [n];
+        let rows_change = verdicts.iter().any(|v| v.changes_rows);
+        let reach = match rows_change {
+            true => Reach {
+                affected: descendants(head, &writes),
+                possibly: BTreeSet::new(),
+            },
+            false => Reach::default(),
+        };
+        let v = Verdict {
+            kind: ChangeKind::Config,
+            columns: verdicts.iter().map(|v| v.text.clone()).collect(),
+            changed: BTreeSet::new(),
+            reason: match rows_change {
+                true => "settings that decide its rows changed".to_string(),
+                false => "settings changed".to_string(),
+            },
+            line: 1,
+        };
+        let d = &head.graph[n];
+        let file = d.file.clone().unwrap_or_default();
+        let line = u64::from(d.line.unwrap_or(1).max(1));
+        changes.push(change(head, &id, &file, line, v, &writes, &reach));
+        collect_edges(head, &writes, &reach, &mut edges);
+    }
+    suggest_plans(head, &mut changes);
+    changes.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.model.cmp(&b.model)));
+    DiffReport {
+        schema_version: 1,
+        changes,
+        edges: edges.into_iter().collect(),
+    }
+}
+
+fn verdict(kind: ChangeKind, reason: impl Into<String>) -> Verdict {
+    Verdict {
+        kind,
+        columns: Vec::new(),
+        changed: BTreeSet::new(),
+        reason: reason.into(),
+        line: 1,
+    }
+}
+
+/// Why a file could not be read on one side, when it could not.
+fn unreadable(g: &LineageGraph, file: &str) -> Option<String> {
+    g.diagnostics
+        .iter()
+        .find(|d| {
+            d.severity == Severity::Error
+                && d.file.as_deref() == Some(file)
+                && matches!(d.code, "render-error" | "read-error")
+        })
+        .map(|d| format!("{file}:{}:{}: {}", d.line, d.column, d.message))
+}
+
+/// The datasets a change to the job writing `writes` reaches.
+fn reach(sem: &mut Semantics, v: &Verdict, writes: &[NodeIndex]) -> Reach {
+    match v.kind {
+        ChangeKind::NoOp | ChangeKind::NonBreaking => Reach::default(),
+        // One dataset written by one query: follow the changed columns.
+        ChangeKind::Column if writes.len() == 1 => {
+            column_consumers(sem, writes[0], v.changed.clone())
+        }
+        _ => Reach {
+            affected: descendants(sem.g, writes),
+            possibly: BTreeSet::new(),
+        },
+    }
+}
+
+fn change(
+    g: &LineageGraph,
+    id: &str,
+    file: &str,
+    line: u64,
+    v: Verdict,
+    writes: &[NodeIndex],
+    reach: &Reach,
+) -> Change {
+    let ids = |set: &BTreeSet<NodeIndex>| -> Vec<String> {
+        let mut v: Vec<String> = set.iter().map(|&n| g.graph[n].id.clone()).collect();
+        v.sort();
+        v
+    };
+    let mut writes: Vec<String> = writes.iter().map(|&n| g.graph[n].id.clone()).collect();
+    writes.sort();
+    Change {
+        model: id.to_string(),
+        kind: v.kind,
+        columns: v.columns,
+        downstream: ids(&reach.affected),
+        possibly: ids(&reach.possibly),
+        file: file.to_string(),
+        line,
+        reason: v.reason,
+        writes,
+        plan: None,
+    }
+}
+
+/// Edges among the changed datasets and those they reach.
+fn collect_edges(
+    g: &LineageGraph,
+    writes: &[NodeIndex],
+    reach: &Reach,
+    edges: &mut BTreeSet<(String, String)>,
+) {
+    let shown: BTreeSet<NodeIndex> = writes
+        .iter()
+        .copied()
+        .chain(reach.affected.iter().copied())
+        .collect();
+    for &n in &shown {
+        for c in g.graph.neighbors_directed(n, petgraph::Direction::Outgoing) {
+            if shown.contains(&c) {
+                edges.insert((g.graph[n].id.clone(), g.graph[c].id.clone()));
+            }
+        }
+    }
+}
+
+/// Adds a `ripple plan` command to changes of partitioned datasets whose
+/// data must be restated.
+fn suggest_plans(head: &LineageGraph, changes: &mut [Change]) {
+    let restates = |c: &Change| {
+        matches!(
+            c.kind,
+            ChangeKind::Breaking | ChangeKind::Column | ChangeKind::CouldNotCompare
+        ) || (c.kind == ChangeKind::Config && !c.downstream.is_empty())
+    };
+    if !changes.iter().any(restates) {
+        return;
+    }
+    // Time facts read every model's SQL: only when some change needs them.
+    let Ok(facts) = crate::impact::TimeFacts::build(head) else {
+        return;
+    };
+    let Some(order) = facts.order() else {
+        return;
+    };
+    let model = facts.resolve(head, order, &HashMap::new());
+    let grains: BTreeMap<&str, (crate::time::Grain, Option<crate::time::Hour>)> = model
+        .datasets
+        .iter()
+        .map(|(&n, t)| (head.graph[n].id.as_str(), (t.grain, t.start)))
+        .collect();
+    for c in changes.iter_mut().filter(|c| restates(c)) {
+        let partitioned = c.writes.iter().find_map(|w| match grains.get(w.as_str()) {
+            Some(&(g, start)) if g != crate::time::Grain::None => Some((w.as_str(), g, start)),
+            _ => None,
+        });
+        let Some((id, grain, start)) = partitioned else {
+            continue;
+        };
+        let name = head
+            .dataset(id)
+            .map_or_else(|| id.to_string(), |d| d.name.clone());
+        let from = start.map_or_else(|| "<first day to restate>".to_string(), |h| grain.key(h));
+        c.plan = Some(format!(
+            "ripple plan {name} --from {from} --to <last day to restate>"
+        ));
+    }
+}

@@ -1,0 +1,141 @@
+//! What each job of one side computes, read on demand: its statements with
+//! canonical text and column lineage, `*` expanded from the columns its
+//! upstreams are known to have (declared in YAML, or computed from the
+//! upstream's own query, upstreams first).
+
+use std::collections::{HashMap, HashSet};
+
+use petgraph::Direction;
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+
+use crate::graph::LineageGraph;
+use crate::project::JobKind;
+use crate::sql::{KnownColumns, ScriptLineage, script_semantics};
+
+/// Job semantics and dataset columns of one graph, computed once each.
+pub(crate) struct Semantics<'g> {
+    /// The graph.
+    pub g: &'g LineageGraph,
+    /// The datasets each job writes.
+    written: HashMap<&'g str, Vec<NodeIndex>>,
+    jobs: HashMap<String, Option<ScriptLineage>>,
+    columns: HashMap<NodeIndex, Option<Vec<String>>>,
+}
+
+impl<'g> Semantics<'g> {
+    pub fn new(g: &'g LineageGraph) -> Self {
+        let mut written: HashMap<&str, Vec<NodeIndex>> = HashMap::new();
+        for (dataset, jobs) in &g.writers {
+            if let Some(&n) = g.index.get(dataset) {
+                for j in jobs {
+                    written.entry(j.as_str()).or_default().push(n);
+                }
+            }
+        }
+        Semantics {
+            g,
+            written,
+            jobs: HashMap::new(),
+            columns: HashMap::new(),
+        }
+    }
+
+    /// The datasets `job` writes.
+    pub fn written(&self, job: &str) -> &[NodeIndex] {
+        self.written.get(job).map_or(&[], Vec::as_slice)
+    }
+
+    /// The job's statements, read with its upstreams' columns known;
+    /// `None` when it has no SQL.
+    pub fn job(&mut self, id: &str) -> Option<&ScriptLineage> {
+        if !self.jobs.contains_key(id) {
+            let computed = self.compute_job(id);
+            self.jobs.insert(id.to_string(), computed);
+        }
+        self.jobs.get(id).and_then(Option::as_ref)
+    }
+
+    fn compute_job(&mut self, id: &str) -> Option<ScriptLineage> {
+        let sql = self.g.jobs.get(id)?.sql.clone()?;
+        let upstreams: Vec<NodeIndex> = self
+            .written(id)
+            .iter()
+            .flat_map(|&n| self.g.graph.edges_directed(n, Direction::Incoming))
+            .filter(|e| e.weight().via == id)
+            .map(|e| e.source())
+            .collect();
+        let mut known = KnownColumns::new();
+        for u in upstreams {
+            if let Some(cols) = self.columns_of(u) {
+                let relation = &self.g.graph[u].relation;
+                known.insert(relation.to_lowercase(), cols.clone());
+                known.insert(relation.clone(), cols);
+            }
+        }
+        Some(script_semantics(&sql, self.g.config.dialect, &known))
+    }
+
+    /// The columns of a dataset, when known: declared, or computed from the
+    /// query that writes it (`None` when a `*` in it could not be expanded).
+    pub fn columns_of(&mut self, n: NodeIndex) -> Option<Vec<String>> {
+        // Upstreams first, without recursion: lineage can be deep.
+        let mut stack = vec![(n, false)];
+        let mut open: HashSet<NodeIndex> = HashSet::new();
+        while let Some((x, ready)) = stack.pop() {
+            if self.columns.contains_key(&x) {
+                continue;
+            }
+            if ready {
+                let cols = self.compute_columns(x);
+                self.columns.insert(x, cols);
+                continue;
+            }
+            if !open.insert(x) {
+                continue;
+            }
+            stack.push((x, true));
+            if self.g.graph[x].columns.is_empty() {
+                for e in self.g.graph.edges_directed(x, Direction::Incoming) {
+                    if !self.columns.contains_key(&e.source()) {
+                        stack.push((e.source(), false));
+                    }
+                }
+            }
+        }
+        self.columns.get(&n).cloned().flatten()
+    }
+
+    fn compute_columns(&mut self, n: NodeIndex) -> Option<Vec<String>> {
+        let d = &self.g.graph[n];
+        if !d.columns.is_empty() {
+            return Some(d.columns.clone());
+        }
+        let relation = d.relation.clone();
+        let [writer] = self.g.writers.get(&d.id)?.as_slice() else {
+            return None;
+        };
+        let whole_query = matches!(
+            self.g.jobs.get(writer).map(|j| j.kind),
+            Some(JobKind::Dbt | JobKind::Manifest)
+        );
+        let script = self.job(&writer.clone())?;
+        let statement = script.statements.iter().rev().find(|s| {
+            s.columns.is_some() && (whole_query || s.targets.iter().any(|t| same(t, &relation)))
+        })?;
+        let cols = statement.columns.as_ref()?;
+        if !cols.unexpanded_stars.is_empty() {
+            return None;
+        }
+        Some(cols.columns.iter().map(|c| c.name.clone()).collect())
+    }
+}
+
+/// Whether a relation named in SQL is `relation` (case aside; an
+/// unqualified name matches the qualified one it ends, and the other way).
+pub(crate) fn same(named: &str, relation: &str) -> bool {
+    let (named, relation) = (named.to_lowercase(), relation.to_lowercase());
+    named == relation
+        || relation.ends_with(&format!(".{named}"))
+        || named.ends_with(&format!(".{relation}"))
+}
