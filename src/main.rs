@@ -56,6 +56,71 @@ enum Command {
     /// The backfill plan for a change: batches in wavefront order, shadow writes, validations, swaps.
     #[command(after_help = PLAN_EXAMPLES)]
     Plan(PlanArgs),
+    /// PR check: what changed in meaning between two revisions, and what downstream it affects.
+    #[command(after_help = DIFF_EXAMPLES)]
+    Diff(DiffArgs),
+}
+
+const DIFF_EXAMPLES: &str = "Examples:
+  ripple diff --base origin/main
+  ripple diff --base origin/main --head HEAD --project analytics --format github --fail-on breaking
+  ripple diff --base-dir old/ --head-dir new/ --format json
+
+Exit codes: 0 no change matched --fail-on, 1 some did, 2 bad input (unknown revision, unreadable folder).";
+
+#[derive(clap::Args)]
+struct DiffArgs {
+    /// The revision to compare against (branch, tag, commit), read from git without touching the checkout.
+    #[arg(
+        long,
+        value_name = "REV",
+        required_unless_present = "base_dir",
+        conflicts_with = "base_dir"
+    )]
+    base: Option<String>,
+    /// The revision to compare (default: the project folder as it is on disk, uncommitted edits included).
+    #[arg(long, value_name = "REV", conflicts_with = "head_dir")]
+    head: Option<String>,
+    /// The project folder inside the repository.
+    #[arg(long, short, default_value = ".", value_name = "DIR")]
+    project: PathBuf,
+    /// Compare this folder (the old version) instead of a git revision.
+    #[arg(long, value_name = "DIR", requires = "head_dir")]
+    base_dir: Option<PathBuf>,
+    /// The new version's folder, with --base-dir.
+    #[arg(long, value_name = "DIR")]
+    head_dir: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = DiffFormat::Markdown)]
+    format: DiffFormat,
+    /// Exit with 1 when a change of this kind is found.
+    #[arg(long, value_enum, default_value_t = FailOnArg::Breaking)]
+    fail_on: FailOnArg,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DiffFormat {
+    /// A pull-request comment: summary, table, Mermaid graph, details.
+    Markdown,
+    /// The JSON document other tools read.
+    Json,
+    /// GitHub Actions workflow annotations.
+    Github,
+    /// Plain text.
+    Text,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FailOnArg {
+    /// Breaking changes, removed models, and what could not be compared.
+    Breaking,
+    /// Any change that is not formatting only.
+    Any,
+    /// Never fail.
+    None,
 }
 
 const DAGS_EXAMPLES: &str = "Examples:
@@ -339,7 +404,66 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => plan(args),
         Command::Dags(args) => dags(args),
         Command::Schedule(args) => schedule(args),
+        Command::Diff(args) => diff(args),
     }
+}
+
+fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
+    use ripple::diff::FailOn;
+    use ripple::ingest::revision;
+    // Checked-out revisions live as long as the comparison.
+    let mut copies = Vec::new();
+    let (base_root, head_root, prefix) = match (&args.base_dir, &args.base) {
+        (Some(base), _) => {
+            let head = args.head_dir.clone().expect("clap requires --head-dir");
+            (base.clone(), head, String::new())
+        }
+        (None, Some(rev)) => {
+            let location = revision::locate(&args.project)?;
+            let base = revision::check_out(&args.project, rev)?;
+            let base_root = base.root.clone();
+            copies.push(base);
+            let head_root = match &args.head {
+                Some(rev) => {
+                    let head = revision::check_out(&args.project, rev)?;
+                    let root = head.root.clone();
+                    copies.push(head);
+                    root
+                }
+                None => args.project.clone(),
+            };
+            (base_root, head_root, location.prefix)
+        }
+        (None, None) => anyhow::bail!("give --base REV, or --base-dir and --head-dir"),
+    };
+    let load = |root: &std::path::Path| -> anyhow::Result<LineageGraph> {
+        let project = load_project(root, &LoadOptions::default())?;
+        Ok(LineageGraph::build(project))
+    };
+    let (base, head) = rayon::join(|| load(&base_root), || load(&head_root));
+    let mut report = ripple::diff::diff(&base?, &head?);
+    drop(copies);
+    for c in &mut report.changes {
+        c.file = format!("{prefix}{}", c.file);
+    }
+    let fail_on = match args.fail_on {
+        FailOnArg::Breaking => FailOn::Breaking,
+        FailOnArg::Any => FailOn::Any,
+        FailOnArg::None => FailOn::None,
+    };
+    let rendered = match args.format {
+        DiffFormat::Markdown => emit::diff::markdown(&report),
+        DiffFormat::Json => emit::diff::json(&report),
+        DiffFormat::Github => emit::diff::github(&report, fail_on),
+        DiffFormat::Text => emit::diff::text(&report),
+    };
+    write_output(args.output.as_deref(), &rendered)?;
+    let fails = report.changes.iter().any(|c| fail_on.fails(c.kind));
+    Ok(if fails {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn dags(args: DagsArgs) -> anyhow::Result<ExitCode> {

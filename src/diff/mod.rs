@@ -90,6 +90,28 @@ impl ChangeKind {
     }
 }
 
+/// Which changes make `ripple diff` exit with 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOn {
+    /// Breaking, removed, and what could not be compared.
+    Breaking,
+    /// Every change but no-ops.
+    Any,
+    /// Never.
+    None,
+}
+
+impl FailOn {
+    /// Whether a change of `kind` fails the check.
+    pub fn fails(self, kind: ChangeKind) -> bool {
+        match self {
+            FailOn::Breaking => kind.is_breaking(),
+            FailOn::Any => kind != ChangeKind::NoOp,
+            FailOn::None => false,
+        }
+    }
+}
+
 /// One changed model or job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
@@ -181,11 +203,13 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
         let job = &g.jobs[id];
         let writes: Vec<NodeIndex> = sem.written(id).to_vec();
         let reach = reach(sem, &verdict, &writes);
-        let line = match job.airflow {
+        let line = match (job.airflow.as_ref(), b.zip(h)) {
             // Task SQL is inline or in a template: point at the task.
-            Some(_) => job.writes.iter().map(|r| r.line).min().unwrap_or(1).max(1) as u64,
-            None if matches!(verdict.kind, ChangeKind::Added | ChangeKind::Removed) => 1,
-            None => verdict.line.max(1),
+            (Some(_), _) => job.writes.iter().map(|r| r.line).min().unwrap_or(1).max(1) as u64,
+            (None, Some((b, h))) => first_difference(b.sql.as_deref(), h.sql.as_deref())
+                .unwrap_or(verdict.line)
+                .max(1),
+            (None, None) => 1,
         };
         changes.push(change(g, id, &job.file, line, verdict, &writes, &reach));
         collect_edges(g, &writes, &reach, &mut edges);
@@ -224,6 +248,15 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
         changes,
         edges: edges.into_iter().collect(),
     }
+}
+
+/// The first line (1-based) where two texts differ.
+fn first_difference(a: Option<&str>, b: Option<&str>) -> Option<u64> {
+    let (a, b) = (a?, b?);
+    let mut lines = a.lines().zip(b.lines());
+    let same = lines.position(|(x, y)| x != y);
+    let n = same.unwrap_or_else(|| a.lines().count().min(b.lines().count()));
+    Some(n as u64 + 1)
 }
 
 fn verdict(kind: ChangeKind, reason: impl Into<String>) -> Verdict {

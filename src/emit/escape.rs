@@ -45,6 +45,53 @@ pub fn markdown_cell(s: &str) -> String {
         .replace('\n', " ")
 }
 
+/// Prose text in Markdown: characters that would start markup are
+/// backslash-escaped, HTML brackets become entities, newlines spaces, so a
+/// name shows as written wherever it is put (table cells included).
+pub fn markdown_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A Markdown code span around `s`, fenced with more backticks than any run
+/// inside it (CommonMark's rule), newlines as spaces.
+pub fn code_span(s: &str) -> String {
+    let s = s.replace(['\n', '\r'], " ");
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// A GitHub workflow command's message (`::warning ...::message`).
+pub fn github_message(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A GitHub workflow command's property value (`file=...`).
+pub fn github_property(s: &str) -> String {
+    github_message(s).replace(':', "%3A").replace(',', "%2C")
+}
+
 /// The plural suffix for `n` things in English prose.
 pub fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
     if n == N::from(1) { "" } else { "s" }
@@ -60,5 +107,11 @@ mod tests {
         assert_eq!(dot_string("x\n}"), "\"x\\n}\"");
         assert_eq!(mermaid_label(r#"a"]-->b["#), "a#quot;]--#gt;b[");
         assert_eq!(markdown_cell("a|b\n<c>"), "a\\|b &lt;c&gt;");
+        assert_eq!(markdown_text("a_b|*c*\n<d>"), "a\\_b\\|\\*c\\* &lt;d&gt;");
+        assert_eq!(code_span("x"), "`x`");
+        assert_eq!(code_span("a``b"), "```a``b```");
+        assert_eq!(code_span("`x"), "`` `x ``");
+        assert_eq!(github_message("50%\nnext"), "50%25%0Anext");
+        assert_eq!(github_property("a,b:c"), "a%2Cb%3Ac");
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod dags;
+pub mod diff;
 pub mod dot;
 pub mod escape;
 pub mod graph;

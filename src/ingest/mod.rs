@@ -6,6 +6,7 @@ mod airflow;
 mod dbt;
 mod files;
 mod manifest;
+pub mod revision;
 mod sql_files;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,264 @@
+//! `ripple diff` output: a Markdown PR comment (summary, table, Mermaid
+//! graph, collapsed details), JSON, GitHub workflow annotations, text.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::diff::{Change, ChangeKind, DiffReport, FailOn};
+
+use super::escape::{
+    code_span, github_message, github_property, markdown_text, mermaid_label, plural,
+};
+
+/// How a kind is counted in the summary line.
+fn counted(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::CouldNotCompare => "could not compare",
+        ChangeKind::Column => "column-level",
+        other => other.as_str(),
+    }
+}
+
+/// "2 breaking, 1 non-breaking; 14 downstream models".
+pub fn summary(report: &DiffReport) -> String {
+    let parts: Vec<String> = ChangeKind::ALL
+        .iter()
+        .map(|&k| (k, report.count(k)))
+        .filter(|&(_, n)| n > 0)
+        .map(|(k, n)| format!("{n} {}", counted(k)))
+        .collect();
+    if parts.is_empty() {
+        return "no changes to models or jobs".to_string();
+    }
+    let n = report.downstream().len();
+    format!("{}; {n} downstream model{}", parts.join(", "), plural(n))
+}
+
+/// The JSON document (`schema_version` 1).
+pub fn json(report: &DiffReport) -> String {
+    let mut s = serde_json::to_string_pretty(report).expect("a diff report serializes");
+    s.push('\n');
+    s
+}
+
+/// Plain text for a terminal.
+pub fn text(report: &DiffReport) -> String {
+    let mut out = String::new();
+    for c in &report.changes {
+        let _ = writeln!(
+            out,
+            "{:<17} {}  {}:{}  {}",
+            c.kind.as_str(),
+            c.model,
+            c.file,
+            c.line,
+            c.reason
+        );
+        if !c.columns.is_empty() {
+            let _ = writeln!(out, "  columns: {}", c.columns.join("; "));
+        }
+        if !c.downstream.is_empty() {
+            let _ = writeln!(
+                out,
+                "  downstream ({}): {}",
+                c.downstream.len(),
+                c.downstream.join(", ")
+            );
+        }
+        if !c.possibly.is_empty() {
+            let _ = writeln!(out, "  possibly (through *): {}", c.possibly.join(", "));
+        }
+        if let Some(plan) = &c.plan {
+            let _ = writeln!(out, "  backfill: {plan}");
+        }
+    }
+    let _ = writeln!(out, "{}", summary(report));
+    out
+}
+
+/// GitHub workflow annotations, one per change (no-ops left out): errors
+/// for what fails the check, warnings for the rest.
+pub fn github(report: &DiffReport, fail_on: FailOn) -> String {
+    let mut out = String::new();
+    for c in report.changes.iter().filter(|c| c.kind != ChangeKind::NoOp) {
+        let level = if fail_on.fails(c.kind) {
+            "error"
+        } else {
+            "warning"
+        };
+        let mut message = format!("{}: {} — {}", c.model, c.kind.as_str(), c.reason);
+        if !c.columns.is_empty() {
+            let _ = write!(message, " ({})", c.columns.join("; "));
+        }
+        let n = c.downstream.len();
+        let _ = write!(message, "; {n} downstream model{}", plural(n));
+        if let Some(plan) = &c.plan {
+            let _ = write!(message, "; backfill: {plan}");
+        }
+        let _ = writeln!(
+            out,
+            "::{level} file={},line={},title={}::{}",
+            github_property(&c.file),
+            c.line,
+            github_property(&format!("ripple diff: {}", c.kind.as_str())),
+            github_message(&message)
+        );
+    }
+    out
+}
+
+/// The Markdown PR comment.
+pub fn markdown(report: &DiffReport) -> String {
+    let mut out = String::from("### ripple diff\n\n");
+    let _ = writeln!(out, "**{}**\n", markdown_text(&summary(report)));
+    if report.changes.is_empty() {
+        return out;
+    }
+    out.push_str("| Model | Change | Columns | Downstream |\n| --- | --- | --- | ---: |\n");
+    for c in &report.changes {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            markdown_text(&c.model),
+            c.kind.as_str(),
+            markdown_text(&c.columns.join("; ")),
+            c.downstream.len()
+        );
+    }
+    let diagram = mermaid(report);
+    if !diagram.is_empty() {
+        let _ = write!(out, "\n```mermaid\n{diagram}```\n");
+    }
+    out.push_str("\n<details>\n<summary>Details</summary>\n\n");
+    for c in &report.changes {
+        details(&mut out, c);
+    }
+    out.push_str("</details>\n");
+    out
+}
+
+fn details(out: &mut String, c: &Change) {
+    let _ = writeln!(
+        out,
+        "**{}**: {} ({}, line {})\n",
+        markdown_text(&c.model),
+        c.kind.as_str(),
+        markdown_text(&c.file),
+        c.line
+    );
+    let _ = writeln!(out, "- {}", markdown_text(&c.reason));
+    if !c.columns.is_empty() {
+        let _ = writeln!(out, "- columns: {}", markdown_text(&c.columns.join("; ")));
+    }
+    if !c.downstream.is_empty() {
+        let names: Vec<String> = c.downstream.iter().map(|d| markdown_text(d)).collect();
+        let _ = writeln!(
+            out,
+            "- downstream ({}): {}",
+            c.downstream.len(),
+            names.join(", ")
+        );
+    }
+    if !c.possibly.is_empty() {
+        let names: Vec<String> = c.possibly.iter().map(|d| markdown_text(d)).collect();
+        let _ = writeln!(
+            out,
+            "- possibly affected (read through a `*` whose columns are unknown): {}",
+            names.join(", ")
+        );
+    }
+    if let Some(plan) = &c.plan {
+        let _ = writeln!(out, "- backfill: {}", code_span(plan));
+    }
+    out.push('\n');
+}
+
+/// A Mermaid flowchart of the changed datasets and what they reach; empty
+/// when no change touches a dataset.
+pub fn mermaid(report: &DiffReport) -> String {
+    // Each dataset once, with the most severe role it has.
+    let mut role_of: BTreeMap<&str, (usize, &'static str)> = BTreeMap::new();
+    for c in &report.changes {
+        if c.kind == ChangeKind::NoOp {
+            continue;
+        }
+        let class = class_of(c.kind);
+        for w in &c.writes {
+            bump(&mut role_of, w, c.kind.rank(), class);
+        }
+        for d in &c.downstream {
+            let possibly = c.possibly.contains(d);
+            let (rank, class) = match possibly {
+                true => (ChangeKind::ALL.len() + 1, "possibly"),
+                false => (ChangeKind::ALL.len(), "impacted"),
+            };
+            bump(&mut role_of, d, rank, class);
+        }
+    }
+    let roles: BTreeMap<&str, &'static str> =
+        role_of.iter().map(|(k, (_, class))| (*k, *class)).collect();
+    if roles.is_empty() {
+        return String::new();
+    }
+    let ids: BTreeMap<&str, usize> = roles.keys().enumerate().map(|(i, k)| (*k, i)).collect();
+    let mut out = String::from("flowchart LR\n");
+    for (name, i) in &ids {
+        let _ = writeln!(out, "  n{i}[\"{}\"]", mermaid_label(name));
+    }
+    for (from, to) in &report.edges {
+        if let (Some(a), Some(b)) = (ids.get(from.as_str()), ids.get(to.as_str())) {
+            let _ = writeln!(out, "  n{a} --> n{b}");
+        }
+    }
+    let mut by_class: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (name, class) in &roles {
+        by_class
+            .entry(class)
+            .or_default()
+            .push(format!("n{}", ids[name]));
+    }
+    for (class, nodes) in &by_class {
+        let _ = writeln!(out, "  class {} {class}", nodes.join(","));
+    }
+    for (class, style) in CLASS_STYLES {
+        if by_class.contains_key(class) {
+            let _ = writeln!(out, "  classDef {class} {style}");
+        }
+    }
+    out
+}
+
+/// Node styles per role.
+const CLASS_STYLES: [(&str, &str); 7] = [
+    ("breaking", "fill:#f8d7da,stroke:#b02a37"),
+    ("column", "fill:#fff3cd,stroke:#b58105"),
+    ("config", "fill:#e2e3e5,stroke:#41464b"),
+    ("nonbreaking", "fill:#d1e7dd,stroke:#146c43"),
+    ("added", "fill:#cfe2ff,stroke:#0a58ca"),
+    ("impacted", "fill:#fde2c8,stroke:#ca6510"),
+    ("possibly", "fill:#fff,stroke:#ca6510,stroke-dasharray:4 3"),
+];
+
+/// The Mermaid class of a changed dataset (class names must be plain words).
+fn class_of(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::Breaking | ChangeKind::Removed | ChangeKind::CouldNotCompare => "breaking",
+        ChangeKind::Column => "column",
+        ChangeKind::Config => "config",
+        ChangeKind::NonBreaking | ChangeKind::NoOp => "nonbreaking",
+        ChangeKind::Added => "added",
+    }
+}
+
+/// Keeps the most severe (lowest rank) role of a node.
+fn bump<'a>(
+    roles: &mut BTreeMap<&'a str, (usize, &'static str)>,
+    id: &'a str,
+    rank: usize,
+    class: &'static str,
+) {
+    let entry = roles.entry(id).or_insert((rank, class));
+    if rank < entry.0 {
+        *entry = (rank, class);
+    }
+}

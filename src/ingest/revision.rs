@@ -1,0 +1,230 @@
+//! A project as it was at a git revision, written to a temporary folder
+//! with the `git` CLI (`ls-tree` + `cat-file --batch`): the user's checkout,
+//! index and refs are never touched, and `.gitattributes` export rules do
+//! not apply (`git archive` would honour them).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Why a revision could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RevisionError {
+    /// `git` could not be started.
+    #[error("could not run `git` ({0}); install git or compare folders with --base-dir/--head-dir")]
+    NoGit(std::io::Error),
+    /// The project folder is not inside a git repository.
+    #[error(
+        "{} is not inside a git repository; run from a checkout or use --base-dir/--head-dir",
+        .0.display()
+    )]
+    NotARepository(PathBuf),
+    /// The revision names no commit.
+    #[error("unknown revision `{0}`: no such branch, tag or commit in this repository")]
+    UnknownRevision(String),
+    /// The revision is missing from a shallow clone.
+    #[error(
+        "`{0}` is not in this shallow clone; fetch it (`git fetch --deepen=50 origin`, or `fetch-depth: 0` in actions/checkout)"
+    )]
+    Shallow(String),
+    /// git failed.
+    #[error("git {command} failed: {message}")]
+    Git {
+        /// What was run.
+        command: String,
+        /// What git said.
+        message: String,
+    },
+    /// Writing the files failed.
+    #[error("could not write {}: {source}", .path.display())]
+    Io {
+        /// Where.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// A revision's copy of the project; deleted when dropped.
+#[derive(Debug)]
+pub struct Revision {
+    /// The commit it was read from.
+    pub commit: String,
+    /// The project folder inside the copy.
+    pub root: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Where a project folder sits in its repository.
+#[derive(Debug, Clone)]
+pub struct RepoLocation {
+    /// The repository's top folder.
+    pub top: PathBuf,
+    /// The project folder relative to `top` (`""` or `analytics/`).
+    pub prefix: String,
+}
+
+/// Finds the repository holding `project`.
+pub fn locate(project: &Path) -> Result<RepoLocation, RevisionError> {
+    let out =
+        git(project, &["rev-parse", "--show-toplevel", "--show-prefix"]).map_err(|e| match e {
+            RevisionError::Git { .. } => RevisionError::NotARepository(project.to_path_buf()),
+            other => other,
+        })?;
+    let text = String::from_utf8_lossy(&out);
+    let mut lines = text.lines();
+    let top = PathBuf::from(lines.next().unwrap_or_default());
+    let prefix = lines.next().unwrap_or_default().to_string();
+    Ok(RepoLocation { top, prefix })
+}
+
+/// Writes the project as it is at `rev` to a temporary folder.
+pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
+    let location = locate(project)?;
+    let commit = resolve(&location.top, rev)?;
+    let dir = tempfile::Builder::new()
+        .prefix("ripple-rev-")
+        .tempdir()
+        .map_err(|source| RevisionError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let root = dir.path().join(&location.prefix);
+    std::fs::create_dir_all(&root).map_err(|source| RevisionError::Io {
+        path: root.clone(),
+        source,
+    })?;
+    write_tree(&location, &commit, dir.path())?;
+    Ok(Revision {
+        commit,
+        root,
+        _dir: dir,
+    })
+}
+
+/// The commit `rev` names.
+fn resolve(top: &Path, rev: &str) -> Result<String, RevisionError> {
+    if rev.starts_with('-') {
+        return Err(RevisionError::UnknownRevision(rev.to_string()));
+    }
+    let spec = format!("{rev}^{{commit}}");
+    match git(top, &["rev-parse", "--verify", "--quiet", &spec]) {
+        Ok(out) => Ok(String::from_utf8_lossy(&out).trim().to_string()),
+        Err(RevisionError::Git { .. }) => {
+            let shallow = git(top, &["rev-parse", "--is-shallow-repository"])
+                .map(|o| String::from_utf8_lossy(&o).trim() == "true")
+                .unwrap_or(false);
+            Err(match shallow {
+                true => RevisionError::Shallow(rev.to_string()),
+                false => RevisionError::UnknownRevision(rev.to_string()),
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes every file under the project's prefix at `commit` below `dest`.
+fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), RevisionError> {
+    let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", commit];
+    if !location.prefix.is_empty() {
+        args.extend(["--", location.prefix.as_str()]);
+    }
+    let listing = git(&location.top, &args)?;
+    let mut blobs: Vec<(String, PathBuf)> = Vec::new();
+    for entry in listing.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+        let entry = String::from_utf8_lossy(entry);
+        let Some((meta, path)) = entry.split_once('\t') else {
+            continue;
+        };
+        let mut meta = meta.split(' ');
+        let (mode, kind, sha) = (meta.next(), meta.next(), meta.next());
+        // Regular files only: symlinks could point outside the copy, and
+        // submodules are other repositories.
+        if kind != Some("blob") || !matches!(mode, Some("100644" | "100755")) {
+            continue;
+        }
+        let relative = Path::new(path);
+        if relative
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_)))
+        {
+            continue;
+        }
+        blobs.push((sha.unwrap_or_default().to_string(), dest.join(relative)));
+    }
+    if blobs.is_empty() {
+        return Ok(());
+    }
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(&location.top)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(RevisionError::NoGit)?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let requests: String = blobs.iter().map(|(sha, _)| format!("{sha}\n")).collect();
+    // Feed git from another thread: it answers while it reads, and both
+    // pipes filling up would block both sides.
+    let feeder = std::thread::spawn(move || stdin.write_all(requests.as_bytes()));
+    let mut out = BufReader::new(child.stdout.take().expect("piped"));
+    let failed = |message: String| RevisionError::Git {
+        command: "cat-file --batch".to_string(),
+        message,
+    };
+    for (sha, path) in &blobs {
+        let mut header = String::new();
+        out.read_line(&mut header)
+            .map_err(|e| failed(e.to_string()))?;
+        let size: usize = header
+            .trim_end()
+            .rsplit(' ')
+            .next()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| {
+                failed(format!(
+                    "unexpected answer for {sha}: {}",
+                    header.trim_end()
+                ))
+            })?;
+        let mut body = vec![0; size + 1];
+        out.read_exact(&mut body)
+            .map_err(|e| failed(e.to_string()))?;
+        body.pop();
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| RevisionError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        std::fs::write(path, &body).map_err(|source| RevisionError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let _ = feeder.join();
+    let _ = child.wait();
+    Ok(())
+}
+
+/// Runs git in `dir`; its standard output, or its complaint.
+fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, RevisionError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(RevisionError::NoGit)?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(RevisionError::Git {
+            command: args.first().copied().unwrap_or_default().to_string(),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+}
