@@ -1,0 +1,668 @@
+//! `ripple diff` end to end on throw-away git repositories: one case per
+//! kind of change, each with its exact downstream set and its exit code
+//! under every `--fail-on`.
+
+#[path = "support/git_repo.rs"]
+mod git_repo;
+#[path = "support/temp_project.rs"]
+mod temp_project;
+
+use assert_cmd::Command;
+use git_repo::GitRepo;
+use serde_json::Value;
+use temp_project::temp_project;
+
+/// A small dbt project: `orders` feeds a join, a grouping, and a `select *`
+/// whose consumers pick single columns out of it.
+const BASE: &[(&str, &str)] = &[
+    (
+        "dbt_project.yml",
+        "name: shop\nversion: '1.0'\nprofile: shop\nmodel-paths: [\"models\"]\n\
+         models:\n  shop:\n    +materialized: view\n",
+    ),
+    (
+        "models/sources.yml",
+        "version: 2\nsources:\n  - name: raw\n    tables:\n      - name: orders\n      - name: customers\n",
+    ),
+    (
+        "models/orders.sql",
+        "select\n    id,\n    customer_id,\n    amount,\n    status,\n    created_at\n\
+         from {{ source('raw', 'orders') }}\nwhere status <> 'test'\n",
+    ),
+    (
+        "models/customers.sql",
+        "select id, name from {{ source('raw', 'customers') }}\n",
+    ),
+    (
+        "models/order_facts.sql",
+        "select o.id, o.amount, c.name as customer\nfrom {{ ref('orders') }} o\n\
+         join {{ ref('customers') }} c on o.customer_id = c.id\n",
+    ),
+    (
+        "models/customer_revenue.sql",
+        "select customer, sum(amount) as revenue\nfrom {{ ref('order_facts') }}\ngroup by customer\n",
+    ),
+    (
+        "models/status_counts.sql",
+        "select status, count(*) as n from {{ ref('orders') }} group by status\n",
+    ),
+    (
+        "models/orders_all.sql",
+        "select * from {{ ref('orders') }}\n",
+    ),
+    (
+        "models/amounts.sql",
+        "select id, amount from {{ ref('orders_all') }}\n",
+    ),
+    (
+        "models/statuses.sql",
+        "select id, status from {{ ref('orders_all') }}\n",
+    ),
+];
+
+/// Every model downstream of `orders`.
+const BELOW_ORDERS: &[&str] = &[
+    "model.amounts",
+    "model.customer_revenue",
+    "model.order_facts",
+    "model.orders_all",
+    "model.status_counts",
+    "model.statuses",
+];
+
+const ORDERS: &str = "models/orders.sql";
+
+/// An edit of the working tree.
+enum Edit {
+    Write(&'static str, String),
+    Remove(&'static str),
+}
+
+fn orders_with(from: &str, to: &str) -> Edit {
+    let text = BASE.iter().find(|(p, _)| *p == ORDERS).unwrap().1;
+    assert!(text.contains(from), "{from}");
+    Edit::Write(ORDERS, text.replacen(from, to, 1))
+}
+
+fn run(dir: &std::path::Path, args: &[&str]) -> (Value, i32) {
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .current_dir(dir)
+        .args(["diff", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (json, code)
+}
+
+/// (model, kind, downstream) of every change.
+fn changes(report: &Value) -> Vec<(String, String, Vec<String>)> {
+    assert_eq!(report["schema_version"], 1);
+    report["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let list = |v: &Value| -> Vec<String> {
+                v.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s.as_str().unwrap().to_string())
+                    .collect()
+            };
+            (
+                c["model"].as_str().unwrap().to_string(),
+                c["kind"].as_str().unwrap().to_string(),
+                list(&c["downstream"]),
+            )
+        })
+        .collect()
+}
+
+/// Applies `edits` to a fresh repository of [`BASE`] and checks that
+/// `ripple diff --base HEAD` (head = working tree) finds exactly `expected`,
+/// with exit codes `exits` under `--fail-on breaking`, `any`, `none`.
+fn case(edits: Vec<Edit>, expected: &[(&str, &str, &[&str])], exits: [i32; 3]) -> Value {
+    let repo = GitRepo::new(BASE);
+    for e in edits {
+        match e {
+            Edit::Write(p, text) => repo.write(p, &text),
+            Edit::Remove(p) => repo.remove(p),
+        }
+    }
+    let expected: Vec<(String, String, Vec<String>)> = expected
+        .iter()
+        .map(|(m, k, d)| {
+            (
+                m.to_string(),
+                k.to_string(),
+                d.iter().map(|s| s.to_string()).collect(),
+            )
+        })
+        .collect();
+    let before = repo.git(&["status", "--porcelain"]);
+    let refs = repo.git(&["show-ref"]);
+    let mut report = Value::Null;
+    for (fail_on, exit) in ["breaking", "any", "none"].into_iter().zip(exits) {
+        let (json, code) = run(repo.path(), &["--base", "HEAD", "--fail-on", fail_on]);
+        assert_eq!(changes(&json), expected, "--fail-on {fail_on}");
+        assert_eq!(code, exit, "exit code under --fail-on {fail_on}");
+        report = json;
+    }
+    // The checkout, index and refs were only read.
+    assert_eq!(repo.git(&["status", "--porcelain"]), before);
+    assert_eq!(repo.git(&["show-ref"]), refs);
+    report
+}
+
+fn columns_of(report: &Value) -> Vec<String> {
+    report["changes"][0]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn formatting_only_is_a_no_op() {
+    let text = "SELECT\n  o.ID,  o.Customer_Id,\n\to.amount, O.status,   o.created_at\n\
+                FROM {{ source('raw', 'orders') }} AS o\nWHERE o.status != 'test'\n";
+    // `!=` and `<>` are one operator to sqlparser.
+    case(
+        vec![Edit::Write(ORDERS, text.to_string())],
+        &[("model.orders", "no-op", &[])],
+        [0, 0, 0],
+    );
+}
+
+#[test]
+fn comment_only_is_a_no_op() {
+    case(
+        vec![orders_with(
+            "select\n",
+            "-- the orders we keep\nselect /* all of them */\n",
+        )],
+        &[("model.orders", "no-op", &[])],
+        [0, 0, 0],
+    );
+    case(
+        vec![orders_with("where", "{# test orders are dropped #}\nwhere")],
+        &[("model.orders", "no-op", &[])],
+        [0, 0, 0],
+    );
+}
+
+#[test]
+fn an_added_column_is_non_breaking_and_reaches_nothing() {
+    let report = case(
+        vec![orders_with(
+            "    created_at\n",
+            "    created_at,\n    currency\n",
+        )],
+        &[("model.orders", "non-breaking", &[])],
+        [0, 1, 0],
+    );
+    assert_eq!(columns_of(&report), ["added: currency"]);
+}
+
+#[test]
+fn a_removed_column_breaks_every_descendant() {
+    let report = case(
+        vec![orders_with("    status,\n", "")],
+        &[("model.orders", "breaking", BELOW_ORDERS)],
+        [1, 1, 0],
+    );
+    assert_eq!(columns_of(&report), ["removed: status"]);
+}
+
+#[test]
+fn a_renamed_column_is_breaking_and_named_as_a_rename() {
+    let report = case(
+        vec![orders_with(
+            "    status,\n",
+            "    status as order_status,\n",
+        )],
+        &[("model.orders", "breaking", BELOW_ORDERS)],
+        [1, 1, 0],
+    );
+    assert_eq!(columns_of(&report), ["status → order_status"]);
+}
+
+#[test]
+fn a_changed_expression_reaches_only_the_readers_of_that_column() {
+    // `amount` flows into order_facts (then customer_revenue's revenue) and,
+    // through `orders_all`'s `*` (expanded from orders' own columns), into
+    // amounts; status_counts and statuses do not read it.
+    let report = case(
+        vec![orders_with(
+            "    amount,\n",
+            "    amount * 100 as amount,\n",
+        )],
+        &[(
+            "model.orders",
+            "column",
+            &[
+                "model.amounts",
+                "model.customer_revenue",
+                "model.order_facts",
+                "model.orders_all",
+            ],
+        )],
+        [0, 1, 0],
+    );
+    assert_eq!(columns_of(&report), ["amount"]);
+}
+
+#[test]
+fn a_star_upstream_carries_exactly_the_changed_column() {
+    // `status` reaches statuses through `select *`, and status_counts
+    // groups by it (which changes its rows); amounts never sees it.
+    case(
+        vec![orders_with(
+            "    status,\n",
+            "    lower(status) as status,\n",
+        )],
+        &[(
+            "model.orders",
+            "column",
+            &["model.orders_all", "model.status_counts", "model.statuses"],
+        )],
+        [0, 1, 0],
+    );
+}
+
+#[test]
+fn a_changed_where_is_breaking() {
+    case(
+        vec![orders_with("<> 'test'", "not in ('test', 'void')")],
+        &[("model.orders", "breaking", BELOW_ORDERS)],
+        [1, 1, 0],
+    );
+}
+
+#[test]
+fn a_changed_join_is_breaking() {
+    let text = BASE
+        .iter()
+        .find(|(p, _)| *p == "models/order_facts.sql")
+        .unwrap()
+        .1
+        .replace("join", "left join");
+    let report = case(
+        vec![Edit::Write("models/order_facts.sql", text)],
+        &[("model.order_facts", "breaking", &["model.customer_revenue"])],
+        [1, 1, 0],
+    );
+    assert!(
+        report["changes"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("JOIN")
+    );
+}
+
+#[test]
+fn a_new_model_is_added() {
+    case(
+        vec![Edit::Write(
+            "models/big_orders.sql",
+            "select id from {{ ref('orders') }} where amount > 1000\n".to_string(),
+        )],
+        &[("model.big_orders", "added", &[])],
+        [0, 1, 0],
+    );
+}
+
+#[test]
+fn a_deleted_model_breaks_what_read_it() {
+    case(
+        vec![Edit::Remove("models/order_facts.sql")],
+        &[("model.order_facts", "removed", &["model.customer_revenue"])],
+        [1, 1, 0],
+    );
+}
+
+#[test]
+fn config_changes_are_reported_as_such() {
+    let project = BASE[0].1.replace(
+        "+materialized: view\n",
+        "+materialized: view\n    orders:\n      +materialized: table\n",
+    );
+    let report = case(
+        vec![Edit::Write("dbt_project.yml", project)],
+        &[("model.orders", "config", &[])],
+        [0, 1, 0],
+    );
+    assert_eq!(columns_of(&report), ["materialized: \"view\" → \"table\""]);
+    // A unique key decides which rows an incremental model keeps.
+    let keyed = BASE[0].1.replace(
+        "+materialized: view\n",
+        "+materialized: view\n    orders:\n      +unique_key: id\n",
+    );
+    case(
+        vec![Edit::Write("dbt_project.yml", keyed)],
+        &[("model.orders", "config", BELOW_ORDERS)],
+        [0, 1, 0],
+    );
+}
+
+#[test]
+fn a_model_that_fails_to_parse_on_one_side_could_not_be_compared() {
+    let report = case(
+        vec![orders_with("    amount,\n", "    amount +,\n")],
+        &[("model.orders", "could-not-compare", BELOW_ORDERS)],
+        [1, 1, 0],
+    );
+    let reason = report["changes"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("head side"), "{reason}");
+}
+
+#[test]
+fn two_committed_revisions_and_a_project_in_a_subfolder() {
+    let files: Vec<(String, &str)> = BASE
+        .iter()
+        .map(|(p, t)| (format!("analytics/{p}"), *t))
+        .collect();
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+    let repo = GitRepo::new(&files);
+    let base = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.write(
+        "analytics/models/orders.sql",
+        &BASE[2].1.replace("    status,\n", ""),
+    );
+    let head = repo.commit("drop status");
+    // The working tree goes back to the base: only --head is compared.
+    repo.git(&["checkout", "-q", &base]);
+    let (json, code) = run(
+        repo.path(),
+        &["--base", &base, "--head", &head, "--project", "analytics"],
+    );
+    assert_eq!(code, 1);
+    let c = &json["changes"][0];
+    assert_eq!(c["model"], "model.orders");
+    assert_eq!(c["kind"], "breaking");
+    // Paths are relative to the repository, for annotations.
+    assert_eq!(c["file"], "analytics/models/orders.sql");
+    assert_eq!(c["line"], 5);
+}
+
+#[test]
+fn bad_revisions_exit_with_2_and_say_what_to_do() {
+    let repo = GitRepo::new(BASE);
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .current_dir(repo.path())
+        .args(["diff", "--base", "no-such-branch"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown revision `no-such-branch`"), "{err}");
+
+    // A shallow clone holds only the last commit.
+    repo.write(
+        "models/orders.sql",
+        "select id from {{ source('raw', 'orders') }}\n",
+    );
+    repo.commit("second");
+    let clone = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", repo.path().display());
+    repo.git(&[
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        &url,
+        clone.path().to_str().unwrap(),
+    ]);
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .current_dir(clone.path())
+        .args(["diff", "--base", "HEAD~1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("shallow clone"), "{err}");
+    assert!(err.contains("fetch-depth: 0"), "{err}");
+
+    // Outside any repository.
+    let plain = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .current_dir(plain.path())
+        .env("GIT_CEILING_DIRECTORIES", plain.path().parent().unwrap())
+        .args(["diff", "--base", "main"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not inside a git repository"));
+}
+
+#[test]
+fn plain_sql_jobs_and_airflow_task_sql_are_compared_too() {
+    let dag = |select: &str| {
+        format!(
+            "from datetime import datetime\nfrom airflow import DAG\n\
+             from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\n\n\
+             with DAG(dag_id=\"etl\", schedule=\"@daily\", start_date=datetime(2024, 1, 1)) as dag:\n    \
+             load = SQLExecuteQueryOperator(\n        task_id=\"load\",\n        conn_id=\"wh\",\n        \
+             sql=\"insert into mart.events_clean {select} from raw.events_raw\",\n    )\n"
+        )
+    };
+    let job = |filter: &str| {
+        format!(
+            "insert into mart.daily\nselect day, count(*) as n\nfrom mart.events_clean\nwhere {filter}\ngroup by day;\n"
+        )
+    };
+    let base = temp_project(&[
+        ("dags/etl.py", &dag("select id, kind, day")),
+        ("jobs/daily.sql", &job("kind = 'click'")),
+        (
+            "jobs/weekly.sql",
+            "insert into mart.weekly select day from mart.daily;\n",
+        ),
+    ]);
+    let head = temp_project(&[
+        ("dags/etl.py", &dag("select id, upper(kind) as kind, day")),
+        ("jobs/daily.sql", &job("kind in ('click', 'tap')")),
+        (
+            "jobs/weekly.sql",
+            "INSERT INTO mart.weekly\nSELECT day FROM mart.daily;\n",
+        ),
+    ]);
+    let (json, code) = run(
+        std::path::Path::new("."),
+        &[
+            "--base-dir",
+            base.path().to_str().unwrap(),
+            "--head-dir",
+            head.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        changes(&json),
+        [
+            (
+                "sql:jobs/daily.sql".to_string(),
+                "breaking".to_string(),
+                vec!["table.mart.weekly".to_string()]
+            ),
+            (
+                // `kind` decides daily's rows (WHERE), so all of it changes.
+                "airflow:etl.load".to_string(),
+                "column".to_string(),
+                vec![
+                    "table.mart.daily".to_string(),
+                    "table.mart.weekly".to_string()
+                ]
+            ),
+            (
+                "sql:jobs/weekly.sql".to_string(),
+                "no-op".to_string(),
+                vec![]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_star_over_unknown_columns_marks_consumers_as_possibly_affected() {
+    // The source declares no columns, so `orders`' own `*` cannot be
+    // expanded, nor can `wide`'s over it: the changed column passes
+    // through `wide` by name, and `wide` is only possibly affected.
+    let files = |expr: &str| {
+        temp_project(&[
+            BASE[0],
+            BASE[1],
+            (
+                "models/orders.sql",
+                &format!(
+                    "select *, {expr} as double_amount from {{{{ source('raw', 'orders') }}}}\n"
+                ),
+            ),
+            ("models/wide.sql", "select * from {{ ref('orders') }}\n"),
+            (
+                "models/pick.sql",
+                "select id, double_amount from {{ ref('wide') }}\n",
+            ),
+            (
+                "models/other.sql",
+                "select id, status from {{ ref('wide') }}\n",
+            ),
+        ])
+    };
+    let (base, head) = (files("amount * 2"), files("amount * 3"));
+    let (json, code) = run(
+        std::path::Path::new("."),
+        &[
+            "--base-dir",
+            base.path().to_str().unwrap(),
+            "--head-dir",
+            head.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        changes(&json),
+        [(
+            "model.orders".to_string(),
+            "column".to_string(),
+            vec!["model.pick".to_string(), "model.wide".to_string()]
+        )]
+    );
+    assert_eq!(
+        json["changes"][0]["possibly"],
+        serde_json::json!(["model.wide"])
+    );
+}
+
+/// Checks a Mermaid flowchart the way its grammar reads it: a header, node
+/// declarations with quoted labels free of raw quotes, edges and classes
+/// between declared nodes, classes that are defined.
+fn assert_valid_mermaid(block: &str) {
+    let mut lines = block.lines();
+    assert_eq!(lines.next(), Some("flowchart LR"));
+    let mut nodes = std::collections::BTreeSet::new();
+    let mut classes = Vec::new();
+    let mut defined = std::collections::BTreeSet::new();
+    let node_id = |s: &str| -> String {
+        assert!(
+            s.starts_with('n') && s.len() > 1 && s[1..].chars().all(|c| c.is_ascii_digit()),
+            "node id {s:?}"
+        );
+        s.to_string()
+    };
+    for line in lines {
+        let line = line.strip_prefix("  ").expect("indented");
+        if let Some((id, rest)) = line.split_once("[\"") {
+            let label = rest.strip_suffix("\"]").expect("label closes the line");
+            assert!(!label.contains('"') && !label.contains('\n'), "{label:?}");
+            assert!(nodes.insert(node_id(id)), "node declared twice");
+        } else if let Some((a, b)) = line.split_once(" --> ") {
+            assert!(
+                nodes.contains(&node_id(a)) && nodes.contains(&node_id(b)),
+                "{line}"
+            );
+        } else if let Some(rest) = line.strip_prefix("classDef ") {
+            let (name, style) = rest.split_once(' ').unwrap();
+            assert!(name.chars().all(|c| c.is_ascii_alphanumeric()) && !style.contains(' '));
+            defined.insert(name.to_string());
+        } else if let Some(rest) = line.strip_prefix("class ") {
+            let (ids, name) = rest.split_once(' ').unwrap();
+            for id in ids.split(',') {
+                assert!(nodes.contains(&node_id(id)), "{line}");
+            }
+            classes.push(name.to_string());
+        } else {
+            panic!("not a flowchart statement: {line:?}");
+        }
+    }
+    assert!(!nodes.is_empty());
+    for c in classes {
+        assert!(defined.contains(&c), "class {c} is not defined");
+    }
+}
+
+#[test]
+fn the_pull_request_comment() {
+    let repo = GitRepo::new(BASE);
+    let facts = BASE[4].1.replace("join", "left join");
+    repo.write("models/order_facts.sql", &facts);
+    repo.write(
+        ORDERS,
+        &BASE[2]
+            .1
+            .replace("    amount,\n", "    amount * 100 as amount,\n"),
+    );
+    repo.remove("models/statuses.sql");
+    repo.write(
+        "models/odd|name_<b>*.sql",
+        "select id from {{ ref('orders') }}\n",
+    );
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .current_dir(repo.path())
+        .args(["diff", "--base", "HEAD"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let markdown = String::from_utf8(out.stdout).unwrap();
+    insta::assert_snapshot!("pull_request_comment", markdown);
+    let block = markdown
+        .split("```mermaid\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a mermaid block");
+    assert_valid_mermaid(block);
+    // The hostile name cannot end a table cell or start markup.
+    assert!(markdown.contains("model.odd\\|name\\_&lt;b&gt;\\*"));
+
+    let github = Command::cargo_bin("ripple")
+        .unwrap()
+        .current_dir(repo.path())
+        .args(["diff", "--base", "HEAD", "--format", "github"])
+        .output()
+        .unwrap();
+    let github = String::from_utf8(github.stdout).unwrap();
+    let lines: Vec<&str> = github.lines().collect();
+    assert_eq!(lines.len(), 4, "{github}");
+    assert!(lines[0].starts_with(
+        "::error file=models/order_facts.sql,line=3,title=ripple diff%3A breaking::model.order_facts: breaking"
+    ), "{github}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("::warning file=models/orders.sql,line=4,"))
+    );
+}
