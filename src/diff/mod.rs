@@ -359,8 +359,13 @@ fn suggest_plans(head: &LineageGraph, changes: &mut [Change]) {
     if !changes.iter().any(restates) {
         return;
     }
-    // Time facts read every model's SQL: only when some change needs them.
-    let Ok(facts) = crate::impact::TimeFacts::build(head) else {
+    // Grains come from the changed datasets' own facts and their upstreams'.
+    let nodes: Vec<NodeIndex> = changes
+        .iter()
+        .filter(|c| restates(c))
+        .flat_map(|c| c.writes.iter().filter_map(|w| head.index.get(w).copied()))
+        .collect();
+    let Ok(facts) = crate::impact::TimeFacts::build_for(head, &nodes) else {
         return;
     };
     let Some(order) = facts.order() else {

@@ -5,7 +5,7 @@
 //! materialization); inference from the SQL; defaults. Every fact carries
 //! its source, which `--explain` prints.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use petgraph::Direction;
 use petgraph::graph::{EdgeIndex, NodeIndex};
@@ -93,11 +93,35 @@ pub struct TimeFacts {
 impl TimeFacts {
     /// Reads `ripple.yml`, dbt configs and the SQL of every job.
     pub fn build(g: &LineageGraph) -> Result<TimeFacts, TimeModelError> {
+        Self::build_with_sql_of(g, None)
+    }
+
+    /// [`TimeFacts::build`] for questions about `nodes` only: SQL is read
+    /// for them and their upstreams (what their grains can come from), not
+    /// for the rest of the graph, whose facts are then incomplete.
+    pub fn build_for(g: &LineageGraph, nodes: &[NodeIndex]) -> Result<TimeFacts, TimeModelError> {
+        let mut wanted: HashSet<NodeIndex> = nodes.iter().copied().collect();
+        let mut stack: Vec<NodeIndex> = nodes.to_vec();
+        while let Some(n) = stack.pop() {
+            for u in g.graph.neighbors_directed(n, petgraph::Direction::Incoming) {
+                if wanted.insert(u) {
+                    stack.push(u);
+                }
+            }
+        }
+        Self::build_with_sql_of(g, Some(&wanted))
+    }
+
+    fn build_with_sql_of(
+        g: &LineageGraph,
+        sql_of: Option<&HashSet<NodeIndex>>,
+    ) -> Result<TimeFacts, TimeModelError> {
         use rayon::prelude::*;
         let configured = configured_datasets(g)?;
         let indices: Vec<NodeIndex> = g.graph.node_indices().collect();
         let inferred: HashMap<NodeIndex, Inference> = indices
             .par_iter()
+            .filter(|n| sql_of.is_none_or(|w| w.contains(n)))
             .filter_map(|&n| infer(g, n).map(|i| (n, i)))
             .collect();
         let mut nodes = HashMap::with_capacity(indices.len());
