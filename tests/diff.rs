@@ -666,3 +666,84 @@ fn the_pull_request_comment() {
             .any(|l| l.starts_with("::warning file=models/orders.sql,line=4,"))
     );
 }
+
+/// Copies a folder tree.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_bundled_shop_suggests_a_backfill_and_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, head) = (dir.path().join("base"), dir.path().join("head"));
+    copy_tree(std::path::Path::new("fixtures/shop"), &base);
+    copy_tree(std::path::Path::new("fixtures/shop"), &head);
+    let model = head.join("models/staging/stg_orders.sql");
+    let text = std::fs::read_to_string(&model).unwrap();
+    std::fs::write(&model, text.replace("lower(status)", "upper(status)")).unwrap();
+    let args = [
+        "--base-dir",
+        base.to_str().unwrap(),
+        "--head-dir",
+        head.to_str().unwrap(),
+    ];
+    let (json, code) = run(std::path::Path::new("."), &args);
+    assert_eq!(code, 0);
+    let c = &json["changes"][0];
+    assert_eq!(
+        (c["model"].as_str(), c["kind"].as_str()),
+        (Some("model.stg_orders"), Some("column"))
+    );
+    assert_eq!(c["columns"], serde_json::json!(["status"]));
+    assert_eq!(
+        c["plan"],
+        "ripple plan stg_orders --from 2024-01-01 --to <last day to restate>"
+    );
+    // fct_orders groups by status, so its rows change: everything below it
+    // is affected, exactly what the graph lists downstream of stg_orders.
+    let graph = Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "graph",
+            "--project",
+            "fixtures/shop",
+            "--select",
+            "stg_orders+",
+        ])
+        .output()
+        .unwrap();
+    let graph: Value = serde_json::from_slice(&graph.stdout).unwrap();
+    let mut below: Vec<String> = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap().to_string())
+        .filter(|id| id != "model.stg_orders")
+        .collect();
+    below.sort();
+    assert!(below.len() > 5);
+    assert_eq!(changes(&json)[0].2, below);
+    // Byte-identical whatever the thread count.
+    let render = |threads: &str, format: &str| {
+        Command::cargo_bin("ripple")
+            .unwrap()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["diff", "--format", format])
+            .args(args)
+            .output()
+            .unwrap()
+            .stdout
+    };
+    for format in ["markdown", "json"] {
+        assert_eq!(render("1", format), render("4", format), "{format}");
+    }
+}

@@ -2,7 +2,7 @@
 //! token soups built from SQL's own vocabulary, in every dialect.
 
 use proptest::prelude::*;
-use ripple::sql::{SqlDialect, script_lineage, script_lineage_with_columns};
+use ripple::sql::{SqlDialect, script_lineage, script_semantics};
 
 /// Pieces that exercise the splitter, tokenizer and parser together:
 /// keywords, names, quotes that may not close, comments, nesting.
@@ -136,10 +136,13 @@ proptest! {
         for e in &lineage.errors {
             prop_assert!(e.line >= 1 && e.column >= 1, "unlocated error {:?} for {:?}", e, sql);
         }
-        // Column lineage never panics either, and leaves table lineage as it was.
-        let mut with_columns = script_lineage_with_columns(&sql, d, &Default::default());
+        // Column lineage and canonical text (what `ripple diff` compares)
+        // never panic either, and leave table lineage as it was.
+        let mut with_columns = script_semantics(&sql, d, &Default::default());
         for s in &mut with_columns.statements {
+            prop_assert!(s.canonical.is_some());
             s.columns = None;
+            s.canonical = None;
         }
         prop_assert_eq!(with_columns, lineage);
     }

@@ -31,6 +31,8 @@ pub(crate) struct SettingChange {
     pub text: String,
     /// Whether it changes which rows the dataset holds.
     pub changes_rows: bool,
+    /// Whether it was set in `ripple.yml` (rather than in dbt config).
+    pub in_ripple_yml: bool,
 }
 
 /// Datasets in both graphs whose settings differ, by node id.
@@ -50,6 +52,7 @@ pub(crate) fn compare(
                 changes.push(SettingChange {
                     text: format!("{key}: {} → {}", json(old), json(new)),
                     changes_rows,
+                    in_ripple_yml: false,
                 });
             }
         }
@@ -118,6 +121,7 @@ fn ripple_yml_changes(old: &DatasetConfig, new: &DatasetConfig) -> Vec<SettingCh
         .map(|(key, o, n, changes_rows)| SettingChange {
             text: format!("ripple.yml {key}: {o} → {n}"),
             changes_rows,
+            in_ripple_yml: true,
         })
         .collect()
 }

@@ -236,8 +236,11 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
             line: 1,
         };
         let d = &head.graph[n];
-        let file = d.file.clone().unwrap_or_default();
-        let line = u64::from(d.line.unwrap_or(1).max(1));
+        // Point at where the settings are written.
+        let (file, line) = match (&d.file, verdicts.iter().all(|v| v.in_ripple_yml)) {
+            (Some(file), false) => (file.clone(), u64::from(d.line.unwrap_or(1).max(1))),
+            _ => (crate::config::CONFIG_FILE.to_string(), 1),
+        };
         changes.push(change(head, &id, &file, line, v, &writes, &reach));
         collect_edges(head, &writes, &reach, &mut edges);
     }
