@@ -103,6 +103,29 @@ fn run(dir: &std::path::Path, args: &[&str]) -> (Value, i32) {
     (json, code)
 }
 
+/// `ripple diff --base-dir base --head-dir head --format json`.
+fn run_dirs(base: &std::path::Path, head: &std::path::Path) -> (Value, i32) {
+    let (base, head) = (base.to_str().unwrap(), head.to_str().unwrap());
+    run(
+        std::path::Path::new("."),
+        &["--base-dir", base, "--head-dir", head],
+    )
+}
+
+/// Owned (model, kind, downstream) triples, to compare with [`changes`].
+fn owned(expected: &[(&str, &str, &[&str])]) -> Vec<(String, String, Vec<String>)> {
+    expected
+        .iter()
+        .map(|(m, k, d)| {
+            (
+                m.to_string(),
+                k.to_string(),
+                d.iter().map(|s| s.to_string()).collect(),
+            )
+        })
+        .collect()
+}
+
 /// (model, kind, downstream) of every change.
 fn changes(report: &Value) -> Vec<(String, String, Vec<String>)> {
     assert_eq!(report["schema_version"], 1);
@@ -138,16 +161,7 @@ fn case(edits: Vec<Edit>, expected: &[(&str, &str, &[&str])], exits: [i32; 3]) -
             Edit::Remove(p) => repo.remove(p),
         }
     }
-    let expected: Vec<(String, String, Vec<String>)> = expected
-        .iter()
-        .map(|(m, k, d)| {
-            (
-                m.to_string(),
-                k.to_string(),
-                d.iter().map(|s| s.to_string()).collect(),
-            )
-        })
-        .collect();
+    let expected = owned(expected);
     let before = repo.git(&["status", "--porcelain"]);
     let refs = repo.git(&["show-ref"]);
     let mut report = Value::Null;
@@ -480,15 +494,7 @@ fn plain_sql_jobs_and_airflow_task_sql_are_compared_too() {
             "INSERT INTO mart.weekly\nSELECT day FROM mart.daily;\n",
         ),
     ]);
-    let (json, code) = run(
-        std::path::Path::new("."),
-        &[
-            "--base-dir",
-            base.path().to_str().unwrap(),
-            "--head-dir",
-            head.path().to_str().unwrap(),
-        ],
-    );
+    let (json, code) = run_dirs(base.path(), head.path());
     assert_eq!(code, 1);
     assert_eq!(
         changes(&json),
@@ -543,23 +549,11 @@ fn a_star_over_unknown_columns_marks_consumers_as_possibly_affected() {
         ])
     };
     let (base, head) = (files("amount * 2"), files("amount * 3"));
-    let (json, code) = run(
-        std::path::Path::new("."),
-        &[
-            "--base-dir",
-            base.path().to_str().unwrap(),
-            "--head-dir",
-            head.path().to_str().unwrap(),
-        ],
-    );
+    let (json, code) = run_dirs(base.path(), head.path());
     assert_eq!(code, 0);
     assert_eq!(
         changes(&json),
-        [(
-            "model.orders".to_string(),
-            "column".to_string(),
-            vec!["model.pick".to_string(), "model.wide".to_string()]
-        )]
+        owned(&[("model.orders", "column", &["model.pick", "model.wide"])])
     );
     assert_eq!(
         json["changes"][0]["possibly"],
@@ -690,13 +684,7 @@ fn the_bundled_shop_suggests_a_backfill_and_is_deterministic() {
     let model = head.join("models/staging/stg_orders.sql");
     let text = std::fs::read_to_string(&model).unwrap();
     std::fs::write(&model, text.replace("lower(status)", "upper(status)")).unwrap();
-    let args = [
-        "--base-dir",
-        base.to_str().unwrap(),
-        "--head-dir",
-        head.to_str().unwrap(),
-    ];
-    let (json, code) = run(std::path::Path::new("."), &args);
+    let (json, code) = run_dirs(&base, &head);
     assert_eq!(code, 0);
     let c = &json["changes"][0];
     assert_eq!(
@@ -737,8 +725,10 @@ fn the_bundled_shop_suggests_a_backfill_and_is_deterministic() {
         Command::cargo_bin("ripple")
             .unwrap()
             .env("RAYON_NUM_THREADS", threads)
-            .args(["diff", "--format", format])
-            .args(args)
+            .args(["diff", "--format", format, "--base-dir"])
+            .arg(&base)
+            .arg("--head-dir")
+            .arg(&head)
             .output()
             .unwrap()
             .stdout
