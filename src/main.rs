@@ -436,11 +436,23 @@ fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
         }
         (None, None) => anyhow::bail!("give --base REV, or --base-dir and --head-dir"),
     };
-    let load = |root: &std::path::Path| -> anyhow::Result<LineageGraph> {
-        let project = load_project(root, &LoadOptions::default())?;
+    let load = |root: &std::path::Path, side: String| -> anyhow::Result<LineageGraph> {
+        let project = load_project(root, &LoadOptions::default())
+            .map_err(|e| anyhow::anyhow!("{side}: {e}"))?;
         Ok(LineageGraph::build(project))
     };
-    let (base, head) = rayon::join(|| load(&base_root), || load(&head_root));
+    let base_side = match &args.base {
+        Some(rev) => format!("base (`{rev}`)"),
+        None => format!("base ({})", base_root.display()),
+    };
+    let head_side = match &args.head {
+        Some(rev) => format!("head (`{rev}`)"),
+        None => format!("head ({})", head_root.display()),
+    };
+    let (base, head) = rayon::join(
+        || load(&base_root, base_side),
+        || load(&head_root, head_side),
+    );
     let mut report = ripple::diff::diff(&base?, &head?);
     drop(copies);
     for c in &mut report.changes {

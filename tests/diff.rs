@@ -737,3 +737,39 @@ fn the_bundled_shop_suggests_a_backfill_and_is_deterministic() {
         assert_eq!(render("1", format), render("4", format), "{format}");
     }
 }
+
+#[test]
+fn a_renamed_relation_is_a_setting_change_not_a_change_of_its_readers() {
+    let project = BASE[0].1.replace(
+        "+materialized: view\n",
+        "+materialized: view\n    orders:\n      +alias: orders_v2\n",
+    );
+    let report = case(
+        vec![Edit::Write("dbt_project.yml", project)],
+        &[("model.orders", "config", BELOW_ORDERS)],
+        [0, 1, 0],
+    );
+    assert_eq!(
+        columns_of(&report),
+        ["relation: analytics.orders → analytics.orders_v2"]
+    );
+}
+
+#[test]
+fn lines_point_into_the_file_not_the_rendered_sql() {
+    // The loop renders to more lines than it takes, the config block to
+    // fewer; the edit is on line 11 of the file.
+    let model = |filter: &str| {
+        format!(
+            "{{{{\n  config(\n    materialized='table'\n  )\n}}}}\n\
+             select {{% for c in ['id', 'amount', 'status', 'a', 'b', 'c'] %}}\n  {{{{ c }}}},\n{{% endfor %}}\n  1 as one\n\
+             from {{{{ source('raw', 'orders') }}}}\nwhere {filter}\n"
+        )
+    };
+    let files =
+        |filter: &str| temp_project(&[BASE[0], BASE[1], ("models/orders.sql", &model(filter))]);
+    let (base, head) = (files("amount > 0"), files("amount > 10"));
+    let (json, _) = run_dirs(base.path(), head.path());
+    assert_eq!(json["changes"][0]["kind"], "breaking");
+    assert_eq!(json["changes"][0]["line"], 11);
+}

@@ -20,6 +20,9 @@ pub(crate) struct Verdict {
     pub reason: String,
     /// 1-based line of the first statement that changed (head side).
     pub line: u64,
+    /// Whether `changed` names the output columns of the job's one
+    /// statement (in a script they may be a staging table's).
+    pub precise: bool,
 }
 
 impl Verdict {
@@ -30,6 +33,7 @@ impl Verdict {
             changed: BTreeSet::new(),
             reason: reason.into(),
             line,
+            precise: false,
         }
     }
 }
@@ -88,6 +92,7 @@ pub(crate) fn compare_scripts(base: &ScriptLineage, head: &ScriptLineage) -> Ver
     });
     verdict.columns.sort();
     verdict.columns.dedup();
+    verdict.precise = head.statements.len() == 1;
     verdict
 }
 

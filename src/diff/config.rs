@@ -46,6 +46,15 @@ pub(crate) fn compare(
             continue;
         };
         let mut changes = Vec::new();
+        if b.relation != h.relation {
+            // `alias`, `schema` or a naming macro moved it: whatever reads
+            // the old name (exports, dashboards, other projects) breaks.
+            changes.push(SettingChange {
+                text: format!("relation: {} → {}", b.relation, h.relation),
+                changes_rows: true,
+                in_ripple_yml: false,
+            });
+        }
         for (key, changes_rows) in DBT_KEYS {
             let (old, new) = (b.config.get(key), h.config.get(key));
             if old != new {

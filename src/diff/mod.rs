@@ -173,7 +173,7 @@ impl DiffReport {
 
 /// Compares `base` with `head`.
 pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
-    let mut base_sem = Semantics::new(base);
+    let mut base_sem = Semantics::new(base).with_renames(renamed(base, head));
     let mut head_sem = Semantics::new(head);
     let ids: BTreeSet<&String> = base.jobs.keys().chain(head.jobs.keys()).collect();
     let mut changes = Vec::new();
@@ -181,7 +181,7 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
     for id in ids {
         let (b, h) = (base.jobs.get(id), head.jobs.get(id));
         let (verdict, on_head) = match (b, h) {
-            (Some(b), Some(h)) if b.sql == h.sql => continue,
+            (Some(_), Some(h)) if base_sem.sql(id) == h.sql => continue,
             (Some(b), Some(h)) => (
                 match unreadable(base, &b.file).or_else(|| unreadable(head, &h.file)) {
                     Some(why) => verdict(ChangeKind::CouldNotCompare, why),
@@ -206,9 +206,19 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
         let line = match (job.airflow.as_ref(), b.zip(h)) {
             // Task SQL is inline or in a template: point at the task.
             (Some(_), _) => job.writes.iter().map(|r| r.line).min().unwrap_or(1).max(1) as u64,
-            (None, Some((b, h))) => first_difference(b.sql.as_deref(), h.sql.as_deref())
+            // The files, not the rendered SQL: Jinja blocks render to
+            // fewer lines than they take.
+            (None, Some((b, h))) => {
+                let read =
+                    |g: &LineageGraph, file: &str| std::fs::read_to_string(g.root.join(file)).ok();
+                first_difference(
+                    read(base, &b.file).as_deref(),
+                    read(head, &h.file).as_deref(),
+                )
+                .or_else(|| first_difference(b.sql.as_deref(), h.sql.as_deref()))
                 .unwrap_or(verdict.line)
-                .max(1),
+                .max(1)
+            }
             (None, None) => 1,
         };
         changes.push(change(g, id, &job.file, line, verdict, &writes, &reach));
@@ -234,6 +244,7 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
                 false => "settings changed".to_string(),
             },
             line: 1,
+            precise: false,
         };
         let d = &head.graph[n];
         // Point at where the settings are written.
@@ -269,7 +280,19 @@ fn verdict(kind: ChangeKind, reason: impl Into<String>) -> Verdict {
         changed: BTreeSet::new(),
         reason: reason.into(),
         line: 1,
+        precise: false,
     }
+}
+
+/// Datasets whose relation changed between the versions: (old, new).
+fn renamed(base: &LineageGraph, head: &LineageGraph) -> Vec<(String, String)> {
+    head.graph
+        .node_weights()
+        .filter_map(|h| {
+            let b = base.dataset(&h.id)?;
+            (b.relation != h.relation).then(|| (b.relation.clone(), h.relation.clone()))
+        })
+        .collect()
 }
 
 /// Why a file could not be read on one side, when it could not.
@@ -289,7 +312,7 @@ fn reach(sem: &mut Semantics, v: &Verdict, writes: &[NodeIndex]) -> Reach {
     match v.kind {
         ChangeKind::NoOp | ChangeKind::NonBreaking => Reach::default(),
         // One dataset written by one query: follow the changed columns.
-        ChangeKind::Column if writes.len() == 1 => {
+        ChangeKind::Column if writes.len() == 1 && v.precise => {
             column_consumers(sem, writes[0], v.changed.clone())
         }
         _ => Reach {

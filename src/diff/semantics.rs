@@ -21,6 +21,9 @@ pub(crate) struct Semantics<'g> {
     written: HashMap<&'g str, Vec<NodeIndex>>,
     jobs: HashMap<String, Option<ScriptLineage>>,
     columns: HashMap<NodeIndex, Option<Vec<String>>>,
+    /// Relation names to read as others (old name → new name), so that a
+    /// dataset renamed in the other version is not a change in its readers.
+    renames: Vec<(String, String)>,
 }
 
 impl<'g> Semantics<'g> {
@@ -38,7 +41,27 @@ impl<'g> Semantics<'g> {
             written,
             jobs: HashMap::new(),
             columns: HashMap::new(),
+            renames: Vec::new(),
         }
+    }
+
+    /// Reads each relation `old` in this side's SQL as `new`.
+    pub fn with_renames(mut self, renames: Vec<(String, String)>) -> Self {
+        self.renames = renames;
+        self
+    }
+
+    /// The job's SQL, renames applied.
+    pub fn sql(&self, id: &str) -> Option<String> {
+        let mut sql = self.g.jobs.get(id)?.sql.clone()?;
+        // Through markers, so that swapped names (a → b, b → a) do not chain.
+        for (i, (old, _)) in self.renames.iter().enumerate() {
+            sql = replace_name(&sql, old, &format!("\u{1}{i}\u{1}"));
+        }
+        for (i, (_, new)) in self.renames.iter().enumerate() {
+            sql = sql.replace(&format!("\u{1}{i}\u{1}"), new);
+        }
+        Some(sql)
     }
 
     /// The datasets `job` writes.
@@ -57,7 +80,7 @@ impl<'g> Semantics<'g> {
     }
 
     fn compute_job(&mut self, id: &str) -> Option<ScriptLineage> {
-        let sql = self.g.jobs.get(id)?.sql.clone()?;
+        let sql = self.sql(id)?;
         let upstreams: Vec<NodeIndex> = self
             .written(id)
             .iter()
@@ -131,6 +154,27 @@ impl<'g> Semantics<'g> {
     }
 }
 
+/// `text` with every whole-name occurrence of `old` replaced by `new` (not
+/// inside a longer name: `a.orders` does not match in `a.orders_v2`).
+fn replace_name(text: &str, old: &str, new: &str) -> String {
+    let name_char = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (at, _) in text.match_indices(old) {
+        let before = text[..at].chars().next_back();
+        let after = text[at + old.len()..].chars().next();
+        let whole =
+            !before.is_some_and(|c| name_char(c) || c == '.') && !after.is_some_and(name_char);
+        if whole {
+            out.push_str(&text[last..at]);
+            out.push_str(new);
+            last = at + old.len();
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 /// Whether a relation named in SQL is `relation` (case aside; an
 /// unqualified name matches the qualified one it ends, and the other way).
 pub(crate) fn same(named: &str, relation: &str) -> bool {
@@ -138,4 +182,18 @@ pub(crate) fn same(named: &str, relation: &str) -> bool {
     named == relation
         || relation.ends_with(&format!(".{named}"))
         || named.ends_with(&format!(".{relation}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renames_replace_whole_names_only() {
+        let sql = "select * from a.orders join a.orders_v2 using (id) join x.a.orders on 1=1";
+        assert_eq!(
+            replace_name(sql, "a.orders", "b.orders"),
+            "select * from b.orders join a.orders_v2 using (id) join x.a.orders on 1=1"
+        );
+    }
 }

@@ -49,6 +49,8 @@ pub struct LineageGraph {
     pub diagnostics: Vec<Diagnostic>,
     /// The project's configuration.
     pub config: crate::config::Config,
+    /// The folder the project was read from.
+    pub root: std::path::PathBuf,
 }
 
 /// Lookup tables for resolving references.
@@ -152,6 +154,7 @@ impl LineageGraph {
     /// Builds the graph of `project`, consuming it.
     pub fn build(project: Project) -> LineageGraph {
         let Project {
+            root,
             config,
             datasets,
             jobs,
@@ -284,6 +287,7 @@ impl LineageGraph {
             self_reads,
             diagnostics,
             config,
+            root,
         };
         let cycles = g.cycles();
         for cycle in cycles {
