@@ -296,4 +296,55 @@ mod tests {
             ChangeKind::CouldNotCompare
         );
     }
+
+    #[test]
+    fn ctes_set_operators_distinct_windows_and_order() {
+        let kind = |base: &str, head: &str| verdict(base, head).kind;
+        let cte = "with p as (select amount as amt, id from orders) select id, amt as total from p";
+        // Only a CTE column's name changed: the output is computed the same.
+        assert_eq!(
+            kind(
+                cte,
+                "with q as (select amount as a, id from orders) select id, a as total from q"
+            ),
+            ChangeKind::NoOp
+        );
+        assert_eq!(
+            kind(cte, &cte.replace("from orders", "from orders where id > 0")),
+            ChangeKind::Breaking
+        );
+        let union = "select id from a union select id from b";
+        assert_eq!(
+            kind(union, &union.replace("union", "union all")),
+            ChangeKind::Breaking
+        );
+        assert_eq!(
+            kind("select id, kind from t", "select distinct id, kind from t"),
+            ChangeKind::Breaking
+        );
+        assert_eq!(
+            kind("select id, kind from t", "select kind, id from t"),
+            ChangeKind::NonBreaking
+        );
+        assert_eq!(
+            kind("select id, kind from t", "select id, 1 as one, kind from t"),
+            ChangeKind::NonBreaking
+        );
+        let window = "select id, row_number() over (partition by kind order by ts) as rn from t";
+        let v = verdict(window, &window.replace("order by ts", "order by ts desc"));
+        assert_eq!(
+            (v.kind, v.columns),
+            (ChangeKind::Column, vec!["rn".to_string()])
+        );
+        let literal = "select id, 'web' as channel from t";
+        assert_eq!(
+            kind(literal, &literal.replace("'web'", "'app'")),
+            ChangeKind::Column
+        );
+        let limited = "select id from t order by ts limit 10";
+        assert_eq!(
+            kind(limited, &limited.replace("ts", "ts desc")),
+            ChangeKind::Breaking
+        );
+    }
 }
