@@ -107,6 +107,16 @@ pub fn github(report: &DiffReport, fail_on: FailOn) -> String {
     out
 }
 
+/// Datasets drawn in the Mermaid graph at most: GitHub stops rendering
+/// large diagrams, and nobody reads a thousand boxes.
+const MAX_DRAWN: usize = 60;
+/// Rows of the changes table at most (the most severe come first).
+const MAX_ROWS: usize = 200;
+/// Names listed per line of details at most.
+const MAX_LISTED: usize = 30;
+/// GitHub refuses comments over 65,536 characters; details past this are cut.
+const MAX_COMMENT: usize = 60_000;
+
 /// The Markdown PR comment.
 pub fn markdown(report: &DiffReport) -> String {
     let mut out = String::from("### ripple diff\n\n");
@@ -115,7 +125,7 @@ pub fn markdown(report: &DiffReport) -> String {
         return out;
     }
     out.push_str("| Model | Change | Columns | Downstream |\n| --- | --- | --- | ---: |\n");
-    for c in &report.changes {
+    for c in report.changes.iter().take(MAX_ROWS) {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} |",
@@ -125,16 +135,47 @@ pub fn markdown(report: &DiffReport) -> String {
             c.downstream.len()
         );
     }
+    if report.changes.len() > MAX_ROWS {
+        let _ = writeln!(
+            out,
+            "| …and {} more | | | |",
+            report.changes.len() - MAX_ROWS
+        );
+    }
     let diagram = mermaid(report);
     if !diagram.is_empty() {
         let _ = write!(out, "\n```mermaid\n{diagram}```\n");
     }
     out.push_str("\n<details>\n<summary>Details</summary>\n\n");
-    for c in &report.changes {
-        details(&mut out, c);
+    for (i, c) in report.changes.iter().enumerate() {
+        let mut block = String::new();
+        details(&mut block, c);
+        if out.len() + block.len() > MAX_COMMENT {
+            let left = report.changes.len() - i;
+            let _ = writeln!(
+                out,
+                "…and {left} more change{} (cut to fit a comment; `--format json` has them all)\n",
+                plural(left)
+            );
+            break;
+        }
+        out.push_str(&block);
     }
     out.push_str("</details>\n");
     out
+}
+
+/// At most [`MAX_LISTED`] names, escaped, then how many more.
+fn listed(names: &[String]) -> String {
+    let mut shown: Vec<String> = names
+        .iter()
+        .take(MAX_LISTED)
+        .map(|d| markdown_text(d))
+        .collect();
+    if names.len() > MAX_LISTED {
+        shown.push(format!("and {} more", names.len() - MAX_LISTED));
+    }
+    shown.join(", ")
 }
 
 fn details(out: &mut String, c: &Change) {
@@ -151,20 +192,18 @@ fn details(out: &mut String, c: &Change) {
         let _ = writeln!(out, "- columns: {}", markdown_text(&c.columns.join("; ")));
     }
     if !c.downstream.is_empty() {
-        let names: Vec<String> = c.downstream.iter().map(|d| markdown_text(d)).collect();
         let _ = writeln!(
             out,
             "- downstream ({}): {}",
             c.downstream.len(),
-            names.join(", ")
+            listed(&c.downstream)
         );
     }
     if !c.possibly.is_empty() {
-        let names: Vec<String> = c.possibly.iter().map(|d| markdown_text(d)).collect();
         let _ = writeln!(
             out,
             "- possibly affected (read through a `*` whose columns are unknown): {}",
-            names.join(", ")
+            listed(&c.possibly)
         );
     }
     if let Some(plan) = &c.plan {
@@ -195,8 +234,18 @@ pub fn mermaid(report: &DiffReport) -> String {
             bump(&mut role_of, d, rank, class);
         }
     }
-    let roles: BTreeMap<&str, &'static str> =
-        role_of.iter().map(|(k, (_, class))| (*k, *class)).collect();
+    // The most severe first (changed before impacted), then by name.
+    let mut ranked: Vec<(usize, &str, &'static str)> = role_of
+        .iter()
+        .map(|(k, (rank, class))| (*rank, *k, *class))
+        .collect();
+    ranked.sort();
+    let hidden = ranked.len().saturating_sub(MAX_DRAWN);
+    let roles: BTreeMap<&str, &'static str> = ranked
+        .into_iter()
+        .take(MAX_DRAWN)
+        .map(|(_, k, class)| (k, class))
+        .collect();
     if roles.is_empty() {
         return String::new();
     }
@@ -224,6 +273,14 @@ pub fn mermaid(report: &DiffReport) -> String {
         if by_class.contains_key(class) {
             let _ = writeln!(out, "  classDef {class} {style}");
         }
+    }
+    if hidden > 0 {
+        let _ = writeln!(
+            out,
+            "  n{}[\"{hidden} more affected dataset{} not drawn\"]",
+            ids.len(),
+            plural(hidden)
+        );
     }
     out
 }
@@ -260,5 +317,46 @@ fn bump<'a>(
     let entry = roles.entry(id).or_insert((rank, class));
     if rank < entry.0 {
         *entry = (rank, class);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::Change;
+
+    #[test]
+    fn large_reports_fit_in_a_comment() {
+        let downstream: Vec<String> = (0..500).map(|i| format!("model.m_{i:04}")).collect();
+        let change = |i: usize| Change {
+            model: format!("model.changed_{i}"),
+            kind: ChangeKind::Breaking,
+            columns: vec!["removed: x".to_string()],
+            downstream: downstream.clone(),
+            possibly: Vec::new(),
+            file: format!("models/changed_{i}.sql"),
+            line: 1,
+            reason: "output column removed or renamed".to_string(),
+            writes: vec![format!("model.changed_{i}")],
+            plan: None,
+        };
+        let report = DiffReport {
+            schema_version: 1,
+            changes: (0..300).map(change).collect(),
+            edges: Vec::new(),
+        };
+        let md = markdown(&report);
+        assert!(md.len() < 65_536, "{}", md.len());
+        assert!(md.contains("and 470 more"));
+        assert!(md.contains("| …and 100 more | | | |"));
+        assert!(md.contains("more changes (cut to fit a comment"));
+        assert!(md.ends_with("</details>\n"));
+        let graph = mermaid(&report);
+        let drawn = graph.lines().filter(|l| l.contains("[\"")).count();
+        // 60 datasets and the note of how many more.
+        assert_eq!(drawn, MAX_DRAWN + 1);
+        assert!(graph.contains("740 more affected datasets not drawn"));
+        // The changed datasets are drawn before the impacted ones.
+        assert!(graph.contains("model.changed_0"));
     }
 }
