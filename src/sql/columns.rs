@@ -163,11 +163,25 @@ impl Resolver<'_> {
             let limit = q.limit_clause.as_ref().map(ToString::to_string);
             let fetch = q.fetch.as_ref().map(ToString::to_string);
             let mut print = format!("limit:{limit:?}{fetch:?}");
+            // ORDER BY sees the output columns (the FROM scope is the body's).
+            let outputs = [Source {
+                alias: String::new(),
+                relation: None,
+                columns: Some(out.clone()),
+                outer: false,
+            }];
             if let Some(OrderByKind::Expressions(exprs)) = q.order_by.as_ref().map(|o| &o.kind) {
                 for o in exprs {
                     let by = match output_position(&o.expr).and_then(|n| out.get(n)) {
-                        Some(col) => col.fingerprint.clone(),
-                        None => self.print(&o.expr, &[]),
+                        Some(col) => {
+                            self.conditions.extend(col.sources.iter().cloned());
+                            col.fingerprint.clone()
+                        }
+                        None => {
+                            let refs = self.refs(&o.expr, &outputs);
+                            self.conditions.extend(refs);
+                            self.print(&o.expr, &outputs)
+                        }
                     };
                     print.push_str(&format!(" by {by} {}", o.options));
                 }
@@ -642,9 +656,17 @@ fn resolve(visible: &[Source], qualifier: &str, column: &str) -> Vec<OutputColum
         }
     };
     if !qualifier.is_empty() {
-        return find_source(visible, qualifier)
-            .and_then(lookup)
-            .unwrap_or_default();
+        if let Some(src) = find_source(visible, qualifier) {
+            return lookup(src).unwrap_or_default();
+        }
+        // Struct field access: `alias.column.field`, or `column.field`.
+        let mut parts = qualifier.splitn(3, '.');
+        let (first, second) = (parts.next().unwrap_or_default(), parts.next());
+        return match second {
+            Some(col) if find_source(visible, first).is_some() => resolve(visible, first, col),
+            _ if find_source(visible, first).is_none() => resolve(visible, "", first),
+            _ => Vec::new(),
+        };
     }
     if let Some(found) = visible
         .iter()
@@ -844,5 +866,25 @@ mod tests {
         };
         assert_eq!(joined("join"), joined("inner join"));
         assert_ne!(joined("join"), joined("left join"));
+    }
+
+    #[test]
+    fn struct_fields_and_ordered_limits() {
+        let fields = lineage(
+            "select e.payload.user_id as uid, address.city from events e join people p on e.pid = p.id",
+            &[("people", &["id", "address"])],
+        );
+        assert_eq!(
+            show(&fields),
+            ["uid <- events.payload", "city <- people.address"]
+        );
+        let top = lineage(
+            "select id, amount as amt from orders order by amt desc limit 10",
+            &[],
+        );
+        // Which ten rows come out depends on the amounts.
+        assert_eq!(conds(&top), ["orders.amount"]);
+        let unlimited = lineage("select id from orders order by ts", &[]);
+        assert!(unlimited.conditions.is_empty());
     }
 }
