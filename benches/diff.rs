@@ -12,23 +12,11 @@ use ripple::ingest::{LoadOptions, load_project};
 
 #[path = "support/dbt_project.rs"]
 mod support;
+#[path = "../tests/support/temp_project.rs"]
+mod temp_project;
 
 fn main() {
     divan::main();
-}
-
-/// Copies `from` into `to`, file by file.
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// Edits 10 models of the head copy: 4 changed expressions, 3 added
@@ -76,7 +64,7 @@ fn diff_10k_models_10_changed(bencher: divan::Bencher) {
     let base = tempfile::tempdir().unwrap();
     let head = tempfile::tempdir().unwrap();
     support::generate(base.path(), 10_000).unwrap();
-    copy_tree(base.path(), head.path());
+    temp_project::copy_tree(base.path(), head.path());
     edit(head.path());
     let load =
         |root: &Path| LineageGraph::build(load_project(root, &LoadOptions::default()).unwrap());

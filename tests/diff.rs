@@ -10,7 +10,7 @@ mod temp_project;
 use assert_cmd::Command;
 use git_repo::GitRepo;
 use serde_json::Value;
-use temp_project::temp_project;
+use temp_project::{copy_tree, temp_project};
 
 /// A small dbt project: `orders` feeds a join, a grouping, and a `select *`
 /// whose consumers pick single columns out of it.
@@ -659,20 +659,6 @@ fn the_pull_request_comment() {
             .iter()
             .any(|l| l.starts_with("::warning file=models/orders.sql,line=4,"))
     );
-}
-
-/// Copies a folder tree.
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]

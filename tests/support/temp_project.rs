@@ -13,3 +13,17 @@ pub fn temp_project(files: &[(&str, &str)]) -> tempfile::TempDir {
     }
     dir
 }
+
+/// Copies the folder tree `from` to `to` (made as needed).
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
