@@ -26,7 +26,8 @@ pub(crate) struct Verdict {
 }
 
 impl Verdict {
-    fn new(kind: ChangeKind, reason: impl Into<String>, line: u64) -> Self {
+    /// A verdict naming no columns.
+    pub fn new(kind: ChangeKind, reason: impl Into<String>, line: u64) -> Self {
         Verdict {
             kind,
             columns: Vec::new(),

@@ -181,19 +181,19 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
     for id in ids {
         let (b, h) = (base.jobs.get(id), head.jobs.get(id));
         let (verdict, on_head) = match (b, h) {
-            (Some(_), Some(h)) if base_sem.sql(id) == h.sql => continue,
+            (Some(_), Some(h)) if base_sem.sql(id).as_deref() == h.sql.as_deref() => continue,
             (Some(b), Some(h)) => (
                 match unreadable(base, &b.file).or_else(|| unreadable(head, &h.file)) {
-                    Some(why) => verdict(ChangeKind::CouldNotCompare, why),
-                    None => match (base_sem.job(id).cloned(), head_sem.job(id)) {
-                        (Some(bs), Some(hs)) => compare_scripts(&bs, hs),
-                        _ => verdict(ChangeKind::Breaking, "its SQL was added or removed"),
+                    Some(why) => Verdict::new(ChangeKind::CouldNotCompare, why, 1),
+                    None => match (base_sem.job(id), head_sem.job(id)) {
+                        (Some(bs), Some(hs)) => compare_scripts(bs, hs),
+                        _ => Verdict::new(ChangeKind::Breaking, "its SQL was added or removed", 1),
                     },
                 },
                 true,
             ),
-            (None, Some(_)) => (verdict(ChangeKind::Added, "new"), true),
-            (Some(_), None) => (verdict(ChangeKind::Removed, "deleted"), false),
+            (None, Some(_)) => (Verdict::new(ChangeKind::Added, "new", 1), true),
+            (Some(_), None) => (Verdict::new(ChangeKind::Removed, "deleted", 1), false),
             (None, None) => continue,
         };
         let (g, sem) = match on_head {
@@ -235,17 +235,12 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
             },
             false => Reach::default(),
         };
-        let v = Verdict {
-            kind: ChangeKind::Config,
-            columns: verdicts.iter().map(|v| v.text.clone()).collect(),
-            changed: BTreeSet::new(),
-            reason: match rows_change {
-                true => "settings that decide its rows changed".to_string(),
-                false => "settings changed".to_string(),
-            },
-            line: 1,
-            precise: false,
+        let reason = match rows_change {
+            true => "settings that decide its rows changed",
+            false => "settings changed",
         };
+        let mut v = Verdict::new(ChangeKind::Config, reason, 1);
+        v.columns = verdicts.iter().map(|v| v.text.clone()).collect();
         let d = &head.graph[n];
         // Point at where the settings are written.
         let (file, line) = match (&d.file, verdicts.iter().all(|v| v.in_ripple_yml)) {
@@ -271,17 +266,6 @@ fn first_difference(a: Option<&str>, b: Option<&str>) -> Option<u64> {
     let same = lines.position(|(x, y)| x != y);
     let n = same.unwrap_or_else(|| a.lines().count().min(b.lines().count()));
     Some(n as u64 + 1)
-}
-
-fn verdict(kind: ChangeKind, reason: impl Into<String>) -> Verdict {
-    Verdict {
-        kind,
-        columns: Vec::new(),
-        changed: BTreeSet::new(),
-        reason: reason.into(),
-        line: 1,
-        precise: false,
-    }
 }
 
 /// Datasets whose relation changed between the versions: (old, new).

@@ -3,6 +3,7 @@
 //! upstreams are known to have (declared in YAML, or computed from the
 //! upstream's own query, upstreams first).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use petgraph::Direction;
@@ -52,8 +53,12 @@ impl<'g> Semantics<'g> {
     }
 
     /// The job's SQL, renames applied.
-    pub fn sql(&self, id: &str) -> Option<String> {
-        let mut sql = self.g.jobs.get(id)?.sql.clone()?;
+    pub fn sql(&self, id: &str) -> Option<Cow<'g, str>> {
+        let sql = self.g.jobs.get(id)?.sql.as_deref()?;
+        if self.renames.is_empty() {
+            return Some(Cow::Borrowed(sql));
+        }
+        let mut sql = sql.to_string();
         // Through markers, so that swapped names (a → b, b → a) do not chain.
         for (i, (old, _)) in self.renames.iter().enumerate() {
             sql = replace_name(&sql, old, &format!("\u{1}{i}\u{1}"));
@@ -61,7 +66,7 @@ impl<'g> Semantics<'g> {
         for (i, (_, new)) in self.renames.iter().enumerate() {
             sql = sql.replace(&format!("\u{1}{i}\u{1}"), new);
         }
-        Some(sql)
+        Some(Cow::Owned(sql))
     }
 
     /// The datasets `job` writes.
