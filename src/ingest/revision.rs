@@ -55,6 +55,11 @@ pub struct Revision {
     _dir: tempfile::TempDir,
 }
 
+/// The kinds of file a project is read from (SQL and Jinja, YAML, DAG files,
+/// seeds, manifests): a repository's other files (data, images, docs) are
+/// not written out.
+const READ_EXTENSIONS: [&str; 8] = ["sql", "jinja", "jinja2", "yml", "yaml", "py", "csv", "json"];
+
 /// Where a project folder sits in its repository.
 #[derive(Debug, Clone)]
 pub struct RepoLocation {
@@ -167,6 +172,13 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
         {
             continue;
         }
+        let read = relative
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| READ_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()));
+        if !read {
+            continue;
+        }
         blobs.push((sha.unwrap_or_default().to_string(), dest.join(relative)));
     }
     if blobs.is_empty() {
@@ -176,9 +188,12 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
         .arg("-C")
         .arg(&location.top)
         .args(["cat-file", "--batch"])
+        .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        // Unread, a piped stderr could fill up and stall git; a missing
+        // object is reported on stdout anyway.
+        .stderr(Stdio::null())
         .spawn()
         .map_err(RevisionError::NoGit)?;
     let mut stdin = child.stdin.take().expect("piped");
