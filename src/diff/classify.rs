@@ -348,4 +348,161 @@ mod tests {
             ChangeKind::Breaking
         );
     }
+
+    /// A query from a small grammar, printed in a given style: what must
+    /// not matter (case, spacing, comments, alias and CTE names) comes from
+    /// the style, what must matter from the query.
+    mod generated {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        struct Query {
+            /// (column, expression form 0..4, constant) per output column.
+            columns: Vec<(usize, usize, u8)>,
+            /// (column, constant) of a `WHERE col > constant`.
+            filter: Option<(usize, u8)>,
+            join: bool,
+            cte: bool,
+        }
+
+        #[derive(Debug, Clone)]
+        struct Style {
+            upper: bool,
+            space: &'static str,
+            comments: bool,
+            alias: &'static str,
+            cte_name: &'static str,
+        }
+
+        const COLS: [&str; 4] = ["id", "amount", "status", "created_at"];
+
+        fn query() -> impl Strategy<Value = Query> {
+            (
+                proptest::collection::vec((0..4usize, 0..4usize, 1..9u8), 1..5),
+                proptest::option::of((0..4usize, 0..9u8)),
+                any::<bool>(),
+                any::<bool>(),
+            )
+                .prop_map(|(mut columns, filter, join, cte)| {
+                    // One output column per source column: names stay unique.
+                    columns.sort_by_key(|c| c.0);
+                    columns.dedup_by_key(|c| c.0);
+                    Query {
+                        columns,
+                        filter,
+                        join,
+                        cte,
+                    }
+                })
+        }
+
+        fn style() -> impl Strategy<Value = Style> {
+            (
+                any::<bool>(),
+                prop::sample::select(vec![" ", "  ", "\n", "\n\t", " \n  "]),
+                any::<bool>(),
+                prop::sample::select(vec!["o", "ord", "t1", "src"]),
+                prop::sample::select(vec!["base", "cleaned", "x"]),
+            )
+                .prop_map(|(upper, space, comments, alias, cte_name)| Style {
+                    upper,
+                    space,
+                    comments,
+                    alias,
+                    cte_name,
+                })
+        }
+
+        fn print(q: &Query, s: &Style) -> String {
+            let kw = |k: &str| match s.upper {
+                true => k.to_uppercase(),
+                false => k.to_lowercase(),
+            };
+            let sp = match s.comments {
+                true => format!("{} /* note */{}", s.space, s.space),
+                false => s.space.to_string(),
+            };
+            let a = s.alias;
+            let expr = |c: usize, form: usize, k: u8| {
+                let col = format!("{a}.{}", COLS[c]);
+                match form {
+                    0 => col,
+                    1 => format!("{col} * {k}"),
+                    2 => format!("{}({col})", kw("upper")),
+                    _ => format!("{}({col}, {k})", kw("coalesce")),
+                }
+            };
+            let select: Vec<String> = q
+                .columns
+                .iter()
+                .map(|&(c, form, k)| format!("{} {} {}", expr(c, form, k), kw("as"), COLS[c]))
+                .collect();
+            let from = match q.cte {
+                true => format!(
+                    "{} {} {} ({} *{sp}{} shop.orders) ",
+                    kw("with"),
+                    s.cte_name,
+                    kw("as"),
+                    kw("select"),
+                    kw("from")
+                ),
+                false => String::new(),
+            };
+            let table = if q.cte { s.cte_name } else { "shop.orders" };
+            let mut sql = format!(
+                "{from}{}{sp}{}{sp}{}{sp}{table} {a}",
+                kw("select"),
+                select.join(&format!(",{sp}")),
+                kw("from")
+            );
+            if q.join {
+                sql.push_str(&format!(
+                    "{sp}{} shop.customers c {} {a}.id = c.id",
+                    kw("join"),
+                    kw("on")
+                ));
+            }
+            if let Some((c, k)) = q.filter {
+                sql.push_str(&format!("{sp}{}{sp}{a}.{} > {k}", kw("where"), COLS[c]));
+            }
+            sql
+        }
+
+        fn kind(base: &str, head: &str) -> ChangeKind {
+            verdict(base, head).kind
+        }
+
+        proptest! {
+            #[test]
+            fn style_never_matters(q in query(), a in style(), b in style()) {
+                prop_assert_eq!(kind(&print(&q, &a), &print(&q, &b)), ChangeKind::NoOp);
+            }
+
+            #[test]
+            fn meaning_always_does(q in query(), a in style(), b in style(), pick in any::<prop::sample::Index>()) {
+                let base = print(&q, &a);
+                let i = pick.index(q.columns.len());
+                // A changed expression of one column.
+                let mut changed = q.clone();
+                let (c, form, k) = changed.columns[i];
+                changed.columns[i] = (c, (form + 1) % 4, k);
+                let v = verdict(&base, &print(&changed, &b));
+                prop_assert_eq!((v.kind, v.columns), (ChangeKind::Column, vec![COLS[c].to_string()]));
+                // A removed column.
+                if q.columns.len() > 1 {
+                    let mut fewer = q.clone();
+                    fewer.columns.remove(i);
+                    prop_assert_eq!(kind(&base, &print(&fewer, &b)), ChangeKind::Breaking);
+                }
+                // A changed filter or join.
+                let mut filtered = q.clone();
+                filtered.filter = Some(q.filter.map_or((0, 1), |(c, k)| (c, k + 1)));
+                prop_assert_eq!(kind(&base, &print(&filtered, &b)), ChangeKind::Breaking);
+                let mut joined = q.clone();
+                joined.join = !q.join;
+                prop_assert_eq!(kind(&base, &print(&joined, &b)), ChangeKind::Breaking);
+            }
+        }
+    }
 }
