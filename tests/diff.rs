@@ -759,3 +759,24 @@ fn lines_point_into_the_file_not_the_rendered_sql() {
     assert_eq!(json["changes"][0]["kind"], "breaking");
     assert_eq!(json["changes"][0]["line"], 11);
 }
+
+#[test]
+fn a_dag_file_that_no_longer_parses_could_not_be_compared() {
+    let dag = "from datetime import datetime\nfrom airflow import DAG\n\
+               from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\n\n\
+               with DAG(dag_id=\"etl\", schedule=\"@daily\", start_date=datetime(2024, 1, 1)) as dag:\n    \
+               load = SQLExecuteQueryOperator(task_id=\"load\", conn_id=\"wh\", sql=\"insert into mart.t select id from raw.t\")\n";
+    let base = temp_project(&[("dags/etl.py", dag)]);
+    // The parser recovers and finds the same task, but Airflow would not
+    // load the file: never a silent no-op.
+    let broken = format!("{dag}\ndef oops(:\n");
+    let head = temp_project(&[("dags/etl.py", &broken)]);
+    let (json, code) = run_dirs(base.path(), head.path());
+    assert_eq!(code, 1);
+    assert_eq!(
+        changes(&json),
+        owned(&[("airflow:etl.load", "could-not-compare", &[])])
+    );
+    let reason = json["changes"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("head: dags/etl.py:8:"), "{reason}");
+}

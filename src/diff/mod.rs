@@ -176,24 +176,49 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
     let mut base_sem = Semantics::new(base).with_renames(renamed(base, head));
     let mut head_sem = Semantics::new(head);
     let ids: BTreeSet<&String> = base.jobs.keys().chain(head.jobs.keys()).collect();
+    let (base_errors, head_errors) = (unreadable(base), unreadable(head));
     let mut changes = Vec::new();
     let mut edges = BTreeSet::new();
     for id in ids {
         let (b, h) = (base.jobs.get(id), head.jobs.get(id));
         let (verdict, on_head) = match (b, h) {
-            (Some(_), Some(h)) if base_sem.sql(id).as_deref() == h.sql.as_deref() => continue,
-            (Some(b), Some(h)) => (
-                match unreadable(base, &b.file).or_else(|| unreadable(head, &h.file)) {
-                    Some(why) => Verdict::new(ChangeKind::CouldNotCompare, why, 1),
-                    None => match (base_sem.job(id), head_sem.job(id)) {
+            (Some(b), Some(h)) => {
+                let same = base_sem.sql(id).as_deref() == h.sql.as_deref();
+                let errors = (
+                    base_errors.get(b.file.as_str()),
+                    head_errors.get(h.file.as_str()),
+                );
+                let verdict = match errors {
+                    (None, None) if same => continue,
+                    (Some(x), Some(y)) if same && x == y => continue,
+                    (None, None) => match (base_sem.job(id), head_sem.job(id)) {
                         (Some(bs), Some(hs)) => compare_scripts(bs, hs),
                         _ => Verdict::new(ChangeKind::Breaking, "its SQL was added or removed", 1),
                     },
-                },
-                true,
-            ),
-            (None, Some(_)) => (Verdict::new(ChangeKind::Added, "new", 1), true),
-            (Some(_), None) => (Verdict::new(ChangeKind::Removed, "deleted", 1), false),
+                    (x, y) => {
+                        let why = x.map(|w| format!("base: {w}"));
+                        let why = why.or(y.map(|w| format!("head: {w}")));
+                        Verdict::new(ChangeKind::CouldNotCompare, why.unwrap_or_default(), 1)
+                    }
+                };
+                (verdict, true)
+            }
+            // Gone from a file that does not read on the other side (a DAG
+            // file with a syntax error): unknown, not added or removed.
+            (None, Some(h)) => match base_errors.get(h.file.as_str()) {
+                Some(why) => (
+                    Verdict::new(ChangeKind::CouldNotCompare, format!("base: {why}"), 1),
+                    true,
+                ),
+                None => (Verdict::new(ChangeKind::Added, "new", 1), true),
+            },
+            (Some(b), None) => match head_errors.get(b.file.as_str()) {
+                Some(why) => (
+                    Verdict::new(ChangeKind::CouldNotCompare, format!("head: {why}"), 1),
+                    false,
+                ),
+                None => (Verdict::new(ChangeKind::Removed, "deleted", 1), false),
+            },
             (None, None) => continue,
         };
         let (g, sem) = match on_head {
@@ -279,16 +304,23 @@ fn renamed(base: &LineageGraph, head: &LineageGraph) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Why a file could not be read on one side, when it could not.
-fn unreadable(g: &LineageGraph, file: &str) -> Option<String> {
-    g.diagnostics
-        .iter()
-        .find(|d| {
-            d.severity == Severity::Error
-                && d.file.as_deref() == Some(file)
-                && matches!(d.code, "render-error" | "read-error")
-        })
-        .map(|d| format!("{file}:{}:{}: {}", d.line, d.column, d.message))
+/// Files that could not be read (render, read or Python syntax errors),
+/// with the first reason each.
+fn unreadable(g: &LineageGraph) -> HashMap<&str, String> {
+    let mut files = HashMap::new();
+    for d in &g.diagnostics {
+        let fatal = d.severity == Severity::Error
+            && matches!(
+                d.code,
+                "render-error" | "read-error" | "python-syntax-error"
+            );
+        if let (true, Some(file)) = (fatal, d.file.as_deref()) {
+            files
+                .entry(file)
+                .or_insert_with(|| format!("{file}:{}:{}: {}", d.line, d.column, d.message));
+        }
+    }
+    files
 }
 
 /// The datasets a change to the job writing `writes` reaches.

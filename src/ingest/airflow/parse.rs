@@ -83,14 +83,18 @@ pub(super) fn parse_file(
         warnings: Vec::new(),
     };
     for e in parsed.errors() {
+        // Airflow would not load the file at all: an error, not a warning.
         let line = line_of(text, e.location.start().to_usize());
-        r.warn(
+        r.warnings.push(Diagnostic::error(
+            "python-syntax-error",
+            Some(file.to_string()),
             line,
+            0,
             format!(
                 "Python syntax error: {}; the rest of the file is still read",
                 e.error
             ),
-        );
+        ));
     }
     let module = parsed.into_syntax();
     r.body(&module.body, None, "");
