@@ -100,7 +100,32 @@ fn run(dir: &std::path::Path, args: &[&str]) -> (Value, i32) {
             String::from_utf8_lossy(&out.stderr)
         )
     });
+    // Every report the tests see matches the shipped schema.
+    let errors: Vec<String> = schema().iter_errors(&json).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{json}");
     (json, code)
+}
+
+/// The validator of the generated schema.
+fn schema() -> &'static jsonschema::Validator {
+    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let schema: Value = serde_json::from_str(&ripple::emit::diff::schema()).unwrap();
+        jsonschema::validator_for(&schema).unwrap()
+    })
+}
+
+#[test]
+fn the_shipped_schema_is_current() {
+    let generated = ripple::emit::diff::schema();
+    if std::env::var_os("RIPPLE_WRITE_SCHEMA").is_some() {
+        std::fs::write("docs/diff.schema.json", &generated).unwrap();
+    }
+    let shipped = std::fs::read_to_string("docs/diff.schema.json").unwrap_or_default();
+    assert_eq!(
+        shipped, generated,
+        "docs/diff.schema.json is stale: run RIPPLE_WRITE_SCHEMA=1 cargo test --test diff"
+    );
 }
 
 /// `ripple diff --base-dir base --head-dir head --format json`.

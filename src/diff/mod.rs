@@ -23,7 +23,9 @@ use downstream::{Reach, column_consumers, descendants};
 use semantics::Semantics;
 
 /// The kind of a change, most severe first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChangeKind {
     /// Rows or shape changed: an output column removed or renamed, a filter,
@@ -113,7 +115,7 @@ impl FailOn {
 }
 
 /// One changed model or job.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Change {
     /// The model's node id (`model.orders`) or the job's id
     /// (`sql:jobs/daily.sql`, `airflow:dag.task`).
@@ -127,7 +129,7 @@ pub struct Change {
     pub downstream: Vec<String>,
     /// Those of `downstream` reached through a `*` whose columns are not
     /// known: possibly affected.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub possibly: Vec<String>,
     /// The file (relative to the project root).
     pub file: String,
@@ -139,12 +141,12 @@ pub struct Change {
     pub writes: Vec<String>,
     /// A `ripple plan` command to restate the changed data, when the model
     /// is partitioned.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<String>,
 }
 
 /// The result of comparing two versions of a project.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DiffReport {
     /// Version of this document's shape.
     pub schema_version: u32,
@@ -278,7 +280,7 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
     suggest_plans(head, &mut changes);
     changes.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.model.cmp(&b.model)));
     DiffReport {
-        schema_version: 1,
+        schema_version: crate::emit::SCHEMA_VERSION,
         changes,
         edges: edges.into_iter().collect(),
     }

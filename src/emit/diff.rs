@@ -41,6 +41,14 @@ pub fn json(report: &DiffReport) -> String {
     s
 }
 
+/// The JSON Schema of [`json`]'s output (shipped as `docs/diff.schema.json`).
+pub fn schema() -> String {
+    let schema = schemars::schema_for!(DiffReport);
+    let mut out = serde_json::to_string_pretty(&schema).expect("a schema serializes");
+    out.push('\n');
+    out
+}
+
 /// Plain text for a terminal.
 pub fn text(report: &DiffReport) -> String {
     let mut out = String::new();
