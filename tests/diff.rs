@@ -805,3 +805,33 @@ fn a_dag_file_that_no_longer_parses_could_not_be_compared() {
     let reason = json["changes"][0]["reason"].as_str().unwrap();
     assert!(reason.starts_with("head: dags/etl.py:8:"), "{reason}");
 }
+
+#[test]
+fn a_script_writing_two_tables_passes_on_only_what_each_reads() {
+    let stage = |amount: &str| {
+        format!("insert into mart.src\nselect id, {amount} as amount, kind\nfrom raw.events;\n")
+    };
+    let split = "insert into mart.a select id, amount from mart.src;\n\
+                 insert into mart.b select id, kind from mart.src;\n";
+    let staged = "create temp table s as select id, amount from mart.src;\n\
+                  insert into mart.c select id from s;\n";
+    let files = |amount: &str| {
+        temp_project(&[
+            ("jobs/stage.sql", &stage(amount)),
+            ("jobs/split.sql", split),
+            ("jobs/staged.sql", staged),
+        ])
+    };
+    let (base, head) = (files("amount"), files("amount * 100"));
+    let (json, _) = run_dirs(base.path(), head.path());
+    // mart.b never reads amount; mart.c reads it through a staging table,
+    // which ripple does not follow column by column.
+    assert_eq!(
+        changes(&json),
+        owned(&[(
+            "sql:jobs/stage.sql",
+            "column",
+            &["table.mart.a", "table.mart.c"]
+        )])
+    );
+}

@@ -130,13 +130,17 @@ fn consume(
             continue;
         }
         read = true;
+        // Read into a staging table the script reads back: not followed.
+        if s.targets.iter().any(|t| script.intermediates.contains(t)) {
+            return Effect::All;
+        }
+        // Another table the script writes: not this consumer's business.
+        if !s.targets.is_empty() && !s.targets.iter().any(|t| same(t, &c_rel)) {
+            continue;
+        }
         let Some(lineage) = &s.columns else {
             return Effect::All;
         };
-        // Read into some other table first (a staging step): not followed.
-        if !s.targets.is_empty() && !s.targets.iter().any(|t| same(t, &c_rel)) {
-            return Effect::All;
-        }
         let touched = |r: &crate::sql::ColumnRef| same(&r.relation, &rel) && hits(&r.column);
         if lineage.conditions.iter().any(touched) {
             return Effect::All;
