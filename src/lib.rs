@@ -5,8 +5,15 @@
 //! questions, impact becomes a backfill plan, and emitters render each of
 //! them. The CLI (`src/main.rs`) is a thin layer over these functions.
 //!
-//! Today the library holds the first step every later one stands on:
-//! statement-level table lineage of SQL.
+//! - [`sql`]: statement and column lineage of SQL (sqlparser), and the
+//!   canonical text two versions of a statement are compared by;
+//! - [`ingest`]: dbt projects, manifests, plain SQL, Airflow DAG files (and git
+//!   revisions of them) → [`project::Project`];
+//! - [`graph`]: the lineage graph; [`impact`]: affected partitions;
+//!   [`plan`]: the backfill plan; [`diff`]: what changed between two
+//!   versions and what it reaches; [`emit`]: every output format.
+//!
+//! The first step, statement lineage of a script:
 //!
 //! ```
 //! use ripple::sql::{SqlDialect, script_lineage};

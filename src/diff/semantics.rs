@@ -28,6 +28,7 @@ pub(crate) struct Semantics<'g> {
 }
 
 impl<'g> Semantics<'g> {
+    /// Nothing read yet; jobs and columns are read when first asked for.
     pub fn new(g: &'g LineageGraph) -> Self {
         let mut written: HashMap<&str, Vec<NodeIndex>> = HashMap::new();
         for (dataset, jobs) in &g.writers {
