@@ -1,5 +1,5 @@
 //! `ripple diff`: two versions of a project compared model by model. Each
-//! job's SQL is compared by meaning (see [`classify`]), dataset settings key
+//! job's SQL is compared by meaning (`classify.rs`), dataset settings key
 //! by key, and each change carries the downstream datasets it reaches.
 //!
 //! Input is two lineage graphs (base and head); reading them out of git is
