@@ -221,20 +221,23 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
                     header.trim_end()
                 ))
             })?;
-        let mut body = vec![0; size + 1];
-        out.read_exact(&mut body)
-            .map_err(|e| failed(e.to_string()))?;
-        body.pop();
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|source| RevisionError::Io {
                 path: parent.to_path_buf(),
                 source,
             })?;
         }
-        std::fs::write(path, &body).map_err(|source| RevisionError::Io {
+        let io = |source| RevisionError::Io {
             path: path.clone(),
             source,
-        })?;
+        };
+        // Streamed: a large seed or manifest is never held in memory whole.
+        let mut file = std::fs::File::create(path).map_err(io)?;
+        let copied = std::io::copy(&mut (&mut out).take(size as u64), &mut file).map_err(io)?;
+        let mut newline = [0u8; 1];
+        if copied != size as u64 || out.read_exact(&mut newline).is_err() || newline != *b"\n" {
+            return Err(failed(format!("short answer for {sha}")));
+        }
     }
     let _ = feeder.join();
     let _ = child.wait();
