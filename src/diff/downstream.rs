@@ -75,8 +75,14 @@ pub(crate) fn column_consumers(
             }
             match consume(sem, &job, n, c, &cols) {
                 Effect::All => {
-                    all.insert(c);
-                    all.extend(descendants(g, &[c]));
+                    // What is in `all` has its descendants there too: the
+                    // walk stops at it, so the whole reach stays linear.
+                    let mut stack = vec![c];
+                    while let Some(x) = stack.pop() {
+                        if all.insert(x) {
+                            stack.extend(g.graph.neighbors_directed(x, Direction::Outgoing));
+                        }
+                    }
                 }
                 Effect::Columns(out, star) => {
                     if star {
