@@ -835,3 +835,52 @@ fn a_script_writing_two_tables_passes_on_only_what_each_reads() {
         )])
     );
 }
+
+#[test]
+fn columns_declared_in_yaml_are_not_taken_as_all_there_is() {
+    // The YAML documents two of orders' columns; a consumer reading an
+    // undocumented one is still found, and a `*` over orders is expanded from
+    // its query, not from the documentation.
+    let files = |amount: &str| {
+        temp_project(&[
+            BASE[0],
+            BASE[1],
+            (
+                "models/orders.yml",
+                "version: 2\nmodels:\n  - name: orders\n    columns:\n      - name: id\n      - name: status\n",
+            ),
+            (
+                "models/orders.sql",
+                &format!(
+                    "select id, {amount} as amount, status from {{{{ source('raw', 'orders') }}}}\n"
+                ),
+            ),
+            (
+                "models/direct.sql",
+                "select id, amount from {{ ref('orders') }}\n",
+            ),
+            (
+                "models/through_star.sql",
+                "select * from {{ ref('orders') }}\n",
+            ),
+            (
+                "models/picked.sql",
+                "select amount from {{ ref('through_star') }}\n",
+            ),
+            (
+                "models/unrelated.sql",
+                "select status from {{ ref('through_star') }}\n",
+            ),
+        ])
+    };
+    let (base, head) = (files("amount"), files("amount / 100"));
+    let (json, _) = run_dirs(base.path(), head.path());
+    assert_eq!(
+        changes(&json),
+        owned(&[(
+            "model.orders",
+            "column",
+            &["model.direct", "model.picked", "model.through_star"]
+        )])
+    );
+}

@@ -124,11 +124,9 @@ impl<'g> Semantics<'g> {
                 continue;
             }
             stack.push((x, true));
-            if self.g.graph[x].columns.is_empty() {
-                for e in self.g.graph.edges_directed(x, Direction::Incoming) {
-                    if !self.columns.contains_key(&e.source()) {
-                        stack.push((e.source(), false));
-                    }
+            for e in self.g.graph.edges_directed(x, Direction::Incoming) {
+                if !self.columns.contains_key(&e.source()) {
+                    stack.push((e.source(), false));
                 }
             }
         }
@@ -136,10 +134,16 @@ impl<'g> Semantics<'g> {
     }
 
     fn compute_columns(&mut self, n: NodeIndex) -> Option<Vec<String>> {
+        // The query's own columns are exact; declared ones (YAML) are often
+        // a documented subset, so they only stand in when the query cannot
+        // tell.
         let d = &self.g.graph[n];
-        if !d.columns.is_empty() {
-            return Some(d.columns.clone());
-        }
+        let declared = (!d.columns.is_empty()).then(|| d.columns.clone());
+        self.computed_columns(n).or(declared)
+    }
+
+    fn computed_columns(&mut self, n: NodeIndex) -> Option<Vec<String>> {
+        let d = &self.g.graph[n];
         let relation = d.relation.clone();
         let [writer] = self.g.writers.get(&d.id)?.as_slice() else {
             return None;
@@ -153,7 +157,8 @@ impl<'g> Semantics<'g> {
             s.columns.is_some() && (whole_query || s.targets.iter().any(|t| same(t, &relation)))
         })?;
         let cols = statement.columns.as_ref()?;
-        if !cols.unexpanded_stars.is_empty() {
+        // A `*` left in the output (not one inside a CTE) hides columns.
+        if cols.columns.iter().any(|c| c.name == "*") {
             return None;
         }
         Some(cols.columns.iter().map(|c| c.name.clone()).collect())

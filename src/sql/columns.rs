@@ -655,9 +655,19 @@ fn resolve(visible: &[Source], qualifier: &str, column: &str) -> Vec<OutputColum
             None => s.relation.as_ref().map(|r| vec![base_column(r, column)]),
         }
     };
+    // Columns declared for a table (YAML) may be incomplete: a name not
+    // among them is still the table's, rather than nobody's.
+    let declared_elsewhere = |s: &Source| -> Option<Vec<OutputColumn>> {
+        match (&s.columns, &s.relation) {
+            (Some(_), Some(r)) => Some(vec![base_column(r, column)]),
+            _ => None,
+        }
+    };
     if !qualifier.is_empty() {
         if let Some(src) = find_source(visible, qualifier) {
-            return lookup(src).unwrap_or_default();
+            return lookup(src)
+                .or_else(|| declared_elsewhere(src))
+                .unwrap_or_default();
         }
         // Struct field access: `alias.column.field`, or `column.field`.
         let mut parts = qualifier.splitn(3, '.');
@@ -675,17 +685,30 @@ fn resolve(visible: &[Source], qualifier: &str, column: &str) -> Vec<OutputColum
     {
         return found;
     }
-    let unknown = |outer: bool| -> Vec<OutputColumn> {
+    // Innermost first: tables of unknown columns, then tables whose declared
+    // columns lack the name; then the same in enclosing queries.
+    let candidates = |outer: bool| -> Vec<OutputColumn> {
+        let of = |s: &&Source| s.outer == outer;
+        let unknown: Vec<OutputColumn> = visible
+            .iter()
+            .filter(of)
+            .filter(|s| s.columns.is_none())
+            .filter_map(lookup)
+            .flatten()
+            .collect();
+        if !unknown.is_empty() {
+            return unknown;
+        }
         visible
             .iter()
-            .filter(|s| s.columns.is_none() && s.outer == outer)
-            .filter_map(lookup)
+            .filter(of)
+            .filter_map(declared_elsewhere)
             .flatten()
             .collect()
     };
-    let local = unknown(false);
+    let local = candidates(false);
     if local.is_empty() {
-        unknown(true)
+        candidates(true)
     } else {
         local
     }

@@ -254,7 +254,7 @@ fn analyse_chunk(
 }
 
 /// Records the columns of a table a statement creates whole (`CREATE TABLE
-/// AS`, `CREATE VIEW`), unless a `*` left them unknown.
+/// AS`, `CREATE VIEW`), unless a `*` in its output left them unknown.
 fn learn_columns(
     known: &mut KnownColumns,
     stmt: &sqlparser::ast::Statement,
@@ -263,7 +263,7 @@ fn learn_columns(
 ) {
     use sqlparser::ast::Statement;
     let creates = matches!(stmt, Statement::CreateTable(_) | Statement::CreateView(_));
-    if !creates || !c.unexpanded_stars.is_empty() {
+    if !creates || c.columns.iter().any(|o| o.name == "*") {
         return;
     }
     for t in targets {
