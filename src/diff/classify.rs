@@ -208,7 +208,16 @@ fn compare_columns(b: &ColumnLineage, h: &ColumnLineage, line: u64) -> Verdict {
     let order = |cols: &ColumnLineage| -> Vec<String> {
         cols.columns.iter().map(|c| c.name.clone()).collect()
     };
-    if order(b) != order(h) {
+    let (bo, ho) = (order(b), order(h));
+    if bo.len() != ho.len() {
+        // Same names, another count: a repeated name added or dropped.
+        return Verdict::new(
+            ChangeKind::NonBreaking,
+            "a repeated output column added or removed",
+            line,
+        );
+    }
+    if bo != ho {
         return Verdict::new(ChangeKind::NonBreaking, "column order changed", line);
     }
     Verdict::new(
@@ -330,6 +339,11 @@ mod tests {
         assert_eq!(
             kind("select id, kind from t", "select id, 1 as one, kind from t"),
             ChangeKind::NonBreaking
+        );
+        let v = verdict("select id, kind, id from t", "select id, kind from t");
+        assert_eq!(
+            (v.kind, v.reason.as_str()),
+            (ChangeKind::NonBreaking, "a repeated output column added or removed")
         );
         let window = "select id, row_number() over (partition by kind order by ts) as rn from t";
         let v = verdict(window, &window.replace("order by ts", "order by ts desc"));

@@ -56,9 +56,9 @@ pub struct Revision {
 }
 
 /// The kinds of file a project is read from (SQL and Jinja, YAML, DAG files,
-/// seeds, manifests): a repository's other files (data, images, docs) are
-/// not written out.
-const READ_EXTENSIONS: [&str; 8] = ["sql", "jinja", "jinja2", "yml", "yaml", "py", "csv", "json"];
+/// manifests; seeds are written empty): a repository's other files (data,
+/// images, docs) are not written out.
+const READ_EXTENSIONS: [&str; 7] = ["sql", "jinja", "jinja2", "yml", "yaml", "py", "json"];
 
 /// Where a project folder sits in its repository.
 #[derive(Debug, Clone)]
@@ -172,14 +172,18 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
         {
             continue;
         }
-        let read = relative
+        let extension = relative
             .extension()
             .and_then(|e| e.to_str())
-            .is_some_and(|e| READ_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()));
-        if !read {
-            continue;
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default();
+        if extension == "csv" {
+            // Seeds are read by name only: their contents (often large,
+            // sometimes not even in the clone) are not needed.
+            write_file(&dest.join(relative), &mut std::io::empty(), 0)?;
+        } else if READ_EXTENSIONS.contains(&extension.as_str()) {
+            blobs.push((sha.unwrap_or_default().to_string(), relative.to_path_buf()));
         }
-        blobs.push((sha.unwrap_or_default().to_string(), dest.join(relative)));
     }
     if blobs.is_empty() {
         return Ok(());
@@ -206,41 +210,48 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
         command: "cat-file --batch".to_string(),
         message,
     };
-    for (sha, path) in &blobs {
+    for (sha, relative) in &blobs {
         let mut header = String::new();
         out.read_line(&mut header)
             .map_err(|e| failed(e.to_string()))?;
-        let size: usize = header
+        if header.trim_end().ends_with(" missing") {
+            return Err(failed(format!(
+                "the object of {} ({sha}) is not in this clone (partial or damaged); run `git fetch`",
+                relative.display()
+            )));
+        }
+        let size: u64 = header
             .trim_end()
             .rsplit(' ')
             .next()
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| {
-                failed(format!(
-                    "unexpected answer for {sha}: {}",
-                    header.trim_end()
-                ))
-            })?;
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| RevisionError::Io {
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
-        let io = |source| RevisionError::Io {
-            path: path.clone(),
-            source,
-        };
-        // Streamed: a large seed or manifest is never held in memory whole.
-        let mut file = std::fs::File::create(path).map_err(io)?;
-        let copied = std::io::copy(&mut (&mut out).take(size as u64), &mut file).map_err(io)?;
+            .ok_or_else(|| failed(format!("unexpected answer for {sha}: {}", header.trim_end())))?;
+        write_file(&dest.join(relative), &mut out, size)?;
         let mut newline = [0u8; 1];
-        if copied != size as u64 || out.read_exact(&mut newline).is_err() || newline != *b"\n" {
+        if out.read_exact(&mut newline).is_err() || newline != *b"\n" {
             return Err(failed(format!("short answer for {sha}")));
         }
     }
     let _ = feeder.join();
     let _ = child.wait();
+    Ok(())
+}
+
+/// Writes the next `size` bytes of `from` to `path` (folders made as needed),
+/// streamed: a large manifest is never held in memory whole.
+fn write_file(path: &Path, from: &mut impl Read, size: u64) -> Result<(), RevisionError> {
+    let io = |source| RevisionError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    let mut file = std::fs::File::create(path).map_err(io)?;
+    let copied = std::io::copy(&mut from.take(size), &mut file).map_err(io)?;
+    if copied != size {
+        return Err(io(std::io::ErrorKind::UnexpectedEof.into()));
+    }
     Ok(())
 }
 
