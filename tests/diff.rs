@@ -884,3 +884,37 @@ fn columns_declared_in_yaml_are_not_taken_as_all_there_is() {
         )])
     );
 }
+
+#[test]
+fn seeds_are_not_read_out_of_git_and_a_missing_object_is_named() {
+    let mut files = BASE.to_vec();
+    files.push(("seeds/countries.csv", "code,name\nfr,France\n"));
+    let repo = GitRepo::new(&files);
+    let object = |path: &str| {
+        let sha = repo.git(&["rev-parse", &format!("HEAD:{path}")]);
+        let sha = sha.trim();
+        repo.path()
+            .join(".git/objects")
+            .join(&sha[..2])
+            .join(&sha[2..])
+    };
+    // A seed whose content is not in the clone (as in mirrors of repos with
+    // large data files): seeds are read by name, so nothing is missed.
+    std::fs::remove_file(object("seeds/countries.csv")).unwrap();
+    let (json, code) = run(repo.path(), &["--base", "HEAD"]);
+    assert_eq!((changes(&json), code), (vec![], 0));
+    // A model's SQL missing from the clone: exit 2, naming the file.
+    std::fs::remove_file(object("models/orders.sql")).unwrap();
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .current_dir(repo.path())
+        .args(["diff", "--base", "HEAD"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("models/orders.sql") && err.contains("not in this clone"),
+        "{err}"
+    );
+}

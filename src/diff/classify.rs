@@ -343,7 +343,10 @@ mod tests {
         let v = verdict("select id, kind, id from t", "select id, kind from t");
         assert_eq!(
             (v.kind, v.reason.as_str()),
-            (ChangeKind::NonBreaking, "a repeated output column added or removed")
+            (
+                ChangeKind::NonBreaking,
+                "a repeated output column added or removed"
+            )
         );
         let window = "select id, row_number() over (partition by kind order by ts) as rn from t";
         let v = verdict(window, &window.replace("order by ts", "order by ts desc"));

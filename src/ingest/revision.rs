@@ -225,7 +225,12 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
             .rsplit(' ')
             .next()
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| failed(format!("unexpected answer for {sha}: {}", header.trim_end())))?;
+            .ok_or_else(|| {
+                failed(format!(
+                    "unexpected answer for {sha}: {}",
+                    header.trim_end()
+                ))
+            })?;
         write_file(&dest.join(relative), &mut out, size)?;
         let mut newline = [0u8; 1];
         if out.read_exact(&mut newline).is_err() || newline != *b"\n" {
