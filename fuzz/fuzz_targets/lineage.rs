@@ -3,15 +3,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ripple::sql::{SqlDialect, script_lineage};
+
+#[path = "../common.rs"]
+mod common;
+use ripple::sql::script_lineage;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&pick, rest)) = data.split_first() else {
-        return;
-    };
-    let dialects = SqlDialect::ALIASES;
-    let dialect = dialects[pick as usize % dialects.len()].1;
-    let Ok(sql) = std::str::from_utf8(rest) else {
+    let Some((sql, dialect)) = common::sql_and_dialect(data) else {
         return;
     };
     let lineage = script_lineage(sql, dialect);
