@@ -75,7 +75,7 @@ struct DiffArgs {
         long,
         value_name = "REV",
         required_unless_present = "base_dir",
-        conflicts_with = "base_dir"
+        conflicts_with_all = ["base_dir", "head_dir"]
     )]
     base: Option<String>,
     /// The revision to compare (default: the project folder as it is on disk, uncommitted edits included).

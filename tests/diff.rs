@@ -918,3 +918,14 @@ fn seeds_are_not_read_out_of_git_and_a_missing_object_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn mixing_a_revision_with_a_folder_is_a_usage_error() {
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["diff", "--base", "HEAD", "--head-dir", "."])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}
