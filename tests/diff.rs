@@ -929,3 +929,28 @@ fn mixing_a_revision_with_a_folder_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
 }
+
+#[test]
+fn models_from_a_manifest_missing_on_one_side_could_not_be_compared() {
+    let manifest = r#"{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json"},
+        "nodes": {"model.x.a": {"resource_type": "model", "name": "a", "relation_name": "s.a",
+                   "original_file_path": "models/a.sql", "compiled_code": "select 1 as one",
+                   "depends_on": {"nodes": []}}},
+        "sources": {}}"#;
+    let config = ("ripple.yml", "manifest: target/manifest.json\n");
+    // The manifest is build output: the base revision does not have it.
+    let base = temp_project(&[config]);
+    let head = temp_project(&[config, ("target/manifest.json", manifest)]);
+    let (json, code) = run_dirs(base.path(), head.path());
+    assert_eq!(code, 1);
+    assert_eq!(
+        changes(&json),
+        owned(&[("model.a", "could-not-compare", &[])])
+    );
+    assert!(
+        json["changes"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("base: target/manifest.json")
+    );
+}

@@ -16,7 +16,7 @@ use petgraph::graph::NodeIndex;
 use serde::Serialize;
 
 use crate::graph::LineageGraph;
-use crate::project::Severity;
+use crate::project::{Job, JobKind, Severity};
 
 use classify::{Verdict, compare_scripts};
 use downstream::{Reach, column_consumers, descendants};
@@ -207,14 +207,14 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
             }
             // Gone from a file that does not read on the other side (a DAG
             // file with a syntax error): unknown, not added or removed.
-            (None, Some(h)) => match base_errors.get(h.file.as_str()) {
+            (None, Some(h)) => match unread_source(&base_errors, base, h) {
                 Some(why) => (
                     Verdict::new(ChangeKind::CouldNotCompare, format!("base: {why}"), 1),
                     true,
                 ),
                 None => (Verdict::new(ChangeKind::Added, "new", 1), true),
             },
-            (Some(b), None) => match head_errors.get(b.file.as_str()) {
+            (Some(b), None) => match unread_source(&head_errors, head, b) {
                 Some(why) => (
                     Verdict::new(ChangeKind::CouldNotCompare, format!("head: {why}"), 1),
                     false,
@@ -304,6 +304,30 @@ fn renamed(base: &LineageGraph, head: &LineageGraph) -> Vec<(String, String)> {
             (b.relation != h.relation).then(|| (b.relation.clone(), h.relation.clone()))
         })
         .collect()
+}
+
+/// Why the other side may lack `job` without it being gone: its file did
+/// not read there, or (for a job from a manifest) the manifest did not —
+/// a manifest is build output, often not committed.
+fn unread_source(
+    errors: &HashMap<&str, String>,
+    other: &LineageGraph,
+    job: &Job,
+) -> Option<String> {
+    if let Some(why) = errors.get(job.file.as_str()) {
+        return Some(why.clone());
+    }
+    if job.kind != JobKind::Manifest {
+        return None;
+    }
+    other
+        .diagnostics
+        .iter()
+        .find(|d| {
+            let json = d.file.as_deref().is_some_and(|f| f.ends_with(".json"));
+            d.code == "manifest-error" || (d.code == "read-error" && json)
+        })
+        .map(|d| format!("{}: {}", d.file.as_deref().unwrap_or("manifest"), d.message))
 }
 
 /// Files that could not be read (render, read or Python syntax errors),
