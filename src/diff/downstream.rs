@@ -22,21 +22,14 @@ pub(crate) struct Reach {
     pub possibly: BTreeSet<NodeIndex>,
 }
 
-/// Every dataset downstream of `starts`, `starts` left out.
-pub(crate) fn descendants(g: &LineageGraph, starts: &[NodeIndex]) -> BTreeSet<NodeIndex> {
-    let mut seen: BTreeSet<NodeIndex> = BTreeSet::new();
-    let mut stack: Vec<NodeIndex> = starts.to_vec();
-    while let Some(n) = stack.pop() {
-        for c in g.graph.neighbors_directed(n, Direction::Outgoing) {
-            if seen.insert(c) {
-                stack.push(c);
-            }
+impl Reach {
+    /// Everything downstream of `changed`.
+    pub fn all_below(g: &LineageGraph, changed: &[NodeIndex]) -> Reach {
+        Reach {
+            affected: g.reachable(&changed.iter().copied().collect(), Direction::Outgoing),
+            possibly: BTreeSet::new(),
         }
     }
-    for s in starts {
-        seen.remove(s);
-    }
-    seen
 }
 
 /// How one consumer is touched by changed columns of its upstream.

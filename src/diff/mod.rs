@@ -19,7 +19,7 @@ use crate::graph::LineageGraph;
 use crate::project::{Job, JobKind, Severity};
 
 use classify::{Verdict, compare_scripts};
-use downstream::{Reach, column_consumers, descendants};
+use downstream::{Reach, column_consumers};
 use semantics::Semantics;
 
 /// The kind of a change, most severe first.
@@ -256,10 +256,7 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
         let writes = [n];
         let rows_change = verdicts.iter().any(|v| v.changes_rows);
         let reach = match rows_change {
-            true => Reach {
-                affected: descendants(head, &writes),
-                possibly: BTreeSet::new(),
-            },
+            true => Reach::all_below(head, &writes),
             false => Reach::default(),
         };
         let reason = match rows_change {
@@ -357,10 +354,7 @@ fn reach(sem: &mut Semantics, v: &Verdict, writes: &[NodeIndex]) -> Reach {
         ChangeKind::Column if writes.len() == 1 && v.precise => {
             column_consumers(sem, writes[0], v.changed.clone())
         }
-        _ => Reach {
-            affected: descendants(sem.g, writes),
-            possibly: BTreeSet::new(),
-        },
+        _ => Reach::all_below(sem.g, writes),
     }
 }
 

@@ -1,7 +1,7 @@
 //! What each job of one side computes, read on demand: its statements with
 //! canonical text and column lineage, `*` expanded from the columns its
-//! upstreams are known to have (declared in YAML, or computed from the
-//! upstream's own query, upstreams first).
+//! upstreams are known to have (computed from the upstream's own query,
+//! upstreams first, or else declared in YAML).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -105,8 +105,8 @@ impl<'g> Semantics<'g> {
         Some(script_semantics(&sql, self.g.config.dialect, &known))
     }
 
-    /// The columns of a dataset, when known: declared, or computed from the
-    /// query that writes it (`None` when a `*` in it could not be expanded).
+    /// The columns of a dataset, when known: computed from the query that
+    /// writes it, or else declared (`None` when neither can tell).
     pub fn columns_of(&mut self, n: NodeIndex) -> Option<Vec<String>> {
         // Upstreams first, without recursion: lineage can be deep.
         let mut stack = vec![(n, false)];

@@ -312,6 +312,12 @@ impl LineageGraph {
         self.index.get(id).map(|&i| &self.graph[i])
     }
 
+    /// Every dataset reachable from `from` along `dir` (downstream with
+    /// `Outgoing`), `from` itself left out.
+    pub fn reachable(&self, from: &BTreeSet<NodeIndex>, dir: Direction) -> BTreeSet<NodeIndex> {
+        select::walk(self, from, dir, select::Depth::All)
+    }
+
     /// Each cycle as the path `a → b → a`, starting at its smallest id.
     pub fn cycles(&self) -> Vec<Vec<String>> {
         let mut out = Vec::new();

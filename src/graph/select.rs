@@ -29,7 +29,7 @@ struct Atom {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Depth {
+pub(super) enum Depth {
     All,
     Up(usize),
 }
@@ -216,7 +216,7 @@ impl Method {
 }
 
 /// Breadth-first walk from `from` (exclusive) along `dir`, `depth` levels.
-fn walk(
+pub(super) fn walk(
     g: &LineageGraph,
     from: &BTreeSet<NodeIndex>,
     dir: Direction,

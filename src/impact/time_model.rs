@@ -5,7 +5,7 @@
 //! materialization); inference from the SQL; defaults. Every fact carries
 //! its source, which `--explain` prints.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 use petgraph::Direction;
 use petgraph::graph::{EdgeIndex, NodeIndex};
@@ -100,21 +100,15 @@ impl TimeFacts {
     /// for them and their upstreams (what their grains can come from), not
     /// for the rest of the graph, whose facts are then incomplete.
     pub fn build_for(g: &LineageGraph, nodes: &[NodeIndex]) -> Result<TimeFacts, TimeModelError> {
-        let mut wanted: HashSet<NodeIndex> = nodes.iter().copied().collect();
-        let mut stack: Vec<NodeIndex> = nodes.to_vec();
-        while let Some(n) = stack.pop() {
-            for u in g.graph.neighbors_directed(n, petgraph::Direction::Incoming) {
-                if wanted.insert(u) {
-                    stack.push(u);
-                }
-            }
-        }
+        let nodes: BTreeSet<NodeIndex> = nodes.iter().copied().collect();
+        let mut wanted = g.reachable(&nodes, petgraph::Direction::Incoming);
+        wanted.extend(nodes);
         Self::build_with_sql_of(g, Some(&wanted))
     }
 
     fn build_with_sql_of(
         g: &LineageGraph,
-        sql_of: Option<&HashSet<NodeIndex>>,
+        sql_of: Option<&BTreeSet<NodeIndex>>,
     ) -> Result<TimeFacts, TimeModelError> {
         use rayon::prelude::*;
         let configured = configured_datasets(g)?;

@@ -188,11 +188,7 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
     if blobs.is_empty() {
         return Ok(());
     }
-    let mut child = Command::new("git")
-        .arg("-C")
-        .arg(&location.top)
-        .args(["cat-file", "--batch"])
-        .env("GIT_TERMINAL_PROMPT", "0")
+    let mut child = git_command(&location.top, &["cat-file", "--batch"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         // Unread, a piped stderr could fill up and stall git; a missing
@@ -260,13 +256,19 @@ fn write_file(path: &Path, from: &mut impl Read, size: u64) -> Result<(), Revisi
     Ok(())
 }
 
-/// Runs git in `dir`; its standard output, or its complaint.
-fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, RevisionError> {
-    let out = Command::new("git")
-        .arg("-C")
+/// `git -C dir args...`, never prompting for credentials.
+fn git_command(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
         .arg(dir)
         .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_TERMINAL_PROMPT", "0");
+    cmd
+}
+
+/// Runs git in `dir`; its standard output, or its complaint.
+fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, RevisionError> {
+    let out = git_command(dir, args)
         .stdin(Stdio::null())
         .output()
         .map_err(RevisionError::NoGit)?;
