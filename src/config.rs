@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::project::did_you_mean;
 use crate::sql::SqlDialect;
+use crate::text::did_you_mean;
 use crate::time::{Grain, TimeMapping};
 
 /// The file name ripple looks for at the project root.

@@ -38,6 +38,7 @@ pub mod plan;
 pub mod project;
 pub mod schedule;
 pub mod sql;
+pub mod text;
 pub mod time;
 
 pub use error::{Error, Result};

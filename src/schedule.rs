@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::ingest::Dag;
+use crate::project::Dag;
 use crate::time::{Hour, datetime_of, hour_of_date};
 
 /// Minutes since 1970-01-01T00:00 UTC.

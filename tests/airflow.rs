@@ -5,8 +5,9 @@
 use std::path::Path;
 
 use ripple::graph::LineageGraph;
-use ripple::ingest::{Dag, LoadOptions, Task, load_project, read_dags};
+use ripple::ingest::{LoadOptions, load_project, read_dags};
 use ripple::project::Diagnostic;
+use ripple::project::{Dag, Task};
 use ripple::sql::SqlDialect;
 
 fn read(files: &[(&str, &str)]) -> (Vec<Dag>, Vec<Diagnostic>) {

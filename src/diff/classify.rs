@@ -181,7 +181,7 @@ fn compare_columns(b: &ColumnLineage, h: &ColumnLineage, line: u64) -> Verdict {
             ChangeKind::Breaking,
             format!(
                 "output column{} removed or renamed",
-                crate::emit::escape::plural(removed.len())
+                crate::text::plural(removed.len())
             ),
             line,
         );

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use crate::config::DatasetConfig;
 use crate::graph::LineageGraph;
-use crate::impact::answers_to_key;
 use crate::project::Dataset;
 
 /// dbt config keys compared, and whether a change to each decides which
@@ -82,12 +81,7 @@ fn json(v: Option<&serde_json::Value>) -> String {
 
 /// The dataset's `ripple.yml` entry (defaults when it has none).
 fn entry(g: &LineageGraph, d: &Dataset) -> DatasetConfig {
-    g.config
-        .datasets
-        .iter()
-        .find(|(k, _)| answers_to_key(d, k))
-        .map(|(_, c)| c.clone())
-        .unwrap_or_default()
+    d.settings(&g.config).cloned().unwrap_or_default()
 }
 
 fn ripple_yml_changes(old: &DatasetConfig, new: &DatasetConfig) -> Vec<SettingChange> {

@@ -148,8 +148,6 @@ pub struct Change {
 /// The result of comparing two versions of a project.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DiffReport {
-    /// Version of this document's shape.
-    pub schema_version: u32,
     /// Changes, most severe first, then by model.
     pub changes: Vec<Change>,
     /// Lineage edges between the datasets the changes name (changed and
@@ -277,7 +275,6 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
     suggest_plans(head, &mut changes);
     changes.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.model.cmp(&b.model)));
     DiffReport {
-        schema_version: crate::emit::SCHEMA_VERSION,
         changes,
         edges: edges.into_iter().collect(),
     }

@@ -37,8 +37,8 @@ pub fn text(findings: &[Diagnostic]) -> String {
     let (errors, warnings) = counts(findings);
     out.push_str(&format!(
         "{errors} error{}, {warnings} warning{}\n",
-        super::escape::plural(errors),
-        super::escape::plural(warnings)
+        crate::text::plural(errors),
+        crate::text::plural(warnings)
     ));
     out
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::SCHEMA_VERSION;
-use crate::ingest::Dag;
+use crate::project::Dag;
 use crate::project::Diagnostic;
 
 #[derive(Serialize)]

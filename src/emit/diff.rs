@@ -6,9 +6,8 @@ use std::fmt::Write;
 
 use crate::diff::{Change, ChangeKind, DiffReport, FailOn};
 
-use super::escape::{
-    code_span, github_message, github_property, markdown_text, mermaid_label, plural,
-};
+use super::escape::{code_span, github_message, github_property, markdown_text, mermaid_label};
+use crate::text::plural;
 
 /// How a kind is counted in the summary line.
 fn counted(kind: ChangeKind) -> &'static str {
@@ -34,16 +33,30 @@ pub fn summary(report: &DiffReport) -> String {
     format!("{}; {n} downstream model{}", parts.join(", "), plural(n))
 }
 
+/// The JSON document: `schema_version` and the report.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct DiffJson<'a> {
+    /// Version of this document's shape.
+    pub schema_version: u32,
+    /// The report.
+    #[serde(flatten)]
+    pub report: &'a DiffReport,
+}
+
 /// The JSON document (`schema_version` 1).
 pub fn json(report: &DiffReport) -> String {
-    let mut s = serde_json::to_string_pretty(report).expect("a diff report serializes");
+    let doc = DiffJson {
+        schema_version: super::SCHEMA_VERSION,
+        report,
+    };
+    let mut s = serde_json::to_string_pretty(&doc).expect("a diff report serializes");
     s.push('\n');
     s
 }
 
 /// The JSON Schema of [`json`]'s output (shipped as `docs/diff.schema.json`).
 pub fn schema() -> String {
-    let schema = schemars::schema_for!(DiffReport);
+    let schema = schemars::schema_for!(DiffJson<'static>);
     let mut out = serde_json::to_string_pretty(&schema).expect("a schema serializes");
     out.push('\n');
     out
@@ -349,7 +362,6 @@ mod tests {
             plan: None,
         };
         let report = DiffReport {
-            schema_version: 1,
             changes: (0..300).map(change).collect(),
             edges: Vec::new(),
         };

@@ -92,11 +92,6 @@ pub fn github_property(s: &str) -> String {
     github_message(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// The plural suffix for `n` things in English prose.
-pub fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
-    if n == N::from(1) { "" } else { "s" }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,7 +77,7 @@ pub fn text(impact: &Impact) -> String {
         impact.changed.join(", "),
         impact.as_of,
         impact.datasets.len(),
-        super::escape::plural(impact.datasets.len())
+        crate::text::plural(impact.datasets.len())
     );
     for r in &rows {
         let mut line = String::new();
@@ -113,7 +113,7 @@ pub fn markdown(impact: &Impact) -> String {
         esc(&impact.changed.join("`, `")),
         impact.as_of,
         impact.datasets.len(),
-        super::escape::plural(impact.datasets.len())
+        crate::text::plural(impact.datasets.len())
     );
     for d in &impact.datasets {
         let _ = writeln!(

@@ -96,7 +96,7 @@ pub fn text(lineage: &ScriptLineage, label: &str) -> String {
         let _ = writeln!(
             out,
             "\n{n} statement{} could not be parsed:",
-            super::escape::plural(n)
+            crate::text::plural(n)
         );
         for e in &lineage.errors {
             let _ = writeln!(

@@ -45,9 +45,9 @@ pub fn markdown(plan: &PlanDocument) -> String {
         "### Backfill plan for `{}`\n\n{} task{}, {} swap{}; assumed correct: {}.\n\n| task | partitions | after |\n|---|---|---|\n",
         esc(&plan.changed.join("`, `")),
         plan.tasks.len(),
-        super::escape::plural(plan.tasks.len()),
+        crate::text::plural(plan.tasks.len()),
         plan.swaps.len(),
-        super::escape::plural(plan.swaps.len()),
+        crate::text::plural(plan.swaps.len()),
         if plan.assumed.is_empty() {
             "nothing".to_string()
         } else {
@@ -390,7 +390,7 @@ pub fn text(plan: &PlanDocument) -> String {
             "{}  ({} partition{}) writes {}{when}",
             t.task.id,
             t.task.partitions,
-            super::escape::plural(t.task.partitions),
+            crate::text::plural(t.task.partitions),
             t.writes
         );
         if !t.task.depends_on.is_empty() {

@@ -41,7 +41,7 @@ pub fn text(schedule: &Schedule) -> String {
             d.duration_minutes,
             d.duration_source,
             d.runs.len(),
-            super::escape::plural(d.runs.len())
+            crate::text::plural(d.runs.len())
         );
         for r in &d.runs {
             let _ = writeln!(out, "  {} → {}", r.start, r.end);

@@ -17,8 +17,9 @@ use serde::Serialize;
 
 pub use select::{Selector, SelectorError};
 
-use crate::ingest::UNKNOWN_PLACEHOLDER;
-use crate::project::{Dataset, DatasetKind, Diagnostic, Job, Project, Target, did_you_mean};
+use crate::project::UNKNOWN_PLACEHOLDER;
+use crate::project::{Dataset, DatasetKind, Diagnostic, Job, Project, Target};
+use crate::text::did_you_mean;
 
 /// An edge: the downstream dataset reads the upstream one through `via`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -51,6 +52,8 @@ pub struct LineageGraph {
     pub config: crate::config::Config,
     /// The folder the project was read from.
     pub root: std::path::PathBuf,
+    /// The project's Airflow DAGs (their schedules are production's).
+    pub dags: Vec<crate::project::Dag>,
 }
 
 /// Lookup tables for resolving references.
@@ -159,7 +162,7 @@ impl LineageGraph {
             datasets,
             jobs,
             mut diagnostics,
-            ..
+            dags,
         } = project;
         let resolver = Resolver::new(&datasets);
         let mut new_tables: BTreeMap<String, String> = BTreeMap::new();
@@ -223,16 +226,16 @@ impl LineageGraph {
                 }
             }
         }
+        let dag_of: HashMap<&str, &str> = jobs
+            .iter()
+            .filter_map(|j| Some((j.id.as_str(), j.airflow.as_ref()?.dag_id.as_str())))
+            .collect();
         for (id, jobs) in &writers {
             // Tasks of one Airflow DAG writing a table in turn (load, then
             // dedupe) are one run of that DAG, not two competing writers.
             let one_dag = jobs
                 .iter()
-                .map(|j| {
-                    j.strip_prefix("airflow:")
-                        .and_then(|t| t.split_once('.'))
-                        .map(|(dag, _)| dag)
-                })
+                .map(|j| dag_of.get(j.as_str()).copied())
                 .collect::<Option<BTreeSet<_>>>()
                 .is_some_and(|dags| dags.len() == 1);
             if jobs.len() > 1 && !one_dag {
@@ -288,6 +291,7 @@ impl LineageGraph {
             diagnostics,
             config,
             root,
+            dags,
         };
         let cycles = g.cycles();
         for cycle in cycles {

@@ -8,7 +8,8 @@ use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 
 use super::LineageGraph;
-use crate::project::{DatasetKind, did_you_mean};
+use crate::project::DatasetKind;
+use crate::text::did_you_mean;
 
 /// A parsed selector.
 #[derive(Debug, Clone, PartialEq, Eq)]

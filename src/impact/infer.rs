@@ -113,7 +113,7 @@ impl Inference {
         let (lo, unit, why) = self.windows.get(upstream)?;
         let factor = match unit {
             None => 1,
-            Some(u) => super::time_model::grain_ratio(*u, upstream_grain)?,
+            Some(u) => u.ratio(upstream_grain)?,
         };
         Some((TimeMapping::Window(lo * factor, 0), why.clone()))
     }

@@ -22,13 +22,8 @@ use serde::Serialize;
 
 pub use time_model::{DatasetTime, EdgeTime, TimeFacts, TimeModel, TimeModelError};
 
-/// Whether a `ripple.yml` key names the dataset (name, relation or id).
-pub fn answers_to_key(d: &crate::project::Dataset, key: &str) -> bool {
-    time_model::answers_to(d, key)
-}
-
 use crate::graph::LineageGraph;
-use crate::project::did_you_mean;
+use crate::text::did_you_mean;
 use crate::time::{Grain, Hour, IntervalSet, TimeKey, TimeMapping, UNBOUNDED};
 
 /// What changed.
@@ -159,9 +154,7 @@ pub fn find_dataset(g: &LineageGraph, name: &str) -> Result<NodeIndex, ImpactErr
     let lower = name.to_lowercase();
     g.graph
         .node_indices()
-        .find(|&n| {
-            time_model::answers_to(&g.graph[n], name) || time_model::answers_to(&g.graph[n], &lower)
-        })
+        .find(|&n| g.graph[n].answers_to(name) || g.graph[n].answers_to(&lower))
         .ok_or_else(|| {
             let names = g.graph.node_weights().map(|d| d.name.as_str());
             let hint = did_you_mean(name, names)

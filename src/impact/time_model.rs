@@ -160,7 +160,7 @@ impl TimeFacts {
             let configured_mapping = configured.get(&down).and_then(|(_, c)| {
                 c.upstream
                     .iter()
-                    .find(|(k, _)| answers_to(up_d, k))
+                    .find(|(k, _)| up_d.answers_to(k))
                     .map(|(_, m)| *m)
             });
             let facts = if let Some(m) = configured_mapping {
@@ -256,7 +256,7 @@ impl TimeFacts {
                 EdgeFacts::Fixed(m, why) => EdgeTime { mapping: *m, source: why.clone() },
                 EdgeFacts::Lookback(n, why) => {
                     let down_grain = datasets.get(&e_down(g, e)).map_or(Grain::None, |t| t.grain);
-                    let factor = grain_ratio(down_grain, up_grain).unwrap_or(1);
+                    let factor = down_grain.ratio(up_grain).unwrap_or(1);
                     EdgeTime { mapping: TimeMapping::Window(-n * factor, 0), source: why.clone() }
                 }
                 EdgeFacts::Inferred(i) => match i.window_for(&g.graph[up].id, up_grain) {
@@ -281,24 +281,6 @@ fn e_down(g: &LineageGraph, e: EdgeIndex) -> NodeIndex {
         .map_or(NodeIndex::new(0), |(_, d)| d)
 }
 
-/// How many `fine` partitions make one `coarse` partition, when that is a
-/// fixed number (hour, day, week).
-pub(crate) fn grain_ratio(coarse: Grain, fine: Grain) -> Option<i64> {
-    let hours = |g: Grain| match g {
-        Grain::Hour => Some(1),
-        Grain::Day => Some(24),
-        Grain::Week => Some(168),
-        _ => None,
-    };
-    match (coarse, fine) {
-        (a, b) if a == b => Some(1),
-        (a, b) => {
-            let (x, y) = (hours(a)?, hours(b)?);
-            (x % y == 0).then_some(x / y)
-        }
-    }
-}
-
 /// `ripple.yml` `datasets:` entries by node; an entry naming nothing is an
 /// error with a suggestion.
 fn configured_datasets(
@@ -306,17 +288,14 @@ fn configured_datasets(
 ) -> Result<HashMap<NodeIndex, (String, crate::config::DatasetConfig)>, TimeModelError> {
     let mut out = HashMap::new();
     for (key, cfg) in &g.config.datasets {
-        let node = g
-            .graph
-            .node_indices()
-            .find(|&n| answers_to(&g.graph[n], key));
+        let node = g.graph.node_indices().find(|&n| g.graph[n].answers_to(key));
         match node {
             Some(n) => {
                 out.insert(n, (key.clone(), cfg.clone()));
             }
             None => {
                 let names = g.graph.node_weights().map(|d| d.name.as_str());
-                let hint = crate::project::did_you_mean(key, names)
+                let hint = crate::text::did_you_mean(key, names)
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
                 return Err(TimeModelError(format!(
@@ -326,11 +305,6 @@ fn configured_datasets(
         }
     }
     Ok(out)
-}
-
-/// Whether `key` names `d` (by name, relation or node id).
-pub(crate) fn answers_to(d: &Dataset, key: &str) -> bool {
-    d.name == key || d.relation == key || d.id == key
 }
 
 /// What dbt's own configuration says about time.

@@ -15,8 +15,7 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::project::{Dataset, Diagnostic, Project};
 
-pub use airflow::{Dag, Dags, Task, read_dags};
-pub use dbt::UNKNOWN_PLACEHOLDER;
+pub use airflow::{Dags, read_dags};
 
 /// Reports progress of long loads (the CLI draws a bar); every method has
 /// a do-nothing default.

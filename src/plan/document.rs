@@ -203,7 +203,7 @@ pub fn document(
 /// The column partitions are selected by: `ripple.yml`, else dbt's
 /// `event_time`, else `partition_by.field`.
 fn partition_column(g: &LineageGraph, d: &Dataset) -> Option<String> {
-    dataset_config(g, d)
+    d.settings(&g.config)
         .and_then(|c| c.partition_column.clone())
         .or_else(|| {
             d.config
@@ -220,18 +220,6 @@ fn partition_column(g: &LineageGraph, d: &Dataset) -> Option<String> {
         })
 }
 
-/// The `ripple.yml` settings of `d`, if any.
-fn dataset_config<'g>(
-    g: &'g LineageGraph,
-    d: &Dataset,
-) -> Option<&'g crate::config::DatasetConfig> {
-    g.config
-        .datasets
-        .iter()
-        .find(|(k, _)| crate::impact::answers_to_key(d, k))
-        .map(|(_, c)| c)
-}
-
 /// The dataset's own `validate` query (placeholders filled) and the
 /// built-in checks: non-empty where production is non-empty, row count
 /// within a tolerance of production, unique key when one is declared.
@@ -246,7 +234,7 @@ fn validations(
     let s = quote_relation(dialect, shadow);
     let p = quote_relation(dialect, &d.relation);
     let f = filter.unwrap_or("true");
-    let cfg = dataset_config(g, d);
+    let cfg = d.settings(&g.config);
     let mut out = Vec::new();
     if let Some(v) = cfg.and_then(|c| c.validate.as_deref()) {
         out.push(

@@ -283,7 +283,7 @@ fn windows_used(windows: &[(i64, i64)], placed: &[(Minute, Minute)]) -> usize {
 pub fn apply(
     doc: &mut super::PlanDocument,
     g: &crate::graph::LineageGraph,
-    dags: &[crate::ingest::Dag],
+    dags: &[crate::project::Dag],
     start: Minute,
     deadline: Option<Minute>,
 ) -> Result<(), ScheduleError> {
@@ -304,15 +304,7 @@ pub fn apply(
         .tasks
         .iter()
         .map(|t| {
-            let cfg = g
-                .dataset(&t.task.dataset)
-                .and_then(|d| {
-                    config
-                        .datasets
-                        .iter()
-                        .find(|(k, _)| crate::impact::answers_to_key(d, k))
-                })
-                .map(|(_, c)| c);
+            let cfg = g.dataset(&t.task.dataset).and_then(|d| d.settings(config));
             let per_partition = cfg
                 .and_then(|c| c.cost)
                 .map_or(DEFAULT_COST_MINUTES, |c| (c.max(0.0).ceil() as i64).max(1));

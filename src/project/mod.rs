@@ -2,6 +2,7 @@
 //! format each came from, before any graph is built. Readers in
 //! [`crate::ingest`] produce it; [`crate::graph`] consumes it.
 
+mod dag;
 mod diagnostic;
 
 use std::collections::BTreeMap;
@@ -9,9 +10,14 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-pub use diagnostic::{Diagnostic, Severity, did_you_mean};
+pub use dag::{Dag, Task};
+pub use diagnostic::{Diagnostic, Severity};
 
-use crate::config::Config;
+use crate::config::{Config, DatasetConfig};
+
+/// What an unknown macro, method or filter renders as: a plain identifier,
+/// so the SQL around it still parses (it is never taken for a table).
+pub const UNKNOWN_PLACEHOLDER: &str = "__ripple_unknown__";
 
 /// Everything read from one project folder.
 #[derive(Debug, Clone, Default)]
@@ -29,7 +35,7 @@ pub struct Project {
     /// What went wrong or looked suspicious while reading, in file order.
     pub diagnostics: Vec<Diagnostic>,
     /// Airflow DAGs read from the DAG folders, sorted by id.
-    pub dags: Vec<crate::ingest::Dag>,
+    pub dags: Vec<Dag>,
 }
 
 /// What kind of thing a dataset is, which decides its node id.
@@ -87,6 +93,22 @@ pub struct Dataset {
     /// The dataset's dbt configuration as read (materialized, event_time,
     /// unique_key, partition_by, ...), for later steps to interpret.
     pub config: BTreeMap<String, serde_json::Value>,
+}
+
+impl Dataset {
+    /// Whether a `ripple.yml` key names this dataset (name, relation or id).
+    pub fn answers_to(&self, key: &str) -> bool {
+        self.name == key || self.relation == key || self.id == key
+    }
+
+    /// This dataset's entry under `datasets:` in `ripple.yml`, if any.
+    pub fn settings<'c>(&self, config: &'c Config) -> Option<&'c DatasetConfig> {
+        config
+            .datasets
+            .iter()
+            .find(|(k, _)| self.answers_to(k))
+            .map(|(_, c)| c)
+    }
 }
 
 /// Something that writes datasets: a dbt model, a SQL script, a task.

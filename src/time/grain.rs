@@ -24,6 +24,22 @@ pub enum Grain {
 }
 
 impl Grain {
+    /// How many `fine` partitions make one partition of this grain, when
+    /// that is a fixed number (hour, day, week).
+    pub fn ratio(self, fine: Grain) -> Option<i64> {
+        let hours = |g: Grain| match g {
+            Grain::Hour => Some(1),
+            Grain::Day => Some(24),
+            Grain::Week => Some(168),
+            _ => None,
+        };
+        if self == fine {
+            return Some(1);
+        }
+        let (x, y) = (hours(self)?, hours(fine)?);
+        (x % y == 0).then_some(x / y)
+    }
+
     /// Every grain, finest first.
     pub const ALL: [Grain; 6] = [
         Grain::Hour,

@@ -7,9 +7,9 @@ use ruff_python_ast::{Expr, Keyword, Operator, Stmt};
 use ruff_text_size::Ranged;
 
 use super::template::render_sql;
-use super::{Dag, Task};
 use crate::ingest::files::line_of;
 use crate::project::Diagnostic;
+use crate::project::{Dag, Task};
 
 /// What a name in the file stands for.
 #[derive(Debug, Clone)]

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use minijinja::value::Object;
 use minijinja::{Environment, Error, State, UndefinedBehavior, Value, context};
 
-use crate::ingest::UNKNOWN_PLACEHOLDER;
+use crate::project::UNKNOWN_PLACEHOLDER;
 
 /// The representative run: its logical date.
 const DS: &str = "2026-01-01";

@@ -20,9 +20,7 @@ use minijinja::{Environment, Error, ErrorKind, State, UndefinedBehavior, Value, 
 
 use crate::project::Target;
 
-/// What an unknown macro, method or filter renders as: a plain identifier,
-/// so the SQL around it still parses (it is never taken for a table).
-pub const PLACEHOLDER: &str = "__ripple_unknown__";
+pub(crate) use crate::project::UNKNOWN_PLACEHOLDER as PLACEHOLDER;
 
 /// Instructions one template evaluation may run before it is stopped.
 const FUEL: u64 = 2_000_000;

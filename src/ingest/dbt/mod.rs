@@ -20,8 +20,6 @@ use super::files::{line_of, relative, stem, walk};
 use crate::config::Config;
 use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Reference, Target};
 
-pub use self::jinja::PLACEHOLDER as UNKNOWN_PLACEHOLDER;
-
 /// What a dbt project contributes to the [`crate::project::Project`].
 #[derive(Debug, Default)]
 pub(crate) struct DbtContent {

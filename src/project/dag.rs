@@ -1,0 +1,68 @@
+//! Airflow DAGs and their tasks as the project holds them: what the DAG
+//! reader found, which schedules and the planner read.
+
+use serde::Serialize;
+
+/// A DAG as read from its file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dag {
+    /// `dag_id`.
+    pub dag_id: String,
+    /// The file (relative to the project root).
+    pub file: String,
+    /// 1-based line of the declaration.
+    pub line: u32,
+    /// The schedule as written (`"30 2 * * *"`, `"@hourly"`,
+    /// `"timedelta(hours=1)"`, `"None"`, `"datasets"`), if any.
+    pub schedule: Option<String>,
+    /// `start_date` as written, if a literal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_date: Option<String>,
+    /// `catchup`, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catchup: Option<bool>,
+    /// `end_date` as written, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_date: Option<String>,
+    /// `max_active_runs`, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_active_runs: Option<i64>,
+    /// `max_active_tasks`, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_active_tasks: Option<i64>,
+    /// `tags`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Tasks in declaration order.
+    pub tasks: Vec<Task>,
+}
+
+/// A task as read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Task {
+    /// `task_id`, TaskGroup-prefixed (`group.task`).
+    pub task_id: String,
+    /// Operator class (`SQLExecuteQueryOperator`, `@task`, `@task.sql`).
+    pub operator: String,
+    /// The effective pool: the task's, else `default_args`'.
+    pub pool: Option<String>,
+    /// `pool_slots`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_slots: Option<i64>,
+    /// `depends_on_past`: the task's, else `default_args`'.
+    pub depends_on_past: bool,
+    /// Tables its SQL reads (and `inlets`).
+    pub reads: Vec<String>,
+    /// Tables its SQL writes (and `outlets`).
+    pub writes: Vec<String>,
+    /// Upstream task ids (in this DAG, or `dag_id:task_id` in another).
+    pub upstream: Vec<String>,
+    /// DAGs this task triggers (`TriggerDagRunOperator`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<String>,
+    /// 1-based line of the task.
+    pub line: u32,
+    /// The task's SQL after template rendering, when it has SQL.
+    #[serde(skip)]
+    pub sql: Option<String>,
+}
