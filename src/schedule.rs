@@ -16,6 +16,20 @@ use crate::time::{Hour, datetime_of, hour_of_date};
 /// Minutes since 1970-01-01T00:00 UTC.
 pub type Minute = i64;
 
+/// A UTC instant as the CLI takes it — `2026-02-01`, `2026-02-01T20` or
+/// `2026-02-01T20:30` — in minutes since the epoch.
+pub fn parse_minute(s: &str) -> Result<Minute, String> {
+    let (date, minutes) = match s.split_once(':') {
+        Some((head, tail)) if head.contains('T') => (
+            head,
+            tail.parse::<i64>()
+                .map_err(|_| format!("`{s}` is not a time"))?,
+        ),
+        _ => (s, 0),
+    };
+    Ok(crate::time::TimeKey::parse(date)?.start * 60 + minutes)
+}
+
 /// Expected duration of a production run when `ripple.yml` gives none.
 pub const DEFAULT_DURATION_MINUTES: i64 = 60;
 

@@ -8,7 +8,10 @@
 mod classify;
 mod config;
 mod downstream;
+mod revisions;
 mod semantics;
+
+pub use revisions::{DiffError, Sides, diff_sides};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -93,13 +96,13 @@ impl ChangeKind {
 }
 
 /// Which changes make `ripple diff` exit with 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
-    /// Breaking, removed, and what could not be compared.
+    /// Breaking changes, removed models, and what could not be compared.
     Breaking,
-    /// Every change but no-ops.
+    /// Any change that is not formatting only.
     Any,
-    /// Never.
+    /// Never fail.
     None,
 }
 

@@ -33,8 +33,10 @@ pub fn summary(report: &DiffReport) -> String {
     format!("{}; {n} downstream model{}", parts.join(", "), plural(n))
 }
 
-/// The JSON document: `schema_version` and the report.
+/// The result of comparing two versions of a project.
+// Named as the report in the schema: the document is the report with its version.
 #[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "DiffReport")]
 pub struct DiffJson<'a> {
     /// Version of this document's shape.
     pub schema_version: u32,
@@ -378,5 +380,28 @@ mod tests {
         assert!(graph.contains("740 more affected datasets not drawn"));
         // The changed datasets are drawn before the impacted ones.
         assert!(graph.contains("model.changed_0"));
+    }
+}
+
+/// Output formats of `ripple diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A pull-request comment: summary, table, Mermaid graph, details.
+    Markdown,
+    /// The JSON document other tools read.
+    Json,
+    /// GitHub Actions workflow annotations.
+    Github,
+    /// Plain text.
+    Text,
+}
+
+/// `report` in `format`; `fail_on` decides which annotations are errors.
+pub fn render(report: &DiffReport, format: Format, fail_on: FailOn) -> String {
+    match format {
+        Format::Markdown => markdown(report),
+        Format::Json => json(report),
+        Format::Github => github(report, fail_on),
+        Format::Text => text(report),
     }
 }

@@ -139,3 +139,23 @@ pub fn mermaid(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
     }
     out
 }
+
+/// Output formats of `ripple graph`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Nodes and edges as JSON.
+    Json,
+    /// Graphviz DOT.
+    Dot,
+    /// A Mermaid flowchart.
+    Mermaid,
+}
+
+/// The subgraph of `g` on `nodes` in `format`.
+pub fn render(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>, format: Format) -> String {
+    match format {
+        Format::Json => json(g, nodes),
+        Format::Dot => dot(g, nodes),
+        Format::Mermaid => mermaid(g, nodes),
+    }
+}

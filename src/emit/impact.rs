@@ -224,3 +224,29 @@ fn edges(
     out.dedup();
     out
 }
+
+/// Output formats of `ripple impact`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A table for people.
+    Text,
+    /// The impact set as JSON.
+    Json,
+    /// Markdown for a ticket or PR.
+    Markdown,
+    /// The affected subgraph in Graphviz DOT.
+    Dot,
+    /// The affected subgraph as a Mermaid flowchart.
+    Mermaid,
+}
+
+/// `impact` (computed on `g` with `model`) in `format`.
+pub fn render(g: &LineageGraph, model: &TimeModel, impact: &Impact, format: Format) -> String {
+    match format {
+        Format::Text => text(impact),
+        Format::Json => json(impact),
+        Format::Markdown => markdown(impact),
+        Format::Dot => dot(g, model, impact),
+        Format::Mermaid => mermaid(g, model, impact),
+    }
+}

@@ -15,3 +15,13 @@ pub mod schedule;
 /// The version of every JSON document ripple writes; bumped on any change
 /// that could break a reader.
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// Text for people or JSON for tools: the formats of `check`, `dags`,
+/// `schedule` and `lineage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// For people.
+    Text,
+    /// The JSON document other tools read.
+    Json,
+}

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::SCHEMA_VERSION;
 use crate::plan::PlanDocument;
+use crate::plan::executors::{Executor, command_lines};
 
 /// The JSON document: `schema_version` and the plan.
 #[derive(Serialize, JsonSchema)]
@@ -88,48 +89,6 @@ pub fn markdown(plan: &PlanDocument) -> String {
         let _ = writeln!(out, "\n> warning: {}", esc(w));
     }
     out
-}
-
-/// Which executor's commands the shell script and command list use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Executor {
-    /// Airflow 2 CLI.
-    Airflow2,
-    /// Airflow 3 CLI.
-    Airflow3,
-    /// dbt.
-    Dbt,
-    /// The jobs' own SQL.
-    Sql,
-}
-
-/// The command lines that run `task` with `executor` when its job supports
-/// it, else with whatever runs its job (Airflow 2, then dbt, then SQL).
-fn command_lines(t: &crate::plan::DocTask, executor: Option<Executor>) -> Vec<String> {
-    let c = &t.commands;
-    let sql = || {
-        c.sql
-            .iter()
-            .map(|s| format!("run_sql {}", crate::plan::executors::shell_quote(s)))
-            .collect::<Vec<_>>()
-    };
-    let chosen = match executor {
-        Some(Executor::Airflow2) => c.airflow2.clone().map(|x| vec![x]),
-        Some(Executor::Airflow3) => c.airflow3.clone().map(|x| vec![x]),
-        Some(Executor::Dbt) => c.dbt.clone().map(|x| vec![x]),
-        Some(Executor::Sql) => (!c.sql.is_empty()).then(sql),
-        None => None,
-    };
-    chosen
-        .or_else(|| c.airflow2.clone().map(|x| vec![x]))
-        .or_else(|| c.dbt.clone().map(|x| vec![x]))
-        .or_else(|| (!c.sql.is_empty()).then(sql))
-        .unwrap_or_else(|| {
-            vec![format!(
-                "echo {} >&2; exit 1",
-                crate::plan::executors::shell_quote(&format!("no command runs {}", t.task.id))
-            )]
-        })
 }
 
 /// Every task's commands in plan order, one per line.
@@ -409,4 +368,45 @@ pub fn text(plan: &PlanDocument) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     out
+}
+
+/// Output formats of `ripple plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A summary for people.
+    Text,
+    /// The plan document other executors read (schema: docs/plan.schema.json).
+    Json,
+    /// Markdown for review.
+    Markdown,
+    /// Graphviz DOT: datasets as clusters, batches as nodes.
+    Dot,
+    /// A Mermaid flowchart.
+    Mermaid,
+    /// A `set -euo pipefail` script that stops at the first failed validation.
+    Shell,
+    /// Every task's command, in order.
+    Commands,
+    /// One Airflow DAG file running the tasks, validations and swaps.
+    AirflowDag,
+}
+
+/// `plan` in `format`. `executor` picks whose commands the runnable formats
+/// use; `max_concurrency` sizes the Airflow DAG's pool.
+pub fn render(
+    plan: &PlanDocument,
+    format: Format,
+    executor: Option<Executor>,
+    max_concurrency: u32,
+) -> String {
+    match format {
+        Format::Text => text(plan),
+        Format::Json => json(plan),
+        Format::Markdown => markdown(plan),
+        Format::Dot => dot(plan),
+        Format::Mermaid => mermaid(plan),
+        Format::Shell => shell(plan, executor),
+        Format::Commands => commands(plan, executor),
+        Format::AirflowDag => airflow_dag(plan, executor, max_concurrency),
+    }
 }

@@ -162,6 +162,48 @@ fn regex_escape(s: &str) -> String {
         .collect()
 }
 
+/// Which executor's commands the shell script and command list use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Executor {
+    /// `airflow dags backfill` (Airflow 2).
+    Airflow2,
+    /// `airflow backfill create` (Airflow 3).
+    Airflow3,
+    /// `dbt run`.
+    Dbt,
+    /// The jobs' own SQL, redirected to shadows.
+    Sql,
+}
+
+/// The command lines that run `task` with `executor` when its job supports
+/// it, else with whatever runs its job (Airflow 2, then dbt, then SQL).
+pub fn command_lines(t: &super::DocTask, executor: Option<Executor>) -> Vec<String> {
+    let c = &t.commands;
+    let sql = || {
+        c.sql
+            .iter()
+            .map(|s| format!("run_sql {}", shell_quote(s)))
+            .collect::<Vec<_>>()
+    };
+    let chosen = match executor {
+        Some(Executor::Airflow2) => c.airflow2.clone().map(|x| vec![x]),
+        Some(Executor::Airflow3) => c.airflow3.clone().map(|x| vec![x]),
+        Some(Executor::Dbt) => c.dbt.clone().map(|x| vec![x]),
+        Some(Executor::Sql) => (!c.sql.is_empty()).then(sql),
+        None => None,
+    };
+    chosen
+        .or_else(|| c.airflow2.clone().map(|x| vec![x]))
+        .or_else(|| c.dbt.clone().map(|x| vec![x]))
+        .or_else(|| (!c.sql.is_empty()).then(sql))
+        .unwrap_or_else(|| {
+            vec![format!(
+                "echo {} >&2; exit 1",
+                shell_quote(&format!("no command runs {}", t.task.id))
+            )]
+        })
+}
+
 /// Commands by task id.
 pub type CommandMap = BTreeMap<String, Commands>;
 

@@ -73,7 +73,7 @@ pub struct PlanTask {
     node: NodeIndex,
 }
 
-/// Why tasks cannot be made.
+/// Why a plan cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
     /// An affected dataset with no first partition.
@@ -81,6 +81,78 @@ pub enum PlanError {
         "`{0}` is affected back to the beginning of time; set its `start` in ripple.yml (or give --from) to bound the backfill"
     )]
     Unbounded(String),
+    /// The time facts of the project do not hold together.
+    #[error(transparent)]
+    TimeModel(#[from] crate::impact::TimeModelError),
+    /// The change itself is wrong (unknown dataset, dates reversed).
+    #[error(transparent)]
+    Impact(#[from] crate::impact::ImpactError),
+    /// Planned jobs whose SQL or template failed to read.
+    #[error(
+        "the plan would run {count} job{} that failed to read ({first}); fix them or pass --allow-partial",
+        crate::text::plural(*count)
+    )]
+    Unreadable {
+        /// How many diagnostics name a planned job's file.
+        count: usize,
+        /// The first of them.
+        first: String,
+    },
+    /// The schedule cannot be made.
+    #[error(transparent)]
+    Schedule(#[from] schedule::ScheduleError),
+}
+
+/// What `ripple plan` is asked for besides the change.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanOptions {
+    /// Plan even when jobs to be run failed to read.
+    pub allow_partial: bool,
+    /// Schedule from this minute (UTC, minutes since the epoch).
+    pub start: Option<crate::schedule::Minute>,
+    /// Fail when the scheduled plan ends after this minute.
+    pub deadline: Option<crate::schedule::Minute>,
+}
+
+/// The whole plan for a change: impact, tasks, document and, with a start,
+/// the schedule. Refuses to run jobs that failed to read unless allowed.
+pub fn for_change(
+    g: &LineageGraph,
+    request: &crate::impact::ImpactRequest,
+    options: &PlanOptions,
+) -> Result<PlanDocument, PlanError> {
+    let facts = crate::impact::TimeFacts::build(g)?;
+    let (result, model) = crate::impact::impact(g, &facts, request, false)?;
+    let tasks = tasks(g, &model, &result)?;
+    if !options.allow_partial {
+        // A job whose SQL or template failed to read would be run blind.
+        let files: std::collections::BTreeSet<&str> = tasks
+            .tasks
+            .iter()
+            .filter_map(|t| g.writers.get(&t.dataset))
+            .flatten()
+            .filter_map(|j| g.jobs.get(j))
+            .map(|j| j.file.as_str())
+            .collect();
+        let broken: Vec<String> = g
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::project::Severity::Error)
+            .filter(|d| d.file.as_deref().is_some_and(|f| files.contains(f)))
+            .map(ToString::to_string)
+            .collect();
+        if let Some(first) = broken.first() {
+            return Err(PlanError::Unreadable {
+                count: broken.len(),
+                first: first.clone(),
+            });
+        }
+    }
+    let mut doc = document(g, &model, &result, tasks);
+    if let Some(start) = options.start {
+        schedule::apply(&mut doc, g, &g.dags, start, options.deadline)?;
+    }
+    Ok(doc)
 }
 
 /// The tasks of a plan and the datasets taken as correct, in topological

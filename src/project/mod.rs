@@ -38,6 +38,17 @@ pub struct Project {
     pub dags: Vec<Dag>,
 }
 
+impl Project {
+    /// The findings about Airflow DAG files and their tasks.
+    pub fn dag_diagnostics(&self) -> Vec<Diagnostic> {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.code.starts_with("airflow") || d.code.contains("task"))
+            .cloned()
+            .collect()
+    }
+}
+
 /// What kind of thing a dataset is, which decides its node id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,0 +1,50 @@
+//! `ripple graph`: the lineage graph of a project, or a selected part of it.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ripple::emit::{self, graph::Format};
+use ripple::graph::Selector;
+
+use super::{ProjectArgs, write_output};
+
+pub const EXAMPLES: &str = "Examples:
+  ripple graph --project fixtures/shop
+  ripple graph --project fixtures/shop --select +fct_orders --format mermaid
+  ripple graph --project fixtures/shop --select 'tag:finance,path:models/marts' --format dot --output shop.dot";
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    project: ProjectArgs,
+    /// dbt-style selector: name, name+, +name, 2+name, name+1, @name, tag:x, path:dir; space = union, comma = intersection.
+    #[arg(long, short)]
+    select: Option<String>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let g = args.project.graph()?;
+    let nodes: BTreeSet<_> = match &args.select {
+        Some(sel) => Selector::parse(sel)?.select(&g)?,
+        None => g.graph.node_indices().collect(),
+    };
+    write_output(
+        args.output.as_deref(),
+        &emit::graph::render(&g, &nodes, args.format),
+    )?;
+    let (errors, _) = emit::check::counts(&g.diagnostics);
+    if errors > 0 {
+        eprintln!(
+            "warning: {errors} problem{} while reading the project; the graph may be incomplete (see `ripple check`)",
+            ripple::text::plural(errors)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

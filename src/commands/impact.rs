@@ -1,0 +1,40 @@
+//! `ripple impact`: which datasets, and which of their partitions, a change affects.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ripple::emit::{self, impact::Format};
+
+use super::{ChangeArgs, write_output};
+
+pub const EXAMPLES: &str = "Examples:
+  ripple impact raw.orders --from 2026-01-10 --to 2026-01-12 --as-of 2026-02-01 --project fixtures/worked_example/declared
+  ripple impact stg_orders --from 2026-01-10 --to 2026-01-10 --project fixtures/shop --format markdown
+  ripple impact raw.events --from 2026-01-10T05 --to 2026-01-10T07 --explain --format json";
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    change: ChangeArgs,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Show, per dataset, the edges and mappings that produced each interval, with their evidence.
+    #[arg(long)]
+    explain: bool,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let request = args.change.request()?;
+    let g = args.change.project.graph()?;
+    let facts = ripple::impact::TimeFacts::build(&g)?;
+    let (result, model) = ripple::impact::impact(&g, &facts, &request, args.explain)?;
+    write_output(
+        args.output.as_deref(),
+        &emit::impact::render(&g, &model, &result, args.format),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,70 @@
+//! `ripple lineage`: what each statement of a script reads and writes.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use ripple::emit::{self, ReportFormat};
+use ripple::input::{self, STDIN_LABEL};
+use ripple::sql::{SqlDialect, script_lineage, script_lineage_with_columns};
+
+use super::{EXIT_BAD_INPUT, write_stdout};
+
+pub const EXAMPLES: &str = "Examples:
+  ripple lineage fixtures/sql/warehouse_load.sql --dialect postgres
+  ripple lineage fixtures/sql/merge_upsert.sql --dialect snowflake --format json
+  cat job.sql | ripple lineage - --dialect bigquery --strict
+  ripple lineage fixtures/sql/merge_upsert.sql --dialect snowflake --columns";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The SQL script to read; `-` or nothing reads standard input.
+    #[arg(value_name = "FILE|-")]
+    file: Option<PathBuf>,
+    /// SQL dialect of the script (generic, postgres, snowflake, bigquery, tsql, ...; see docs/dialects.md).
+    #[arg(long, short, default_value = "generic", value_parser = parse_dialect)]
+    dialect: SqlDialect,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = ReportFormat::Text)]
+    format: ReportFormat,
+    /// Exit with code 2 when any statement fails to parse (the lineage is still printed).
+    #[arg(long)]
+    strict: bool,
+    /// Also show column lineage: each output column's upstream columns, and
+    /// the columns that decide which rows come out.
+    #[arg(long)]
+    columns: bool,
+}
+
+fn parse_dialect(s: &str) -> Result<SqlDialect, String> {
+    s.parse().map_err(|e: ripple::Error| e.to_string())
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let path = args.file.unwrap_or_else(|| PathBuf::from("-"));
+    let sql = input::read_text(&path)?;
+    let lineage = if args.columns {
+        script_lineage_with_columns(&sql, args.dialect, &Default::default())
+    } else {
+        script_lineage(&sql, args.dialect)
+    };
+    let label = if path == Path::new("-") {
+        STDIN_LABEL.to_string()
+    } else {
+        path.display().to_string()
+    };
+    let rendered = match args.format {
+        ReportFormat::Json => emit::lineage::json(&lineage),
+        ReportFormat::Text => emit::lineage::text(&lineage, &label),
+    };
+    write_stdout(&rendered)?;
+    if args.strict && !lineage.errors.is_empty() {
+        for e in &lineage.errors {
+            eprintln!(
+                "error: {label}:{}:{}: statement {} does not parse: {}",
+                e.line, e.column, e.statement, e.message
+            );
+        }
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,104 @@
+//! One file per subcommand: its arguments (clap) and a `run` that calls the
+//! library and prints. What they share: where the project is, what changed,
+//! and how output is written.
+
+pub mod check;
+pub mod dags;
+pub mod diff;
+pub mod graph;
+pub mod impact;
+pub mod lineage;
+pub mod plan;
+pub mod schedule;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use ripple::graph::LineageGraph;
+use ripple::impact::ImpactRequest;
+use ripple::ingest::{LoadOptions, load_project};
+use ripple::time::TimeKey;
+
+/// Exit code for bad input or usage (clap uses it too).
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// Where the project is and how to read it.
+#[derive(clap::Args)]
+pub struct ProjectArgs {
+    /// The project folder (dbt project, SQL folders, ripple.yml).
+    #[arg(long, short, default_value = ".", value_name = "DIR")]
+    pub project: PathBuf,
+    /// A dbt manifest.json to read as well (never read unless named here or in ripple.yml).
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+}
+
+impl ProjectArgs {
+    /// Loads and builds the graph, with a progress bar on a terminal.
+    pub fn graph(&self) -> anyhow::Result<LineageGraph> {
+        let bar = crate::progress::Bar::new();
+        let options = LoadOptions {
+            manifest: self.manifest.clone(),
+            progress: &bar,
+        };
+        let project = load_project(&self.project, &options)?;
+        Ok(LineageGraph::build(project))
+    }
+}
+
+/// What changed, as `impact` and `plan` take it.
+#[derive(clap::Args)]
+pub struct ChangeArgs {
+    /// The changed datasets (name, relation or node id), or selectors.
+    #[arg(required = true, value_name = "TABLE")]
+    pub tables: Vec<String>,
+    /// First wrong partition, inclusive (2026-01-10, or 2026-01-10T05 for an hour).
+    #[arg(long, value_name = "DATE")]
+    pub from: String,
+    /// Last wrong partition, inclusive.
+    #[arg(long, value_name = "DATE")]
+    pub to: String,
+    /// The exclusive upper bound of "all history" (default: today, UTC).
+    #[arg(long, value_name = "DATE")]
+    pub as_of: Option<String>,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+}
+
+impl ChangeArgs {
+    /// The library's request for these arguments.
+    pub fn request(&self) -> anyhow::Result<ImpactRequest> {
+        Ok(ImpactRequest {
+            changed: self.tables.clone(),
+            from: time_key(&self.from, "--from")?,
+            to: time_key(&self.to, "--to")?,
+            as_of: match &self.as_of {
+                Some(d) => time_key(d, "--as-of")?.start,
+                None => ripple::time::today(),
+            },
+        })
+    }
+}
+
+/// A partition key given with `flag`, or an error naming the flag.
+pub fn time_key(s: &str, flag: &str) -> anyhow::Result<TimeKey> {
+    TimeKey::parse(s).map_err(|e| anyhow::anyhow!("{flag}: {e}"))
+}
+
+/// Writes `text` to `path`, or to standard output when there is none.
+pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match path {
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
+        None => write_stdout(text),
+    }
+}
+
+/// Writes to stdout; a closed pipe (`ripple ... | head`) is not an error.
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}

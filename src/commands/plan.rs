@@ -1,0 +1,65 @@
+//! `ripple plan`: the backfill plan for a change.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ripple::emit::{self, plan::Format};
+use ripple::plan::executors::Executor;
+use ripple::plan::{PlanOptions, schedule::DEFAULT_MAX_CONCURRENCY};
+use ripple::schedule::parse_minute;
+
+use super::{ChangeArgs, write_output};
+
+pub const EXAMPLES: &str = "Examples:
+  ripple plan raw.orders --from 2026-01-10 --to 2026-01-12 --as-of 2026-02-01 --project fixtures/worked_example/declared --format markdown
+  ripple plan landing.orders --from 2026-01-10 --to 2026-01-11 --project fixtures/shop --format json --output plan.json";
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    change: ChangeArgs,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Markdown)]
+    format: Format,
+    /// Plan even when SQL or templates of planned jobs failed to read.
+    #[arg(long)]
+    allow_partial: bool,
+    /// The executor whose commands `shell` and `commands` use (default: whatever runs each job).
+    #[arg(long, value_enum)]
+    executor: Option<Executor>,
+    /// Schedule the tasks from this time (UTC, 2026-02-01T20 or 2026-02-01): windows, production runs and caps respected.
+    #[arg(long, value_name = "DATETIME")]
+    start: Option<String>,
+    /// Fail when the scheduled plan would end after this time (UTC).
+    #[arg(long, value_name = "DATETIME", requires = "start")]
+    deadline: Option<String>,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let request = args.change.request()?;
+    let minute = |s: &Option<String>, flag: &str| {
+        s.as_deref()
+            .map(|s| parse_minute(s).map_err(|e| anyhow::anyhow!("{flag}: {e}")))
+            .transpose()
+    };
+    let options = PlanOptions {
+        allow_partial: args.allow_partial,
+        start: minute(&args.start, "--start")?,
+        deadline: minute(&args.deadline, "--deadline")?,
+    };
+    let g = args.change.project.graph()?;
+    let doc = ripple::plan::for_change(&g, &request, &options)?;
+    let max_concurrency = g
+        .config
+        .backfill
+        .max_concurrency
+        .unwrap_or(DEFAULT_MAX_CONCURRENCY);
+    write_output(
+        args.output.as_deref(),
+        &emit::plan::render(&doc, args.format, args.executor, max_concurrency),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

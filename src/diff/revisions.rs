@@ -1,0 +1,109 @@
+//! `ripple diff` from the command line's point of view: two versions named
+//! as git revisions (written to temporary folders, the checkout untouched)
+//! or as folders, loaded side by side and compared.
+
+use std::path::{Path, PathBuf};
+
+use super::{DiffReport, diff};
+use crate::graph::LineageGraph;
+use crate::ingest::revision::{self, RevisionError};
+use crate::ingest::{LoadOptions, load_project};
+
+/// The two versions to compare.
+#[derive(Debug, Clone)]
+pub enum Sides {
+    /// Git revisions of the project folder; no head means the folder as it
+    /// is on disk, uncommitted edits included.
+    Revisions {
+        /// The project folder inside the repository.
+        project: PathBuf,
+        /// The revision to compare against.
+        base: String,
+        /// The revision to compare.
+        head: Option<String>,
+    },
+    /// Two folders.
+    Folders {
+        /// The old version.
+        base: PathBuf,
+        /// The new version.
+        head: PathBuf,
+    },
+}
+
+/// Why two versions cannot be compared.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    /// A revision could not be read from git.
+    #[error(transparent)]
+    Revision(#[from] RevisionError),
+    /// One side does not load (a broken `ripple.yml`, an unreadable folder).
+    #[error("{side}: {source}")]
+    Load {
+        /// Which side, as the user named it.
+        side: String,
+        /// What went wrong.
+        source: crate::Error,
+    },
+}
+
+/// Compares the two versions named by `sides`. Files in the report are
+/// relative to the repository (with revisions) or to the folders.
+pub fn diff_sides(sides: &Sides) -> Result<DiffReport, DiffError> {
+    // Checked-out revisions live as long as the comparison.
+    let mut copies = Vec::new();
+    let (base_root, head_root, prefix, base_side, head_side) = match sides {
+        Sides::Folders { base, head } => (
+            base.clone(),
+            head.clone(),
+            String::new(),
+            format!("base ({})", base.display()),
+            format!("head ({})", head.display()),
+        ),
+        Sides::Revisions {
+            project,
+            base,
+            head,
+        } => {
+            let location = revision::locate(project)?;
+            let base_copy = revision::check_out(project, base)?;
+            let base_root = base_copy.root.clone();
+            copies.push(base_copy);
+            let head_root = match head {
+                Some(rev) => {
+                    let copy = revision::check_out(project, rev)?;
+                    let root = copy.root.clone();
+                    copies.push(copy);
+                    root
+                }
+                None => project.clone(),
+            };
+            let head_side = match head {
+                Some(rev) => format!("head (`{rev}`)"),
+                None => format!("head ({})", head_root.display()),
+            };
+            (
+                base_root,
+                head_root,
+                location.prefix,
+                format!("base (`{base}`)"),
+                head_side,
+            )
+        }
+    };
+    let load = |root: &Path, side: String| -> Result<LineageGraph, DiffError> {
+        let project = load_project(root, &LoadOptions::default())
+            .map_err(|source| DiffError::Load { side, source })?;
+        Ok(LineageGraph::build(project))
+    };
+    let (base, head) = rayon::join(
+        || load(&base_root, base_side),
+        || load(&head_root, head_side),
+    );
+    let mut report = diff(&base?, &head?);
+    drop(copies);
+    for c in &mut report.changes {
+        c.file = format!("{prefix}{}", c.file);
+    }
+    Ok(report)
+}
