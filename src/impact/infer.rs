@@ -19,7 +19,6 @@ use sqlparser::ast::{
     Spanned, TableFactor, UnaryOperator, Value, Visit, Visitor, WindowFrameBound, WindowFrameUnits,
     WindowType,
 };
-use sqlparser::parser::Parser;
 
 use crate::graph::LineageGraph;
 use crate::time::{Grain, TimeMapping};
@@ -54,11 +53,14 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
         .and_then(|id| g.jobs.get(id))?;
     let sql = job.sql.as_deref()?;
     let dialect = g.config.dialect;
-    let statements = Parser::parse_sql(dialect.parser_dialect().as_ref(), sql).ok()?;
-    let mut v = Finder::default();
-    for s in &statements {
-        let _ = s.visit(&mut v);
-    }
+    let v = crate::sql::with_statements(sql, dialect, |statements| {
+        let mut v = Finder::default();
+        for s in statements.iter() {
+            let _ = s.visit(&mut v);
+        }
+        v
+    })
+    .ok()?;
     let file = job.file.as_str();
     let ups: Vec<NodeIndex> = g
         .graph

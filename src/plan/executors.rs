@@ -4,11 +4,8 @@
 //! SQL jobs.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ops::ControlFlow;
 
 use serde::Serialize;
-use sqlparser::ast::{ObjectName, ObjectNamePart, VisitMut, VisitorMut};
-use sqlparser::parser::Parser;
 
 use super::PlanTask;
 use crate::graph::LineageGraph;
@@ -101,41 +98,12 @@ fn end_key(to: &str) -> String {
 }
 
 /// The statements of `sql` with every relation in `shadows` replaced by its
-/// shadow; statements that do not parse are left out (the plan refuses to
-/// run a job whose SQL failed to parse).
+/// shadow; empty when the SQL does not parse (the plan refuses to run a job
+/// whose SQL failed to read).
 fn rewrite(sql: &str, dialect: SqlDialect, shadows: &HashMap<String, String>) -> Vec<String> {
-    struct Redirect<'a> {
-        dialect: SqlDialect,
-        shadows: &'a HashMap<String, String>,
-    }
-    impl VisitorMut for Redirect<'_> {
-        type Break = ();
-        fn post_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<()> {
-            let printed = crate::sql::relation_name_of(name, self.dialect);
-            if let Some(shadow) = printed.and_then(|p| self.shadows.get(&p)) {
-                *name = ObjectName(
-                    super::sql::relation_parts(shadow)
-                        .into_iter()
-                        .map(|p| {
-                            ObjectNamePart::Identifier(sqlparser::ast::Ident::with_quote('"', p))
-                        })
-                        .collect(),
-                );
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let Ok(mut statements) = Parser::parse_sql(dialect.parser_dialect().as_ref(), sql) else {
-        return Vec::new();
-    };
-    let mut v = Redirect { dialect, shadows };
-    statements
-        .iter_mut()
-        .map(|s| {
-            let _ = s.visit(&mut v);
-            s.to_string()
-        })
-        .collect()
+    crate::sql::rewrite::redirect(sql, dialect, shadows)
+        .map(|statements| statements.into_iter().map(|s| s.sql).collect())
+        .unwrap_or_default()
 }
 
 /// `s` as one shell word.
@@ -216,28 +184,5 @@ mod tests {
         assert_eq!(shell_quote("orders_7d"), "orders_7d");
         assert_eq!(shell_quote("a'; rm -rf / #"), "'a'\\''; rm -rf / #'");
         assert_eq!(regex_escape("load.orders"), "load\\.orders");
-    }
-
-    #[test]
-    fn sql_jobs_are_redirected_to_shadows() {
-        let shadows: HashMap<String, String> = [
-            ("mart.daily".to_string(), "mart.daily__backfill".to_string()),
-            (
-                "mart.events".to_string(),
-                "mart.events__backfill".to_string(),
-            ),
-        ]
-        .into();
-        let out = rewrite(
-            "insert into mart.daily select d, count(*) from mart.events join raw.users using (id) group by d",
-            SqlDialect::Postgres,
-            &shadows,
-        );
-        assert_eq!(
-            out,
-            [
-                "INSERT INTO \"mart\".\"daily__backfill\" SELECT d, count(*) FROM \"mart\".\"events__backfill\" JOIN raw.users USING(id) GROUP BY d"
-            ]
-        );
     }
 }

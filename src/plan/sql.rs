@@ -6,50 +6,8 @@
 //! Values (partition bounds) are literals ripple makes itself.
 
 use crate::sql::SqlDialect;
+pub use crate::sql::rewrite::{quote_ident, quote_relation, relation_parts};
 use crate::time::{Grain, Hour, datetime_of};
-
-/// An identifier quoted for `dialect`, with its quote character doubled
-/// inside.
-pub fn quote_ident(dialect: SqlDialect, part: &str) -> String {
-    use SqlDialect::*;
-    match dialect {
-        BigQuery | MySql | MariaDb | Hive | Spark | Databricks | ClickHouse => {
-            format!("`{}`", part.replace('`', "``"))
-        }
-        MsSql => format!("[{}]", part.replace(']', "]]")),
-        _ => format!("\"{}\"", part.replace('"', "\"\"")),
-    }
-}
-
-/// The parts of a relation as ripple prints it (`a.b`, `s."x.y"`).
-pub fn relation_parts(relation: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut current = String::new();
-    let mut chars = relation.chars().peekable();
-    let mut quoted = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                current.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            '.' if !quoted => parts.push(std::mem::take(&mut current)),
-            c => current.push(c),
-        }
-    }
-    parts.push(current);
-    parts
-}
-
-/// A relation with every part quoted for `dialect`.
-pub fn quote_relation(dialect: SqlDialect, relation: &str) -> String {
-    relation_parts(relation)
-        .iter()
-        .map(|p| quote_ident(dialect, p))
-        .collect::<Vec<_>>()
-        .join(".")
-}
 
 /// The shadow of `relation` from a pattern such as
 /// `{schema}.{table}__backfill` (`{database}` too); a relation without a
@@ -183,20 +141,6 @@ pub fn rollback(dialect: SqlDialect, shadow: &str) -> String {
 mod tests {
     use super::*;
     use crate::time::TimeKey;
-
-    #[test]
-    fn identifiers_are_quoted_per_dialect_and_cannot_inject() {
-        assert_eq!(
-            quote_ident(SqlDialect::Postgres, "a\"; drop table x; --"),
-            "\"a\"\"; drop table x; --\""
-        );
-        assert_eq!(quote_ident(SqlDialect::BigQuery, "a`b"), "`a``b`");
-        assert_eq!(quote_ident(SqlDialect::MsSql, "a]b"), "[a]]b]");
-        assert_eq!(
-            quote_relation(SqlDialect::Snowflake, "db.s.\"x.y\""),
-            "\"db\".\"s\".\"x.y\""
-        );
-    }
 
     #[test]
     fn shadows_follow_the_pattern() {

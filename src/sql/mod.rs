@@ -6,6 +6,8 @@ mod columns;
 mod dialect;
 mod extract;
 mod names;
+mod parse;
+pub mod rewrite;
 mod script;
 mod split;
 
@@ -13,6 +15,7 @@ pub use canonical::canonical_text;
 pub use columns::{ColumnLineage, ColumnRef, KnownColumns, OutputColumn, column_lineage};
 pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
+pub use parse::with_statements;
 pub use script::{
     ScriptLineage, StatementError, StatementLineage, script_lineage, script_lineage_with_columns,
     script_semantics,

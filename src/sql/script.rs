@@ -189,12 +189,12 @@ fn analyse_script(
 
 /// Statements longer than this are reported, not analysed: they would need
 /// an unreasonable stack (about 5 MB of SQL in one statement).
-const MAX_STATEMENT_TOKENS: usize = 1_000_000;
+pub(crate) const MAX_STATEMENT_TOKENS: usize = 1_000_000;
 /// Stack for a statement of no tokens.
-const STACK_BASE: usize = 256 * 1024;
+pub(crate) const STACK_BASE: usize = 256 * 1024;
 /// Stack per token, measured at about 40 bytes per token in release builds
 /// on the deepest shape (`1+1+...`); debug builds use far bigger frames.
-const STACK_PER_TOKEN: usize = if cfg!(debug_assertions) { 2048 } else { 256 };
+pub(crate) const STACK_PER_TOKEN: usize = if cfg!(debug_assertions) { 2048 } else { 256 };
 
 /// Parses one chunk and appends its statements or its error.
 fn analyse_chunk(

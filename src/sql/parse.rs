@@ -1,0 +1,87 @@
+//! The one guarded way into sqlparser for code outside statement lineage:
+//! the script is cut into statements, each is held to the token limit, and
+//! parsing, the caller's work on the AST and dropping it all run on a stack
+//! sized to the script (deep operator chains recurse in the visitor and in
+//! drop glue alike).
+
+use sqlparser::ast::Statement;
+use sqlparser::parser::Parser;
+
+use super::dialect::SqlDialect;
+use super::script::{MAX_STATEMENT_TOKENS, STACK_BASE, STACK_PER_TOKEN, StatementError};
+use super::split::{Chunk, split_statements};
+
+/// Parses every statement of `sql` and hands them to `work`, whose result
+/// is returned; the first statement that does not tokenize, is too large or
+/// does not parse is the error instead (with its 1-based position).
+pub fn with_statements<R>(
+    sql: &str,
+    dialect: SqlDialect,
+    work: impl FnOnce(&mut Vec<Statement>) -> R,
+) -> Result<R, StatementError> {
+    let parser_dialect = dialect.parser_dialect();
+    let mut chunks = Vec::new();
+    let mut total = 0usize;
+    for (n, chunk) in split_statements(sql, parser_dialect.as_ref()).enumerate() {
+        let Chunk {
+            start,
+            significant,
+            tokens,
+        } = chunk;
+        let tokens = tokens.map_err(|e| StatementError {
+            statement: n + 1,
+            line: e.location.line,
+            column: e.location.column,
+            message: e.message,
+        })?;
+        if significant > MAX_STATEMENT_TOKENS {
+            return Err(StatementError {
+                statement: n + 1,
+                line: start.line,
+                column: start.column,
+                message: format!(
+                    "statement too large to analyse ({significant} tokens; the limit is {MAX_STATEMENT_TOKENS}); split it"
+                ),
+            });
+        }
+        total = total.saturating_add(significant);
+        chunks.push((start, tokens));
+    }
+    let stack = STACK_BASE.saturating_add(total.saturating_mul(STACK_PER_TOKEN));
+    stacker::maybe_grow(stack, stack, move || {
+        let mut statements = Vec::new();
+        for (n, (start, tokens)) in chunks.into_iter().enumerate() {
+            let mut parser =
+                Parser::new(parser_dialect.as_ref()).with_tokens_with_locations(tokens);
+            let parsed = parser.parse_statements().map_err(|e| StatementError {
+                statement: n + 1,
+                line: start.line,
+                column: start.column,
+                message: e.to_string(),
+            })?;
+            statements.extend(parsed);
+        }
+        Ok(work(&mut statements))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_reach_the_work_and_errors_name_the_statement() {
+        let n = with_statements("select 1; select 2", SqlDialect::Postgres, |s| s.len());
+        assert_eq!(n, Ok(2));
+        let err =
+            with_statements("select 1; select (1", SqlDialect::Postgres, |s| s.len()).unwrap_err();
+        assert_eq!(err.statement, 2);
+    }
+
+    #[test]
+    fn a_deep_expression_does_not_overflow_the_stack() {
+        let sql = format!("select {}1", "1 + ".repeat(20_000));
+        let n = with_statements(&sql, SqlDialect::Generic, |s| s.len());
+        assert_eq!(n, Ok(1));
+    }
+}

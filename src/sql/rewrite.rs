@@ -1,0 +1,437 @@
+//! Rewriting statements to use other relations (a job redirected to write
+//! shadows), and quoting identifiers per dialect for the SQL ripple writes.
+//!
+//! Every name that can denote a relation is redirected — reads, writes, and
+//! the DDL names sqlparser's relation visitor does not reach (`DROP`,
+//! `ALTER ... RENAME TO`, `COMMENT ON`, `GRANT ON`) — and each rewritten
+//! statement says which relations it changes, so a caller can refuse any
+//! statement that would still change one it did not redirect.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    AlterTableOperation, CommentObject, GrantObjects, Ident, ObjectName, ObjectNamePart,
+    ObjectType, RenameTableNameKind, Statement, visit_relations, visit_relations_mut,
+};
+
+use super::dialect::SqlDialect;
+use super::extract::{StatementKind, statement_lineage};
+use super::names::relation_name;
+use super::script::StatementError;
+
+/// The quote character of `dialect`'s identifiers.
+fn quote_char(dialect: SqlDialect) -> char {
+    use SqlDialect::*;
+    match dialect {
+        BigQuery | MySql | MariaDb | Hive | Spark | Databricks | ClickHouse => '`',
+        MsSql => '[',
+        _ => '"',
+    }
+}
+
+/// An identifier quoted for `dialect`, with its quote character doubled
+/// inside.
+pub fn quote_ident(dialect: SqlDialect, part: &str) -> String {
+    match quote_char(dialect) {
+        '`' => format!("`{}`", part.replace('`', "``")),
+        '[' => format!("[{}]", part.replace(']', "]]")),
+        _ => format!("\"{}\"", part.replace('"', "\"\"")),
+    }
+}
+
+/// The parts of a relation as ripple prints it (`a.b`, `s."x.y"`).
+pub fn relation_parts(relation: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let mut chars = relation.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                current.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    parts.push(current);
+    parts
+}
+
+/// A relation with every part quoted for `dialect`.
+pub fn quote_relation(dialect: SqlDialect, relation: &str) -> String {
+    relation_parts(relation)
+        .iter()
+        .map(|p| quote_ident(dialect, p))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// One statement after [`redirect`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewritten {
+    /// 1-based position of the statement in the script.
+    pub index: usize,
+    /// The statement as it will run.
+    pub sql: String,
+    /// What it does.
+    pub kind: StatementKind,
+    /// Every relation it creates, writes, drops, truncates, alters,
+    /// renames, indexes, grants on or comments on, as ripple prints names.
+    pub changes: BTreeSet<String>,
+    /// Why ripple cannot tell what it changes, when it cannot.
+    pub opaque: Option<String>,
+}
+
+/// The statements of `sql` with every relation named in `map` (as ripple
+/// prints relations) replaced by its value, each with what it changes.
+pub fn redirect(
+    sql: &str,
+    dialect: SqlDialect,
+    map: &HashMap<String, String>,
+) -> Result<Vec<Rewritten>, StatementError> {
+    super::with_statements(sql, dialect, |statements| {
+        statements
+            .iter_mut()
+            .enumerate()
+            .map(|(n, stmt)| rewrite_statement(n + 1, stmt, dialect, map))
+            .collect()
+    })
+}
+
+/// `name` as the parsed name of `relation`, quoted for `dialect`.
+fn object_name(dialect: SqlDialect, relation: &str) -> ObjectName {
+    ObjectName(
+        relation_parts(relation)
+            .into_iter()
+            .map(|p| ObjectNamePart::Identifier(Ident::with_quote(quote_char(dialect), p)))
+            .collect(),
+    )
+}
+
+fn rewrite_statement(
+    index: usize,
+    stmt: &mut Statement,
+    dialect: SqlDialect,
+    map: &HashMap<String, String>,
+) -> Rewritten {
+    let mut opaque = None;
+    let mut named = BTreeSet::new();
+    let swap = |name: &mut ObjectName| {
+        if let Some(shadow) = relation_name(name, dialect).and_then(|p| map.get(&p)) {
+            *name = object_name(dialect, shadow);
+        }
+    };
+    // Renames first: the new name is relative to the old one's schema,
+    // which must be read before the old name is redirected.
+    if let Statement::AlterTable(alter) = stmt {
+        let old = relation_name(&alter.name, dialect);
+        for op in &mut alter.operations {
+            if let AlterTableOperation::RenameTable { table_name } = op {
+                let new = match table_name {
+                    RenameTableNameKind::As(n) | RenameTableNameKind::To(n) => n,
+                };
+                match rename_target(old.as_deref(), new, dialect, map) {
+                    Ok(Some(replacement)) => *new = replacement,
+                    Ok(None) => {}
+                    Err(why) => opaque = Some(why),
+                }
+                if let Some(full) = qualified_like(old.as_deref(), new, dialect) {
+                    named.insert(full);
+                }
+            }
+        }
+    }
+    let _ = visit_relations_mut(stmt, |name| {
+        swap(name);
+        ControlFlow::<()>::Continue(())
+    });
+    match stmt {
+        Statement::Drop {
+            object_type, names, ..
+        } => {
+            if matches!(
+                object_type,
+                ObjectType::Table | ObjectType::View | ObjectType::MaterializedView
+            ) {
+                for n in names.iter_mut() {
+                    swap(n);
+                    named.extend(relation_name(n, dialect));
+                }
+            } else {
+                opaque = Some(format!(
+                    "ripple cannot tell which tables `DROP {object_type}` changes"
+                ));
+            }
+        }
+        Statement::RenameTable(renames) => {
+            for r in renames.iter_mut() {
+                swap(&mut r.old_name);
+                swap(&mut r.new_name);
+                named.extend(relation_name(&r.old_name, dialect));
+                named.extend(relation_name(&r.new_name, dialect));
+            }
+        }
+        Statement::Comment {
+            object_type,
+            object_name,
+            ..
+        } => match object_type {
+            CommentObject::Table | CommentObject::View | CommentObject::MaterializedView => {
+                swap(object_name);
+                named.extend(relation_name(object_name, dialect));
+            }
+            CommentObject::Column => {
+                // `table.column`: the table is all but the last part.
+                let mut table =
+                    ObjectName(object_name.0[..object_name.0.len().saturating_sub(1)].to_vec());
+                swap(&mut table);
+                named.extend(relation_name(&table, dialect));
+                if let Some(column) = object_name.0.last().cloned() {
+                    table.0.push(column);
+                    *object_name = table;
+                }
+            }
+            _ => {}
+        },
+        Statement::Grant(g) => {
+            grant_objects(&mut g.objects, &mut named, &mut opaque, dialect, &swap)
+        }
+        Statement::Revoke(r) => {
+            grant_objects(&mut r.objects, &mut named, &mut opaque, dialect, &swap)
+        }
+        _ => {}
+    }
+    let (kind, lineage) = statement_lineage(stmt, dialect);
+    let mut changes: BTreeSet<String> = lineage.targets.iter().cloned().collect();
+    changes.extend(lineage.dropped.iter().cloned());
+    changes.extend(named);
+    if matches!(
+        kind,
+        StatementKind::Truncate | StatementKind::Other | StatementKind::Drop
+    ) {
+        // DDL changes what it names: `TRUNCATE t`, `ALTER TABLE t`,
+        // `CREATE INDEX ... ON t`, `ANALYZE t`.
+        let _ = visit_relations(stmt, |name| {
+            changes.extend(relation_name(name, dialect));
+            ControlFlow::<()>::Continue(())
+        });
+    }
+    Rewritten {
+        index,
+        sql: stmt.to_string(),
+        kind,
+        changes,
+        opaque,
+    }
+}
+
+/// The relation a rename's new name denotes: the old name's schema (and
+/// database) with the new last part, unless the new name is qualified.
+fn qualified_like(old: Option<&str>, new: &ObjectName, dialect: SqlDialect) -> Option<String> {
+    let new_rel = relation_name(new, dialect)?;
+    if new.0.len() > 1 {
+        return Some(new_rel);
+    }
+    let mut parts = relation_parts(old?);
+    parts.pop();
+    parts.push(new_rel);
+    Some(parts.join("."))
+}
+
+/// The redirected new name of `ALTER TABLE old RENAME TO new`, when the
+/// relation it denotes is redirected; an error when the redirect cannot be
+/// written as a rename (the replacement lives in another schema).
+fn rename_target(
+    old: Option<&str>,
+    new: &ObjectName,
+    dialect: SqlDialect,
+    map: &HashMap<String, String>,
+) -> Result<Option<ObjectName>, String> {
+    let Some(full) = qualified_like(old, new, dialect) else {
+        return Ok(None);
+    };
+    let Some(replacement) = map.get(&full) else {
+        return Ok(None);
+    };
+    if new.0.len() > 1 {
+        return Ok(Some(object_name(dialect, replacement)));
+    }
+    let (mut from, mut to) = (relation_parts(&full), relation_parts(replacement));
+    from.pop();
+    let last = to.pop().unwrap_or_default();
+    let old_schema: Vec<String> = old
+        .map(relation_parts)
+        .map(|mut p| {
+            p.pop();
+            p
+        })
+        .unwrap_or_default();
+    // The renamed table itself is redirected too, so the rename happens in
+    // the schema of its replacement; that must be the new name's schema.
+    let old_replacement_schema = old
+        .and_then(|o| map.get(o))
+        .map(|r| {
+            let mut p = relation_parts(r);
+            p.pop();
+            p
+        })
+        .unwrap_or(old_schema);
+    if old_replacement_schema != to {
+        return Err(format!(
+            "`ALTER TABLE ... RENAME TO {}` cannot be redirected to `{replacement}` (another schema than the renamed table's); write the job with CREATE TABLE ... AS instead",
+            from.join(".")
+        ));
+    }
+    Ok(Some(ObjectName(vec![ObjectNamePart::Identifier(
+        Ident::with_quote(quote_char(dialect), last),
+    )])))
+}
+
+/// The tables of a `GRANT`/`REVOKE ... ON`, redirected; grants on whole
+/// schemas are opaque.
+fn grant_objects(
+    objects: &mut Option<GrantObjects>,
+    named: &mut BTreeSet<String>,
+    opaque: &mut Option<String>,
+    dialect: SqlDialect,
+    swap: &impl Fn(&mut ObjectName),
+) {
+    match objects {
+        Some(GrantObjects::Tables(names) | GrantObjects::Views(names)) => {
+            for n in names.iter_mut() {
+                swap(n);
+                named.extend(relation_name(n, dialect));
+            }
+        }
+        None => {}
+        Some(other) => {
+            *opaque = Some(format!(
+                "ripple cannot tell which tables a grant on `{other}` changes"
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shadows() -> HashMap<String, String> {
+        [
+            ("mart.daily".to_string(), "mart.daily__backfill".to_string()),
+            (
+                "mart.events".to_string(),
+                "mart.events__backfill".to_string(),
+            ),
+        ]
+        .into()
+    }
+
+    fn run(sql: &str) -> Vec<Rewritten> {
+        redirect(sql, SqlDialect::Postgres, &shadows()).unwrap()
+    }
+
+    #[test]
+    fn identifiers_are_quoted_per_dialect_and_cannot_inject() {
+        assert_eq!(
+            quote_ident(SqlDialect::Postgres, "a\"; drop table x; --"),
+            "\"a\"\"; drop table x; --\""
+        );
+        assert_eq!(quote_ident(SqlDialect::BigQuery, "a`b"), "`a``b`");
+        assert_eq!(quote_ident(SqlDialect::MsSql, "a]b"), "[a]]b]");
+        assert_eq!(
+            quote_relation(SqlDialect::Snowflake, "db.s.\"x.y\""),
+            "\"db\".\"s\".\"x.y\""
+        );
+    }
+
+    #[test]
+    fn reads_and_writes_are_redirected() {
+        let out = run(
+            "insert into mart.daily select d, count(*) from mart.events join raw.users using (id) group by d",
+        );
+        assert_eq!(
+            out[0].sql,
+            "INSERT INTO \"mart\".\"daily__backfill\" SELECT d, count(*) FROM \"mart\".\"events__backfill\" JOIN raw.users USING(id) GROUP BY d"
+        );
+        assert_eq!(
+            out[0].changes,
+            BTreeSet::from(["mart.daily__backfill".to_string()])
+        );
+    }
+
+    #[test]
+    fn ddl_names_are_redirected_and_reported() {
+        let out = run(
+            "drop table if exists mart.daily; create table mart.daily as select 1 as x; \
+             truncate table mart.daily; alter table mart.daily add column y int; \
+             create index i on mart.daily (x); comment on table mart.daily is 'x'; \
+             grant select on mart.daily to reader; drop table raw.users",
+        );
+        for r in &out[..out.len() - 1] {
+            assert!(
+                !r.sql.contains("\"daily\"") && !r.sql.contains(" mart.daily "),
+                "{}",
+                r.sql
+            );
+            assert_eq!(
+                r.changes,
+                BTreeSet::from(["mart.daily__backfill".to_string()]),
+                "{}",
+                r.sql
+            );
+            assert_eq!(r.opaque, None);
+        }
+        assert_eq!(
+            out.last().unwrap().changes,
+            BTreeSet::from(["raw.users".to_string()])
+        );
+    }
+
+    #[test]
+    fn renames_stay_beside_the_redirected_table_or_are_opaque() {
+        let map: HashMap<String, String> = [
+            ("mart.daily".to_string(), "mart.daily__backfill".to_string()),
+            (
+                "mart.daily_new".to_string(),
+                "mart.daily_new__backfill".to_string(),
+            ),
+        ]
+        .into();
+        let out = redirect(
+            "alter table mart.daily_new rename to daily",
+            SqlDialect::Postgres,
+            &map,
+        )
+        .unwrap();
+        assert_eq!(
+            out[0].sql,
+            "ALTER TABLE \"mart\".\"daily_new__backfill\" RENAME TO \"daily__backfill\""
+        );
+        assert!(out[0].changes.contains("mart.daily__backfill"));
+        let elsewhere: HashMap<String, String> =
+            [("mart.daily".to_string(), "shadow.daily".to_string())].into();
+        let out = redirect(
+            "alter table mart.tmp rename to daily",
+            SqlDialect::Postgres,
+            &elsewhere,
+        )
+        .unwrap();
+        assert!(out[0].opaque.is_some());
+        assert!(out[0].changes.contains("mart.daily"));
+    }
+
+    #[test]
+    fn schema_wide_statements_are_opaque() {
+        assert!(run("drop schema mart cascade")[0].opaque.is_some());
+        assert!(
+            run("grant select on all tables in schema mart to r")[0]
+                .opaque
+                .is_some()
+        );
+    }
+}
