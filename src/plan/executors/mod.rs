@@ -1,0 +1,136 @@
+//! Executors: how a task is run by the tool that owns its job. Each has a
+//! file here (`airflow.rs`: Airflow 2 and 3 CLIs; `dbt.rs`: `dbt run`;
+//! `sql.rs`: the job's own SQL redirected to shadows) and an arm of
+//! [`Executor`]; the fallback order, used when no executor is asked for,
+//! is [`Executor::FALLBACK`].
+
+mod airflow;
+mod dbt;
+mod sql;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::PlanTask;
+use crate::graph::LineageGraph;
+use crate::project::{Dataset, Job, JobKind};
+
+/// Commands for one task, per executor; absent where the executor does not
+/// run that kind of job.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Commands {
+    /// `airflow dags backfill ...` (Airflow 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub airflow2: Option<String>,
+    /// `airflow backfill create ...` (Airflow 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub airflow3: Option<String>,
+    /// `dbt run ...`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dbt: Option<String>,
+    /// The job's SQL, writing the shadow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sql: Vec<String>,
+}
+
+/// The commands of `task`, whose dataset `d` is written by `job`.
+/// `shadows` maps production relations to their shadows (the task's own
+/// dataset and every other dataset the plan rewrites).
+pub fn commands(
+    g: &LineageGraph,
+    task: &PlanTask,
+    d: &Dataset,
+    job: &Job,
+    shadows: &HashMap<String, String>,
+    max_active_runs: u32,
+    range: (&str, &str),
+) -> Commands {
+    let (from, to) = match (&task.from, &task.to) {
+        (Some(f), Some(t)) => (f.as_str(), t.as_str()),
+        _ => range,
+    };
+    let mut c = Commands::default();
+    match job.kind {
+        JobKind::Airflow => airflow::commands(&mut c, job, (from, to), max_active_runs),
+        JobKind::Dbt | JobKind::Manifest => dbt::commands(&mut c, task, d, (from, to)),
+        JobKind::Sql => sql::commands(&mut c, g, job, shadows),
+    }
+    c
+}
+
+/// `s` as one shell word.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Which executor's commands the shell script and command list use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Executor {
+    /// `airflow dags backfill` (Airflow 2).
+    Airflow2,
+    /// `airflow backfill create` (Airflow 3).
+    Airflow3,
+    /// `dbt run`.
+    Dbt,
+    /// The jobs' own SQL, redirected to shadows.
+    Sql,
+}
+
+impl Executor {
+    /// Who runs a task when no executor is asked for, or the one asked for
+    /// does not run its job: the first of these that does.
+    pub const FALLBACK: [Executor; 3] = [Executor::Airflow2, Executor::Dbt, Executor::Sql];
+
+    /// The command lines that run a task with these `commands`, if this
+    /// executor runs its job.
+    fn lines(self, c: &Commands) -> Option<Vec<String>> {
+        match self {
+            Executor::Airflow2 => c.airflow2.clone().map(|x| vec![x]),
+            Executor::Airflow3 => c.airflow3.clone().map(|x| vec![x]),
+            Executor::Dbt => c.dbt.clone().map(|x| vec![x]),
+            Executor::Sql => (!c.sql.is_empty()).then(|| {
+                c.sql
+                    .iter()
+                    .map(|s| format!("run_sql {}", shell_quote(s)))
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// The command lines that run `task` with `executor` when its job supports
+/// it, else with whatever runs its job (Airflow 2, then dbt, then SQL).
+pub fn command_lines(t: &super::DocTask, executor: Option<Executor>) -> Vec<String> {
+    executor
+        .into_iter()
+        .chain(Executor::FALLBACK)
+        .find_map(|e| e.lines(&t.commands))
+        .unwrap_or_else(|| {
+            vec![format!(
+                "echo {} >&2; exit 1",
+                shell_quote(&format!("no command runs {}", t.task.id))
+            )]
+        })
+}
+
+/// Commands by task id.
+pub type CommandMap = BTreeMap<String, Commands>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_cannot_break_out() {
+        assert_eq!(shell_quote("orders_7d"), "orders_7d");
+        assert_eq!(shell_quote("a'; rm -rf / #"), "'a'\\''; rm -rf / #'");
+    }
+}
