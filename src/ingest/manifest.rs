@@ -6,19 +6,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::files::relative;
-use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Reference, Target};
-
-/// What a manifest contributes.
-#[derive(Debug, Default)]
-pub(crate) struct ManifestContent {
-    pub datasets: Vec<Dataset>,
-    pub jobs: Vec<Job>,
-    pub diagnostics: Vec<Diagnostic>,
-}
+use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Part, Reference, Target};
 
 /// Reads the manifest at `path`.
-pub(crate) fn load(root: &Path, path: &Path) -> ManifestContent {
-    let mut out = ManifestContent::default();
+pub(crate) fn load(root: &Path, path: &Path) -> Part {
+    let mut out = Part::default();
     let file = relative(root, path);
     let doc: Value = match crate::input::read_text(path).map(|t| serde_json::from_str(&t)) {
         Ok(Ok(v)) => v,

@@ -1,5 +1,5 @@
-//! Readers: one per input format, each turning files into parts of a
-//! [`Project`]. [`load_project`] detects what a folder holds and joins the
+//! Readers: one per input format, each turning files into a
+//! [`crate::project::Part`] of the [`Project`]. [`load_project`] detects what a folder holds and joins the
 //! parts; they meet on dataset names when the graph is built.
 
 mod airflow;
@@ -67,20 +67,14 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     };
     let is_dbt = dbt::is_dbt_project(root);
     if is_dbt {
-        let content = dbt::load(root, &config, options.progress);
-        project.datasets.extend(content.datasets);
-        project.jobs.extend(content.jobs);
-        project.diagnostics.extend(content.diagnostics);
+        project.add(dbt::load(root, &config, options.progress));
     }
     if let Some(path) = options
         .manifest
         .clone()
         .or_else(|| config.manifest.as_ref().map(|m| root.join(m)))
     {
-        let content = manifest::load(root, &path);
-        project.datasets.extend(content.datasets);
-        project.jobs.extend(content.jobs);
-        project.diagnostics.extend(content.diagnostics);
+        project.add(manifest::load(root, &path));
     }
     let sql_dirs = sql_folders(root, &config, is_dbt);
     let excluded: Vec<PathBuf> = dag_folders(root, &config);
@@ -89,14 +83,8 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
         .flat_map(|d| files::walk(d, &[".sql"]))
         .filter(|p| !excluded.iter().any(|x| p.starts_with(x)))
         .collect();
-    let (jobs, diagnostics) = sql_files::load(root, &sql_paths, config.dialect);
-    project.jobs.extend(jobs);
-    project.diagnostics.extend(diagnostics);
-    let dags = read_dags(root, &excluded, config.dialect);
-    project.jobs.extend(dags.jobs());
-    project.diagnostics.extend(dags.check());
-    project.diagnostics.extend(dags.warnings);
-    project.dags = dags.dags;
+    project.add(sql_files::load(root, &sql_paths, config.dialect));
+    project.add(airflow::load(root, &excluded, config.dialect));
 
     project.config = config;
     dedup_datasets(&mut project.datasets, &mut project.diagnostics);

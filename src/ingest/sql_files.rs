@@ -6,26 +6,21 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::files::{relative, stem};
-use crate::project::{Diagnostic, Job, JobKind, Reference, Target};
+use crate::project::{Diagnostic, Job, JobKind, Part, Reference, Target};
 use crate::sql::{SqlDialect, StatementKind, script_lineage};
 
 /// The jobs of the given SQL files, and what went wrong reading them.
-pub(crate) fn load(
-    root: &Path,
-    files: &[PathBuf],
-    dialect: SqlDialect,
-) -> (Vec<Job>, Vec<Diagnostic>) {
+pub(crate) fn load(root: &Path, files: &[PathBuf], dialect: SqlDialect) -> Part {
     let results: Vec<(Option<Job>, Vec<Diagnostic>)> = files
         .par_iter()
         .map(|path| job(root, path, dialect))
         .collect();
-    let mut jobs = Vec::new();
-    let mut diagnostics = Vec::new();
+    let mut part = Part::default();
     for (j, d) in results {
-        jobs.extend(j);
-        diagnostics.extend(d);
+        part.jobs.extend(j);
+        part.diagnostics.extend(d);
     }
-    (jobs, diagnostics)
+    part
 }
 
 fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagnostic>) {

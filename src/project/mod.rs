@@ -38,7 +38,30 @@ pub struct Project {
     pub dags: Vec<Dag>,
 }
 
+/// What one reader found in a project folder: its share of the project.
+/// Every reader (dbt, manifest, plain SQL, Airflow) returns one; the
+/// project is their sum.
+#[derive(Debug, Clone, Default)]
+pub struct Part {
+    /// Datasets it declares.
+    pub datasets: Vec<Dataset>,
+    /// Jobs it found.
+    pub jobs: Vec<Job>,
+    /// What went wrong or looked suspicious.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Airflow DAGs it read.
+    pub dags: Vec<Dag>,
+}
+
 impl Project {
+    /// Adds what one reader found.
+    pub fn add(&mut self, part: Part) {
+        self.datasets.extend(part.datasets);
+        self.jobs.extend(part.jobs);
+        self.diagnostics.extend(part.diagnostics);
+        self.dags.extend(part.dags);
+    }
+
     /// The findings about Airflow DAG files and their tasks.
     pub fn dag_diagnostics(&self) -> Vec<Diagnostic> {
         self.diagnostics

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::files::{relative, walk};
-use crate::project::{AirflowTask, Dag, Diagnostic, Job, JobKind, Reference, Target};
+use crate::project::{AirflowTask, Dag, Diagnostic, Job, JobKind, Part, Reference, Target};
 use crate::sql::{SqlDialect, script_lineage};
 
 /// Every DAG of a project's DAG folders.
@@ -22,6 +22,20 @@ pub struct Dags {
     pub dags: Vec<Dag>,
     /// What could not be read statically.
     pub warnings: Vec<Diagnostic>,
+}
+
+/// The Airflow part of a project: the DAGs under `dirs`, their tasks as
+/// jobs, and what could not be read.
+pub(crate) fn load(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Part {
+    let dags = read_dags(root, dirs, dialect);
+    let mut diagnostics = dags.check();
+    diagnostics.extend(dags.warnings.iter().cloned());
+    Part {
+        datasets: Vec::new(),
+        jobs: dags.jobs(),
+        diagnostics,
+        dags: dags.dags,
+    }
 }
 
 /// Reads the `.py` files under `dirs`.

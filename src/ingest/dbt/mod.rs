@@ -18,15 +18,7 @@ use self::yaml::{ProjectFile, Properties, block_config, merge_config};
 use super::Progress;
 use super::files::{line_of, relative, stem, walk};
 use crate::config::Config;
-use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Reference, Target};
-
-/// What a dbt project contributes to the [`crate::project::Project`].
-#[derive(Debug, Default)]
-pub(crate) struct DbtContent {
-    pub datasets: Vec<Dataset>,
-    pub jobs: Vec<Job>,
-    pub diagnostics: Vec<Diagnostic>,
-}
+use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Part, Reference, Target};
 
 /// The root project or an installed package.
 struct Unit {
@@ -58,8 +50,8 @@ pub(crate) fn is_dbt_project(root: &Path) -> bool {
 }
 
 /// Reads the dbt project at `root`.
-pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> DbtContent {
-    let mut out = DbtContent::default();
+pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Part {
+    let mut out = Part::default();
     let root_file = match yaml::read_project_file(root, root) {
         Ok(f) => f,
         Err(d) => {
