@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::diff::{Change, ChangeKind, DiffReport, FailOn};
 
-use super::escape::{code_span, github_message, github_property, markdown_text, mermaid_label};
+use super::escape::{code_span, github_message, github_property, markdown_text};
 use crate::text::plural;
 
 /// How a kind is counted in the summary line.
@@ -273,13 +273,13 @@ pub fn mermaid(report: &DiffReport) -> String {
         return String::new();
     }
     let ids: BTreeMap<&str, usize> = roles.keys().enumerate().map(|(i, k)| (*k, i)).collect();
-    let mut out = String::from("flowchart LR\n");
+    let mut f = super::mermaid::Flowchart::new();
     for (name, i) in &ids {
-        let _ = writeln!(out, "  n{i}[\"{}\"]", mermaid_label(name));
+        f.node(&format!("n{i}"), super::mermaid::Shape::Box, &[name]);
     }
     for (from, to) in &report.edges {
         if let (Some(a), Some(b)) = (ids.get(from.as_str()), ids.get(to.as_str())) {
-            let _ = writeln!(out, "  n{a} --> n{b}");
+            f.edge(&format!("n{a}"), &format!("n{b}"), None);
         }
     }
     let mut by_class: BTreeMap<&str, Vec<String>> = BTreeMap::new();
@@ -290,22 +290,24 @@ pub fn mermaid(report: &DiffReport) -> String {
             .push(format!("n{}", ids[name]));
     }
     for (class, nodes) in &by_class {
-        let _ = writeln!(out, "  class {} {class}", nodes.join(","));
+        f.class(nodes, class);
     }
     for (class, style) in CLASS_STYLES {
         if by_class.contains_key(class) {
-            let _ = writeln!(out, "  classDef {class} {style}");
+            f.class_def(class, style);
         }
     }
     if hidden > 0 {
-        let _ = writeln!(
-            out,
-            "  n{}[\"{hidden} more affected dataset{} not drawn\"]",
-            ids.len(),
-            plural(hidden)
+        f.node(
+            &format!("n{}", ids.len()),
+            super::mermaid::Shape::Box,
+            &[&format!(
+                "{hidden} more affected dataset{} not drawn",
+                plural(hidden)
+            )],
         );
     }
-    out
+    f.finish()
 }
 
 /// Node styles per role.

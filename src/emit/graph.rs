@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use super::SCHEMA_VERSION;
 use super::dot;
-use super::escape::mermaid_label;
 use crate::graph::LineageGraph;
 
 #[derive(Serialize)]
@@ -118,26 +117,24 @@ pub fn dot(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
 
 /// The selected subgraph as a Mermaid flowchart (renders on GitHub).
 pub fn mermaid(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
-    let mut out = String::from("flowchart LR\n");
+    use super::mermaid::{Flowchart, Shape};
+    let mut f = Flowchart::new();
     // Mermaid ids must be plain: number the nodes in output order.
     let ids: std::collections::HashMap<NodeIndex, usize> =
         nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
     for (&n, i) in nodes.iter().zip(0..) {
         let d = &g.graph[n];
-        let (open, close) = match d.kind {
-            crate::project::DatasetKind::Source => ("[(", ")]"),
-            crate::project::DatasetKind::Table => ("[[", "]]"),
-            _ => ("[", "]"),
+        let shape = match d.kind {
+            crate::project::DatasetKind::Source => Shape::Database,
+            crate::project::DatasetKind::Table => Shape::Subroutine,
+            _ => Shape::Box,
         };
-        out.push_str(&format!(
-            "  n{i}{open}\"{}\"{close}\n",
-            mermaid_label(&d.name)
-        ));
+        f.node(&format!("n{i}"), shape, &[&d.name]);
     }
     for (a, b, _) in edges(g, nodes) {
-        out.push_str(&format!("  n{} --> n{}\n", ids[&a], ids[&b]));
+        f.edge(&format!("n{}", ids[&a]), &format!("n{}", ids[&b]), None);
     }
-    out
+    f.finish()
 }
 
 /// Output formats of `ripple graph`.

@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use super::SCHEMA_VERSION;
 use super::dot;
-use super::escape::mermaid_label;
 use crate::graph::LineageGraph;
 use crate::impact::{AffectedDataset, Impact, TimeModel};
 
@@ -171,25 +170,22 @@ pub fn mermaid(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> String {
         .enumerate()
         .map(|(i, d)| (d.id.as_str(), i))
         .collect();
-    let mut out = String::from("flowchart LR\n");
+    let mut f = super::mermaid::Flowchart::new();
     for (i, d) in impact.datasets.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "  n{i}[\"{}<br/>{}\"]",
-            mermaid_label(&d.name),
-            mermaid_label(&range(d))
+        f.node(
+            &format!("n{i}"),
+            super::mermaid::Shape::Box,
+            &[&d.name, &range(d)],
         );
     }
     for ((a, b), label) in edges(g, model, &affected) {
-        let _ = writeln!(
-            out,
-            "  n{} -->|\"{}\"| n{}",
-            ids[a.as_str()],
-            mermaid_label(&label),
-            ids[b.as_str()]
+        f.edge(
+            &format!("n{}", ids[a.as_str()]),
+            &format!("n{}", ids[b.as_str()]),
+            Some(&label),
         );
     }
-    out
+    f.finish()
 }
 
 /// Edges between affected datasets with their mapping, sorted.

@@ -9,6 +9,7 @@ pub mod escape;
 pub mod graph;
 pub mod impact;
 pub mod lineage;
+pub mod mermaid;
 pub mod plan;
 pub mod schedule;
 

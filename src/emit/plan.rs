@@ -176,46 +176,42 @@ pub fn dot(plan: &PlanDocument) -> String {
 
 /// The plan as a Mermaid flowchart: a subgraph per dataset.
 pub fn mermaid(plan: &PlanDocument) -> String {
-    use super::escape::mermaid_label;
+    use super::mermaid::{Flowchart, Shape};
     let ids: std::collections::HashMap<&str, usize> = plan
         .tasks
         .iter()
         .enumerate()
         .map(|(i, t)| (t.task.id.as_str(), i))
         .collect();
-    let mut out = String::from("flowchart LR\n");
+    let mut f = Flowchart::new();
     let mut current: Option<&str> = None;
     let mut stage = 0;
     for (i, t) in plan.tasks.iter().enumerate() {
         if current != Some(t.task.dataset.as_str()) {
             if current.is_some() {
-                out.push_str("  end\n");
+                f.end();
             }
-            let _ = writeln!(
-                out,
-                "  subgraph s{stage}[\"{}\"]",
-                mermaid_label(&t.task.dataset)
-            );
+            f.subgraph(&format!("s{stage}"), &t.task.dataset);
             stage += 1;
             current = Some(&t.task.dataset);
         }
         let label = match (&t.task.from, &t.task.to) {
-            (Some(f), Some(to)) => format!("{f}..{to}"),
+            (Some(from), Some(to)) => format!("{from}..{to}"),
             _ => "full".to_string(),
         };
-        let _ = writeln!(out, "    t{i}[\"{}\"]", mermaid_label(&label));
+        f.node(&format!("t{i}"), Shape::Box, &[&label]);
     }
     if current.is_some() {
-        out.push_str("  end\n");
+        f.end();
     }
     for (i, t) in plan.tasks.iter().enumerate() {
         for d in &t.task.depends_on {
             if let Some(j) = ids.get(d.as_str()) {
-                let _ = writeln!(out, "  t{j} --> t{i}");
+                f.edge(&format!("t{j}"), &format!("t{i}"), None);
             }
         }
     }
-    out
+    f.finish()
 }
 
 /// One Airflow DAG file that runs the plan: a task per plan task (its
