@@ -13,8 +13,9 @@
 //!
 //! [`document`] turns tasks into the plan document (shadow writes and
 //! reads, validations, swaps, rollback, executor commands); [`sql`] holds
-//! the SQL it writes. The schedule (`--start`, windows, blackouts, caps) is
-//! not written yet (issue 6; see docs/plan.md).
+//! the SQL it writes; [`schedule`] places tasks in time (`--start`,
+//! windows, blackouts, caps); [`executors`] say how each task runs.
+//! [`for_change`] is the whole of `ripple plan`.
 
 mod document;
 pub mod executors;
