@@ -36,7 +36,7 @@ fn plan_10k_models_a_year_of_days(bencher: divan::Bencher) {
         let (i, model) = impact(&g, &facts, &req, false).unwrap();
         let tasks = ripple::plan::tasks(&g, &model, &i).unwrap();
         let n = tasks.tasks.len();
-        let doc = ripple::plan::document(&g, &model, &i, tasks);
+        let doc = ripple::plan::document(&g, &model, &i, tasks, &Default::default()).unwrap();
         let json = ripple::emit::plan::json(&doc);
         assert!(n > 1000, "only {n} tasks");
         json.len()

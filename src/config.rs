@@ -86,6 +86,50 @@ pub struct DatasetConfig {
     pub partition_column: Option<String>,
     /// At most this many tasks of this dataset at once.
     pub max_concurrency: Option<u32>,
+    /// The built-in validations, turned off or retuned for this dataset.
+    pub checks: Checks,
+}
+
+/// The built-in validations of a backfill: each can be turned off (and the
+/// row-count rule retuned) for the whole plan under `backfill:` or per
+/// dataset; a dataset's setting wins.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Checks {
+    /// The shadow is not empty where production is not (default on).
+    pub non_empty: Option<bool>,
+    /// The shadow's rows within this fraction of production's for the same
+    /// partitions (default 0.1); `false` turns it off. A partition empty in
+    /// production (late data) always passes.
+    pub row_count: Option<RowCount>,
+    /// No two rows share the unique key, when one is known (default on).
+    pub unique_key: Option<bool>,
+}
+
+/// The row-count rule as written: `false`/`true`, or a tolerance.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum RowCount {
+    /// On (with the default tolerance) or off.
+    Enabled(bool),
+    /// On, with this tolerance (a fraction of production's count, 0 or more).
+    Tolerance(f64),
+}
+
+/// How a dataset's shadow replaces production.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SwapMode {
+    /// Production's rows are replaced inside one transaction (delete, then
+    /// insert by column name): views, grants and constraints on it survive.
+    #[default]
+    InPlace,
+    /// The shadow is renamed into production's place (the old table
+    /// dropped): fast on huge tables, but dependents of the old table
+    /// (views, grants) do not follow it.
+    Rename,
 }
 
 /// How backfills are run.
@@ -102,6 +146,12 @@ pub struct BackfillConfig {
     pub production: Vec<ProductionRun>,
     /// Shadow relation pattern, e.g. `{schema}.{table}__backfill`.
     pub shadow: Option<String>,
+    /// How shadows replace production (default `in_place`).
+    pub swap: SwapMode,
+    /// Keep the shadows after a successful swap (default: dropped).
+    pub keep_shadows: bool,
+    /// The built-in validations for every dataset.
+    pub checks: Checks,
 }
 
 /// A production run that is a blackout window for backfills.

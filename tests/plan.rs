@@ -46,25 +46,20 @@ fn worked_example_tasks_and_wavefront() {
     assert_eq!(plan.assumed, ["source.raw.orders"]);
     let t = by_id(&plan);
     let deps = |id: &str| t[id].depends_on.clone();
+    // dbt models that are not microbatch recompute everything on every run:
+    // one task each, covering all their affected partitions.
     assert_eq!(
         deps("stg_orders@2026-01-10..2026-01-12"),
         Vec::<String>::new()
     );
-    // Nine days of orders_7d in batches of seven (backfill.batch default).
     assert_eq!(
-        deps("orders_7d@2026-01-10..2026-01-16"),
+        deps("orders_7d@2026-01-10..2026-01-18"),
         ["stg_orders@2026-01-10..2026-01-12"]
     );
-    assert_eq!(
-        deps("orders_7d@2026-01-17..2026-01-18"),
-        ["stg_orders@2026-01-10..2026-01-12"]
-    );
+    assert_eq!(t["orders_7d@2026-01-10..2026-01-18"].partitions, 9);
     assert_eq!(
         deps("weekly_revenue@2026-01-05..2026-01-12"),
-        [
-            "orders_7d@2026-01-10..2026-01-16",
-            "orders_7d@2026-01-17..2026-01-18"
-        ]
+        ["orders_7d@2026-01-10..2026-01-18"]
     );
     assert_eq!(
         deps("monthly_kpis@2026-01..2026-01"),
@@ -79,13 +74,10 @@ fn worked_example_tasks_and_wavefront() {
         .iter()
         .filter(|t| t.dataset == "model.customer_segments")
         .collect();
-    assert_eq!(segments.len(), 57, "396 days in batches of 7");
-    assert!(
-        segments
-            .iter()
-            .all(|s| s.depends_on == ["dim_customers@full"])
-    );
-    assert_eq!(segments.iter().map(|s| s.partitions).sum::<u64>(), 396);
+    assert_eq!(segments.len(), 1, "one run restates all 396 days");
+    assert_eq!(segments[0].depends_on, ["dim_customers@full"]);
+    assert_eq!(segments[0].partitions, 396);
+    assert_eq!(plan.tasks.len(), 6);
 }
 
 /// Longest chain of dependencies, in tasks.
@@ -118,10 +110,12 @@ fn critical_path(plan: &ripple::plan::Tasks) -> usize {
 
 #[test]
 fn a_child_batch_waits_only_for_the_parent_batches_it_reads() {
+    // Airflow tasks run for their run's date: the plan batches them.
     let dir = temp_project(&[
-        ("b.sql", "insert into b select * from a"),
-        ("c.sql", "insert into c select * from b"),
-        ("a.sql", "insert into a select * from src"),
+        (
+            "dags/load.py",
+            "from airflow import DAG\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\n\nwith DAG(dag_id=\"load\", schedule=\"@daily\") as dag:\n    a = SQLExecuteQueryOperator(task_id=\"a\", sql=\"insert into a select * from src where d = '{{ ds }}'\")\n    b = SQLExecuteQueryOperator(task_id=\"b\", sql=\"insert into b select * from a where d = '{{ ds }}'\")\n    c = SQLExecuteQueryOperator(task_id=\"c\", sql=\"insert into c select * from b where d = '{{ ds }}'\")\n    a >> b >> c\n",
+        ),
         (
             "ripple.yml",
             "datasets:\n  src: { grain: day }\n  a: { grain: day }\n  b: { grain: day }\n  c: { grain: day }\n",
@@ -170,17 +164,19 @@ proptest! {
             }
             let mut seen = BTreeSet::new();
             for t in &mine {
-                let mut p = t.span.0;
-                while p < t.span.1 {
-                    prop_assert!(seen.insert(p), "partition twice in {}", d.name);
-                    p = d.grain.next(p);
+                for &(a, b) in &t.ranges {
+                    let mut p = a;
+                    while p < b {
+                        prop_assert!(seen.insert(p), "partition twice in {}", d.name);
+                        p = d.grain.next(p);
+                    }
                 }
             }
             prop_assert_eq!(seen.len() as u64, d.partitions, "{}", d.name);
         }
         // The document: shadows only, rewritten upstreams read from their
         // shadows, each swap after every task of its dataset.
-        let doc = ripple::plan::document(&g, &model, &i, plan.clone());
+        let doc = ripple::plan::document(&g, &model, &i, plan.clone(), &Default::default()).unwrap();
         let rewritten: BTreeSet<&str> = plan.tasks.iter().map(|t| t.dataset.as_str()).collect();
         for t in &doc.tasks {
             prop_assert!(t.writes.ends_with("__backfill"), "{} writes {}", t.task.id, t.writes);
@@ -243,8 +239,8 @@ proptest! {
 #[test]
 fn shadows_reads_validations_swaps_and_rollback() {
     let dir = temp_project(&[
-        ("a.sql", "insert into a select * from src"),
-        ("b.sql", "create table b as select count(*) from a"),
+        ("a.sql", "insert into a select id, d from src"),
+        ("b.sql", "create table b as select count(*) as n from a"),
         (
             "ripple.yml",
             "dialect: postgres\ndatasets:\n  src: { grain: day }\n  a:\n    grain: day\n    partition_column: d\n    unique_key: [id]\n    validate: \"select count(*) = 0 from {table} where id is null and {partition_filter}\"\n  b: { grain: none }\n",
@@ -254,9 +250,15 @@ fn shadows_reads_validations_swaps_and_rollback() {
     let req = request(&["src"], "2026-01-10", "2026-01-11", "2026-02-01");
     let facts = TimeFacts::build(&g).unwrap();
     let (i, model) = impact(&g, &facts, &req, false).unwrap();
-    let doc = ripple::plan::document(&g, &model, &i, tasks(&g, &model, &i).unwrap());
+    let doc = ripple::plan::document(
+        &g,
+        &model,
+        &i,
+        tasks(&g, &model, &i).unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(doc.assumed, ["table.src"]);
-    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
     let a = doc
         .tasks
         .iter()
@@ -267,32 +269,78 @@ fn shadows_reads_validations_swaps_and_rollback() {
         .iter()
         .find(|t| t.task.dataset == "table.b")
         .unwrap();
+    // Shadows are set up first: a copy of production, empty for a full rebuild.
+    assert_eq!(
+        doc.setup[0].sql,
+        [
+            "drop table if exists \"analytics\".\"a__backfill\"",
+            "create table \"analytics\".\"a__backfill\" as select * from \"a\""
+        ]
+    );
+    assert!(doc.setup[1].sql[1].ends_with("from \"b\" where 1 = 0"));
     // Every task writes a shadow; reads of a rewritten upstream go to its shadow.
     assert_eq!(a.writes, "analytics.a__backfill");
     assert_eq!(b.writes, "analytics.b__backfill");
     assert_eq!(a.reads["table.src"], "src");
     assert_eq!(b.reads["table.a"], "analytics.a__backfill");
     let filter = "\"d\" >= '2026-01-10' and \"d\" < '2026-01-12'";
+    assert_eq!(a.validations[0].check, "custom");
     assert_eq!(
-        a.validations[0],
+        a.validations[0].sql,
         format!(
             "select count(*) = 0 from \"analytics\".\"a__backfill\" where id is null and {filter}"
         )
     );
+    let checks: Vec<&str> = a.validations.iter().map(|v| v.check.as_str()).collect();
+    assert_eq!(checks, ["custom", "non_empty", "row_count", "unique_key"]);
     assert!(
-        a.validations
-            .iter()
-            .any(|v| v.contains("group by \"id\" having count(*) > 1"))
+        a.validations[3]
+            .sql
+            .contains("group by \"id\" having count(*) > 1")
     );
-    // One swap per dataset, after all its tasks: partitions for a, the table for b.
+    // A partition empty in production (late data) passes the row count.
+    assert!(
+        a.validations[2]
+            .sql
+            .starts_with("select (select count(*) from \"a\" where")
+    );
+    // The task recomputes into a work table and replaces its partitions in the shadow.
+    let script = &a.commands.sql;
+    assert!(
+        script
+            .iter()
+            .any(|s| s.contains("\"analytics\".\"a__backfill__work\" SELECT")
+                || s.starts_with("INSERT INTO \"analytics\".\"a__backfill__work\"")),
+        "{script:?}"
+    );
+    assert!(script.contains(&format!(
+        "delete from \"analytics\".\"a__backfill\" where {filter}"
+    )));
+    // One swap per dataset, after all its tasks: partitions for a, the table for b,
+    // in place and by column name, all in one transaction on PostgreSQL.
     let swap_a = doc.swaps.iter().find(|s| s.dataset == "table.a").unwrap();
     assert_eq!(swap_a.depends_on, std::slice::from_ref(&a.task.id));
-    assert_eq!(swap_a.sql[1], format!("delete from \"a\" where ({filter})"));
-    let swap_b = doc.swaps.iter().find(|s| s.dataset == "table.b").unwrap();
-    assert_eq!(swap_b.sql[0], "begin");
+    assert_eq!(swap_a.sql[0], format!("delete from \"a\" where {filter}"));
     assert_eq!(
-        swap_b.sql[2],
-        "alter table \"analytics\".\"b__backfill\" rename to \"b\""
+        swap_a.sql[1],
+        format!(
+            "insert into \"a\" (\"id\", \"d\") select \"id\", \"d\" from \"analytics\".\"a__backfill\" where {filter}"
+        )
+    );
+    let swap_b = doc.swaps.iter().find(|s| s.dataset == "table.b").unwrap();
+    assert_eq!(swap_b.sql[0], "delete from \"b\"");
+    assert_eq!(doc.swap_scripts.len(), 1);
+    assert_eq!(
+        doc.swap_scripts[0].first().map(String::as_str),
+        Some("begin")
+    );
+    assert_eq!(
+        doc.swap_scripts[0].last().map(String::as_str),
+        Some("commit")
+    );
+    assert_eq!(
+        doc.swap_scripts[0].len(),
+        2 + swap_a.sql.len() + swap_b.sql.len()
     );
     assert_eq!(
         doc.rollback,
@@ -301,33 +349,68 @@ fn shadows_reads_validations_swaps_and_rollback() {
             "drop table if exists \"analytics\".\"b__backfill\""
         ]
     );
+    assert_eq!(doc.cleanup, doc.rollback);
 }
 
 #[test]
-fn a_partial_swap_without_a_partition_column_is_refused_with_a_warning() {
-    let g = LineageGraph::build(
-        load_project(
-            Path::new("fixtures/worked_example/inferred"),
-            &LoadOptions::default(),
-        )
-        .unwrap(),
-    );
-    let req = request(&["raw.orders"], "2026-01-10", "2026-01-12", "2026-02-01");
+fn a_partial_swap_without_a_partition_column_is_refused() {
+    // `a`'s partition column is read off its SQL (a date computed from the
+    // source's timestamp); nothing says which of `c`'s columns is its date.
+    let dir = temp_project(&[
+        (
+            "a.sql",
+            "insert into a select id, cast(ts as date) as d from src",
+        ),
+        ("c.sql", "insert into c select id, created from src"),
+        (
+            "ripple.yml",
+            "datasets:\n  src: { grain: day }\n  a: { grain: day }\n  c: { grain: day }\n",
+        ),
+    ]);
+    let g = LineageGraph::build(load_project(dir.path(), &LoadOptions::default()).unwrap());
+    let req = request(&["src"], "2026-01-10", "2026-01-12", "2026-02-01");
     let facts = TimeFacts::build(&g).unwrap();
     let (i, model) = impact(&g, &facts, &req, false).unwrap();
-    let doc = ripple::plan::document(&g, &model, &i, tasks(&g, &model, &i).unwrap());
+    let err = ripple::plan::document(
+        &g,
+        &model,
+        &i,
+        tasks(&g, &model, &i).unwrap(),
+        &Default::default(),
+    )
+    .unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("`c`"), "{message}");
+    assert!(!message.contains("`a`"), "{message}");
+    assert!(message.contains("set `partition_column`"), "{message}");
+    // Declared, the plan is written.
+    let fixed = temp_project(&[
+        (
+            "a.sql",
+            "insert into a select id, cast(ts as date) as d from src",
+        ),
+        ("c.sql", "insert into c select id, created from src"),
+        (
+            "ripple.yml",
+            "datasets:\n  src: { grain: day }\n  a: { grain: day }\n  c: { grain: day, partition_column: created }\n",
+        ),
+    ]);
+    let g = LineageGraph::build(load_project(fixed.path(), &LoadOptions::default()).unwrap());
+    let (i, model) = impact(&g, &TimeFacts::build(&g).unwrap(), &req, false).unwrap();
+    let doc = ripple::plan::document(
+        &g,
+        &model,
+        &i,
+        tasks(&g, &model, &i).unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
+    assert_eq!(doc.swaps.len(), 2);
+    let swap_a = doc.swaps.iter().find(|s| s.dataset == "table.a").unwrap();
     assert!(
-        doc.warnings
-            .iter()
-            .any(|w| w.contains("`orders_7d`") && w.contains("partition_column")),
-        "{:?}",
-        doc.warnings
+        swap_a.sql[0].contains("\"d\" >= '2026-01-10'"),
+        "{swap_a:?}"
     );
-    assert!(!doc.swaps.iter().any(|s| s.dataset == "model.orders_7d"));
-    // dim_customers is rebuilt whole: its swap needs no partition column.
-    assert!(doc.swaps.iter().any(|s| s.dataset == "model.dim_customers"));
-    // No task writes a production relation.
-    assert!(doc.tasks.iter().all(|t| t.writes.ends_with("__backfill")));
 }
 
 #[test]
@@ -343,7 +426,14 @@ fn commands_follow_the_job_that_writes_each_dataset() {
     );
     let facts = TimeFacts::build(&g).unwrap();
     let (i, model) = impact(&g, &facts, &req, false).unwrap();
-    let doc = ripple::plan::document(&g, &model, &i, tasks(&g, &model, &i).unwrap());
+    let doc = ripple::plan::document(
+        &g,
+        &model,
+        &i,
+        tasks(&g, &model, &i).unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
     let task = |dataset: &str| {
         doc.tasks
             .iter()
@@ -495,7 +585,13 @@ fn planning_a_job_that_failed_to_read_is_refused() {
         .code(2)
         .stderr(predicates::str::contains("a.sql:2:"))
         .stderr(predicates::str::contains("--allow-partial"));
-    run(&["--allow-partial"]).success();
+    // Even so, a plain SQL job is run only when every statement can be
+    // checked to write nothing but shadows.
+    run(&["--allow-partial"])
+        .code(2)
+        .stderr(predicates::str::contains(
+            "a.sql:2: statement 2: does not parse",
+        ));
 }
 
 /// `ripple plan src` for one day over a project written in a temp dir.
@@ -620,26 +716,38 @@ fn the_shell_script_runs_in_order_and_stops_at_a_failed_validation() {
     };
     let (code, log_ok, _) = run(false);
     assert_eq!(code, Some(0));
+    let setup = log_ok
+        .find("create table \"analytics\".\"b__backfill\" as select * from \"b\" where 1 = 0")
+        .expect("shadows are set up");
     let a_insert = log_ok
-        .find("INSERT INTO \"analytics\".\"a__backfill\"")
+        .find("INSERT INTO \"analytics\".\"a__backfill__work\"")
         .expect("a runs");
     let b_create = log_ok
-        .find("CREATE TABLE \"analytics\".\"b__backfill\"")
+        .find("CREATE TABLE \"analytics\".\"b__backfill__work\"")
         .expect("b runs");
-    let swap = log_ok.find("rename to \"b\"").expect("b is swapped");
-    assert!(a_insert < b_create && b_create < swap, "{log_ok}");
+    let swap = log_ok
+        .find("begin;\ndelete from \"a\"")
+        .expect("a and b are swapped in one transaction");
+    let cleanup = log_ok
+        .rfind("drop table if exists \"analytics\".\"b__backfill\";")
+        .expect("shadows are dropped after the swap");
+    assert!(
+        setup < a_insert && a_insert < b_create && b_create < swap && swap < cleanup,
+        "{log_ok}"
+    );
+    assert!(log_ok[swap..].contains("delete from \"b\";\ninsert into \"b\""));
     let (code, log_fail, stderr) = run(true);
     assert_eq!(code, Some(1));
     assert!(
-        stderr.contains("validation failed for a@2026-01-10..2026-01-10"),
+        stderr.contains("validation non_empty of a@2026-01-10..2026-01-10 failed"),
         "{stderr}"
     );
     assert!(
-        !log_fail.contains("rename to"),
+        !log_fail.contains("delete from \"a\""),
         "no swap after a failed validation: {log_fail}"
     );
     assert!(
-        !log_fail.contains("b__backfill"),
+        !log_fail.contains("b__backfill__work"),
         "no later task after a failed validation"
     );
 }
@@ -671,14 +779,20 @@ fn the_airflow_dag_parses_and_encodes_the_task_graph() {
             .find(|t| t.task_id == id)
             .unwrap_or_else(|| panic!("no {id}"))
     };
+    let mut up = task("orders_7d_2026-01-10..2026-01-18").upstream.clone();
+    up.sort();
+    // After the task it reads, and after the shadows it writes and reads exist.
     assert_eq!(
-        task("orders_7d_2026-01-10..2026-01-16").upstream,
-        ["stg_orders_2026-01-10..2026-01-12"]
+        up,
+        [
+            "shadow__model.orders_7d",
+            "shadow__model.stg_orders",
+            "stg_orders_2026-01-10..2026-01-12"
+        ]
     );
-    assert_eq!(
-        task("swap__model.orders_7d").operator,
-        "SQLExecuteQueryOperator"
-    );
+    // One swap for the whole plan (PostgreSQL: one transaction), then cleanup.
+    assert_eq!(task("swap_0").operator, "SQLExecuteQueryOperator");
+    assert_eq!(task("cleanup").upstream, ["swap_0"]);
     assert_eq!(
         task("dim_customers_full").pool.as_deref(),
         Some("ripple_backfill")
@@ -708,7 +822,8 @@ fn scheduled_plans_keep_to_windows_and_fail_clearly_past_a_deadline() {
     let out = run(&[]).success().get_output().stdout.clone();
     let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(doc["schedule"]["max_concurrency"], 4);
-    assert_eq!(doc["schedule"]["windows_used"], 2);
+    // One run per dataset (their jobs cannot take dates): one night suffices.
+    assert_eq!(doc["schedule"]["windows_used"], 1);
     for t in doc["tasks"].as_array().unwrap() {
         let start = t["start"].as_str().unwrap();
         let hour: u32 = start[11..13].parse().unwrap();
@@ -719,9 +834,9 @@ fn scheduled_plans_keep_to_windows_and_fail_clearly_past_a_deadline() {
             "{start}"
         );
     }
-    run(&["--deadline", "2026-02-02T06:00"])
+    run(&["--deadline", "2026-02-01T21:00"])
         .code(2)
         .stderr(predicates::str::contains(
-            "needs 2 windows at max_concurrency 4",
+            "needs 1 window at max_concurrency 4 and ends 2026-02-01T22:15Z",
         ));
 }

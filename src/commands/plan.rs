@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use ripple::emit::{self, plan::Format};
 use ripple::plan::executors::Executor;
-use ripple::plan::{PlanOptions, schedule::DEFAULT_MAX_CONCURRENCY};
+use ripple::plan::{Check, PlanOptions, schedule::DEFAULT_MAX_CONCURRENCY};
 use ripple::schedule::parse_minute;
 
 use super::{ChangeArgs, write_output};
@@ -33,9 +33,25 @@ pub struct Args {
     /// Fail when the scheduled plan would end after this time (UTC).
     #[arg(long, value_name = "DATETIME", requires = "start")]
     deadline: Option<String>,
+    /// Keep the shadow tables after a successful swap (default: dropped).
+    #[arg(long)]
+    keep_shadows: bool,
+    /// Turn a built-in validation off for every dataset (repeatable).
+    #[arg(long, value_enum, value_name = "CHECK")]
+    skip_check: Vec<Check>,
+    /// The row-count check's tolerance, a fraction of production's count (default 0.1).
+    #[arg(long, value_name = "FRACTION", value_parser = parse_tolerance)]
+    row_count_tolerance: Option<f64>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
+}
+
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("`{s}` is not a fraction of 0 or more (e.g. 0.25)")),
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -46,6 +62,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .transpose()
     };
     let options = PlanOptions {
+        keep_shadows: args.keep_shadows,
+        skip_checks: args.skip_check,
+        row_count_tolerance: args.row_count_tolerance,
         allow_partial: args.allow_partial,
         start: minute(&args.start, "--start")?,
         deadline: minute(&args.deadline, "--deadline")?,

@@ -103,17 +103,31 @@ pub fn commands(plan: &PlanDocument, executor: Option<Executor>) -> String {
     out
 }
 
-/// A `set -euo pipefail` script that runs the tasks in order, runs every
-/// validation and stops at the first that fails, then swaps. SQL goes
-/// through `$RIPPLE_SQL` (e.g. `psql -X -tA -v ON_ERROR_STOP=1 -c`), which
-/// must print `t` or `true` for a passing check.
+/// A `set -euo pipefail` script: the shadows are set up, the tasks run in
+/// order (each task's SQL in one session), every validation runs and the
+/// first that fails stops the script before any swap, then the swap phase
+/// runs (one session per swap script: one transaction), then cleanup.
+/// `bash plan.sh rollback` drops the shadows instead. SQL goes through
+/// `$RIPPLE_SQL`, a command that runs a script of statements in one session
+/// and prints results without headers (e.g. `psql -X -q -tA -v
+/// ON_ERROR_STOP=1 -c`); a passing check prints `t` or `true`.
 pub fn shell(plan: &PlanDocument, executor: Option<Executor>) -> String {
-    use crate::plan::executors::shell_quote;
+    use super::escape::shell_comment;
+    use crate::plan::executors::{shell_quote, sql_script};
     let mut out = String::from(
-        "#!/usr/bin/env bash\n# Backfill plan written by ripple. Rollback: drop the shadows (see the end).\nset -euo pipefail\n: \"${RIPPLE_SQL:?set RIPPLE_SQL to a command that runs one SQL statement, e.g. psql -X -tA -v ON_ERROR_STOP=1 -c}\"\n\nrun_sql() { $RIPPLE_SQL \"$1\"; }\ncheck() {\n  local got\n  got=$(run_sql \"$1\" | tr -d '[:space:]')\n  if [ \"$got\" != t ] && [ \"$got\" != true ]; then\n    echo \"validation failed for $2: $1\" >&2\n    exit 1\n  fi\n}\n",
+        "#!/usr/bin/env bash\n# Backfill plan written by ripple. Production is touched only by the swap phase.\n# Before the swap, `bash THIS_FILE rollback` drops the shadows; after any failure, fix its cause and run this file again.\nset -euo pipefail\n: \"${RIPPLE_SQL:?set RIPPLE_SQL to a command that runs a script of SQL statements in one session, e.g. psql -X -q -tA -v ON_ERROR_STOP=1 -c}\"\n\nrun_sql() { $RIPPLE_SQL \"$1\"; }\ncheck() {\n  local got\n  got=$(run_sql \"$1\" | tr -d '[:space:]')\n  if [ \"$got\" != t ] && [ \"$got\" != true ]; then\n    echo \"validation $3 failed: $1\" >&2\n    if [ -n \"$2\" ]; then echo \"  $(run_sql \"$2\")\" >&2; fi\n    exit 1\n  fi\n}\n",
     );
+    out.push_str("rollback() {\n");
+    for r in &plan.rollback {
+        let _ = writeln!(out, "  run_sql {}", shell_quote(r));
+    }
+    out.push_str("  :\n}\nif [ \"${1:-}\" = rollback ]; then\n  rollback\n  exit 0\nfi\n");
+    for s in &plan.setup {
+        let _ = writeln!(out, "\n# shadow of {}", shell_comment(&s.dataset));
+        let _ = writeln!(out, "run_sql {}", shell_quote(&sql_script(&s.sql)));
+    }
     for t in &plan.tasks {
-        let _ = writeln!(out, "\n# task {}", t.task.id);
+        let _ = writeln!(out, "\n# task {}", shell_comment(&t.task.id));
         let _ = writeln!(
             out,
             "echo {} >&2",
@@ -123,18 +137,24 @@ pub fn shell(plan: &PlanDocument, executor: Option<Executor>) -> String {
             let _ = writeln!(out, "{line}");
         }
         for v in &t.validations {
-            let _ = writeln!(out, "check {} {}", shell_quote(v), shell_quote(&t.task.id));
+            let _ = writeln!(
+                out,
+                "check {} {} {}",
+                shell_quote(&v.sql),
+                shell_quote(v.detail.as_deref().unwrap_or("")),
+                shell_quote(&format!("{} of {}", v.check, t.task.id))
+            );
         }
     }
-    for s in &plan.swaps {
-        let _ = writeln!(out, "\n# swap {}", s.dataset);
-        for stmt in &s.sql {
-            let _ = writeln!(out, "run_sql {}", shell_quote(stmt));
+    if !plan.swap_scripts.is_empty() {
+        out.push_str("\n# swap phase: production changes here, each script in one transaction\n");
+        for script in &plan.swap_scripts {
+            let _ = writeln!(out, "run_sql {}", shell_quote(&sql_script(script)));
         }
     }
-    out.push_str("\n# Rollback, if needed (production is untouched until the swaps):\n");
-    for r in &plan.rollback {
-        let _ = writeln!(out, "# run_sql {}", shell_quote(r));
+    if !plan.cleanup.is_empty() {
+        out.push_str("\n# cleanup: the shadows are no longer needed\n");
+        let _ = writeln!(out, "run_sql {}", shell_quote(&sql_script(&plan.cleanup)));
     }
     out
 }
@@ -248,6 +268,27 @@ pub fn airflow_dag(
         .enumerate()
         .map(|(i, t)| (t.task.id.as_str(), i))
         .collect();
+    let sql_list = |statements: &[String]| {
+        statements
+            .iter()
+            .map(|q| py(q))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (k, s) in plan.setup.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "    setup_{k} = SQLExecuteQueryOperator(task_id={}, conn_id=CONN_ID, sql=[{}])",
+            py(&format!("shadow__{}", task_id(&s.dataset))),
+            sql_list(&s.sql)
+        );
+    }
+    let setup_index: std::collections::HashMap<&str, usize> = plan
+        .setup
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (s.dataset.as_str(), k))
+        .collect();
     for (i, t) in plan.tasks.iter().enumerate() {
         let wants_sql = executor == Some(Executor::Sql)
             || (t.commands.airflow2.is_none() && t.commands.dbt.is_none());
@@ -270,7 +311,7 @@ pub fn airflow_dag(
                 py(&command)
             );
         }
-        let checks: Vec<String> = t.validations.iter().map(|v| py(v)).collect();
+        let checks: Vec<String> = t.validations.iter().map(|v| py(&v.sql)).collect();
         let _ = writeln!(
             out,
             "    {} = [SQLCheckOperator(task_id={} + f\"_{{n}}\", conn_id=CONN_ID, sql=q) for n, q in enumerate([{}])]",
@@ -279,24 +320,52 @@ pub fn airflow_dag(
             checks.join(", ")
         );
         let _ = writeln!(out, "    {} >> {}", var(i, "run"), var(i, "validate"));
+        // A task writes its own shadow and reads its upstreams': all exist first.
+        let mut needs: Vec<usize> = std::iter::once(t.task.dataset.as_str())
+            .chain(t.reads.keys().map(String::as_str))
+            .filter_map(|d| setup_index.get(d).copied())
+            .collect();
+        needs.sort_unstable();
+        needs.dedup();
+        for k in needs {
+            let _ = writeln!(out, "    setup_{k} >> {}", var(i, "run"));
+        }
         for d in &t.task.depends_on {
             if let Some(&j) = index.get(d.as_str()) {
                 let _ = writeln!(out, "    {} >> {}", var(j, "run"), var(i, "run"));
             }
         }
     }
-    for (k, s) in plan.swaps.iter().enumerate() {
+    // The swap phase: each script one operator (one transaction: the hook
+    // commits once, after its last statement), after every validation.
+    let strip = |script: &[String]| -> Vec<String> {
+        script
+            .iter()
+            .filter(|s| !matches!(s.as_str(), "begin" | "begin transaction" | "commit"))
+            .cloned()
+            .collect()
+    };
+    for (k, script) in plan.swap_scripts.iter().enumerate() {
         let _ = writeln!(
             out,
-            "    swap_{k} = SQLExecuteQueryOperator(task_id={}, conn_id=CONN_ID, sql=[{}])",
-            py(&format!("swap__{}", task_id(&s.dataset))),
-            s.sql.iter().map(|q| py(q)).collect::<Vec<_>>().join(", ")
+            "    swap_{k} = SQLExecuteQueryOperator(task_id=\"swap_{k}\", conn_id=CONN_ID, sql=[{}])",
+            sql_list(&strip(script))
         );
-        for d in &s.depends_on {
-            if let Some(&j) = index.get(d.as_str()) {
-                let _ = writeln!(out, "    {} >> swap_{k}", var(j, "validate"));
+        if k == 0 {
+            for i in 0..plan.tasks.len() {
+                let _ = writeln!(out, "    {} >> swap_0", var(i, "validate"));
             }
+        } else {
+            let _ = writeln!(out, "    swap_{} >> swap_{k}", k - 1);
         }
+    }
+    if !plan.cleanup.is_empty() && !plan.swap_scripts.is_empty() {
+        let _ = writeln!(
+            out,
+            "    cleanup = SQLExecuteQueryOperator(task_id=\"cleanup\", conn_id=CONN_ID, sql=[{}])",
+            sql_list(&plan.cleanup)
+        );
+        let _ = writeln!(out, "    swap_{} >> cleanup", plan.swap_scripts.len() - 1);
     }
     out
 }

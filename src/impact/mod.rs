@@ -11,6 +11,7 @@
 //! `--as-of`; a `none` edge stops propagation and is reported.
 
 mod infer;
+mod partition;
 mod time_model;
 
 use std::collections::{BTreeMap, HashMap};
@@ -20,6 +21,7 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
+pub use partition::{JobOutput, PartitionColumn, PartitionColumns, job_output};
 pub use time_model::{DatasetTime, EdgeTime, TimeFacts, TimeModel, TimeModelError};
 
 use crate::graph::LineageGraph;
@@ -315,6 +317,7 @@ pub fn propagate(
         }
     }
     let mut datasets = Vec::new();
+    let mut partition_columns = PartitionColumns::default();
     for &n in order {
         let Some(s) = states.remove(&n) else { continue };
         stopped.remove(&n);
@@ -338,6 +341,17 @@ pub fn propagate(
             explain_lines.push(format!("grain {} from {}", t.grain, t.grain_source));
             if let Some(start) = t.start {
                 explain_lines.push(format!("starts {}", t.grain.key(t.grain.floor(start))));
+            }
+            if !full {
+                match partition_columns.of(g, n) {
+                    Some(p) => explain_lines.push(format!(
+                        "partition column `{}` from {}",
+                        p.column, p.evidence
+                    )),
+                    None => explain_lines.push(
+                        "partition column unknown: a plan cannot swap its partitions in; set `partition_column` in ripple.yml".to_string(),
+                    ),
+                }
             }
             explain_lines.extend(s.explain);
         }

@@ -1,26 +1,59 @@
-//! Assembling the plan document from tasks: what each task writes (its
-//! dataset's shadow) and reads (the shadow of every upstream the plan
-//! rewrites, production for the rest), its validations, one swap per
-//! dataset after all of its tasks, and the rollback.
+//! Assembling the plan document from tasks: the shadows it sets up, what
+//! each task writes (its dataset's shadow) and reads (the shadow of every
+//! upstream the plan rewrites, production for the rest), its validations,
+//! the swaps that put the shadows in place, cleanup and rollback.
+//!
+//! The execution model (docs/plan.md): every shadow starts as a copy of
+//! production (empty for a full rebuild), so a downstream task reading it
+//! sees restated rows where restated and production's elsewhere; a task
+//! replaces exactly its partitions in its shadow, so re-running it is
+//! harmless; production is touched only by the swap phase, one transaction
+//! where the engine allows it.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use petgraph::Direction;
 use serde::Serialize;
 
 use super::sql::{
-    DEFAULT_SHADOW, partition_filter, quote_relation, rollback, shadow_relation, swap,
+    DEFAULT_SHADOW, begin, create_copy, drop_shadow, partition_filter, quote_ident, quote_relation,
+    shadow_relation, swap, transactional_ddl,
 };
-use super::{PlanTask, Tasks};
+use super::{PlanError, PlanOptions, PlanTask, Tasks};
 use crate::graph::LineageGraph;
-use crate::impact::{Impact, TimeModel};
-use crate::project::Dataset;
+use crate::impact::{Impact, PartitionColumns, TimeModel, job_output};
+use crate::project::{Dataset, JobKind};
 use crate::sql::SqlDialect;
 use crate::time::Grain;
 
 /// Tolerance of the built-in row-count check: the shadow's rows within this
 /// fraction of production's for the same partitions.
 pub const ROW_COUNT_TOLERANCE: f64 = 0.1;
+
+/// A built-in validation, as `--skip-check` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Check {
+    /// The shadow is not empty where production is not.
+    NonEmpty,
+    /// The shadow's row count is within the tolerance of production's.
+    RowCount,
+    /// No two rows share the unique key.
+    UniqueKey,
+}
+
+/// One validation of a task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Validation {
+    /// Which check: `custom` (the dataset's `validate` query), `non_empty`,
+    /// `row_count`, `unique_key`.
+    pub check: String,
+    /// A query returning one boolean: true when the check passes.
+    pub sql: String,
+    /// A query returning one line of text saying what was found, for the
+    /// message when the check fails.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
 
 /// A task as the plan document lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -33,49 +66,72 @@ pub struct DocTask {
     /// What it reads, by upstream dataset id: the shadow when the plan
     /// rewrites that upstream, production otherwise.
     pub reads: BTreeMap<String, String>,
-    /// Queries that must all return true before its dataset is swapped.
-    pub validations: Vec<String>,
+    /// Checks that must all pass before its dataset is swapped.
+    pub validations: Vec<Validation>,
     /// How to run it, per executor that runs its job.
     pub commands: super::executors::Commands,
 }
 
-/// One swap per dataset, after all of its tasks and validations.
+/// The statements that create one dataset's shadow, before any task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Setup {
+    /// The dataset.
+    pub dataset: String,
+    /// Its shadow.
+    pub shadow: String,
+    /// The statements: a copy of production (empty for a full rebuild).
+    pub sql: Vec<String>,
+}
+
+/// One dataset's swap, after all of its tasks and validations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Swap {
     /// The dataset.
     pub dataset: String,
     /// Every task of the dataset.
     pub depends_on: Vec<String>,
-    /// The statements, in order.
+    /// The statements, in order, without the transaction around them (see
+    /// `swap_scripts`).
     pub sql: Vec<String>,
 }
 
-/// The plan so far (no schedule or executor commands yet).
+/// The whole plan.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PlanDocument {
     /// Changed datasets.
     pub changed: Vec<String>,
     /// Datasets taken as correct inputs.
     pub assumed: Vec<String>,
+    /// Shadows to create before any task, one per rewritten dataset.
+    pub setup: Vec<Setup>,
     /// Tasks in order.
     pub tasks: Vec<DocTask>,
-    /// Swaps, one per dataset.
+    /// Swaps, one per dataset, in plan order.
     pub swaps: Vec<Swap>,
-    /// Statements that undo the plan: drop every shadow.
+    /// The swap phase as scripts, each to run whole in one session, in
+    /// order: one script holding every swap between `begin` and `commit`
+    /// where the engine has transactional DDL, else one per dataset.
+    pub swap_scripts: Vec<Vec<String>>,
+    /// Statements that drop the shadows after a successful swap (empty
+    /// with `--keep-shadows`).
+    pub cleanup: Vec<String>,
+    /// Statements that undo the plan before its swap: drop every shadow.
+    /// Production is never touched.
     pub rollback: Vec<String>,
     /// The schedule (with `--start`; null otherwise).
     pub schedule: Option<super::schedule::ScheduleSummary>,
-    /// What keeps a swap from being written (a partition column to set).
+    /// What a reviewer should know (the executors' contracts).
     pub warnings: Vec<String>,
 }
 
-/// The plan document of `tasks`.
+/// The plan document of `tasks`, or why no safe plan can be written.
 pub fn document(
     g: &LineageGraph,
     model: &TimeModel,
     impact: &Impact,
     tasks: Tasks,
-) -> PlanDocument {
+    options: &PlanOptions,
+) -> Result<PlanDocument, PlanError> {
     let dialect = g.config.dialect;
     let pattern = g
         .config
@@ -83,25 +139,94 @@ pub fn document(
         .shadow
         .clone()
         .unwrap_or_else(|| DEFAULT_SHADOW.to_string());
-    let rewritten: HashSet<&str> = tasks.tasks.iter().map(|t| t.dataset.as_str()).collect();
+    let mut by_dataset: BTreeMap<String, Vec<&PlanTask>> = BTreeMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for t in &tasks.tasks {
+        if !by_dataset.contains_key(&t.dataset) {
+            order.push(&t.dataset);
+        }
+        by_dataset.entry(t.dataset.clone()).or_default().push(t);
+    }
     let shadow_of = |d: &Dataset| shadow_relation(&pattern, &d.relation, &g.config.target.schema);
-    let mut warnings = Vec::new();
-    let mut doc_tasks = Vec::new();
+    check_shadows(g, &order, &shadow_of)?;
     // Production relation → shadow, for every dataset the plan rewrites.
-    let shadows: std::collections::HashMap<String, String> = rewritten
+    let shadows: HashMap<String, String> = order
         .iter()
         .filter_map(|id| g.dataset(id))
-        .map(|d| (d.relation.clone(), shadow_of(d)))
+        .map(|d| (d.relation.to_lowercase(), shadow_of(d)))
         .collect();
+    let mut columns_of = PartitionColumns::default();
+    let mut missing = Vec::new();
+    let mut partition: HashMap<&str, Option<String>> = HashMap::new();
+    for id in &order {
+        let Some(d) = g.dataset(id) else { continue };
+        let full = by_dataset[*id].iter().any(|t| t.full);
+        let pc = if full {
+            None
+        } else {
+            match columns_of.of(g, g.index[*id]) {
+                Some(p) => Some(p.column),
+                None => {
+                    missing.push(d.name.clone());
+                    None
+                }
+            }
+        };
+        partition.insert(id, pc);
+    }
+    if !missing.is_empty() {
+        return Err(PlanError::NoPartitionColumn(missing));
+    }
+    let grain_of = |id: &str| {
+        model
+            .datasets
+            .get(&g.index[id])
+            .map_or(Grain::None, |x| x.grain)
+    };
+    let filter_of = |t: &PlanTask| -> Option<String> {
+        if t.full {
+            return None;
+        }
+        let column = partition.get(t.dataset.as_str())?.as_deref()?;
+        let grain = grain_of(&t.dataset);
+        let parts: Vec<String> = t
+            .ranges
+            .iter()
+            .map(|&(a, b)| partition_filter(dialect, column, grain, a, b))
+            .collect();
+        Some(match parts.len() {
+            1 => parts.into_iter().next().unwrap_or_default(),
+            _ => format!("({})", parts.join(") or (")),
+        })
+    };
+    let output_columns = |id: &str| -> Option<Vec<String>> {
+        let out = job_output(g, g.index[id])?;
+        if !out.lineage.unexpanded_stars.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = out.lineage.columns.iter().map(|c| c.name.clone()).collect();
+        let unique: BTreeSet<&String> = names.iter().collect();
+        (!names.is_empty() && unique.len() == names.len()).then_some(names)
+    };
     // A full rebuild runs once: as the last day before --as-of.
     let last_day = crate::time::TimeKey::parse(&impact.as_of)
         .map(|k| Grain::Day.key(k.start - 24))
         .unwrap_or_default();
     let max_active_runs = g.config.backfill.max_concurrency.unwrap_or(1);
-    let mut by_dataset: BTreeMap<String, Vec<&PlanTask>> = BTreeMap::new();
-    for t in &tasks.tasks {
-        by_dataset.entry(t.dataset.clone()).or_default().push(t);
+
+    let mut setup = Vec::new();
+    for id in &order {
+        let Some(d) = g.dataset(id) else { continue };
+        let full = by_dataset[*id].iter().any(|t| t.full);
+        setup.push(Setup {
+            dataset: id.to_string(),
+            shadow: shadow_of(d),
+            sql: create_copy(dialect, &shadow_of(d), &d.relation, full),
+        });
     }
+
+    let mut warnings = Vec::new();
+    let mut doc_tasks = Vec::new();
     for t in &tasks.tasks {
         let Some(d) = g.dataset(&t.dataset) else {
             continue;
@@ -110,119 +235,175 @@ pub fn document(
         let mut reads = BTreeMap::new();
         for up in g.graph.neighbors_directed(node, Direction::Incoming) {
             let u = &g.graph[up];
-            let relation = if rewritten.contains(u.id.as_str()) {
-                shadow_of(u)
-            } else {
-                u.relation.clone()
-            };
+            let relation = shadows
+                .get(&u.relation.to_lowercase())
+                .cloned()
+                .unwrap_or_else(|| u.relation.clone());
             reads.insert(u.id.clone(), relation);
         }
-        let grain = model.datasets.get(&node).map_or(Grain::None, |x| x.grain);
-        let filter = (!t.full)
-            .then(|| partition_column(g, d))
-            .flatten()
-            .map(|c| partition_filter(dialect, &c, grain, t.span.0, t.span.1));
-        let commands = g
+        let filter = filter_of(t);
+        let job = g
             .writers
             .get(&t.dataset)
             .and_then(|w| w.first())
-            .and_then(|j| g.jobs.get(j))
-            .map(|job| {
-                super::executors::commands(
-                    g,
-                    t,
-                    d,
+            .and_then(|j| g.jobs.get(j));
+        let commands = match job {
+            Some(job) => super::executors::commands(
+                g,
+                &super::executors::TaskContext {
+                    task: t,
+                    dataset: d,
                     job,
-                    &shadows,
+                    shadow: &shadow_of(d),
+                    shadows: &shadows,
+                    filter: filter.as_deref(),
+                    columns: output_columns(&t.dataset).as_deref(),
                     max_active_runs,
-                    (&last_day, &last_day),
-                )
-            })
-            .unwrap_or_default();
+                    range: (&last_day, &last_day),
+                },
+            )?,
+            None => Default::default(),
+        };
+        if let Some(job) = job
+            && job.kind != JobKind::Sql
+        {
+            let runner = match job.kind {
+                JobKind::Airflow => "Airflow",
+                _ => "dbt",
+            };
+            let warning = format!(
+                "`{}` is run by {runner}, which writes where the job writes: it reaches the shadow `{}` only through the backfill target (see docs/plan.md, Executors)",
+                d.name,
+                shadow_of(d)
+            );
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
         doc_tasks.push(DocTask {
             commands,
-            validations: validations(g, d, &shadow_of(d), filter.as_deref(), t, dialect),
+            validations: validations(g, d, &shadow_of(d), filter.as_deref(), t, dialect, options),
             writes: shadow_of(d),
             reads,
             task: t.clone(),
         });
     }
+
     let mut swaps = Vec::new();
-    let mut rollbacks = Vec::new();
-    for (dataset, ts) in &by_dataset {
-        let Some(d) = g.dataset(dataset) else {
-            continue;
-        };
-        let shadow = shadow_of(d);
-        rollbacks.push(rollback(dialect, &shadow));
+    for id in &order {
+        let Some(d) = g.dataset(id) else { continue };
+        let ts = &by_dataset[*id];
         let full = ts.iter().any(|t| t.full);
-        let filter = if full {
-            None
-        } else {
-            match partition_column(g, d) {
-                Some(c) => {
-                    let node = g.index[dataset];
-                    let grain = model.datasets.get(&node).map_or(Grain::None, |x| x.grain);
-                    let parts: Vec<String> = ts
-                        .iter()
-                        .map(|t| {
-                            format!(
-                                "({})",
-                                partition_filter(dialect, &c, grain, t.span.0, t.span.1)
-                            )
-                        })
-                        .collect();
-                    Some(parts.join(" or "))
+        let filter = (!full)
+            .then(|| {
+                let all: Vec<String> = ts.iter().filter_map(|t| filter_of(t)).collect();
+                match all.len() {
+                    0 => None,
+                    1 => all.into_iter().next(),
+                    _ => Some(format!("({})", all.join(") or ("))),
                 }
-                None => {
-                    warnings.push(format!(
-                        "`{}`: no partition column is known, so its restated partitions cannot be swapped in; set `partition_column` under datasets.{} in ripple.yml",
-                        d.name, d.name
-                    ));
-                    continue;
-                }
-            }
-        };
+            })
+            .flatten();
+        let columns = output_columns(id);
+        let sql = swap(
+            dialect,
+            &d.relation,
+            &shadow_of(d),
+            filter.as_deref(),
+            columns.as_deref(),
+            g.config.backfill.swap,
+        )
+        .ok_or_else(|| PlanError::UnknownColumns(d.name.clone()))?;
         swaps.push(Swap {
-            dataset: dataset.clone(),
+            dataset: id.to_string(),
             depends_on: ts.iter().map(|t| t.id.clone()).collect(),
-            sql: swap(dialect, &d.relation, &shadow, filter.as_deref()),
+            sql,
         });
     }
-    PlanDocument {
+    let swap_scripts = swap_scripts(dialect, &swaps);
+    let drops: Vec<String> = setup
+        .iter()
+        .map(|s| drop_shadow(dialect, &s.shadow))
+        .collect();
+    let keep = options.keep_shadows || g.config.backfill.keep_shadows;
+    Ok(PlanDocument {
         changed: impact.changed.clone(),
         assumed: tasks.assumed,
+        setup,
         tasks: doc_tasks,
         swaps,
-        rollback: rollbacks,
+        swap_scripts,
+        cleanup: if keep { Vec::new() } else { drops.clone() },
+        rollback: drops,
         schedule: None,
         warnings,
-    }
+    })
 }
 
-/// The column partitions are selected by: `ripple.yml`, else dbt's
-/// `event_time`, else `partition_by.field`.
-fn partition_column(g: &LineageGraph, d: &Dataset) -> Option<String> {
-    d.settings(&g.config)
-        .and_then(|c| c.partition_column.clone())
-        .or_else(|| {
-            d.config
-                .get("event_time")
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
+/// The swap phase: every swap in one transaction where the engine has
+/// transactional DDL; else one transaction per dataset (upstream first);
+/// engines without transactions run each swap's single statement as is.
+fn swap_scripts(dialect: SqlDialect, swaps: &[Swap]) -> Vec<Vec<String>> {
+    use SqlDialect::*;
+    if swaps.is_empty() {
+        return Vec::new();
+    }
+    let wrap = |sql: Vec<String>| {
+        let mut out = vec![begin(dialect).to_string()];
+        out.extend(sql);
+        out.push("commit".to_string());
+        out
+    };
+    if transactional_ddl(dialect) {
+        return vec![wrap(swaps.iter().flat_map(|s| s.sql.clone()).collect())];
+    }
+    swaps
+        .iter()
+        .map(|s| match dialect {
+            Hive | Spark | Databricks => s.sql.clone(),
+            _ if s.sql.len() == 1 => s.sql.clone(),
+            _ => wrap(s.sql.clone()),
         })
-        .or_else(|| {
-            d.config
-                .get("partition_by")
-                .and_then(|p| p.get("field"))
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
-        })
+        .collect()
+}
+
+/// Refuses shadow names that are production relations: a pattern without
+/// `{table}`, or one that names a table of the project.
+fn check_shadows(
+    g: &LineageGraph,
+    order: &[&str],
+    shadow_of: &impl Fn(&Dataset) -> String,
+) -> Result<(), PlanError> {
+    let production: BTreeSet<String> = g
+        .graph
+        .node_weights()
+        .map(|d| d.relation.to_lowercase())
+        .collect();
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for id in order {
+        let Some(d) = g.dataset(id) else { continue };
+        let shadow = shadow_of(d);
+        let key = shadow.to_lowercase();
+        if shadow.trim().is_empty() || production.contains(&key) {
+            return Err(PlanError::BadShadow {
+                dataset: d.name.clone(),
+                shadow,
+            });
+        }
+        if let Some(other) = seen.insert(key, d.name.clone()) {
+            return Err(PlanError::BadShadow {
+                dataset: format!("{} and {other}", d.name),
+                shadow,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The dataset's own `validate` query (placeholders filled) and the
-/// built-in checks: non-empty where production is non-empty, row count
-/// within a tolerance of production, unique key when one is declared.
+/// built-in checks not turned off: non-empty where production is
+/// non-empty, row count within a tolerance of production (a partition
+/// empty in production passes), unique key when one is declared.
 fn validations(
     g: &LineageGraph,
     d: &Dataset,
@@ -230,24 +411,68 @@ fn validations(
     filter: Option<&str>,
     t: &PlanTask,
     dialect: SqlDialect,
-) -> Vec<String> {
+    options: &PlanOptions,
+) -> Vec<Validation> {
+    use crate::config::RowCount;
     let s = quote_relation(dialect, shadow);
     let p = quote_relation(dialect, &d.relation);
-    let f = filter.unwrap_or("true");
+    let f = filter.unwrap_or("1 = 1");
     let cfg = d.settings(&g.config);
+    let checks = [&g.config.backfill.checks]
+        .into_iter()
+        .chain(cfg.map(|c| &c.checks));
+    let (mut non_empty, mut row_count, mut unique) = (true, Some(ROW_COUNT_TOLERANCE), true);
+    for c in checks {
+        non_empty = c.non_empty.unwrap_or(non_empty);
+        unique = c.unique_key.unwrap_or(unique);
+        match c.row_count {
+            Some(RowCount::Enabled(false)) => row_count = None,
+            Some(RowCount::Enabled(true)) => {
+                row_count = row_count.or(Some(ROW_COUNT_TOLERANCE));
+            }
+            Some(RowCount::Tolerance(x)) => row_count = Some(x),
+            None => {}
+        }
+    }
+    if let Some(x) = options.row_count_tolerance {
+        row_count = Some(x);
+    }
+    let skip = |c: Check| options.skip_checks.contains(&c);
+    let span = match (&t.from, &t.to) {
+        (Some(a), Some(b)) => format!("partitions {a}..{b}"),
+        _ => "the whole table".to_string(),
+    };
+    let counts = format!(
+        "select '{span}: shadow ' || cast((select count(*) from {s} where {f}) as varchar) || ' rows, production ' || cast((select count(*) from {p} where {f}) as varchar) || ' rows'"
+    );
     let mut out = Vec::new();
     if let Some(v) = cfg.and_then(|c| c.validate.as_deref()) {
-        out.push(
-            v.replace("{table}", &s)
+        out.push(Validation {
+            check: "custom".to_string(),
+            sql: v
+                .replace("{table}", &s)
                 .replace("{partition_filter}", f)
                 .replace("{from}", t.from.as_deref().unwrap_or(""))
                 .replace("{to}", t.to.as_deref().unwrap_or("")),
-        );
+            detail: None,
+        });
     }
-    out.push(format!("select (select count(*) from {s} where {f}) > 0 or (select count(*) from {p} where {f}) = 0"));
-    out.push(format!(
-        "select abs((select count(*) from {s} where {f}) - (select count(*) from {p} where {f})) <= {ROW_COUNT_TOLERANCE} * (select count(*) from {p} where {f})"
-    ));
+    if non_empty && !skip(Check::NonEmpty) {
+        out.push(Validation {
+            check: "non_empty".to_string(),
+            sql: format!("select (select count(*) from {s} where {f}) > 0 or (select count(*) from {p} where {f}) = 0"),
+            detail: Some(counts.clone()),
+        });
+    }
+    if let Some(tol) = row_count.filter(|_| !skip(Check::RowCount)) {
+        out.push(Validation {
+            check: "row_count".to_string(),
+            sql: format!(
+                "select (select count(*) from {p} where {f}) = 0 or abs((select count(*) from {s} where {f}) - (select count(*) from {p} where {f})) <= {tol} * (select count(*) from {p} where {f})"
+            ),
+            detail: Some(counts.clone()),
+        });
+    }
     let key: Vec<String> = match cfg.map(|c| c.unique_key.clone()).filter(|k| !k.is_empty()) {
         Some(k) => k,
         None => d
@@ -257,13 +482,22 @@ fn validations(
             .map(|k| vec![k.to_string()])
             .unwrap_or_default(),
     };
-    if !key.is_empty() {
+    if !key.is_empty() && unique && !skip(Check::UniqueKey) {
         let cols = key
             .iter()
-            .map(|c| super::sql::quote_ident(dialect, c))
+            .map(|c| quote_ident(dialect, c))
             .collect::<Vec<_>>()
             .join(", ");
-        out.push(format!("select count(*) = 0 from (select {cols} from {s} where {f} group by {cols} having count(*) > 1) duplicates"));
+        let dupes = format!(
+            "(select {cols} from {s} where {f} group by {cols} having count(*) > 1) duplicates"
+        );
+        out.push(Validation {
+            check: "unique_key".to_string(),
+            sql: format!("select count(*) = 0 from {dupes}"),
+            detail: Some(format!(
+                "select '{span}: ' || cast(count(*) as varchar) || ' keys appear more than once in the shadow' from {dupes}"
+            )),
+        });
     }
     out
 }

@@ -22,7 +22,9 @@ pub mod executors;
 pub mod schedule;
 pub mod sql;
 
-pub use document::{DocTask, PlanDocument, ROW_COUNT_TOLERANCE, Swap, document};
+pub use document::{
+    Check, DocTask, PlanDocument, ROW_COUNT_TOLERANCE, Setup, Swap, Validation, document,
+};
 
 use std::collections::HashMap;
 
@@ -70,6 +72,10 @@ pub struct PlanTask {
     /// rebuild).
     #[serde(skip)]
     pub span: (Hour, Hour),
+    /// The partitions it restates, as `[start, end)` ranges: its batch, or
+    /// every affected range when its job cannot take dates (run once).
+    #[serde(skip)]
+    pub ranges: Vec<(Hour, Hour)>,
     #[serde(skip)]
     node: NodeIndex,
 }
@@ -102,11 +108,54 @@ pub enum PlanError {
     /// The schedule cannot be made.
     #[error(transparent)]
     Schedule(#[from] schedule::ScheduleError),
+    /// Restated datasets whose partitions cannot be selected.
+    #[error(
+        "no partition column is known for {}, so their restated partitions cannot be swapped in; set `partition_column` under `datasets.<name>` in ripple.yml (the column their partitions are selected by)",
+        .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    )]
+    NoPartitionColumn(Vec<String>),
+    /// A job statement that would change a relation that is not a shadow.
+    #[error(
+        "refusing to plan `{dataset}`: {file}:{line}: statement {statement}: {reason}; rewrite the job so that it writes only its own table, or leave the dataset out"
+    )]
+    Unsafe {
+        /// The dataset whose job it is.
+        dataset: String,
+        /// The job's file.
+        file: String,
+        /// 1-based line of the statement (0 when unknown).
+        line: u64,
+        /// 1-based statement number.
+        statement: usize,
+        /// What it would do.
+        reason: String,
+    },
+    /// A shadow that would be a production relation.
+    #[error(
+        "the shadow of `{dataset}` would be `{shadow}`, a production relation (or another dataset's shadow); set `backfill.shadow` to a pattern with `{{table}}` that names no table of the project, e.g. `{{schema}}.{{table}}__backfill`"
+    )]
+    BadShadow {
+        /// The dataset.
+        dataset: String,
+        /// The shadow it would get.
+        shadow: String,
+    },
+    /// A swap whose columns cannot be matched by name.
+    #[error(
+        "`{0}`: its columns are unknown (a `*` ripple cannot expand) and this dialect cannot insert by column name; list the job's output columns"
+    )]
+    UnknownColumns(String),
 }
 
 /// What `ripple plan` is asked for besides the change.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
+    /// Keep the shadows after a successful swap.
+    pub keep_shadows: bool,
+    /// Built-in checks turned off for every dataset.
+    pub skip_checks: Vec<Check>,
+    /// The row-count check's tolerance for every dataset.
+    pub row_count_tolerance: Option<f64>,
     /// Plan even when jobs to be run failed to read.
     pub allow_partial: bool,
     /// Schedule from this minute (UTC, minutes since the epoch).
@@ -149,7 +198,7 @@ pub fn for_change(
             });
         }
     }
-    let mut doc = document(g, &model, &result, tasks);
+    let mut doc = document(g, &model, &result, tasks, options)?;
     if let Some(start) = options.start {
         schedule::apply(&mut doc, g, &g.dags, start, options.deadline)?;
     }
@@ -194,6 +243,42 @@ pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tas
                 start: None,
                 end: None,
                 span: (UNBOUNDED, i64::MAX),
+                ranges: Vec::new(),
+                node,
+            });
+            continue;
+        }
+        if !takes_dates(g, &d.id) {
+            // The job recomputes all it writes whatever the dates: one run
+            // restates every affected partition (batches would each redo it).
+            let ranges: Vec<(Hour, Hour)> = d
+                .intervals
+                .iter()
+                .filter_map(|r| {
+                    let from = parse_key(grain, r.from.as_ref()?);
+                    Some((from, grain.next(parse_key(grain, &r.to))))
+                })
+                .collect();
+            let (Some(first), Some(last)) = (d.intervals.first(), d.intervals.last()) else {
+                continue;
+            };
+            let (Some(from), Some(&(start, _)), Some(&(_, end))) =
+                (&first.from, ranges.first(), ranges.last())
+            else {
+                continue;
+            };
+            tasks.push(PlanTask {
+                id: format!("{}@{from}..{}", d.name, last.to),
+                dataset: d.id.clone(),
+                from: Some(from.clone()),
+                to: Some(last.to.clone()),
+                full: false,
+                partitions: d.partitions,
+                depends_on: Vec::new(),
+                start: None,
+                end: None,
+                span: (start, end),
+                ranges,
                 node,
             });
             continue;
@@ -230,6 +315,7 @@ pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tas
                     start: None,
                     end: None,
                     span: (start, end),
+                    ranges: vec![(start, end)],
                     node,
                 });
                 start = end;
@@ -238,6 +324,31 @@ pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tas
     }
     wavefront(g, model, &mut tasks);
     Ok(Tasks { assumed, tasks })
+}
+
+/// Whether the job writing `dataset` restates only the dates it is given
+/// (an Airflow task templated on its run's date, a dbt microbatch model),
+/// so that batches split the work; any other job recomputes everything it
+/// writes on every run.
+pub fn takes_dates(g: &LineageGraph, dataset: &str) -> bool {
+    let Some(job) = g
+        .writers
+        .get(dataset)
+        .and_then(|w| w.first())
+        .and_then(|j| g.jobs.get(j))
+    else {
+        return false;
+    };
+    match job.kind {
+        crate::project::JobKind::Airflow => true,
+        crate::project::JobKind::Dbt | crate::project::JobKind::Manifest => {
+            g.dataset(dataset)
+                .and_then(|d| d.config.get("incremental_strategy"))
+                .and_then(|v| v.as_str())
+                == Some("microbatch")
+        }
+        crate::project::JobKind::Sql => false,
+    }
 }
 
 /// Sets each task's `depends_on`: the tasks of its upstream datasets whose

@@ -308,8 +308,12 @@ pub fn apply(
             let per_partition = cfg
                 .and_then(|c| c.cost)
                 .map_or(DEFAULT_COST_MINUTES, |c| (c.max(0.0).ceil() as i64).max(1));
+            // A job that cannot take dates restates all its partitions in one
+            // run, which costs at most what a full rebuild does.
             let partitions = if t.task.full {
                 FULL_REBUILD_PARTITIONS
+            } else if !super::takes_dates(g, &t.task.dataset) {
+                (t.task.partitions as i64).min(FULL_REBUILD_PARTITIONS)
             } else {
                 t.task.partitions as i64
             };

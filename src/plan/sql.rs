@@ -51,22 +51,116 @@ pub fn partition_filter(
     format!("{col} >= {} and {col} < {}", literal(from), literal(to))
 }
 
+/// Whether `dialect`'s engine runs DDL and DML of several tables in one
+/// transaction, so that every swap of a plan can commit together.
+pub fn transactional_ddl(dialect: SqlDialect) -> bool {
+    use SqlDialect::*;
+    matches!(dialect, Postgres | DuckDb | Redshift | Generic)
+}
+
+/// `begin` as `dialect` writes it.
+pub fn begin(dialect: SqlDialect) -> &'static str {
+    match dialect {
+        SqlDialect::BigQuery => "begin transaction",
+        _ => "begin",
+    }
+}
+
+/// The statements that make `shadow` a copy of `production` (`empty`: with
+/// its columns and no rows), replacing any earlier shadow: a zero-copy
+/// clone where the engine has one.
+pub fn create_copy(
+    dialect: SqlDialect,
+    shadow: &str,
+    production: &str,
+    empty: bool,
+) -> Vec<String> {
+    use SqlDialect::*;
+    let s = quote_relation(dialect, shadow);
+    let p = quote_relation(dialect, production);
+    match (dialect, empty) {
+        (Snowflake, false) => vec![format!("create or replace table {s} clone {p}")],
+        (BigQuery, false) => vec![format!("create or replace table {s} copy {p}")],
+        (Databricks, false) => vec![format!("create or replace table {s} shallow clone {p}")],
+        (Snowflake | BigQuery | Databricks, true) => {
+            vec![format!("create or replace table {s} like {p}")]
+        }
+        (_, empty) => vec![
+            format!("drop table if exists {s}"),
+            format!(
+                "create table {s} as select * from {p}{}",
+                if empty { " where 1 = 0" } else { "" }
+            ),
+        ],
+    }
+}
+
+/// `insert into target (cols) select cols from source [where filter]`, the
+/// columns matched by name: listed when `columns` are known, else by the
+/// engine (DuckDB's `BY NAME`, a PostgreSQL block reading the catalog);
+/// `None` where neither is possible.
+pub fn insert_by_name(
+    dialect: SqlDialect,
+    target: &str,
+    source: &str,
+    columns: Option<&[String]>,
+    filter: Option<&str>,
+) -> Option<String> {
+    let t = quote_relation(dialect, target);
+    let s = quote_relation(dialect, source);
+    let filter = filter.map(|f| format!(" where {f}")).unwrap_or_default();
+    if let Some(cols) = columns {
+        let cols = cols
+            .iter()
+            .map(|c| quote_ident(dialect, c))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Some(format!(
+            "insert into {t} ({cols}) select {cols} from {s}{filter}"
+        ));
+    }
+    match dialect {
+        SqlDialect::DuckDb => Some(format!("insert into {t} by name select * from {s}{filter}")),
+        SqlDialect::Postgres | SqlDialect::Redshift => {
+            // The source's columns, read from the catalog when the block runs.
+            let parts = relation_parts(source);
+            let table = parts.last().cloned().unwrap_or_default();
+            let schema = match parts.len() {
+                0 | 1 => "current_schema()".to_string(),
+                n => format!("'{}'", parts[n - 2].replace('\'', "''")),
+            };
+            Some(format!(
+                "do $ripple$ declare cols text; begin select string_agg(quote_ident(column_name), ', ' order by ordinal_position) into cols from information_schema.columns where table_schema = {schema} and table_name = '{}'; execute 'insert into ' || $q${t}$q$ || ' (' || cols || ') select ' || cols || ' from ' || $q${s}$q$ || $q${filter}$q$; end $ripple$",
+                table.replace('\'', "''")
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// Statements that put the validated shadow in place of production.
-/// A full rebuild replaces the table; a partial restatement replaces the
-/// restated partitions (`filter`) in one transaction where the engine has
-/// transactions, by partition overwrite on Hive and Spark.
+///
+/// In place (the default): production's restated rows (`filter`; all of
+/// them for a full rebuild) are deleted and the shadow's inserted, by
+/// column name, so views, grants and constraints on production stay; the
+/// caller wraps them in a transaction. Renaming (`rename`): the shadow
+/// takes production's name. Snowflake, BigQuery, Hive/Spark/Databricks use
+/// their own atomic statements for a full replace.
 pub fn swap(
     dialect: SqlDialect,
     production: &str,
     shadow: &str,
     filter: Option<&str>,
-) -> Vec<String> {
+    columns: Option<&[String]>,
+    mode: crate::config::SwapMode,
+) -> Option<Vec<String>> {
     use SqlDialect::*;
     let p = quote_relation(dialect, production);
     let s = quote_relation(dialect, shadow);
-    match (dialect, filter) {
-        (Snowflake, None) => vec![format!("alter table {p} swap with {s}")],
-        (BigQuery, None) => vec![format!("create or replace table {p} copy {s}")],
+    let rename = mode == crate::config::SwapMode::Rename;
+    Some(match (dialect, filter) {
+        (Snowflake, None) if rename => vec![format!("alter table {p} swap with {s}")],
+        (BigQuery, None) if rename => vec![format!("create or replace table {p} copy {s}")],
         (Hive | Spark | Databricks, None) => {
             vec![format!("insert overwrite table {p} select * from {s}")]
         }
@@ -74,43 +168,35 @@ pub fn swap(
             "set spark.sql.sources.partitionOverwriteMode = dynamic".to_string(),
             format!("insert overwrite table {p} select * from {s}"),
         ],
-        (_, None) => {
-            // Rename in a transaction (PostgreSQL, Redshift, DuckDB, ...):
-            // readers see the old table or the new one, never neither.
-            let old = relation_parts(production)
+        (_, None) if rename => {
+            // Renames in the caller's transaction: readers see the old table
+            // or the new one, never neither.
+            let last = relation_parts(production)
                 .last()
                 .cloned()
-                .unwrap_or_default()
-                + "__replaced";
-            let new_name = quote_ident(
-                dialect,
-                relation_parts(production).last().map_or("", |s| s.as_str()),
-            );
+                .unwrap_or_default();
+            let old = format!("{last}__replaced");
             vec![
-                "begin".to_string(),
                 format!("alter table {p} rename to {}", quote_ident(dialect, &old)),
-                format!("alter table {s} rename to {new_name}"),
+                format!("alter table {s} rename to {}", quote_ident(dialect, &last)),
                 format!(
                     "drop table {}",
                     quote_relation(dialect, &sibling(production, &old))
                 ),
-                "commit".to_string(),
             ]
         }
-        (_, Some(f)) => vec![
-            begin(dialect).to_string(),
-            format!("delete from {p} where {f}"),
-            format!("insert into {p} select * from {s} where {f}"),
-            "commit".to_string(),
-        ],
-    }
-}
-
-fn begin(dialect: SqlDialect) -> &'static str {
-    match dialect {
-        SqlDialect::BigQuery => "begin transaction",
-        _ => "begin",
-    }
+        (_, filter) => {
+            let f = filter.map(|f| format!(" where {f}")).unwrap_or_default();
+            // The shadow was made from production (`create_copy`): its columns
+            // are production's, in production's order, so without names the
+            // positional insert is still column for column.
+            let insert = match columns {
+                Some(_) => insert_by_name(dialect, production, shadow, columns, filter)?,
+                None => format!("insert into {p} select * from {s}{f}"),
+            };
+            vec![format!("delete from {p}{f}"), insert]
+        }
+    })
 }
 
 /// `relation` with its last part replaced by `name`.
@@ -132,8 +218,8 @@ fn sibling(relation: &str, name: &str) -> String {
         .join(".")
 }
 
-/// Rollback: drop the shadow. Production is never touched.
-pub fn rollback(dialect: SqlDialect, shadow: &str) -> String {
+/// Drops `shadow`, if it exists. Production is never touched.
+pub fn drop_shadow(dialect: SqlDialect, shadow: &str) -> String {
     format!("drop table if exists {}", quote_relation(dialect, shadow))
 }
 
@@ -164,18 +250,30 @@ mod tests {
 
     #[test]
     fn swaps_are_dialect_correct() {
+        use crate::config::SwapMode::{InPlace, Rename};
+        let swap = |d, p, s, f, mode| super::swap(d, p, s, f, None, mode).unwrap();
         assert_eq!(
-            swap(SqlDialect::Snowflake, "m.t", "m.t__backfill", None),
+            swap(SqlDialect::Snowflake, "m.t", "m.t__backfill", None, Rename),
             ["alter table \"m\".\"t\" swap with \"m\".\"t__backfill\""]
         );
         assert_eq!(
-            swap(SqlDialect::BigQuery, "p.d.t", "p.d.t_bf", None),
+            swap(SqlDialect::BigQuery, "p.d.t", "p.d.t_bf", None, Rename),
             ["create or replace table `p`.`d`.`t` copy `p`.`d`.`t_bf`"]
         );
-        let pg = swap(SqlDialect::Postgres, "m.t", "m.t__backfill", None);
-        assert_eq!(pg.first().map(String::as_str), Some("begin"));
-        assert_eq!(pg[2], "alter table \"m\".\"t__backfill\" rename to \"t\"");
-        assert_eq!(pg.last().map(String::as_str), Some("commit"));
+        let pg = swap(SqlDialect::Postgres, "m.t", "m.t__backfill", None, Rename);
+        assert_eq!(pg[1], "alter table \"m\".\"t__backfill\" rename to \"t\"");
+        // In place by default: dependents of production survive.
+        let pg = swap(SqlDialect::Postgres, "m.t", "m.t__backfill", None, InPlace);
+        assert_eq!(pg[0], "delete from \"m\".\"t\"");
+        assert_eq!(
+            pg[1],
+            "insert into \"m\".\"t\" select * from \"m\".\"t__backfill\""
+        );
+        assert!(
+            insert_by_name(SqlDialect::Postgres, "m.t", "m.w", None, None)
+                .unwrap()
+                .starts_with("do $ripple$")
+        );
         let f = partition_filter(
             SqlDialect::Postgres,
             "order_date",
@@ -187,12 +285,36 @@ mod tests {
             f,
             "\"order_date\" >= '2026-01-10' and \"order_date\" < '2026-01-17'"
         );
-        let partial = swap(SqlDialect::Postgres, "m.t", "m.t__backfill", Some(&f));
-        assert_eq!(partial[1], format!("delete from \"m\".\"t\" where {f}"));
-        let spark = swap(SqlDialect::Spark, "m.t", "m.t_bf", Some(&f));
+        let cols = ["id".to_string(), "order_date".to_string()];
+        let partial = super::swap(
+            SqlDialect::Postgres,
+            "m.t",
+            "m.t__backfill",
+            Some(&f),
+            Some(&cols),
+            InPlace,
+        )
+        .unwrap();
+        assert_eq!(partial[0], format!("delete from \"m\".\"t\" where {f}"));
+        assert_eq!(
+            partial[1],
+            format!(
+                "insert into \"m\".\"t\" (\"id\", \"order_date\") select \"id\", \"order_date\" from \"m\".\"t__backfill\" where {f}"
+            )
+        );
+        assert!(
+            insert_by_name(SqlDialect::DuckDb, "m.t", "m.w", None, Some(&f))
+                .unwrap()
+                .contains(" by name select * from ")
+        );
+        assert_eq!(
+            insert_by_name(SqlDialect::MySql, "m.t", "m.w", None, None),
+            None
+        );
+        let spark = swap(SqlDialect::Spark, "m.t", "m.t_bf", Some(&f), InPlace);
         assert!(spark[0].contains("partitionOverwriteMode = dynamic"));
         assert_eq!(
-            rollback(SqlDialect::Postgres, "m.t__backfill"),
+            drop_shadow(SqlDialect::Postgres, "m.t__backfill"),
             "drop table if exists \"m\".\"t__backfill\""
         );
     }

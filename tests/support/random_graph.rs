@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use ripple::config::{Config, DatasetConfig};
 use ripple::graph::LineageGraph;
 use ripple::impact::ImpactRequest;
-use ripple::project::{Job, JobKind, Project, Reference, Target};
+use ripple::project::{AirflowTask, Job, JobKind, Project, Reference, Target};
 use ripple::time::{Grain, Hour, TimeKey, TimeMapping};
 
 pub fn key(s: &str) -> TimeKey {
@@ -109,16 +109,18 @@ pub fn build(c: &Case) -> LineageGraph {
                 grain: Some(c.grains[i]),
                 start: Some(start),
                 upstream,
+                partition_column: Some("d".to_string()),
                 ..DatasetConfig::default()
             },
         );
     }
     let jobs = (1..c.grains.len())
         .filter(|&i| !c.ups[i].is_empty())
+        // Airflow tasks take their run's dates, so the plan batches them.
         .map(|i| Job {
-            id: format!("sql:{}", name(i)),
-            kind: JobKind::Sql,
-            file: format!("{}.sql", name(i)),
+            id: format!("airflow:dag.{}", name(i)),
+            kind: JobKind::Airflow,
+            file: format!("{}.py", name(i)),
             reads: c.ups[i]
                 .iter()
                 .map(|(u, _)| Reference {
@@ -131,7 +133,10 @@ pub fn build(c: &Case) -> LineageGraph {
                 line: 1,
             }],
             sql: None,
-            airflow: None,
+            airflow: Some(AirflowTask {
+                dag_id: "dag".to_string(),
+                task_id: name(i),
+            }),
         })
         .collect();
     LineageGraph::build(Project {

@@ -10,6 +10,8 @@ mod sql;
 
 use std::collections::{BTreeMap, HashMap};
 
+pub use sql::guarded_script;
+
 use serde::Serialize;
 
 use super::PlanTask;
@@ -34,29 +36,52 @@ pub struct Commands {
     pub sql: Vec<String>,
 }
 
-/// The commands of `task`, whose dataset `d` is written by `job`.
-/// `shadows` maps production relations to their shadows (the task's own
-/// dataset and every other dataset the plan rewrites).
-pub fn commands(
-    g: &LineageGraph,
-    task: &PlanTask,
-    d: &Dataset,
-    job: &Job,
-    shadows: &HashMap<String, String>,
-    max_active_runs: u32,
-    range: (&str, &str),
-) -> Commands {
-    let (from, to) = match (&task.from, &task.to) {
+/// What an executor needs to know to run one task.
+pub struct TaskContext<'a> {
+    /// The task.
+    pub task: &'a PlanTask,
+    /// Its dataset.
+    pub dataset: &'a Dataset,
+    /// The job writing it.
+    pub job: &'a Job,
+    /// The dataset's shadow.
+    pub shadow: &'a str,
+    /// Production relation (lowercase) → shadow, for every dataset the
+    /// plan rewrites.
+    pub shadows: &'a HashMap<String, String>,
+    /// The partitions the task restates (`None`: all of them).
+    pub filter: Option<&'a str>,
+    /// The job's output columns, when known.
+    pub columns: Option<&'a [String]>,
+    /// Airflow 3's `--max-active-runs`.
+    pub max_active_runs: u32,
+    /// The dates a full rebuild runs as.
+    pub range: (&'a str, &'a str),
+}
+
+/// The commands of one task, per executor that runs its job; an error when
+/// its SQL would change a relation that is not a shadow.
+pub fn commands(g: &LineageGraph, cx: &TaskContext) -> Result<Commands, super::PlanError> {
+    let (from, to) = match (&cx.task.from, &cx.task.to) {
         (Some(f), Some(t)) => (f.as_str(), t.as_str()),
-        _ => range,
+        _ => cx.range,
     };
     let mut c = Commands::default();
-    match job.kind {
-        JobKind::Airflow => airflow::commands(&mut c, job, (from, to), max_active_runs),
-        JobKind::Dbt | JobKind::Manifest => dbt::commands(&mut c, task, d, (from, to)),
-        JobKind::Sql => sql::commands(&mut c, g, job, shadows),
+    match cx.job.kind {
+        JobKind::Airflow => airflow::commands(&mut c, cx.job, (from, to), cx.max_active_runs),
+        JobKind::Dbt | JobKind::Manifest => dbt::commands(&mut c, cx.task, cx.dataset, (from, to)),
+        JobKind::Sql => sql::commands(&mut c, g, cx)?,
     }
-    c
+    Ok(c)
+}
+
+/// Statements as one script (`;`-terminated lines), run in one session.
+pub fn sql_script(statements: &[String]) -> String {
+    statements
+        .iter()
+        .map(|s| format!("{s};"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `s` as one shell word.
@@ -96,12 +121,8 @@ impl Executor {
             Executor::Airflow2 => c.airflow2.clone().map(|x| vec![x]),
             Executor::Airflow3 => c.airflow3.clone().map(|x| vec![x]),
             Executor::Dbt => c.dbt.clone().map(|x| vec![x]),
-            Executor::Sql => (!c.sql.is_empty()).then(|| {
-                c.sql
-                    .iter()
-                    .map(|s| format!("run_sql {}", shell_quote(s)))
-                    .collect()
-            }),
+            Executor::Sql => (!c.sql.is_empty())
+                .then(|| vec![format!("run_sql {}", shell_quote(&sql_script(&c.sql)))]),
         }
     }
 }

@@ -1,23 +1,284 @@
-//! SQL: the job's own statements, every relation the plan rewrites
-//! redirected to its shadow.
+//! SQL: the job's own statements, run so that they can only write shadows.
+//!
+//! A task's script recomputes the job into a work table (a fresh, empty
+//! copy of production's columns), every relation the plan rewrites read
+//! from its shadow, then replaces exactly the task's partitions in the
+//! dataset's shadow, by column name. Every statement is checked after
+//! rewriting: one that would still change a relation other than the work
+//! table, the job's own scratch tables or its temporary tables — or one
+//! whose effect ripple cannot tell — refuses the plan, naming it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
-use super::Commands;
+use super::{Commands, TaskContext};
 use crate::graph::LineageGraph;
-use crate::project::Job;
+use crate::plan::PlanError;
+use crate::plan::sql::{begin, create_copy, drop_shadow, insert_by_name, quote_relation};
+use crate::sql::{SqlDialect, StatementKind, script_lineage};
 
-/// Fills the SQL of a task of `job`; empty when the SQL does not parse (the
-/// plan refuses to run a job whose SQL failed to read).
+/// Fills the SQL of a task of a plain SQL job.
 pub(super) fn commands(
     c: &mut Commands,
     g: &LineageGraph,
-    job: &Job,
+    cx: &TaskContext,
+) -> Result<(), PlanError> {
+    if let Some(sql) = &cx.job.sql {
+        c.sql = guarded_script(
+            sql,
+            g.config.dialect,
+            &cx.dataset.relation,
+            cx.shadow,
+            cx.shadows,
+            cx.filter,
+            cx.columns,
+        )
+        .map_err(|(line, statement, reason)| PlanError::Unsafe {
+            dataset: cx.dataset.name.clone(),
+            file: cx.job.file.clone(),
+            line,
+            statement,
+            reason,
+        })?;
+    }
+    Ok(())
+}
+
+/// The work table a task recomputes `shadow`'s job into.
+pub fn work_table(shadow: &str) -> String {
+    format!("{shadow}__work")
+}
+
+/// The task script for `job_sql` writing `relation`: see the module docs.
+/// The error is (line, statement number, reason) of the first statement
+/// that is not safe.
+pub fn guarded_script(
+    job_sql: &str,
+    dialect: SqlDialect,
+    relation: &str,
+    shadow: &str,
     shadows: &HashMap<String, String>,
-) {
-    if let Some(sql) = &job.sql {
-        c.sql = crate::sql::rewrite::redirect(sql, g.config.dialect, shadows)
-            .map(|statements| statements.into_iter().map(|s| s.sql).collect())
-            .unwrap_or_default();
+    filter: Option<&str>,
+    columns: Option<&[String]>,
+) -> Result<Vec<String>, (u64, usize, String)> {
+    let lineage = script_lineage(job_sql, dialect);
+    if let Some(e) = lineage.errors.first() {
+        return Err((
+            e.line,
+            e.statement,
+            format!(
+                "does not parse ({}); ripple runs only SQL it can check",
+                e.message
+            ),
+        ));
+    }
+    let work = work_table(shadow);
+    let own = relation.to_lowercase();
+    // Reads of rewritten upstreams go to their shadows; everything the job
+    // writes goes to the work table (its dataset) or a scratch table.
+    let mut map: HashMap<String, String> = shadows.clone();
+    let mut temporary = BTreeSet::new();
+    let mut scratch = Vec::new();
+    let mut creates_own = false;
+    for s in &lineage.statements {
+        temporary.extend(s.temporary.iter().map(|t| t.to_lowercase()));
+        if matches!(
+            s.kind,
+            StatementKind::CreateTable | StatementKind::CreateTableAs
+        ) && s.targets.iter().any(|t| t.to_lowercase() == own)
+        {
+            creates_own = true;
+        }
+    }
+    for s in &lineage.statements {
+        for t in s.targets.iter().chain(&s.dropped) {
+            let key = t.to_lowercase();
+            if temporary.contains(&key) {
+                continue;
+            }
+            if key == own {
+                map.insert(key, work.clone());
+            } else if !scratch.iter().any(|(k, _)| *k == key) {
+                let name = format!("{}__scratch", shadows.get(&key).map_or(t.as_str(), |s| s));
+                map.insert(key.clone(), name.clone());
+                scratch.push((key, name));
+            }
+        }
+    }
+    map.insert(own.clone(), work.clone());
+    let rewritten = crate::sql::rewrite::redirect(job_sql, dialect, &map).map_err(|e| {
+        (
+            e.line,
+            e.statement,
+            format!(
+                "does not parse ({}); ripple runs only SQL it can check",
+                e.message
+            ),
+        )
+    })?;
+    let allowed: BTreeSet<String> = std::iter::once(work.to_lowercase())
+        .chain(scratch.iter().map(|(_, n)| n.to_lowercase()))
+        .chain(temporary.iter().cloned())
+        .collect();
+    let line_of = |index: usize| {
+        lineage
+            .statements
+            .iter()
+            .find(|s| s.index == index)
+            .map_or(0, |s| s.line)
+    };
+    for r in &rewritten {
+        if let Some(why) = &r.opaque {
+            return Err((line_of(r.index), r.index, why.clone()));
+        }
+        if let Some(bad) = r
+            .changes
+            .iter()
+            .find(|c| !allowed.contains(&c.to_lowercase()))
+        {
+            return Err((
+                line_of(r.index),
+                r.index,
+                format!(
+                    "it would change `{bad}`, which is not a shadow ({} statement)",
+                    r.kind.as_str()
+                ),
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    if creates_own {
+        out.push(drop_shadow(dialect, &work));
+    } else {
+        out.extend(create_copy(dialect, &work, relation, true));
+    }
+    out.extend(rewritten.into_iter().map(|r| r.sql));
+    let f = filter.map(|f| format!(" where {f}")).unwrap_or_default();
+    // The shadow's partitions are replaced all at once, or not at all.
+    let transactions = !matches!(
+        dialect,
+        SqlDialect::Hive | SqlDialect::Spark | SqlDialect::Databricks | SqlDialect::ClickHouse
+    );
+    if transactions {
+        out.push(begin(dialect).to_string());
+    }
+    out.push(format!(
+        "delete from {}{f}",
+        quote_relation(dialect, shadow)
+    ));
+    out.push(
+        insert_by_name(dialect, shadow, &work, columns, filter).ok_or_else(|| {
+            (
+                0,
+                0,
+                format!(
+                    "its output columns are unknown (a `*` ripple cannot expand) and {dialect} cannot insert by name; list the columns in the job"
+                ),
+            )
+        })?,
+    );
+    if transactions {
+        out.push("commit".to_string());
+    }
+    out.push(drop_shadow(dialect, &work));
+    for (_, name) in &scratch {
+        out.push(drop_shadow(dialect, name));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shadows() -> HashMap<String, String> {
+        [
+            ("mart.daily".to_string(), "mart.daily__backfill".to_string()),
+            (
+                "mart.events".to_string(),
+                "mart.events__backfill".to_string(),
+            ),
+        ]
+        .into()
+    }
+
+    fn script(sql: &str) -> Result<Vec<String>, (u64, usize, String)> {
+        guarded_script(
+            sql,
+            SqlDialect::Postgres,
+            "mart.daily",
+            "mart.daily__backfill",
+            &shadows(),
+            Some("\"d\" >= '2026-01-10' and \"d\" < '2026-01-12'"),
+            Some(&["d".to_string(), "n".to_string()]),
+        )
+    }
+
+    #[test]
+    fn drop_and_create_go_to_the_work_table() {
+        let out = script(
+            "drop table if exists mart.daily;\ncreate table mart.daily as select d, count(*) as n from mart.events group by d",
+        )
+        .unwrap();
+        assert_eq!(
+            out[0],
+            "drop table if exists \"mart\".\"daily__backfill__work\""
+        );
+        assert!(out[1].starts_with("DROP TABLE IF EXISTS \"mart\".\"daily__backfill__work\""));
+        assert!(
+            out[2].contains("\"mart\".\"events__backfill\""),
+            "{}",
+            out[2]
+        );
+        assert_eq!(out[3], "begin");
+        assert_eq!(
+            out[4],
+            "delete from \"mart\".\"daily__backfill\" where \"d\" >= '2026-01-10' and \"d\" < '2026-01-12'"
+        );
+        assert!(out[5].starts_with("insert into \"mart\".\"daily__backfill\" (\"d\", \"n\") select \"d\", \"n\" from \"mart\".\"daily__backfill__work\""));
+        assert!(
+            out.iter()
+                .all(|s| !s.to_lowercase().contains("mart.daily "))
+        );
+    }
+
+    #[test]
+    fn an_append_job_starts_from_an_empty_work_table() {
+        let out = script("insert into mart.daily select d, count(*) from mart.events group by d")
+            .unwrap();
+        assert_eq!(
+            out[0],
+            "drop table if exists \"mart\".\"daily__backfill__work\""
+        );
+        assert_eq!(
+            out[1],
+            "create table \"mart\".\"daily__backfill__work\" as select * from \"mart\".\"daily\" where 1 = 0"
+        );
+    }
+
+    #[test]
+    fn staging_tables_get_scratch_names_and_temp_tables_stay() {
+        let out = script(
+            "create temp table t as select * from mart.events;\ncreate table stage.x as select * from t;\ninsert into mart.daily select d, 1 from stage.x;\ndrop table stage.x",
+        )
+        .unwrap();
+        assert!(out.iter().any(|s| s.contains("\"stage\".\"x__scratch\"")));
+        assert!(
+            !out.iter()
+                .any(|s| s.contains("stage.x ") || s.ends_with("stage.x"))
+        );
+        assert_eq!(
+            out.last().unwrap(),
+            "drop table if exists \"stage\".\"x__scratch\""
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_redirected_is_refused_with_its_line() {
+        let (line, n, why) =
+            script("insert into mart.daily select 1, 1;\n\ndrop schema mart cascade").unwrap_err();
+        assert_eq!((line, n), (3, 2));
+        assert!(why.contains("DROP SCHEMA"), "{why}");
+        let (_, _, why) = script("grant select on all tables in schema mart to r").unwrap_err();
+        assert!(why.contains("grant"), "{why}");
     }
 }

@@ -1,0 +1,216 @@
+//! Which column a dataset's partitions are selected by — what a partial
+//! swap deletes and inserts by, and what validations count by.
+//!
+//! In order: `partition_column` in `ripple.yml`; dbt's `event_time`, then
+//! `partition_by.field`; then the SQL of the job writing the dataset: the
+//! output column computed from nothing but an upstream's partition column
+//! (through casts, `date_trunc` and renames: `cast(ordered_at as date) as
+//! order_date`, `date_trunc('week', order_date) as week_start`). Each answer
+//! carries its evidence for `--explain`.
+
+use std::collections::HashMap;
+
+use petgraph::Direction;
+use petgraph::graph::NodeIndex;
+
+use crate::graph::LineageGraph;
+use crate::sql::{ColumnLineage, KnownColumns, script_lineage_with_columns};
+
+/// A dataset's partition column and why ripple believes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionColumn {
+    /// The column, as the dataset names it.
+    pub column: String,
+    /// Where it comes from (`ripple.yml`, `dbt event_time`, the SQL line).
+    pub evidence: String,
+}
+
+/// The output of the job writing a dataset, read from its SQL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobOutput {
+    /// The file of the job.
+    pub file: String,
+    /// 1-based line of the statement producing the rows.
+    pub line: u64,
+    /// Column lineage of that statement.
+    pub lineage: ColumnLineage,
+}
+
+/// The column lineage of the statement that produces `n`'s rows: the one
+/// writing its relation, else (a dbt model) the last bare query.
+pub fn job_output(g: &LineageGraph, n: NodeIndex) -> Option<JobOutput> {
+    let d = &g.graph[n];
+    let job = g
+        .writers
+        .get(&d.id)?
+        .first()
+        .and_then(|id| g.jobs.get(id))?;
+    let sql = job.sql.as_deref()?;
+    let script = script_lineage_with_columns(sql, g.config.dialect, &KnownColumns::default());
+    let relation = d.relation.to_lowercase();
+    let writing =
+        script.statements.iter().rev().find(|s| {
+            s.columns.is_some() && s.targets.iter().any(|t| t.to_lowercase() == relation)
+        });
+    let bare = || {
+        script
+            .statements
+            .iter()
+            .rev()
+            .find(|s| s.columns.is_some() && s.targets.is_empty())
+    };
+    let s = writing.or_else(bare)?;
+    Some(JobOutput {
+        file: job.file.clone(),
+        line: s.line,
+        lineage: s.columns.clone()?,
+    })
+}
+
+/// Partition columns, computed once per dataset.
+#[derive(Debug, Default)]
+pub struct PartitionColumns {
+    known: HashMap<NodeIndex, Option<PartitionColumn>>,
+}
+
+impl PartitionColumns {
+    /// The partition column of `n`, if ripple can tell.
+    pub fn of(&mut self, g: &LineageGraph, n: NodeIndex) -> Option<PartitionColumn> {
+        if let Some(known) = self.known.get(&n) {
+            return known.clone();
+        }
+        // A cycle reaching `n` again finds nothing rather than recursing.
+        self.known.insert(n, None);
+        let found = self.find(g, n);
+        self.known.insert(n, found.clone());
+        found
+    }
+
+    fn find(&mut self, g: &LineageGraph, n: NodeIndex) -> Option<PartitionColumn> {
+        let d = &g.graph[n];
+        if let Some(c) = d
+            .settings(&g.config)
+            .and_then(|c| c.partition_column.clone())
+        {
+            return Some(PartitionColumn {
+                column: c,
+                evidence: "ripple.yml".to_string(),
+            });
+        }
+        let dbt = |key: &str, v: Option<&serde_json::Value>| {
+            v.and_then(|v| v.as_str()).map(|c| PartitionColumn {
+                column: c.to_string(),
+                evidence: format!("dbt `{key}`"),
+            })
+        };
+        if let Some(p) = dbt("event_time", d.config.get("event_time")).or_else(|| {
+            dbt(
+                "partition_by.field",
+                d.config.get("partition_by").and_then(|p| p.get("field")),
+            )
+        }) {
+            return Some(p);
+        }
+        let out = job_output(g, n)?;
+        let ups: Vec<NodeIndex> = g
+            .graph
+            .neighbors_directed(n, Direction::Incoming)
+            .filter(|&u| u != n)
+            .collect();
+        for up in ups {
+            let Some(pc) = self.of(g, up) else {
+                continue;
+            };
+            let relation = g.graph[up].relation.to_lowercase();
+            let candidates: Vec<_> = out
+                .lineage
+                .columns
+                .iter()
+                .filter(|c| {
+                    c.sources.len() == 1
+                        && c.sources.iter().all(|s| {
+                            s.relation.to_lowercase() == relation
+                                && s.column.eq_ignore_ascii_case(&pc.column)
+                        })
+                        && !aggregates(&c.fingerprint)
+                })
+                .collect();
+            // The column keeping the upstream's name first: `select order_date, ...`.
+            let carried = candidates
+                .iter()
+                .find(|c| c.name.eq_ignore_ascii_case(&pc.column))
+                .or(candidates.first());
+            if let Some(c) = carried {
+                return Some(PartitionColumn {
+                    column: c.name.clone(),
+                    evidence: format!(
+                        "SQL: `{}` carries `{}.{}` ({}:{})",
+                        c.name, g.graph[up].name, pc.column, out.file, out.line
+                    ),
+                });
+            }
+        }
+        // An upstream without a known partition column (a source): the
+        // output column that turns one of its columns into a date or a
+        // truncated time is the partition column.
+        let relations: Vec<String> = g
+            .graph
+            .neighbors_directed(n, Direction::Incoming)
+            .map(|u| g.graph[u].relation.to_lowercase())
+            .collect();
+        let derived = out.lineage.columns.iter().find(|c| {
+            c.sources.len() == 1
+                && c.sources
+                    .iter()
+                    .all(|s| relations.contains(&s.relation.to_lowercase()))
+                && truncates_time(&c.fingerprint)
+                && !aggregates(&c.fingerprint)
+        })?;
+        let source = derived.sources.iter().next()?;
+        Some(PartitionColumn {
+            column: derived.name.clone(),
+            evidence: format!(
+                "SQL: `{}` is a time computed from `{}.{}` ({}:{})",
+                derived.name, source.relation, source.column, out.file, out.line
+            ),
+        })
+    }
+}
+
+/// Whether an expression casts or truncates to a date or time.
+fn truncates_time(fingerprint: &str) -> bool {
+    let f = fingerprint.to_lowercase();
+    let cast = (f.contains("cast(") || f.contains("::"))
+        && (f.contains("date") || f.contains("timestamp"));
+    cast || [
+        "date_trunc(",
+        "timestamp_trunc(",
+        "datetime_trunc(",
+        "date(",
+        "to_date(",
+        "trunc(",
+    ]
+    .iter()
+    .any(|t| f.contains(t))
+}
+
+/// Whether an expression aggregates (`min(order_date)` names a day, not the
+/// partition each row belongs to).
+fn aggregates(fingerprint: &str) -> bool {
+    let f = fingerprint.to_lowercase();
+    [
+        "count(",
+        "sum(",
+        "avg(",
+        "min(",
+        "max(",
+        "array_agg(",
+        "string_agg(",
+        "any_value(",
+        "first_value(",
+        "last_value(",
+        "listagg(",
+    ]
+    .iter()
+    .any(|a| f.contains(a))
+}
