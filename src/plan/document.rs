@@ -282,7 +282,18 @@ pub fn document(
         }
         doc_tasks.push(DocTask {
             commands,
-            validations: validations(g, d, &shadow_of(d), filter.as_deref(), t, dialect, options),
+            validations: validations(
+                g,
+                d,
+                &shadow_of(d),
+                filter.as_deref(),
+                partition
+                    .get(t.dataset.as_str())
+                    .and_then(|c| c.as_deref())
+                    .map(|c| (c, grain_of(&t.dataset))),
+                t,
+                options,
+            ),
             writes: shadow_of(d),
             reads,
             task: t.clone(),
@@ -404,16 +415,18 @@ fn check_shadows(
 /// built-in checks not turned off: non-empty where production is
 /// non-empty, row count within a tolerance of production (a partition
 /// empty in production passes), unique key when one is declared.
+#[allow(clippy::too_many_arguments)]
 fn validations(
     g: &LineageGraph,
     d: &Dataset,
     shadow: &str,
     filter: Option<&str>,
+    partition: Option<(&str, Grain)>,
     t: &PlanTask,
-    dialect: SqlDialect,
     options: &PlanOptions,
 ) -> Vec<Validation> {
     use crate::config::RowCount;
+    let dialect = g.config.dialect;
     let s = quote_relation(dialect, shadow);
     let p = quote_relation(dialect, &d.relation);
     let f = filter.unwrap_or("1 = 1");
@@ -465,12 +478,29 @@ fn validations(
         });
     }
     if let Some(tol) = row_count.filter(|_| !skip(Check::RowCount)) {
-        out.push(Validation {
-            check: "row_count".to_string(),
-            sql: format!(
-                "select (select count(*) from {p} where {f}) = 0 or abs((select count(*) from {s} where {f}) - (select count(*) from {p} where {f})) <= {tol} * (select count(*) from {p} where {f})"
-            ),
-            detail: Some(counts.clone()),
+        out.push(match partition {
+            // Partition by partition: one empty in production (late data)
+            // passes, one that lost its rows in the shadow does not.
+            Some((column, grain)) => {
+                let k = super::sql::partition_key(dialect, column, grain);
+                let off = format!(
+                    "(select p.k, p.n as production, coalesce(s.n, 0) as shadow from (select {k} as k, count(*) as n from {p} where {f} group by 1) p left join (select {k} as k, count(*) as n from {s} where {f} group by 1) s on s.k = p.k where abs(coalesce(s.n, 0) - p.n) > {tol} * p.n) off"
+                );
+                Validation {
+                    check: "row_count".to_string(),
+                    sql: format!("select count(*) = 0 from {off}"),
+                    detail: Some(format!(
+                        "select coalesce(min('partition ' || cast(k as varchar) || ': shadow ' || cast(shadow as varchar) || ' rows, production ' || cast(production as varchar) || ' rows (tolerance {tol})'), 'no partition differs') from {off}"
+                    )),
+                }
+            }
+            None => Validation {
+                check: "row_count".to_string(),
+                sql: format!(
+                    "select (select count(*) from {p} where {f}) = 0 or abs((select count(*) from {s} where {f}) - (select count(*) from {p} where {f})) <= {tol} * (select count(*) from {p} where {f})"
+                ),
+                detail: Some(counts.clone()),
+            },
         });
     }
     let key: Vec<String> = match cfg.map(|c| c.unique_key.clone()).filter(|k| !k.is_empty()) {

@@ -51,6 +51,22 @@ pub fn partition_filter(
     format!("{col} >= {} and {col} < {}", literal(from), literal(to))
 }
 
+/// The partition a row of `column` falls in, at `grain`, as an expression.
+pub fn partition_key(dialect: SqlDialect, column: &str, grain: Grain) -> String {
+    let c = quote_ident(dialect, column);
+    let unit = match grain {
+        Grain::Day | Grain::None => return format!("cast({c} as date)"),
+        Grain::Hour => "hour",
+        Grain::Week => "week",
+        Grain::Month => "month",
+        Grain::Year => "year",
+    };
+    match dialect {
+        SqlDialect::BigQuery => format!("timestamp_trunc(cast({c} as timestamp), {unit})"),
+        _ => format!("date_trunc('{unit}', {c})"),
+    }
+}
+
 /// Whether `dialect`'s engine runs DDL and DML of several tables in one
 /// transaction, so that every swap of a plan can commit together.
 pub fn transactional_ddl(dialect: SqlDialect) -> bool {

@@ -153,6 +153,12 @@ impl Pg {
         command
     }
 
+    /// A client reading SQL from its standard input, on this database: for
+    /// tests that cut a session off in the middle of a transaction.
+    pub fn stdin_session(&self) -> Command {
+        self.command(&self.database)
+    }
+
     /// Runs `sql` on the `postgres` database (to create and drop ours).
     fn admin(&self, sql: &str) -> Result<String, String> {
         outcome(
@@ -250,6 +256,14 @@ impl Duck {
             .to_vec();
         args.push(self.file.to_string_lossy().into_owned());
         args
+    }
+
+    /// A client reading SQL from its standard input, on this database: for
+    /// tests that cut a session off in the middle of a transaction.
+    pub fn stdin_session(&self) -> Command {
+        let mut command = Command::new(&self.duckdb);
+        command.args(self.args());
+        command
     }
 
     /// The database file.

@@ -1,0 +1,549 @@
+//! Backfill plans executed on real engines (PostgreSQL and DuckDB; see
+//! `scripts/engines.sh`), never on a mock.
+//!
+//! The pipeline in `tests/e2e/pipeline/` (drop + create, create-if-missing +
+//! delete + insert, a 7-day window, a MERGE upsert, an unpartitioned table,
+//! a job that reads itself) is run in "production" over a bad load of
+//! `raw.orders` for 2026-01-10..2026-01-12; the load is fixed; ripple plans
+//! the backfill and the plan is executed. Every production table must then
+//! equal, row for row, the same pipeline run from scratch on the fixed data.
+//! Faults (a failing validation, a failing task, an error and a killed
+//! connection inside the swap) must leave production exactly as before, and
+//! the same plan, run again once the fault is gone, must converge.
+
+#[path = "support/engines.rs"]
+mod engines;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use engines::{Duck, Pg, duckdb, postgres, require};
+
+/// The jobs, in the order production runs them.
+const JOBS: [&str; 6] = [
+    "stg_orders",
+    "orders_daily",
+    "orders_7d",
+    "monthly",
+    "dim_customers",
+    "order_log",
+];
+
+/// The production tables the plan restates.
+const TABLES: [&str; 6] = JOBS;
+
+/// A database on one engine.
+enum Db {
+    Pg(Pg),
+    Duck(Duck),
+}
+
+impl Db {
+    fn run(&self, sql: &str) -> Result<String, String> {
+        match self {
+            Db::Pg(p) => p.run(sql),
+            Db::Duck(d) => d.run(sql),
+        }
+    }
+
+    fn run_file(&self, sql: &str) -> Result<String, String> {
+        match self {
+            Db::Pg(p) => p.run_file(sql),
+            Db::Duck(d) => d.run_file(sql),
+        }
+    }
+
+    /// `$RIPPLE_SQL` for this database.
+    fn command(&self) -> String {
+        match self {
+            Db::Pg(p) => p.psql_command(),
+            Db::Duck(d) => d.sql_command(),
+        }
+    }
+
+    fn stdin_session(&self) -> Command {
+        match self {
+            Db::Pg(p) => p.stdin_session(),
+            Db::Duck(d) => d.stdin_session(),
+        }
+    }
+
+    fn dialect(&self) -> &'static str {
+        match self {
+            Db::Pg(_) => "postgres",
+            Db::Duck(_) => "duckdb",
+        }
+    }
+}
+
+/// A fresh database on each engine that is present (none is skipped under
+/// `CI=true`: a missing engine fails there).
+fn engines() -> Vec<fn() -> Option<Db>> {
+    vec![|| require(postgres(), "PostgreSQL").map(Db::Pg), || {
+        require(duckdb(), "the DuckDB CLI").map(Db::Duck)
+    }]
+}
+
+/// `raw.orders`: four orders a day for January and February 2026, the
+/// amounts of 2026-01-10..2026-01-12 a hundred times too big when `bad`.
+fn raw_orders(bad: bool) -> String {
+    let mut rows = Vec::new();
+    let base = ripple::time::TimeKey::parse("2026-01-01").unwrap().start;
+    for day in 0..59i64 {
+        let date = ripple::time::Grain::Day.key(base + day * 24);
+        for k in 0..4i64 {
+            let id = day * 10 + k + 1;
+            let mut cents = (id * 37) % 1000 * 10 + 500;
+            if bad && (9..12).contains(&day) {
+                cents *= 100;
+            }
+            let status = if id % 11 == 0 { "cancelled" } else { "ok" };
+            rows.push(format!(
+                "({id}, {}, timestamp '{date} {:02}:00:00', {}.{:02}, '{status}')",
+                id % 7 + 1,
+                k * 3 + 1,
+                cents / 100,
+                cents % 100
+            ));
+        }
+    }
+    format!(
+        "create schema if not exists raw;
+create schema if not exists mart;
+create schema if not exists ops;
+create table ops.approval (ok integer);
+drop table if exists raw.orders;
+create table raw.orders (order_id integer, customer_id integer, ordered_at timestamp, amount numeric(12, 2), status varchar);
+insert into raw.orders values {};",
+        rows.join(",\n")
+    )
+}
+
+fn job(name: &str) -> String {
+    std::fs::read_to_string(format!("tests/e2e/pipeline/jobs/{name}.sql")).unwrap()
+}
+
+/// Production: the pipeline run over `raw.orders` (bad or not).
+fn production(db: &Db, bad: bool) {
+    db.run_file(&raw_orders(bad)).unwrap();
+    for j in JOBS {
+        db.run_file(&job(j)).unwrap_or_else(|e| panic!("{j}: {e}"));
+    }
+}
+
+/// The fix: `raw.orders` as it should have been.
+fn fix(db: &Db) {
+    db.run(
+        "update raw.orders set amount = amount / 100 where ordered_at >= timestamp '2026-01-10 00:00:00' and ordered_at < timestamp '2026-01-13 00:00:00'",
+    )
+    .unwrap();
+}
+
+/// Every production table's rows, columns in name order, rows sorted.
+fn dump(db: &Db) -> BTreeMap<String, String> {
+    TABLES
+        .iter()
+        .map(|t| {
+            let cols = db
+                .run(&format!(
+                    "select column_name from information_schema.columns where table_schema = 'mart' and table_name = '{t}' order by column_name"
+                ))
+                .unwrap();
+            let cols: Vec<&str> = cols.lines().collect();
+            assert!(!cols.is_empty(), "production table mart.{t} is missing");
+            let order: Vec<String> = (1..=cols.len()).map(|i| i.to_string()).collect();
+            let rows = db
+                .run(&format!(
+                    "select {} from mart.{t} order by {}",
+                    cols.join(", "),
+                    order.join(", ")
+                ))
+                .unwrap();
+            (t.to_string(), rows)
+        })
+        .collect()
+}
+
+/// What the pipeline gives from scratch on the fixed data, on a database
+/// of the same engine.
+fn recompute(make: fn() -> Option<Db>) -> BTreeMap<String, String> {
+    let db = make().unwrap();
+    production(&db, false);
+    dump(&db)
+}
+
+/// Shadow, work and scratch tables left in the database.
+fn leftovers(db: &Db) -> Vec<String> {
+    db.run("select table_schema || '.' || table_name from information_schema.tables where table_name like '%\\_\\_backfill%' escape '\\' order by 1")
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The pipeline's project folder for `db`'s dialect, with `extra` lines
+/// appended to ripple.yml.
+fn project(db: &Db, extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
+    for j in JOBS {
+        std::fs::write(dir.path().join(format!("jobs/{j}.sql")), job(j)).unwrap();
+    }
+    let yml = std::fs::read_to_string("tests/e2e/pipeline/ripple.yml")
+        .unwrap()
+        .replace("DIALECT", db.dialect());
+    std::fs::write(dir.path().join("ripple.yml"), format!("{yml}{extra}")).unwrap();
+    dir
+}
+
+/// `ripple plan` for the bad days, in `format`.
+fn plan(dir: &Path, format: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-12",
+            "--as-of",
+            "2026-03-01",
+            "--format",
+            format,
+            "--project",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs the shell plan `script` with `$RIPPLE_SQL` = `sql` (and `args`);
+/// its exit code and standard error.
+fn run_shell(dir: &Path, script: &str, sql: &str, args: &[&str]) -> (i32, String) {
+    let path = dir.join("plan.sh");
+    std::fs::write(&path, script).unwrap();
+    let out = Command::new("bash")
+        .arg(&path)
+        .args(args)
+        .env("RIPPLE_SQL", sql)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// A bad production, fixed at the source: what a backfill starts from.
+fn broken(make: fn() -> Option<Db>) -> Option<(Db, BTreeMap<String, String>)> {
+    let db = make()?;
+    production(&db, true);
+    fix(&db);
+    let before = dump(&db);
+    Some((db, before))
+}
+
+#[test]
+fn a_shell_plan_restates_exactly_what_a_recompute_gives() {
+    for make in engines() {
+        let Some((db, before)) = broken(make) else {
+            continue;
+        };
+        let expected = recompute(make);
+        assert_ne!(before, expected, "the bad load changed production");
+        // Rows outside the restated days are not rewritten (PostgreSQL can
+        // tell: their row versions stay).
+        let untouched = "select order_date, xmin from mart.orders_daily where order_date < date '2026-01-10' or order_date > date '2026-01-12' order by 1";
+        let versions = matches!(db, Db::Pg(_)).then(|| db.run(untouched).unwrap());
+        let dir = project(&db, "");
+        let (code, stderr) = run_shell(dir.path(), &plan(dir.path(), "shell"), &db.command(), &[]);
+        assert_eq!(code, 0, "{}: {stderr}", db.dialect());
+        assert_eq!(dump(&db), expected, "{}", db.dialect());
+        if let Some(v) = versions {
+            assert_eq!(db.run(untouched).unwrap(), v, "rows outside were rewritten");
+        }
+        assert_eq!(
+            leftovers(&db),
+            Vec::<String>::new(),
+            "shadows are cleaned up"
+        );
+        // Run again, it converges to the same state.
+        let (code, stderr) = run_shell(dir.path(), &plan(dir.path(), "shell"), &db.command(), &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(dump(&db), expected);
+    }
+}
+
+/// The plan's JSON, run step by step by a small driver: production checked
+/// after every statement before the swap.
+fn drive_json(db: &Db, doc: &serde_json::Value, before: &BTreeMap<String, String>) {
+    let list = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut steps: Vec<String> = Vec::new();
+    for s in doc["setup"].as_array().unwrap() {
+        steps.extend(list(&s["sql"]));
+    }
+    for t in doc["tasks"].as_array().unwrap() {
+        steps.extend(list(&t["commands"]["sql"]));
+    }
+    for statement in steps {
+        if matches!(statement.as_str(), "begin" | "commit") {
+            continue;
+        }
+        db.run(&statement)
+            .unwrap_or_else(|e| panic!("{}: {statement}: {e}", db.dialect()));
+        assert_eq!(&dump(db), before, "production changed by: {statement}");
+    }
+    for t in doc["tasks"].as_array().unwrap() {
+        for v in t["validations"].as_array().unwrap() {
+            let sql = v["sql"].as_str().unwrap();
+            let got = db.run(sql).unwrap();
+            assert!(
+                got == "t" || got == "true",
+                "{} failed: {sql} -> {got}",
+                t["id"]
+            );
+        }
+    }
+    assert_eq!(&dump(db), before);
+}
+
+fn scripts(doc: &serde_json::Value, key: &str) -> Vec<String> {
+    let all = match &doc[key] {
+        serde_json::Value::Array(a) => a.clone(),
+        _ => Vec::new(),
+    };
+    all.iter()
+        .map(|s| match s {
+            serde_json::Value::Array(statements) => statements
+                .iter()
+                .map(|x| format!("{};", x.as_str().unwrap()))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            other => format!("{};", other.as_str().unwrap()),
+        })
+        .collect()
+}
+
+#[test]
+fn a_json_plan_touches_production_only_in_its_swap() {
+    for make in engines() {
+        let Some((db, before)) = broken(make) else {
+            continue;
+        };
+        let expected = recompute(make);
+        let dir = project(&db, "");
+        let doc: serde_json::Value = serde_json::from_str(&plan(dir.path(), "json")).unwrap();
+        assert_eq!(
+            doc["swap_scripts"].as_array().unwrap().len(),
+            1,
+            "one transaction"
+        );
+        drive_json(&db, &doc, &before);
+        // The row count is checked partition by partition: a day the shadow
+        // lost fails, and the message names it.
+        let stg = doc["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["dataset"] == "table.mart.stg_orders")
+            .unwrap();
+        let rows = stg["validations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["check"] == "row_count")
+            .unwrap();
+        db.run("create table mart.saved as select * from mart.stg_orders__backfill")
+            .unwrap();
+        db.run("delete from mart.stg_orders__backfill where order_date = date '2026-01-11'")
+            .unwrap();
+        let got = db.run(rows["sql"].as_str().unwrap()).unwrap();
+        assert!(got == "f" || got == "false", "{got}");
+        let detail = db.run(rows["detail"].as_str().unwrap()).unwrap();
+        assert!(
+            detail.starts_with("partition 2026-01-11: shadow 0 rows, production "),
+            "{detail}"
+        );
+        db.run_file("delete from mart.stg_orders__backfill; insert into mart.stg_orders__backfill select * from mart.saved; drop table mart.saved;")
+            .unwrap();
+        for script in scripts(&doc, "swap_scripts") {
+            db.run(&script).unwrap();
+        }
+        assert_eq!(dump(&db), expected, "{}", db.dialect());
+        for script in scripts(&doc, "cleanup") {
+            db.run(&script).unwrap();
+        }
+        assert_eq!(leftovers(&db), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn an_error_or_a_lost_connection_inside_the_swap_leaves_production_as_before() {
+    for make in engines() {
+        let Some((db, before)) = broken(make) else {
+            continue;
+        };
+        let expected = recompute(make);
+        let dir = project(&db, "");
+        let doc: serde_json::Value = serde_json::from_str(&plan(dir.path(), "json")).unwrap();
+        drive_json(&db, &doc, &before);
+        let swap: Vec<String> = doc["swap_scripts"][0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| format!("{};", s.as_str().unwrap()))
+            .collect();
+        // An error after the first delete: all of the swap is undone.
+        let mut failing = swap.clone();
+        failing.insert(2, "select * from ripple_no_such_table;".to_string());
+        assert!(db.run(&failing.join("\n")).is_err());
+        assert_eq!(
+            dump(&db),
+            before,
+            "{}: an error inside the swap",
+            db.dialect()
+        );
+        // The session killed after the first delete: likewise.
+        let mut client = db
+            .stdin_session()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = client.stdin.take().unwrap();
+        writeln!(stdin, "{}\n{}", swap[0], swap[1]).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        client.kill().unwrap();
+        let _ = client.wait();
+        drop(stdin);
+        assert_eq!(dump(&db), before, "{}: a killed session", db.dialect());
+        // Recovery, as docs/plan.md says: run the plan again.
+        let (code, stderr) = run_shell(dir.path(), &plan(dir.path(), "shell"), &db.command(), &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(dump(&db), expected, "{}", db.dialect());
+    }
+}
+
+/// A `$RIPPLE_SQL` that fails its `n`-th call, as a warehouse that times
+/// out would.
+fn failing_client(dir: &Path, real: &str, n: usize) -> String {
+    let path: PathBuf = dir.join("flaky.sh");
+    let counter = dir.join("calls");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/usr/bin/env bash\nn=$(cat {c} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {c}\nif [ $n = {n} ]; then echo 'injected failure' >&2; exit 1; fi\nexec {real} \"$1\"\n",
+            c = engines::shell_quote(&counter.to_string_lossy()),
+        ),
+    )
+    .unwrap();
+    format!("bash {}", engines::shell_quote(&path.to_string_lossy()))
+}
+
+#[test]
+fn a_failed_task_or_validation_stops_before_the_swap_and_a_rerun_converges() {
+    for make in engines() {
+        let Some((db, before)) = broken(make) else {
+            continue;
+        };
+        let expected = recompute(make);
+        // A validation of the team's own that fails until someone approves.
+        let dir = project(
+            &db,
+            "  mart.orders_daily:\n    validate: \"select count(*) > 0 from ops.approval\"\n",
+        );
+        let script = plan(dir.path(), "shell");
+        let (code, stderr) = run_shell(dir.path(), &script, &db.command(), &[]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains("validation custom of mart.orders_daily@2026-01-10..2026-01-12 failed"),
+            "{stderr}"
+        );
+        assert_eq!(dump(&db), before, "{}: a failed validation", db.dialect());
+        assert!(!leftovers(&db).is_empty());
+        let (code, stderr) = run_shell(dir.path(), &script, &db.command(), &["rollback"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(
+            leftovers(&db),
+            Vec::<String>::new(),
+            "rollback drops the shadows"
+        );
+        assert_eq!(dump(&db), before);
+        db.run("insert into ops.approval values (1)").unwrap();
+        // Now a task fails (the 9th call: the third task), then runs.
+        let flaky = failing_client(dir.path(), &db.command(), 9);
+        let (code, stderr) = run_shell(dir.path(), &script, &flaky, &[]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains("injected failure"), "{stderr}");
+        assert_eq!(dump(&db), before, "{}: a failed task", db.dialect());
+        let (code, stderr) = run_shell(dir.path(), &script, &db.command(), &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(dump(&db), expected, "{}", db.dialect());
+    }
+}
+
+#[test]
+fn views_drifted_columns_and_late_partitions_survive_the_swap() {
+    for make in engines() {
+        let Some((db, _)) = broken(make) else {
+            continue;
+        };
+        let expected = recompute(make);
+        // A view on a partially restated table and one on a rebuilt one.
+        db.run("create view mart.v_daily as select * from mart.orders_daily")
+            .unwrap();
+        db.run("create view mart.v_customers as select customer_id, total from mart.dim_customers")
+            .unwrap();
+        // Production's columns in another order than the job writes them.
+        db.run_file(
+            "create table mart.orders_7d_drift as select revenue_7d, order_date from mart.orders_7d;
+drop table mart.orders_7d;
+alter table mart.orders_7d_drift rename to orders_7d;",
+        )
+        .unwrap();
+        // A late day: 2026-01-11 never reached production.
+        db.run_file(
+            "delete from mart.stg_orders where order_date = date '2026-01-11';
+delete from mart.orders_daily where order_date = date '2026-01-11';",
+        )
+        .unwrap();
+        let dir = project(&db, "");
+        let (code, stderr) = run_shell(dir.path(), &plan(dir.path(), "shell"), &db.command(), &[]);
+        assert_eq!(code, 0, "{}: {stderr}", db.dialect());
+        assert_eq!(dump(&db), expected, "{}", db.dialect());
+        // The views are still there and read the restated rows.
+        assert_eq!(
+            db.run("select count(*) from mart.v_daily where order_date = date '2026-01-11'")
+                .unwrap(),
+            "1"
+        );
+        assert_eq!(
+            db.run("select customer_id, total from mart.v_customers order by 1")
+                .unwrap(),
+            db.run("select customer_id, total from mart.dim_customers order by 1")
+                .unwrap()
+        );
+        // Production keeps its own column order.
+        assert_eq!(
+            db.run("select column_name from information_schema.columns where table_schema = 'mart' and table_name = 'orders_7d' order by ordinal_position")
+                .unwrap(),
+            "revenue_7d\norder_date"
+        );
+    }
+}
