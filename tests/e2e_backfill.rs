@@ -1,7 +1,7 @@
 //! Backfill plans executed on real engines (PostgreSQL and DuckDB; see
 //! `scripts/engines.sh`), never on a mock.
 //!
-//! The pipeline in `tests/e2e/pipeline/` (drop + create, create-if-missing +
+//! The pipeline of `fixtures/backfill_demo/` (drop + create, create-if-missing +
 //! delete + insert, a 7-day window, a MERGE upsert, an unpartitioned table,
 //! a job that reads itself) is run in "production" over a bad load of
 //! `raw.orders` for 2026-01-10..2026-01-12; the load is fixed; ripple plans
@@ -13,6 +13,8 @@
 
 #[path = "support/engines.rs"]
 mod engines;
+#[path = "support/temp_project.rs"]
+mod temp_project;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -122,7 +124,7 @@ insert into raw.orders values {};",
 }
 
 fn job(name: &str) -> String {
-    std::fs::read_to_string(format!("tests/e2e/pipeline/jobs/{name}.sql")).unwrap()
+    std::fs::read_to_string(format!("fixtures/backfill_demo/jobs/{name}.sql")).unwrap()
 }
 
 /// Production: the pipeline run over `raw.orders` (bad or not).
@@ -191,9 +193,9 @@ fn project(db: &Db, extra: &str) -> tempfile::TempDir {
     for j in JOBS {
         std::fs::write(dir.path().join(format!("jobs/{j}.sql")), job(j)).unwrap();
     }
-    let yml = std::fs::read_to_string("tests/e2e/pipeline/ripple.yml")
+    let yml = std::fs::read_to_string("fixtures/backfill_demo/ripple.yml")
         .unwrap()
-        .replace("DIALECT", db.dialect());
+        .replace("dialect: duckdb", &format!("dialect: {}", db.dialect()));
     std::fs::write(dir.path().join("ripple.yml"), format!("{yml}{extra}")).unwrap();
     dir
 }
@@ -547,3 +549,290 @@ delete from mart.orders_daily where order_date = date '2026-01-11';",
         );
     }
 }
+
+#[test]
+fn the_readme_demo_runs_all_the_way() {
+    let Some(duck) = require(duckdb(), "the DuckDB CLI") else {
+        return;
+    };
+    let out = Command::new("bash")
+        .arg("scripts/backfill_demo.sh")
+        .env("RIPPLE", env!("CARGO_BIN_EXE_ripple"))
+        .env(
+            "DUCKDB",
+            duck.sql_command()
+                .split(' ')
+                .next()
+                .unwrap()
+                .trim_matches('\''),
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for t in JOBS {
+        assert!(stdout.contains(&format!("mart.{t}: same")), "{stdout}");
+    }
+}
+
+/// The dbt side: `fixtures/backfill_dbt` on dbt-duckdb.
+struct DbtProject {
+    dir: tempfile::TempDir,
+    dbt: PathBuf,
+}
+
+impl DbtProject {
+    fn new(dbt: PathBuf) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        temp_project::copy_tree(
+            Path::new("fixtures/backfill_dbt"),
+            &dir.path().join("project"),
+        );
+        // A `dbt` that fails on `orders_7d` while FAIL_DBT is set, as a
+        // warehouse error in the middle of a plan would.
+        let fake = dir.path().join("bin/dbt");
+        std::fs::create_dir_all(fake.parent().unwrap()).unwrap();
+        std::fs::write(
+            &fake,
+            format!(
+                "#!/usr/bin/env bash\nif [ -n \"${{FAIL_DBT:-}}\" ] && [[ \" $* \" == *\" orders_7d \"* ]]; then echo 'injected dbt failure' >&2; exit 1; fi\nexec {} \"$@\"\n",
+                engines::shell_quote(&dbt.to_string_lossy())
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        DbtProject { dir, dbt }
+    }
+
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    /// A command run in the project, for the DuckDB file `db`.
+    fn command(&self, program: &str, db: &Path) -> Command {
+        let mut c = Command::new(program);
+        let path = format!(
+            "{}:{}",
+            self.dir.path().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        c.current_dir(self.project())
+            .env("PATH", path)
+            .env("DBT_PROFILES_DIR", self.project())
+            .env("DBT_TARGET_PATH", self.dir.path().join("target"))
+            .env("DBT_LOG_PATH", self.dir.path().join("logs"))
+            .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+            .env("RIPPLE_DUCKDB_PATH", db);
+        c
+    }
+
+    /// Production's first build, January and February.
+    fn build(&self, db: &Path) {
+        let out = self
+            .command(&self.dbt.to_string_lossy(), db)
+            .args([
+                "run",
+                "--event-time-start",
+                "2026-01-01",
+                "--event-time-end",
+                "2026-03-01",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+/// Every model's rows (views included), columns in name order.
+fn dump_models(duck: &Duck) -> BTreeMap<String, String> {
+    [
+        "stg_orders",
+        "orders_daily",
+        "orders_7d",
+        "fct_orders",
+        "dim_customers",
+    ]
+    .iter()
+    .map(|t| {
+        let rows = duck
+            .run(&format!("select * from main.{t} order by all"))
+            .unwrap_or_else(|e| panic!("production model main.{t}: {e}"));
+        (t.to_string(), rows)
+    })
+    .collect()
+}
+
+fn raw_into(duck: &Duck, bad: bool) {
+    duck.run_file(&raw_orders(bad)).unwrap();
+}
+
+#[test]
+fn the_dbt_executor_builds_shadows_through_the_contract_macro() {
+    let Some(dbt) = require(engines::dbt(), "dbt (dbt-duckdb)") else {
+        return;
+    };
+    let Some(_) = require(duckdb(), "the DuckDB CLI") else {
+        return;
+    };
+    let p = DbtProject::new(dbt);
+    let expected_db = p.dir.path().join("expected.duckdb");
+    let expected_duck = engines::duckdb_file(&expected_db).unwrap();
+    raw_into(&expected_duck, false);
+    p.build(&expected_db);
+    let expected = dump_models(&expected_duck);
+    let db = p.dir.path().join("warehouse.duckdb");
+    let duck = engines::duckdb_file(&db).unwrap();
+    raw_into(&duck, true);
+    p.build(&db);
+    duck.run(
+        "update raw.orders set amount = amount / 100 where ordered_at >= timestamp '2026-01-10 00:00:00' and ordered_at < timestamp '2026-01-13 00:00:00'",
+    )
+    .unwrap();
+    let before = dump_models(&duck);
+    assert_ne!(before, expected);
+    let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-12",
+            "--as-of",
+            "2026-03-01",
+            "--executor",
+            "dbt",
+            "--format",
+            "shell",
+            "--project",
+        ])
+        .arg(p.project())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = String::from_utf8(out.stdout).unwrap();
+    // Microbatch models get their dates; everything else a full refresh
+    // of its shadow (the incremental fct_orders reads itself).
+    assert!(script.contains("--select orders_daily --vars"));
+    assert!(script.contains("--event-time-start 2026-01-10 --event-time-end 2026-01-13"));
+    assert!(script.contains("--select fct_orders --vars") && script.contains("--full-refresh"));
+    std::fs::write(p.dir.path().join("plan.sh"), &script).unwrap();
+    let run = |fail: bool| {
+        let mut c = p.command("bash", &db);
+        c.arg(p.dir.path().join("plan.sh"))
+            .env("RIPPLE_SQL", duck.sql_command());
+        if fail {
+            c.env("FAIL_DBT", "1");
+        }
+        let out = c.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // A dbt task fails: production as before.
+    let (code, stderr) = run(true);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("injected dbt failure"), "{stderr}");
+    assert_eq!(dump_models(&duck), before);
+    // Healed, the same plan converges to the recompute.
+    let (code, stderr) = run(false);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(dump_models(&duck), expected);
+    assert_eq!(
+        duck.run(
+            "select count(*) from information_schema.tables where table_name like '%backfill%'"
+        )
+        .unwrap(),
+        "0",
+        "shadows and shadow views are dropped"
+    );
+}
+
+#[test]
+fn the_airflow_dag_imports_in_airflow() {
+    let Some(python) = require(engines::airflow_python(), "Airflow") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "plan",
+        "landing.orders",
+        "--from",
+        "2026-01-10",
+        "--to",
+        "2026-01-11",
+        "--as-of",
+        "2026-02-01",
+        "--project",
+        "fixtures/shop",
+        "--format",
+    ];
+    let render = |format: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+            .args(args)
+            .arg(format)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    std::fs::write(dir.path().join("plan.py"), render("airflow-dag")).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&render("json")).unwrap();
+    let count = |key: &str| doc[key].as_array().unwrap().len();
+    let validations: usize = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["validations"].as_array().unwrap().len())
+        .sum();
+    let want = count("setup") + count("tasks") + validations + count("swap_scripts") + 1;
+    let out = Command::new(python)
+        .current_dir(dir.path())
+        .env("AIRFLOW_HOME", dir.path().join("airflow"))
+        .arg("-c")
+        .arg(IMPORT_DAG)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap_or("{}"))
+        .unwrap_or_else(|e| panic!("{e}: {stdout}{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(report["errors"], serde_json::json!({}), "{report}");
+    assert_eq!(report["tasks"], want, "{report}");
+    // The swap waits for every validation; cleanup for the swap.
+    assert_eq!(report["swap_after"], validations, "{report}");
+    assert_eq!(report["cleanup_after"], serde_json::json!(["swap_0"]));
+}
+
+/// Loads `plan.py` into a real DagBag and reports what Airflow saw.
+const IMPORT_DAG: &str = r#"
+import json, warnings
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    from airflow.dag_processing.dagbag import DagBag
+    bag = DagBag(dag_folder="plan.py")
+dag = bag.dags.get("ripple_backfill")
+print(json.dumps({
+    "errors": {k: str(v) for k, v in bag.import_errors.items()},
+    "tasks": len(dag.tasks) if dag else 0,
+    "swap_after": len(dag.get_task("swap_0").upstream_task_ids) if dag else 0,
+    "cleanup_after": sorted(dag.get_task("cleanup").upstream_task_ids) if dag else [],
+}))
+"#;

@@ -454,28 +454,73 @@ fn commands_follow_the_job_that_writes_each_dataset() {
     assert!(load.commands.airflow3.as_deref().unwrap().starts_with(
         "airflow backfill create --dag-id shop_daily --from-date 2026-01-10 --to-date 2026-01-11"
     ));
-    // A microbatch model runs by event time; others by vars.
-    let daily = doc
-        .tasks
-        .iter()
-        .find(|t| t.task.dataset == "model.orders_daily")
-        .unwrap();
+    // dbt builds shadows through the project's contract macro: every
+    // restated model is named in `ripple_shadows`; a microbatch model runs
+    // by event time, any other is rebuilt from scratch into its shadow.
+    let daily = task("model.orders_daily");
+    let command = daily.commands.dbt.as_deref().unwrap();
     assert!(
-        daily
-            .commands
+        command.starts_with("dbt run --select orders_daily --vars '{\"ripple_shadows\":[\"stg_orders\",\"fct_orders\",\"orders_daily\","),
+        "{command}"
+    );
+    assert!(
+        command.ends_with("--event-time-start 2024-01-01 --event-time-end 2024-01-08"),
+        "{command}"
+    );
+    let stg = task("model.stg_orders");
+    assert!(
+        stg.commands
             .dbt
             .as_deref()
             .unwrap()
-            .starts_with("dbt run --select orders_daily --event-time-start 2024-01-01"),
+            .ends_with("--full-refresh"),
         "{:?}",
-        daily.commands
+        stg.commands
     );
-    let stg = task("model.stg_orders");
-    assert_eq!(
-        stg.commands.dbt.as_deref(),
-        Some(
-            "dbt run --select stg_orders --vars '{\"backfill_from\":\"2026-01-10\",\"backfill_to\":\"2026-01-11\"}' --target backfill"
+    // Airflow tasks write where they write: the plan says so.
+    assert!(
+        doc.warnings
+            .iter()
+            .any(|w| w.starts_with("`raw.orders` is run by Airflow")),
+        "{:?}",
+        doc.warnings
+    );
+}
+
+#[test]
+fn without_the_contract_macro_no_dbt_command_is_written() {
+    let g = LineageGraph::build(
+        load_project(
+            Path::new("fixtures/worked_example/declared"),
+            &LoadOptions::default(),
         )
+        .unwrap(),
+    );
+    assert_eq!(g.dbt_shadow_macro, None);
+    let req = request(&["raw.orders"], "2026-01-10", "2026-01-12", "2026-02-01");
+    let (i, model) = impact(&g, &TimeFacts::build(&g).unwrap(), &req, false).unwrap();
+    let doc = ripple::plan::document(
+        &g,
+        &model,
+        &i,
+        tasks(&g, &model, &i).unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
+    assert!(doc.tasks.iter().all(|t| t.commands.dbt.is_none()));
+    assert!(
+        doc.warnings
+            .iter()
+            .any(|w| w.contains("lacks ripple's shadow macro")),
+        "{:?}",
+        doc.warnings
+    );
+    let shop = LineageGraph::build(
+        load_project(Path::new("fixtures/shop"), &LoadOptions::default()).unwrap(),
+    );
+    assert_eq!(
+        shop.dbt_shadow_macro.as_deref(),
+        Some("macros/ripple_shadows.sql")
     );
 }
 

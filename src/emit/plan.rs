@@ -335,6 +335,15 @@ pub fn airflow_dag(
                 let _ = writeln!(out, "    {} >> {}", var(j, "run"), var(i, "run"));
             }
         }
+        // Batches of one model run by dbt share its temporary relations:
+        // one after the other.
+        if let Some(prev) = i.checked_sub(1)
+            && plan.tasks[prev].task.dataset == t.task.dataset
+            && t.commands.dbt.is_some()
+            && command_lines(t, executor).first() == t.commands.dbt.as_ref()
+        {
+            let _ = writeln!(out, "    {} >> {}", var(prev, "run"), var(i, "run"));
+        }
     }
     // The swap phase: each script one operator (one transaction: the hook
     // commits once, after its last statement), after every validation.

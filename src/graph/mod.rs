@@ -54,6 +54,8 @@ pub struct LineageGraph {
     pub root: std::path::PathBuf,
     /// The project's Airflow DAGs (their schedules are production's).
     pub dags: Vec<crate::project::Dag>,
+    /// The dbt macro file of ripple's backfill contract, if any.
+    pub dbt_shadow_macro: Option<String>,
 }
 
 /// Lookup tables for resolving references.
@@ -163,6 +165,7 @@ impl LineageGraph {
             jobs,
             mut diagnostics,
             dags,
+            dbt_shadow_macro,
         } = project;
         let resolver = Resolver::new(&datasets);
         let mut new_tables: BTreeMap<String, String> = BTreeMap::new();
@@ -292,6 +295,7 @@ impl LineageGraph {
             config,
             root,
             dags,
+            dbt_shadow_macro,
         };
         let cycles = g.cycles();
         for cycle in cycles {

@@ -155,13 +155,38 @@ pub fn document(
         .filter_map(|id| g.dataset(id))
         .map(|d| (d.relation.to_lowercase(), shadow_of(d)))
         .collect();
+    // dbt views and ephemeral models hold no rows: their shadow is a view
+    // the task builds; nothing to copy, validate or swap.
+    let job_of = |id: &str| {
+        g.writers
+            .get(id)
+            .and_then(|w| w.first())
+            .and_then(|j| g.jobs.get(j))
+    };
+    let is_dbt =
+        |id: &str| job_of(id).is_some_and(|j| matches!(j.kind, JobKind::Dbt | JobKind::Manifest));
+    let materialized = |id: &str| {
+        g.dataset(id)
+            .and_then(|d| d.config.get("materialized"))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let holds_rows =
+        |id: &str| !is_dbt(id) || super::executors::holds_rows(materialized(id).as_deref());
+    let dbt_models: Vec<String> = order
+        .iter()
+        .filter(|id| is_dbt(id) && materialized(id).as_deref() != Some("ephemeral"))
+        .filter_map(|id| g.dataset(id))
+        .map(|d| d.name.clone())
+        .collect();
+    let dbt_contract = g.dbt_shadow_macro.is_some() && pattern == DEFAULT_SHADOW;
     let mut columns_of = PartitionColumns::default();
     let mut missing = Vec::new();
     let mut partition: HashMap<&str, Option<String>> = HashMap::new();
     for id in &order {
         let Some(d) = g.dataset(id) else { continue };
         let full = by_dataset[*id].iter().any(|t| t.full);
-        let pc = if full {
+        let pc = if full || !holds_rows(id) {
             None
         } else {
             match columns_of.of(g, g.index[*id]) {
@@ -215,7 +240,7 @@ pub fn document(
     let max_active_runs = g.config.backfill.max_concurrency.unwrap_or(1);
 
     let mut setup = Vec::new();
-    for id in &order {
+    for id in order.iter().filter(|id| holds_rows(id)) {
         let Some(d) = g.dataset(id) else { continue };
         let full = by_dataset[*id].iter().any(|t| t.full);
         setup.push(Setup {
@@ -260,40 +285,52 @@ pub fn document(
                     columns: output_columns(&t.dataset).as_deref(),
                     max_active_runs,
                     range: (&last_day, &last_day),
+                    dbt_models: &dbt_models,
+                    dbt_contract,
                 },
             )?,
             None => Default::default(),
         };
-        if let Some(job) = job
-            && job.kind != JobKind::Sql
-        {
-            let runner = match job.kind {
-                JobKind::Airflow => "Airflow",
-                _ => "dbt",
-            };
-            let warning = format!(
-                "`{}` is run by {runner}, which writes where the job writes: it reaches the shadow `{}` only through the backfill target (see docs/plan.md, Executors)",
+        let warning = match job.map(|j| j.kind) {
+            Some(JobKind::Airflow) => Some(format!(
+                "`{}` is run by Airflow, which writes where the task writes: `airflow dags backfill` reaches the shadow `{}` only if the task takes its output table from a param (see docs/plan.md, Executors)",
                 d.name,
                 shadow_of(d)
-            );
-            if !warnings.contains(&warning) {
-                warnings.push(warning);
-            }
+            )),
+            Some(JobKind::Dbt | JobKind::Manifest) if !dbt_contract => Some(format!(
+                "`{}` is a dbt model, and the project lacks ripple's shadow macro{}: no dbt command is written, since `dbt run` would write production (see docs/plan.md, dbt)",
+                d.name,
+                if pattern == DEFAULT_SHADOW {
+                    ""
+                } else {
+                    " (or backfill.shadow is not the default)"
+                }
+            )),
+            _ => None,
+        };
+        if let Some(w) = warning
+            && !warnings.contains(&w)
+        {
+            warnings.push(w);
         }
         doc_tasks.push(DocTask {
             commands,
-            validations: validations(
-                g,
-                d,
-                &shadow_of(d),
-                filter.as_deref(),
-                partition
-                    .get(t.dataset.as_str())
-                    .and_then(|c| c.as_deref())
-                    .map(|c| (c, grain_of(&t.dataset))),
-                t,
-                options,
-            ),
+            validations: if !holds_rows(&t.dataset) {
+                Vec::new()
+            } else {
+                validations(
+                    g,
+                    d,
+                    &shadow_of(d),
+                    filter.as_deref(),
+                    partition
+                        .get(t.dataset.as_str())
+                        .and_then(|c| c.as_deref())
+                        .map(|c| (c, grain_of(&t.dataset))),
+                    t,
+                    options,
+                )
+            },
             writes: shadow_of(d),
             reads,
             task: t.clone(),
@@ -301,7 +338,7 @@ pub fn document(
     }
 
     let mut swaps = Vec::new();
-    for id in &order {
+    for id in order.iter().filter(|id| holds_rows(id)) {
         let Some(d) = g.dataset(id) else { continue };
         let ts = &by_dataset[*id];
         let full = ts.iter().any(|t| t.full);
@@ -332,10 +369,23 @@ pub fn document(
         });
     }
     let swap_scripts = swap_scripts(dialect, &swaps);
-    let drops: Vec<String> = setup
+    let mut drops: Vec<String> = setup
         .iter()
         .map(|s| drop_shadow(dialect, &s.shadow))
         .collect();
+    // The shadows of dbt views are views the tasks made.
+    drops.extend(
+        order
+            .iter()
+            .filter(|id| !holds_rows(id))
+            .filter_map(|id| g.dataset(id))
+            .map(|d| {
+                format!(
+                    "drop view if exists {}",
+                    quote_relation(dialect, &shadow_of(d))
+                )
+            }),
+    );
     let keep = options.keep_shadows || g.config.backfill.keep_shadows;
     Ok(PlanDocument {
         changed: impact.changed.clone(),

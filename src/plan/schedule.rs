@@ -275,6 +275,20 @@ fn windows_used(windows: &[(i64, i64)], placed: &[(Minute, Minute)]) -> usize {
     used.len()
 }
 
+/// Whether a dbt model's run writes `dataset`.
+fn runs_by_dbt(g: &crate::graph::LineageGraph, dataset: &str) -> bool {
+    g.writers
+        .get(dataset)
+        .and_then(|w| w.first())
+        .and_then(|j| g.jobs.get(j))
+        .is_some_and(|j| {
+            matches!(
+                j.kind,
+                crate::project::JobKind::Dbt | crate::project::JobKind::Manifest
+            )
+        })
+}
+
 /// Schedules the tasks of `doc` from `start` (minutes): fills each task's
 /// `start` and `end` and the document's `schedule`. Durations: `cost`
 /// minutes per partition from `ripple.yml` (default 5), a full rebuild
@@ -327,7 +341,13 @@ pub fn apply(
                     .iter()
                     .filter_map(|d| index.get(d.as_str()).copied())
                     .collect(),
-                dataset_cap: cfg.and_then(|c| c.max_concurrency),
+                // dbt runs of one model share its temporary relations: one
+                // at a time.
+                dataset_cap: if runs_by_dbt(g, &t.task.dataset) {
+                    Some(1)
+                } else {
+                    cfg.and_then(|c| c.max_concurrency)
+                },
             }
         })
         .collect();

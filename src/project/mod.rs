@@ -36,6 +36,8 @@ pub struct Project {
     pub diagnostics: Vec<Diagnostic>,
     /// Airflow DAGs read from the DAG folders, sorted by id.
     pub dags: Vec<Dag>,
+    /// The dbt macro file of ripple's backfill contract, if any.
+    pub dbt_shadow_macro: Option<String>,
 }
 
 /// What one reader found in a project folder: its share of the project.
@@ -51,6 +53,9 @@ pub struct Part {
     pub diagnostics: Vec<Diagnostic>,
     /// Airflow DAGs it read.
     pub dags: Vec<Dag>,
+    /// The dbt macro file that makes `dbt run` build shadows (ripple's
+    /// backfill contract, docs/plan.md), when the project has one.
+    pub dbt_shadow_macro: Option<String>,
 }
 
 impl Project {
@@ -60,6 +65,7 @@ impl Project {
         self.jobs.extend(part.jobs);
         self.diagnostics.extend(part.diagnostics);
         self.dags.extend(part.dags);
+        self.dbt_shadow_macro = self.dbt_shadow_macro.take().or(part.dbt_shadow_macro);
     }
 
     /// The findings about Airflow DAG files and their tasks.

@@ -35,6 +35,7 @@ pub(crate) fn load(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Part {
         jobs: dags.jobs(),
         diagnostics,
         dags: dags.dags,
+        dbt_shadow_macro: None,
     }
 }
 

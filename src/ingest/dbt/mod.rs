@@ -239,6 +239,13 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
             )
         })
         .collect();
+    // ripple's backfill contract: the root project redefines dbt's alias
+    // macro to build the models named in `ripple_shadows` as their shadows.
+    out.dbt_shadow_macro = macro_files
+        .iter()
+        .filter(|m| m.package.is_none())
+        .find(|m| m.text.contains("generate_alias_name") && m.text.contains("ripple_shadows"))
+        .map(|m| m.path.clone());
     let (renderer, macro_errors) = Renderer::new(
         settings,
         &macro_files,

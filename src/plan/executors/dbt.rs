@@ -1,32 +1,77 @@
-//! dbt: `dbt run` of the model against the backfill target.
+//! dbt: `dbt run` of the model, built as its shadow through ripple's
+//! backfill contract.
+//!
+//! The contract (docs/plan.md, *dbt*): the project's `generate_alias_name`
+//! macro gives every model named in the `ripple_shadows` variable the alias
+//! `<alias>__backfill`. `dbt run --vars '{"ripple_shadows": [...]}'` with
+//! every model the plan restates then builds the selected model as its
+//! shadow, and each `ref()` to a restated model reads that model's shadow,
+//! while refs to the rest read production. Without that macro, or with a
+//! shadow pattern other than the default, `dbt run` would write production:
+//! no dbt command is written and the plan says why.
 
-use super::{Commands, shell_quote};
-use crate::plan::PlanTask;
-use crate::project::Dataset;
+use super::{Commands, TaskContext, shell_quote};
+use crate::time::{Hour, datetime_of};
 
-/// Fills the dbt command of `task`, which rebuilds model `d` over `(from, to)`.
-pub(super) fn commands(c: &mut Commands, task: &PlanTask, d: &Dataset, (from, to): (&str, &str)) {
+/// Fills the dbt command of a task.
+pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
+    if !cx.dbt_contract {
+        return;
+    }
+    let d = cx.dataset;
     let microbatch = d
         .config
         .get("incremental_strategy")
         .and_then(|v| v.as_str())
         == Some("microbatch");
-    let select = shell_quote(&d.name);
-    c.dbt = Some(if microbatch && !task.full {
-        format!(
-            "dbt run --select {select} --event-time-start {from} --event-time-end {} --target backfill",
-            end_key(to)
-        )
+    let vars = serde_json::json!({ "ripple_shadows": cx.dbt_models }).to_string();
+    let mut command = format!(
+        "dbt run --select {} --vars {}",
+        shell_quote(&d.name),
+        shell_quote(&vars)
+    );
+    if cx.task.full || !microbatch {
+        // Anything but a microbatch model recomputes all it holds: built
+        // from scratch into its shadow, whatever its incremental filter
+        // (`> max(x) from {{ this }}` would find the shadow's copy of
+        // production up to date and restate nothing).
+        command.push_str(" --full-refresh");
     } else {
-        let vars = serde_json::json!({ "backfill_from": from, "backfill_to": to }).to_string();
-        format!(
-            "dbt run --select {select} --vars {} --target backfill",
-            shell_quote(&vars)
-        )
-    });
+        let (start, end) = cx.task.span;
+        command.push_str(&format!(
+            " --event-time-start {} --event-time-end {}",
+            instant(start),
+            instant(end)
+        ));
+    }
+    c.dbt = Some(command);
 }
 
-/// The day after an inclusive day key, for dbt's exclusive end.
-fn end_key(to: &str) -> String {
-    crate::time::TimeKey::parse(to).map_or(to.to_string(), |k| crate::time::Grain::Day.key(k.end()))
+/// An hour as dbt's event-time flags take it: a date at midnight, else a
+/// timestamp.
+fn instant(h: Hour) -> String {
+    let (date, hour) = datetime_of(h);
+    if hour == 0 {
+        date.to_string()
+    } else {
+        format!("{date}T{hour:02}:00:00")
+    }
+}
+
+/// Whether dbt builds `materialized` as a table that holds rows (views and
+/// ephemeral models are computed when read: nothing to copy or swap).
+pub fn holds_rows(materialized: Option<&str>) -> bool {
+    !matches!(materialized, None | Some("view") | Some("ephemeral"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_times_are_dates_or_timestamps() {
+        let day = crate::time::TimeKey::parse("2026-02-01").unwrap().start;
+        assert_eq!(instant(day), "2026-02-01");
+        assert_eq!(instant(day + 5), "2026-02-01T05:00:00");
+    }
 }

@@ -10,6 +10,7 @@ mod sql;
 
 use std::collections::{BTreeMap, HashMap};
 
+pub use dbt::holds_rows;
 pub use sql::guarded_script;
 
 use serde::Serialize;
@@ -55,6 +56,10 @@ pub struct TaskContext<'a> {
     pub columns: Option<&'a [String]>,
     /// Airflow 3's `--max-active-runs`.
     pub max_active_runs: u32,
+    /// The dbt models the plan restates (their shadows are read by `ref`).
+    pub dbt_models: &'a [String],
+    /// Whether dbt can be made to build shadows (ripple's contract holds).
+    pub dbt_contract: bool,
     /// The dates a full rebuild runs as.
     pub range: (&'a str, &'a str),
 }
@@ -69,7 +74,7 @@ pub fn commands(g: &LineageGraph, cx: &TaskContext) -> Result<Commands, super::P
     let mut c = Commands::default();
     match cx.job.kind {
         JobKind::Airflow => airflow::commands(&mut c, cx.job, (from, to), cx.max_active_runs),
-        JobKind::Dbt | JobKind::Manifest => dbt::commands(&mut c, cx.task, cx.dataset, (from, to)),
+        JobKind::Dbt | JobKind::Manifest => dbt::commands(&mut c, cx),
         JobKind::Sql => sql::commands(&mut c, g, cx)?,
     }
     Ok(c)

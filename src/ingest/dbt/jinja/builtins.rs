@@ -94,6 +94,34 @@ pub(super) fn add_builtins(
         var(&s.vars, &name, default)
     });
     env.add_function("env_var", env_var);
+    // dbt's own naming, which a project's `generate_*_name` overrides call.
+    env.add_function(
+        "default__generate_alias_name",
+        |custom: Option<Value>, node: Option<Value>| -> Value {
+            if let Some(c) = custom.filter(|c| !c.is_none() && !c.is_undefined()) {
+                return Value::from(c.to_string().trim().to_string());
+            }
+            let node = node.unwrap_or_default();
+            let name = node
+                .get_attr("name")
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            match node.get_attr("version") {
+                Ok(v) if !v.is_none() && !v.is_undefined() => Value::from(format!("{name}_v{v}")),
+                _ => Value::from(name),
+            }
+        },
+    );
+    let s = settings.clone();
+    env.add_function(
+        "default__generate_schema_name",
+        move |custom: Option<Value>, _node: Option<Value>| -> Value {
+            match custom.filter(|c| !c.is_none() && !c.is_undefined()) {
+                Some(c) => Value::from(format!("{}_{}", s.target.schema, c.to_string().trim())),
+                None => Value::from(s.target.schema.clone()),
+            }
+        },
+    );
     env.add_function("is_incremental", || false);
     env.add_function("should_full_refresh", || false);
     env.add_function("log", |_args: Rest<ValueOrKwargs>| "");
