@@ -335,6 +335,13 @@ fn scripts(doc: &serde_json::Value, key: &str) -> Vec<String> {
                 .map(|x| format!("{};", x.as_str().unwrap()))
                 .collect::<Vec<_>>()
                 .join("\n"),
+            serde_json::Value::Object(setup) => setup["sql"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| format!("{};", x.as_str().unwrap()))
+                .collect::<Vec<_>>()
+                .join("\n"),
             other => format!("{};", other.as_str().unwrap()),
         })
         .collect()
@@ -836,3 +843,182 @@ print(json.dumps({
     "cleanup_after": sorted(dag.get_task("cleanup").upstream_task_ids) if dag else [],
 }))
 "#;
+
+/// The Airflow DAG of `fixtures/backfill_airflow`: each task's SQL, as
+/// Airflow renders it for a run.
+fn airflow_task_sql(task: &str) -> (String, std::collections::BTreeMap<String, String>) {
+    let project = ripple::ingest::load_project(
+        Path::new("fixtures/backfill_airflow"),
+        &ripple::ingest::LoadOptions::default(),
+    )
+    .unwrap();
+    let job = project
+        .jobs
+        .iter()
+        .find(|j| j.id == format!("airflow:orders.{task}"))
+        .unwrap();
+    let t = job.airflow.as_ref().unwrap().template.clone().unwrap();
+    (t.text, t.params)
+}
+
+/// Production: the DAG run for every day of January and February.
+fn airflow_production(db: &Db, landing_bad: bool) {
+    let raw = raw_orders(landing_bad).replace("raw.orders", "landing.orders");
+    db.run_file(&format!(
+        "create schema if not exists landing;\n{raw}\ncreate schema if not exists raw;\ncreate table raw.orders (order_id integer, customer_id integer, ordered_at timestamp, amount numeric(12, 2), status varchar);\ncreate table mart.daily (order_date date, orders bigint, revenue numeric(14, 2));"
+    ))
+    .unwrap();
+    let base = ripple::time::TimeKey::parse("2026-01-01").unwrap().start;
+    for task in ["load", "daily"] {
+        let (text, params) = airflow_task_sql(task);
+        let mut script = String::new();
+        for day in 0..59i64 {
+            let at = |h: i64| format!("{}T00:00:00", ripple::time::Grain::Day.key(h));
+            let sql = ripple::ingest::airflow::render_for_run(
+                &text,
+                &params,
+                &at(base + day * 24),
+                &at(base + day * 24 + 24),
+            )
+            .unwrap();
+            script.push_str(sql.trim().trim_end_matches(';'));
+            script.push_str(";\n");
+        }
+        db.run_file(&script).unwrap();
+    }
+}
+
+fn airflow_dump(db: &Db) -> (String, String) {
+    (
+        db.run(
+            "select order_id, customer_id, ordered_at, amount, status from raw.orders order by 1",
+        )
+        .unwrap(),
+        db.run("select order_date, orders, revenue from mart.daily order by 1")
+            .unwrap(),
+    )
+}
+
+#[test]
+fn airflow_tasks_run_per_date_into_shadows_even_batches_at_once() {
+    for make in engines() {
+        let Some(db) = make() else {
+            continue;
+        };
+        let expected_db = make().unwrap();
+        airflow_production(&expected_db, false);
+        let expected = airflow_dump(&expected_db);
+        airflow_production(&db, true);
+        db.run(
+            "update landing.orders set amount = amount / 100 where ordered_at >= timestamp '2026-01-10 00:00:00' and ordered_at < timestamp '2026-01-13 00:00:00'",
+        )
+        .unwrap();
+        let before = airflow_dump(&db);
+        assert_ne!(before, expected);
+        let dir = tempfile::tempdir().unwrap();
+        temp_project::copy_tree(Path::new("fixtures/backfill_airflow"), dir.path());
+        let yml = std::fs::read_to_string(dir.path().join("ripple.yml"))
+            .unwrap()
+            .replace("dialect: postgres", &format!("dialect: {}", db.dialect()));
+        std::fs::write(dir.path().join("ripple.yml"), yml).unwrap();
+        let plan_of = |format: &str| {
+            let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+                .args([
+                    "plan",
+                    "landing.orders",
+                    "--from",
+                    "2026-01-10",
+                    "--to",
+                    "2026-01-12",
+                    "--as-of",
+                    "2026-03-01",
+                    "--format",
+                    format,
+                    "--project",
+                ])
+                .arg(dir.path())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        // The Airflow CLIs write production: a runnable plan refuses them.
+        let refused = Command::new(env!("CARGO_BIN_EXE_ripple"))
+            .args([
+                "plan",
+                "landing.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+                "--as-of",
+                "2026-03-01",
+                "--format",
+                "shell",
+                "--executor",
+                "airflow2",
+                "--project",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("writes production"));
+        let doc: serde_json::Value = serde_json::from_str(&plan_of("json")).unwrap();
+        let tasks = doc["tasks"].as_array().unwrap();
+        assert_eq!(tasks.len(), 4, "two batches of two datasets");
+        for s in scripts(&doc, "setup") {
+            db.run(&s).unwrap();
+        }
+        let script_of = |t: &serde_json::Value| -> String {
+            t["commands"]["sql"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| format!("{};", s.as_str().unwrap()))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        // Both batches of a dataset at once where the engine has concurrent
+        // sessions (PostgreSQL); one after the other on DuckDB's single file.
+        for dataset in ["table.raw.orders", "table.mart.daily"] {
+            let mine: Vec<String> = tasks
+                .iter()
+                .filter(|t| t["dataset"] == dataset)
+                .map(script_of)
+                .collect();
+            match &db {
+                Db::Pg(_) => std::thread::scope(|s| {
+                    let handles: Vec<_> = mine.iter().map(|m| s.spawn(|| db.run(m))).collect();
+                    for h in handles {
+                        h.join().unwrap().unwrap();
+                    }
+                }),
+                Db::Duck(_) => {
+                    for m in &mine {
+                        db.run(m).unwrap();
+                    }
+                }
+            }
+        }
+        for t in tasks {
+            for v in t["validations"].as_array().unwrap() {
+                let got = db.run(v["sql"].as_str().unwrap()).unwrap();
+                assert!(got == "t" || got == "true", "{}: {got}", v["sql"]);
+            }
+        }
+        assert_eq!(airflow_dump(&db), before, "production before the swap");
+        for s in scripts(&doc, "swap_scripts") {
+            db.run(&s).unwrap();
+        }
+        assert_eq!(airflow_dump(&db), expected, "{}", db.dialect());
+        // The shell plan, run again, converges.
+        let (code, stderr) = run_shell(dir.path(), &plan_of("shell"), &db.command(), &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(airflow_dump(&db), expected);
+    }
+}

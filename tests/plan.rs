@@ -312,8 +312,7 @@ fn shadows_reads_validations_swaps_and_rollback() {
     assert!(
         script
             .iter()
-            .any(|s| s.contains("\"analytics\".\"a__backfill__work\" SELECT")
-                || s.starts_with("INSERT INTO \"analytics\".\"a__backfill__work\"")),
+            .any(|s| s.starts_with("INSERT INTO \"analytics\".\"a__backfill__work_20260110\"")),
         "{script:?}"
     );
     assert!(script.contains(&format!(
@@ -481,7 +480,7 @@ fn commands_follow_the_job_that_writes_each_dataset() {
     assert!(
         doc.warnings
             .iter()
-            .any(|w| w.starts_with("`raw.orders` is run by Airflow")),
+            .any(|w| w.starts_with("`raw.orders` is an Airflow task: its SQL runs per date")),
         "{:?}",
         doc.warnings
     );
@@ -768,10 +767,10 @@ fn the_shell_script_runs_in_order_and_stops_at_a_failed_validation() {
         .find("create table \"analytics\".\"b__backfill\" as select * from \"b\" where 1 = 0")
         .expect("shadows are set up");
     let a_insert = log_ok
-        .find("INSERT INTO \"analytics\".\"a__backfill__work\"")
+        .find("INSERT INTO \"analytics\".\"a__backfill__work_20260110\"")
         .expect("a runs");
     let b_create = log_ok
-        .find("CREATE TABLE \"analytics\".\"b__backfill__work\"")
+        .find("CREATE TABLE \"analytics\".\"b__backfill__work_full\"")
         .expect("b runs");
     let swap = log_ok
         .find("begin;\ndelete from \"a\"")
@@ -795,7 +794,7 @@ fn the_shell_script_runs_in_order_and_stops_at_a_failed_validation() {
         "no swap after a failed validation: {log_fail}"
     );
     assert!(
-        !log_fail.contains("b__backfill__work"),
+        !log_fail.contains("b__backfill__work_full"),
         "no later task after a failed validation"
     );
 }

@@ -78,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or(DEFAULT_MAX_CONCURRENCY);
     write_output(
         args.output.as_deref(),
-        &emit::plan::render(&doc, args.format, args.executor, max_concurrency),
+        &emit::plan::render(&doc, args.format, args.executor, max_concurrency)?,
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -465,9 +465,44 @@ pub enum Format {
     AirflowDag,
 }
 
+impl Format {
+    /// Whether the output runs tasks (so its executor must write shadows).
+    pub fn runs(self) -> bool {
+        matches!(self, Format::Shell | Format::Commands | Format::AirflowDag)
+    }
+}
+
+/// Why a plan cannot be rendered as asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    /// A runnable format with an executor that writes production.
+    #[error(
+        "--executor {0} runs the production Airflow task, which writes production tables, not the shadows this plan validates and swaps in; use --executor sql (each Airflow SQL task's SQL, rendered per date, into the shadow) or --format json to see the commands"
+    )]
+    WritesProduction(&'static str),
+}
+
 /// `plan` in `format`. `executor` picks whose commands the runnable formats
-/// use; `max_concurrency` sizes the Airflow DAG's pool.
+/// use; `max_concurrency` sizes the Airflow DAG's pool. A runnable format
+/// with an executor that does not write shadows is refused.
 pub fn render(
+    plan: &PlanDocument,
+    format: Format,
+    executor: Option<Executor>,
+    max_concurrency: u32,
+) -> Result<String, RenderError> {
+    if format.runs()
+        && let Some(e) = executor.filter(|e| !e.writes_shadows())
+    {
+        return Err(RenderError::WritesProduction(match e {
+            Executor::Airflow2 => "airflow2",
+            _ => "airflow3",
+        }));
+    }
+    Ok(render_unchecked(plan, format, executor, max_concurrency))
+}
+
+fn render_unchecked(
     plan: &PlanDocument,
     format: Format,
     executor: Option<Executor>,

@@ -2,7 +2,7 @@
 //! [`crate::project::Part`] of the [`Project`]. [`load_project`] detects what a folder holds and joins the
 //! parts; they meet on dataset names when the graph is built.
 
-mod airflow;
+pub mod airflow;
 mod dbt;
 mod files;
 mod manifest;

@@ -272,7 +272,7 @@ pub fn document(
             .get(&t.dataset)
             .and_then(|w| w.first())
             .and_then(|j| g.jobs.get(j));
-        let commands = match job {
+        let (commands, note) = match job {
             Some(job) => super::executors::commands(
                 g,
                 &super::executors::TaskContext {
@@ -287,13 +287,19 @@ pub fn document(
                     range: (&last_day, &last_day),
                     dbt_models: &dbt_models,
                     dbt_contract,
+                    grain: grain_of(&t.dataset),
                 },
             )?,
             None => Default::default(),
         };
+        if let Some(n) = note
+            && !warnings.contains(&n)
+        {
+            warnings.push(n);
+        }
         let warning = match job.map(|j| j.kind) {
             Some(JobKind::Airflow) => Some(format!(
-                "`{}` is run by Airflow, which writes where the task writes: `airflow dags backfill` reaches the shadow `{}` only if the task takes its output table from a param (see docs/plan.md, Executors)",
+                "`{}` is an Airflow task: its SQL runs per date into the shadow `{}` (executor sql); the airflow2/airflow3 commands run the production task, which writes production, and are listed for reference only (see docs/plan.md, Executors)",
                 d.name,
                 shadow_of(d)
             )),

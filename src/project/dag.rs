@@ -37,6 +37,15 @@ pub struct Dag {
     pub tasks: Vec<Task>,
 }
 
+/// A task's SQL as written, before Airflow renders it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlTemplate {
+    /// The text, Jinja included.
+    pub text: String,
+    /// The task's `params` (or its DAG's).
+    pub params: std::collections::BTreeMap<String, String>,
+}
+
 /// A task as read.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Task {
@@ -65,4 +74,7 @@ pub struct Task {
     /// The task's SQL after template rendering, when it has SQL.
     #[serde(skip)]
     pub sql: Option<String>,
+    /// The task's SQL as written, when it has SQL.
+    #[serde(skip)]
+    pub template: Option<SqlTemplate>,
 }

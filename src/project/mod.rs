@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-pub use dag::{Dag, Task};
+pub use dag::{Dag, SqlTemplate, Task};
 pub use diagnostic::{Diagnostic, Severity};
 
 use crate::config::{Config, DatasetConfig};
@@ -179,6 +179,10 @@ pub struct AirflowTask {
     pub dag_id: String,
     /// `task_id` (TaskGroup-prefixed).
     pub task_id: String,
+    /// Its SQL before Airflow renders it, with its params: what an executor
+    /// renders for each run's dates.
+    #[serde(skip)]
+    pub template: Option<SqlTemplate>,
 }
 
 /// What kind of job.

@@ -136,6 +136,7 @@ pub fn build(c: &Case) -> LineageGraph {
             airflow: Some(AirflowTask {
                 dag_id: "dag".to_string(),
                 task_id: name(i),
+                template: None,
             }),
         })
         .collect();

@@ -7,6 +7,8 @@
 mod parse;
 mod template;
 
+pub use template::render_for_run;
+
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -113,6 +115,7 @@ impl Dags {
                     airflow: Some(AirflowTask {
                         dag_id: dag.dag_id.clone(),
                         task_id: t.task_id.clone(),
+                        template: t.template.clone(),
                     }),
                 });
             }

@@ -9,7 +9,7 @@ use ruff_text_size::Ranged;
 use super::template::render_sql;
 use crate::ingest::files::line_of;
 use crate::project::Diagnostic;
-use crate::project::{Dag, Task};
+use crate::project::{Dag, SqlTemplate, Task};
 
 /// What a name in the file stands for.
 #[derive(Debug, Clone)]
@@ -418,6 +418,7 @@ impl Reader<'_> {
                     upstream,
                     line,
                     sql,
+                    template: None,
                 },
             );
             return Some(Binding::Tasks(vec![task_id]));
@@ -467,9 +468,12 @@ impl Reader<'_> {
                 .map(|d| self.dag_settings[d].params.clone())
                 .unwrap_or_default(),
         };
-        let sql = kw(keywords, "sql")
-            .and_then(|e| self.sql_text(e, dag, line))
-            .map(|s| render_sql(&s, &params));
+        let raw_sql = kw(keywords, "sql").and_then(|e| self.sql_text(e, dag, line));
+        let sql = raw_sql.as_ref().map(|s| render_sql(s, &params));
+        let template = raw_sql.map(|text| SqlTemplate {
+            text,
+            params: params.clone(),
+        });
         let mut reads = self.uris(kw(keywords, "inlets"), dag, prefix);
         let writes = self.uris(kw(keywords, "outlets"), dag, prefix);
         let mut upstream = Vec::new();
@@ -502,6 +506,7 @@ impl Reader<'_> {
                 upstream,
                 line,
                 sql,
+                template,
             },
         );
         Some(Binding::Tasks(vec![task_id]))

@@ -43,6 +43,44 @@ fn env() -> &'static Environment<'static> {
     })
 }
 
+/// `sql` rendered for the run whose data interval is `[start, end)` (UTC
+/// instants as `YYYY-MM-DDTHH:MM:SS`), as Airflow would: `ds`, `ts`,
+/// `data_interval_start`, ... of that run. An error when the template fails
+/// or needs a value only a running Airflow has (`var`, `conn`, `ti`, an
+/// unknown macro): such SQL cannot be run as is.
+pub fn render_for_run(
+    sql: &str,
+    params: &BTreeMap<String, String>,
+    start: &str,
+    end: &str,
+) -> Result<String, String> {
+    let ds = &start[..10];
+    let next = &end[..10];
+    let rendered = env()
+        .render_str(
+            sql,
+            context! {
+                params => params,
+                ds => ds,
+                ds_nodash => ds.replace('-', ""),
+                ts => format!("{start}+00:00"),
+                ts_nodash => start.replace(['-', ':'], ""),
+                data_interval_start => format!("{start}+00:00"),
+                logical_date => format!("{start}+00:00"),
+                execution_date => format!("{start}+00:00"),
+                data_interval_end => format!("{end}+00:00"),
+                next_ds => next,
+            },
+        )
+        .map_err(|e| format!("its template does not render: {e}"))?;
+    if rendered.contains(UNKNOWN_PLACEHOLDER) {
+        return Err(
+            "its template uses a value only a running Airflow has (a Variable, a connection, XCom, a macro ripple does not know)".to_string(),
+        );
+    }
+    Ok(rendered)
+}
+
 /// `sql` with its templates rendered; `params` are the task's (or DAG's).
 pub(super) fn render_sql(sql: &str, params: &BTreeMap<String, String>) -> String {
     if !sql.contains("{{") && !sql.contains("{%") {
@@ -115,6 +153,25 @@ impl Object for Unknown {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_renders_with_its_own_dates() {
+        let params = [("schema".to_string(), "raw".to_string())].into();
+        let sql = "delete from {{ params.schema }}.orders where d = '{{ ds }}' and d > '{{ macros.ds_add(ds, -1) }}' and t < '{{ data_interval_end }}'";
+        assert_eq!(
+            render_for_run(sql, &params, "2026-01-10T00:00:00", "2026-01-11T00:00:00").unwrap(),
+            "delete from raw.orders where d = '2026-01-10' and d > '2026-01-09' and t < '2026-01-11T00:00:00+00:00'"
+        );
+        assert!(
+            render_for_run(
+                "select '{{ var.value.x }}'",
+                &params,
+                "2026-01-10T00:00:00",
+                "2026-01-11T00:00:00"
+            )
+            .is_err()
+        );
+    }
 
     #[test]
     fn airflow_variables_render_to_a_fixed_run() {

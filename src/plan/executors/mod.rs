@@ -11,7 +11,7 @@ mod sql;
 use std::collections::{BTreeMap, HashMap};
 
 pub use dbt::holds_rows;
-pub use sql::guarded_script;
+pub use sql::{ScriptTarget, guarded_script};
 
 use serde::Serialize;
 
@@ -60,24 +60,34 @@ pub struct TaskContext<'a> {
     pub dbt_models: &'a [String],
     /// Whether dbt can be made to build shadows (ripple's contract holds).
     pub dbt_contract: bool,
+    /// The dataset's grain (an Airflow task runs once per partition).
+    pub grain: crate::time::Grain,
     /// The dates a full rebuild runs as.
     pub range: (&'a str, &'a str),
 }
 
-/// The commands of one task, per executor that runs its job; an error when
-/// its SQL would change a relation that is not a shadow.
-pub fn commands(g: &LineageGraph, cx: &TaskContext) -> Result<Commands, super::PlanError> {
+/// The commands of one task, per executor that runs its job, and what a
+/// reviewer should know about them; an error when its SQL would change a
+/// relation that is not a shadow.
+pub fn commands(
+    g: &LineageGraph,
+    cx: &TaskContext,
+) -> Result<(Commands, Option<String>), super::PlanError> {
     let (from, to) = match (&cx.task.from, &cx.task.to) {
         (Some(f), Some(t)) => (f.as_str(), t.as_str()),
         _ => cx.range,
     };
     let mut c = Commands::default();
+    let mut note = None;
     match cx.job.kind {
-        JobKind::Airflow => airflow::commands(&mut c, cx.job, (from, to), cx.max_active_runs),
+        JobKind::Airflow => {
+            airflow::commands(&mut c, cx.job, (from, to), cx.max_active_runs);
+            note = sql::airflow_commands(&mut c, g, cx)?;
+        }
         JobKind::Dbt | JobKind::Manifest => dbt::commands(&mut c, cx),
         JobKind::Sql => sql::commands(&mut c, g, cx)?,
     }
-    Ok(c)
+    Ok((c, note))
 }
 
 /// Statements as one script (`;`-terminated lines), run in one session.
@@ -116,8 +126,16 @@ pub enum Executor {
 
 impl Executor {
     /// Who runs a task when no executor is asked for, or the one asked for
-    /// does not run its job: the first of these that does.
-    pub const FALLBACK: [Executor; 3] = [Executor::Airflow2, Executor::Dbt, Executor::Sql];
+    /// does not run its job: the first of these that does. The Airflow
+    /// CLIs are never chosen on their own: they run the production task,
+    /// which writes production, not the shadow.
+    pub const FALLBACK: [Executor; 2] = [Executor::Sql, Executor::Dbt];
+
+    /// Whether this executor's commands write the shadows the plan swaps
+    /// in (the Airflow CLIs run the production task: they do not).
+    pub fn writes_shadows(self) -> bool {
+        !matches!(self, Executor::Airflow2 | Executor::Airflow3)
+    }
 
     /// The command lines that run a task with these `commands`, if this
     /// executor runs its job.

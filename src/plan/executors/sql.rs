@@ -26,11 +26,14 @@ pub(super) fn commands(
         c.sql = guarded_script(
             sql,
             g.config.dialect,
-            &cx.dataset.relation,
-            cx.shadow,
-            cx.shadows,
-            cx.filter,
-            cx.columns,
+            &ScriptTarget {
+                relation: &cx.dataset.relation,
+                shadow: cx.shadow,
+                shadows: cx.shadows,
+                filter: cx.filter,
+                columns: cx.columns,
+                suffix: &task_suffix(cx.task),
+            },
         )
         .map_err(|(line, statement, reason)| PlanError::Unsafe {
             dataset: cx.dataset.name.clone(),
@@ -43,9 +46,117 @@ pub(super) fn commands(
     Ok(())
 }
 
-/// The work table a task recomputes `shadow`'s job into.
-pub fn work_table(shadow: &str) -> String {
-    format!("{shadow}__work")
+/// Fills the SQL of a task of an Airflow SQL task: its SQL rendered for
+/// each run (one per partition of the task, with that run's `ds`, `ts`,
+/// data interval), then guarded like any SQL job. A template that needs a
+/// running Airflow (Variables, XCom) gives no SQL; the reason is returned.
+pub(super) fn airflow_commands(
+    c: &mut Commands,
+    g: &LineageGraph,
+    cx: &TaskContext,
+) -> Result<Option<String>, PlanError> {
+    let Some(template) = cx.job.airflow.as_ref().and_then(|a| a.template.as_ref()) else {
+        return Ok(None);
+    };
+    let instant = |h: crate::time::Hour| {
+        let (date, hour) = crate::time::datetime_of(h);
+        format!("{date}T{hour:02}:00:00")
+    };
+    let grain = match cx.grain {
+        crate::time::Grain::None => crate::time::Grain::Day,
+        g => g,
+    };
+    let runs: Vec<(crate::time::Hour, crate::time::Hour)> = if cx.task.full {
+        // A full rebuild runs once, as the last day before --as-of.
+        crate::time::TimeKey::parse(cx.range.0)
+            .map(|k| vec![(k.start, k.end())])
+            .unwrap_or_default()
+    } else {
+        let mut runs = Vec::new();
+        for &(a, b) in &cx.task.ranges {
+            let mut p = a;
+            while p < b {
+                let next = grain.next(p);
+                runs.push((p, next));
+                p = next;
+            }
+        }
+        runs
+    };
+    let mut script = String::new();
+    for (a, b) in runs {
+        match crate::ingest::airflow::render_for_run(
+            &template.text,
+            &template.params,
+            &instant(a),
+            &instant(b),
+        ) {
+            Ok(sql) => {
+                script.push_str(sql.trim_end().trim_end_matches(';'));
+                script.push_str(";\n");
+            }
+            Err(why) => {
+                return Ok(Some(format!(
+                    "`{}` (Airflow task {}): no SQL command: {why}",
+                    cx.dataset.name,
+                    cx.job.id.trim_start_matches("airflow:")
+                )));
+            }
+        }
+    }
+    c.sql = guarded_script(
+        &script,
+        g.config.dialect,
+        &ScriptTarget {
+            relation: &cx.dataset.relation,
+            shadow: cx.shadow,
+            shadows: cx.shadows,
+            filter: cx.filter,
+            columns: cx.columns,
+            suffix: &task_suffix(cx.task),
+        },
+    )
+    .map_err(|(_, statement, reason)| PlanError::Unsafe {
+        dataset: cx.dataset.name.clone(),
+        file: cx.job.file.clone(),
+        line: 0,
+        statement,
+        reason: format!("{reason} (in its SQL as rendered for the plan's dates)"),
+    })?;
+    Ok(None)
+}
+
+/// What keeps one task's work and scratch tables apart from another's of
+/// the same dataset (batches may run at once): its first partition.
+pub fn task_suffix(task: &crate::plan::PlanTask) -> String {
+    match &task.from {
+        Some(from) if !task.full => {
+            format!(
+                "_{}",
+                from.chars()
+                    .filter(char::is_ascii_digit)
+                    .collect::<String>()
+            )
+        }
+        _ => "_full".to_string(),
+    }
+}
+
+/// Where a task script writes: the dataset, its shadow, and the task's part.
+#[derive(Clone, Copy)]
+pub struct ScriptTarget<'a> {
+    /// The production relation the job writes.
+    pub relation: &'a str,
+    /// Its shadow.
+    pub shadow: &'a str,
+    /// Production relation (lowercase) → shadow, for every restated dataset.
+    pub shadows: &'a HashMap<String, String>,
+    /// The task's partitions (`None`: all).
+    pub filter: Option<&'a str>,
+    /// The job's output columns, when known.
+    pub columns: Option<&'a [String]>,
+    /// Keeps this task's work tables apart from its sibling batches'.
+    pub suffix: &'a str,
 }
 
 /// The task script for `job_sql` writing `relation`: see the module docs.
@@ -54,12 +165,16 @@ pub fn work_table(shadow: &str) -> String {
 pub fn guarded_script(
     job_sql: &str,
     dialect: SqlDialect,
-    relation: &str,
-    shadow: &str,
-    shadows: &HashMap<String, String>,
-    filter: Option<&str>,
-    columns: Option<&[String]>,
+    into: &ScriptTarget<'_>,
 ) -> Result<Vec<String>, (u64, usize, String)> {
+    let ScriptTarget {
+        relation,
+        shadow,
+        shadows,
+        filter,
+        columns,
+        suffix,
+    } = *into;
     let lineage = script_lineage(job_sql, dialect);
     if let Some(e) = lineage.errors.first() {
         return Err((
@@ -71,7 +186,7 @@ pub fn guarded_script(
             ),
         ));
     }
-    let work = work_table(shadow);
+    let work = format!("{shadow}__work{suffix}");
     let own = relation.to_lowercase();
     // Reads of rewritten upstreams go to their shadows; everything the job
     // writes goes to the work table (its dataset) or a scratch table.
@@ -98,7 +213,10 @@ pub fn guarded_script(
             if key == own {
                 map.insert(key, work.clone());
             } else if !scratch.iter().any(|(k, _)| *k == key) {
-                let name = format!("{}__scratch", shadows.get(&key).map_or(t.as_str(), |s| s));
+                let name = format!(
+                    "{}__scratch{suffix}",
+                    shadows.get(&key).map_or(t.as_str(), |s| s)
+                );
                 map.insert(key.clone(), name.clone());
                 scratch.push((key, name));
             }
@@ -205,11 +323,14 @@ mod tests {
         guarded_script(
             sql,
             SqlDialect::Postgres,
-            "mart.daily",
-            "mart.daily__backfill",
-            &shadows(),
-            Some("\"d\" >= '2026-01-10' and \"d\" < '2026-01-12'"),
-            Some(&["d".to_string(), "n".to_string()]),
+            &ScriptTarget {
+                relation: "mart.daily",
+                shadow: "mart.daily__backfill",
+                shadows: &shadows(),
+                filter: Some("\"d\" >= '2026-01-10' and \"d\" < '2026-01-12'"),
+                columns: Some(&["d".to_string(), "n".to_string()]),
+                suffix: "",
+            },
         )
     }
 
