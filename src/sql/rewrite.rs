@@ -11,8 +11,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    AlterTableOperation, CommentObject, GrantObjects, Ident, ObjectName, ObjectNamePart,
-    ObjectType, RenameTableNameKind, Statement, visit_relations, visit_relations_mut,
+    AlterTableOperation, CommentObject, Expr, GrantObjects, Ident, ObjectName, ObjectNamePart,
+    ObjectType, RenameTableNameKind, Statement, visit_expressions_mut, visit_relations,
+    visit_relations_mut,
 };
 
 use super::dialect::SqlDialect;
@@ -147,6 +148,25 @@ fn rewrite_statement(
     }
     let _ = visit_relations_mut(stmt, |name| {
         swap(name);
+        ControlFlow::<()>::Continue(())
+    });
+    // Columns qualified by a redirected table's full name (`prod.t.y`)
+    // follow it, or they would point at a table no longer in the query.
+    let _ = visit_expressions_mut(stmt, |e| {
+        if let Expr::CompoundIdentifier(idents) = e
+            && idents.len() > 2
+        {
+            let (table, column) = idents.split_at(idents.len() - 1);
+            let printed = relation_name(&ObjectName::from(table.to_vec()), dialect);
+            if let Some(shadow) = printed.and_then(|p| map.get(&p)) {
+                let mut parts: Vec<Ident> = relation_parts(shadow)
+                    .into_iter()
+                    .map(|p| Ident::with_quote(quote_char(dialect), p))
+                    .collect();
+                parts.extend(column.iter().cloned());
+                *idents = parts;
+            }
+        }
         ControlFlow::<()>::Continue(())
     });
     match stmt {

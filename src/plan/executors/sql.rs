@@ -204,10 +204,18 @@ pub fn guarded_script(
             creates_own = true;
         }
     }
+    // Tables the job fills with rows are its own (its dataset, staging
+    // tables): redirected. A table it only drops, truncates or alters is
+    // someone else's: left alone, so the check below refuses the job.
+    let filled: BTreeSet<String> = lineage
+        .statements
+        .iter()
+        .flat_map(|s| s.targets.iter().map(|t| t.to_lowercase()))
+        .collect();
     for s in &lineage.statements {
         for t in s.targets.iter().chain(&s.dropped) {
             let key = t.to_lowercase();
-            if temporary.contains(&key) {
+            if temporary.contains(&key) || !filled.contains(&key) {
                 continue;
             }
             if key == own {
