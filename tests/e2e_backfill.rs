@@ -284,6 +284,78 @@ fn a_shell_plan_restates_exactly_what_a_recompute_gives() {
     }
 }
 
+#[test]
+fn shadows_in_a_schema_of_their_own_and_tuned_checks() {
+    for make in engines() {
+        let Some((db, _)) = broken(make) else {
+            continue;
+        };
+        let expected = recompute(make);
+        let dir = project(
+            &db,
+            "backfill:\n  shadow: \"{schema}_shadow.{table}\"\n  checks: { row_count: 0.5 }\n  keep_shadows: true\n  mart.orders_daily:\n    checks: { row_count: false, non_empty: false }\n",
+        );
+        // That last key sits under backfill: it is rejected, with the place named.
+        let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+                "--as-of",
+                "2026-03-01",
+                "--project",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("unknown key `mart.orders_daily`"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = project(
+            &db,
+            "  mart.orders_daily:\n    checks: { row_count: false, non_empty: false }\nbackfill:\n  shadow: \"{schema}_shadow.{table}\"\n  checks: { row_count: 0.5 }\n  keep_shadows: true\n",
+        );
+        let doc: serde_json::Value = serde_json::from_str(&plan(dir.path(), "json")).unwrap();
+        let checks_of = |dataset: &str| -> Vec<String> {
+            doc["tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["dataset"] == dataset)
+                .unwrap()["validations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["check"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert!(checks_of("table.mart.orders_daily").is_empty());
+        assert_eq!(
+            checks_of("table.mart.orders_7d"),
+            ["non_empty", "row_count"]
+        );
+        let stg = &doc["tasks"][0]["validations"][1]["sql"];
+        assert!(stg.as_str().unwrap().contains("> 0.5 * p.n"), "{stg}");
+        let (code, stderr) = run_shell(dir.path(), &plan(dir.path(), "shell"), &db.command(), &[]);
+        assert_eq!(code, 0, "{}: {stderr}", db.dialect());
+        assert_eq!(dump(&db), expected, "{}", db.dialect());
+        // Kept, in their own schema.
+        let kept = db
+            .run("select table_name from information_schema.tables where table_schema = 'mart_shadow' order by 1")
+            .unwrap();
+        assert_eq!(
+            kept, "dim_customers\nmonthly\norder_log\norders_7d\norders_daily\nstg_orders",
+            "kept in their own schema, work tables gone"
+        );
+    }
+}
+
 /// The plan's JSON, run step by step by a small driver: production checked
 /// after every statement before the swap.
 fn drive_json(db: &Db, doc: &serde_json::Value, before: &BTreeMap<String, String>) {

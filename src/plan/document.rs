@@ -243,10 +243,30 @@ pub fn document(
     for id in order.iter().filter(|id| holds_rows(id)) {
         let Some(d) = g.dataset(id) else { continue };
         let full = by_dataset[*id].iter().any(|t| t.full);
+        let shadow = shadow_of(d);
+        let mut sql = Vec::new();
+        // A shadow in a schema of its own needs that schema.
+        let schema_of = |r: &str| {
+            let mut p = super::sql::relation_parts(r);
+            p.pop();
+            p
+        };
+        let shadow_schema = schema_of(&shadow);
+        if !shadow_schema.is_empty() && shadow_schema != schema_of(&d.relation) {
+            sql.push(format!(
+                "create schema if not exists {}",
+                shadow_schema
+                    .iter()
+                    .map(|p| quote_ident(dialect, p))
+                    .collect::<Vec<_>>()
+                    .join(".")
+            ));
+        }
+        sql.extend(create_copy(dialect, &shadow, &d.relation, full));
         setup.push(Setup {
             dataset: id.to_string(),
-            shadow: shadow_of(d),
-            sql: create_copy(dialect, &shadow_of(d), &d.relation, full),
+            shadow,
+            sql,
         });
     }
 
