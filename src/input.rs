@@ -30,8 +30,14 @@ pub fn read_text(path: &Path) -> Result<String> {
     decode(label, bytes)
 }
 
-/// `bytes` as a string, or where its first invalid byte is.
+/// `bytes` as a string (a UTF-8 byte order mark dropped: editors on
+/// Windows write one, and it would glue itself to the first statement), or
+/// where its first invalid byte is.
 pub fn decode(label: PathBuf, bytes: Vec<u8>) -> Result<String> {
+    let bytes = match bytes.strip_prefix("\u{feff}".as_bytes()) {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
     String::from_utf8(bytes).map_err(|e| {
         let bad = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();

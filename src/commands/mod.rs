@@ -85,13 +85,27 @@ pub fn time_key(s: &str, flag: &str) -> anyhow::Result<TimeKey> {
     TimeKey::parse(s).map_err(|e| anyhow::anyhow!("{flag}: {e}"))
 }
 
-/// Writes `text` to `path`, or to standard output when there is none.
+/// Writes `text` to `path`, or to standard output when there is none. The
+/// file is written beside `path` under another name, then renamed over it:
+/// a full disk or a crash leaves the old file whole, never half a plan, and
+/// a symlink at `path` is replaced, not followed.
 pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
-    match path {
-        Some(p) => std::fs::write(p, text)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
-        None => write_stdout(text),
-    }
+    let Some(p) = path else {
+        return write_stdout(text);
+    };
+    let fail = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", p.display());
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".ripple-")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    tmp.write_all(text.as_bytes()).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(p).map_err(|e| fail(e.error))?;
+    Ok(())
 }
 
 /// Writes to stdout; a closed pipe (`ripple ... | head`) is not an error.

@@ -95,7 +95,7 @@ pub fn markdown(plan: &PlanDocument) -> String {
 pub fn commands(plan: &PlanDocument, executor: Option<Executor>) -> String {
     let mut out = String::new();
     for t in &plan.tasks {
-        let _ = writeln!(out, "# {}", t.task.id);
+        let _ = writeln!(out, "# {}", super::escape::shell_comment(&t.task.id));
         for line in command_lines(t, executor) {
             let _ = writeln!(out, "{line}");
         }
