@@ -100,9 +100,20 @@ proptest! {
             return Ok(());
         };
         for s in &script {
-            // ripple's own empty copy reads production's columns, nothing else.
-            let s = match s.split_once(" as select * from ").or_else(|| s.split_once(" like ")) {
-                Some((made, from)) if made.contains("__work_") && (from.ends_with(" where 1 = 0") || !from.contains(' ')) => made,
+            // ripple's own empty copies read production's columns, nothing else.
+            let s = match s
+                .split_once(" as select * from ")
+                .or_else(|| s.split_once(" (like "))
+                .or_else(|| s.split_once(" like "))
+            {
+                Some((made, from))
+                    if (made.contains("__work_") || made.contains("__scratch_"))
+                        && (from.ends_with(" where 1 = 0")
+                            || from.ends_with(" including all)")
+                            || !from.contains(' ')) =>
+                {
+                    made
+                }
                 _ => s.as_str(),
             };
             for t in TABLES {

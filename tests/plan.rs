@@ -270,26 +270,35 @@ fn shadows_reads_validations_swaps_and_rollback() {
         .find(|t| t.task.dataset == "table.b")
         .unwrap();
     // Shadows are set up first: a copy of production, empty for a full rebuild.
+    // (An unqualified table's shadow is unqualified: it lives where the job's
+    // session puts its table. PostgreSQL copies keep constraints and indexes.)
     assert_eq!(
         doc.setup[0].sql,
         [
-            "drop table if exists \"analytics\".\"a__backfill\"",
-            "create table \"analytics\".\"a__backfill\" as select * from \"a\""
+            "drop table if exists \"a__backfill\"",
+            "create table \"a__backfill\" (like \"a\" including all)",
+            "insert into \"a__backfill\" select * from \"a\""
         ]
     );
-    assert!(doc.setup[1].sql[1].ends_with("from \"b\" where 1 = 0"));
+    assert_eq!(
+        doc.setup[1].sql[1],
+        "create table \"b__backfill\" (like \"b\" including all)"
+    );
+    assert_eq!(
+        doc.setup[1].sql.len(),
+        2,
+        "a full rebuild's shadow starts empty"
+    );
     // Every task writes a shadow; reads of a rewritten upstream go to its shadow.
-    assert_eq!(a.writes, "analytics.a__backfill");
-    assert_eq!(b.writes, "analytics.b__backfill");
+    assert_eq!(a.writes, "a__backfill");
+    assert_eq!(b.writes, "b__backfill");
     assert_eq!(a.reads["table.src"], "src");
-    assert_eq!(b.reads["table.a"], "analytics.a__backfill");
+    assert_eq!(b.reads["table.a"], "a__backfill");
     let filter = "\"d\" >= '2026-01-10' and \"d\" < '2026-01-12'";
     assert_eq!(a.validations[0].check, "custom");
     assert_eq!(
         a.validations[0].sql,
-        format!(
-            "select count(*) = 0 from \"analytics\".\"a__backfill\" where id is null and {filter}"
-        )
+        format!("select count(*) = 0 from \"a__backfill\" where id is null and {filter}")
     );
     let checks: Vec<&str> = a.validations.iter().map(|v| v.check.as_str()).collect();
     assert_eq!(checks, ["custom", "non_empty", "row_count", "unique_key"]);
@@ -312,12 +321,10 @@ fn shadows_reads_validations_swaps_and_rollback() {
     assert!(
         script
             .iter()
-            .any(|s| s.starts_with("INSERT INTO \"analytics\".\"a__backfill__work_20260110\"")),
+            .any(|s| s.starts_with("INSERT INTO \"a__backfill__work_20260110\"")),
         "{script:?}"
     );
-    assert!(script.contains(&format!(
-        "delete from \"analytics\".\"a__backfill\" where {filter}"
-    )));
+    assert!(script.contains(&format!("delete from \"a__backfill\" where {filter}")));
     // One swap per dataset, after all its tasks: partitions for a, the table for b,
     // in place and by column name, all in one transaction on PostgreSQL.
     let swap_a = doc.swaps.iter().find(|s| s.dataset == "table.a").unwrap();
@@ -326,7 +333,7 @@ fn shadows_reads_validations_swaps_and_rollback() {
     assert_eq!(
         swap_a.sql[1],
         format!(
-            "insert into \"a\" (\"id\", \"d\") select \"id\", \"d\" from \"analytics\".\"a__backfill\" where {filter}"
+            "insert into \"a\" (\"id\", \"d\") select \"id\", \"d\" from \"a__backfill\" where {filter}"
         )
     );
     let swap_b = doc.swaps.iter().find(|s| s.dataset == "table.b").unwrap();
@@ -347,8 +354,8 @@ fn shadows_reads_validations_swaps_and_rollback() {
     assert_eq!(
         doc.rollback,
         [
-            "drop table if exists \"analytics\".\"a__backfill\"",
-            "drop table if exists \"analytics\".\"b__backfill\""
+            "drop table if exists \"a__backfill\"",
+            "drop table if exists \"b__backfill\""
         ]
     );
     assert_eq!(doc.cleanup, doc.rollback);
@@ -764,19 +771,19 @@ fn the_shell_script_runs_in_order_and_stops_at_a_failed_validation() {
     let (code, log_ok, _) = run(false);
     assert_eq!(code, Some(0));
     let setup = log_ok
-        .find("create table \"analytics\".\"b__backfill\" as select * from \"b\" where 1 = 0")
+        .find("create table \"b__backfill\" (like \"b\" including all)")
         .expect("shadows are set up");
     let a_insert = log_ok
-        .find("INSERT INTO \"analytics\".\"a__backfill__work_20260110\"")
+        .find("INSERT INTO \"a__backfill__work_20260110\"")
         .expect("a runs");
     let b_create = log_ok
-        .find("CREATE TABLE \"analytics\".\"b__backfill__work_full\"")
+        .find("CREATE TABLE \"b__backfill__work_full\"")
         .expect("b runs");
     let swap = log_ok
         .find("begin;\ndelete from \"a\"")
         .expect("a and b are swapped in one transaction");
     let cleanup = log_ok
-        .rfind("drop table if exists \"analytics\".\"b__backfill\";")
+        .rfind("drop table if exists \"b__backfill\";")
         .expect("shadows are dropped after the swap");
     assert!(
         setup < a_insert && a_insert < b_create && b_create < swap && swap < cleanup,
@@ -886,4 +893,72 @@ fn scheduled_plans_keep_to_windows_and_fail_clearly_past_a_deadline() {
         .stderr(predicates::str::contains(
             "needs 1 window at max_concurrency 4 and ends 2026-02-01T22:15Z",
         ));
+}
+
+#[test]
+fn quoted_columns_templates_and_calls_found_by_a_trial() {
+    // A column whose name needs quotes stays one identifier in every
+    // statement ripple writes.
+    let dir = temp_project(&[
+        (
+            "d.sql",
+            "create table if not exists mart.d (\"Order Date\" date, n int);\ndelete from mart.d;\ninsert into mart.d (\"Order Date\", n) select order_date, count(*) from raw.t group by 1",
+        ),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  raw.t: { grain: day, start: 2026-01-01 }\n  mart.d: { partition_column: Order Date }\n",
+        ),
+    ]);
+    let out = plan_src_like(dir.path(), "raw.t").assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("(\"Order Date\", \"n\")"), "{text}");
+    assert!(!text.contains("\"\"\"Order Date\"\"\""), "{text}");
+    // A plain SQL job with a template, or one calling a procedure, is refused.
+    for (job, what) in [
+        (
+            "insert into mart.d select * from raw.t where d = '{{ ds }}'",
+            "holds a template",
+        ),
+        (
+            "insert into mart.d select * from raw.t;\ncall mart.cleanup()",
+            "ripple cannot tell what `CALL mart.cleanup()",
+        ),
+        (
+            "insert into mart.d select * from raw.t;\nalter schema raw rename to raw_old",
+            "ALTER SCHEMA",
+        ),
+    ] {
+        let dir = temp_project(&[
+            ("d.sql", job),
+            (
+                "ripple.yml",
+                "dialect: postgres\ndatasets:\n  raw.t: { grain: day, start: 2026-01-01 }\n  mart.d: { partition_column: d }\n",
+            ),
+        ]);
+        plan_src_like(dir.path(), "raw.t")
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("d.sql:"))
+            .stderr(predicates::str::contains(what));
+    }
+}
+
+/// `ripple plan TABLE` for 2026-01-10 as a shell script.
+fn plan_src_like(project: &Path, table: &str) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("ripple").unwrap();
+    cmd.args([
+        "plan",
+        table,
+        "--from",
+        "2026-01-10",
+        "--to",
+        "2026-01-10",
+        "--as-of",
+        "2026-02-01",
+        "--format",
+        "shell",
+        "--project",
+    ])
+    .arg(project);
+    cmd
 }

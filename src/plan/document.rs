@@ -147,7 +147,9 @@ pub fn document(
         }
         by_dataset.entry(t.dataset.clone()).or_default().push(t);
     }
-    let shadow_of = |d: &Dataset| shadow_relation(&pattern, &d.relation, &g.config.target.schema);
+    // An unqualified table's shadow is unqualified too: it lives where the
+    // job's session puts the table (its search path), not in dbt's schema.
+    let shadow_of = |d: &Dataset| shadow_relation(&pattern, &d.relation, "");
     check_shadows(g, &order, &shadow_of)?;
     // Production relation → shadow, for every dataset the plan rewrites.
     let shadows: HashMap<String, String> = order
@@ -190,7 +192,7 @@ pub fn document(
             None
         } else {
             match columns_of.of(g, g.index[*id]) {
-                Some(p) => Some(p.column),
+                Some(p) => Some(crate::sql::rewrite::unquote_ident(&p.column)),
                 None => {
                     missing.push(d.name.clone());
                     None
@@ -229,7 +231,12 @@ pub fn document(
         if !out.lineage.unexpanded_stars.is_empty() {
             return None;
         }
-        let names: Vec<String> = out.lineage.columns.iter().map(|c| c.name.clone()).collect();
+        let names: Vec<String> = out
+            .lineage
+            .columns
+            .iter()
+            .map(|c| crate::sql::rewrite::unquote_ident(&c.name))
+            .collect();
         let unique: BTreeSet<&String> = names.iter().collect();
         (!names.is_empty() && unique.len() == names.len()).then_some(names)
     };
@@ -555,25 +562,26 @@ fn validations(
     }
     if let Some(tol) = row_count.filter(|_| !skip(Check::RowCount)) {
         out.push(match partition {
-            // Partition by partition: one empty in production (late data)
-            // passes, one that lost its rows in the shadow does not.
+            // Partition by partition, rows lost: one empty in production
+            // (late data) or grown in the shadow (restored rows) passes, one
+            // that lost more than the tolerance of its rows does not.
             Some((column, grain)) => {
                 let k = super::sql::partition_key(dialect, column, grain);
                 let off = format!(
-                    "(select p.k, p.n as production, coalesce(s.n, 0) as shadow from (select {k} as k, count(*) as n from {p} where {f} group by 1) p left join (select {k} as k, count(*) as n from {s} where {f} group by 1) s on s.k = p.k where abs(coalesce(s.n, 0) - p.n) > {tol} * p.n) off"
+                    "(select p.k, p.n as production, coalesce(s.n, 0) as shadow from (select {k} as k, count(*) as n from {p} where {f} group by 1) p left join (select {k} as k, count(*) as n from {s} where {f} group by 1) s on s.k = p.k where coalesce(s.n, 0) < (1 - {tol}) * p.n) off"
                 );
                 Validation {
                     check: "row_count".to_string(),
                     sql: format!("select count(*) = 0 from {off}"),
                     detail: Some(format!(
-                        "select coalesce(min('partition ' || cast(k as varchar) || ': shadow ' || cast(shadow as varchar) || ' rows, production ' || cast(production as varchar) || ' rows (tolerance {tol})'), 'no partition differs') from {off}"
+                        "select coalesce(min('partition ' || cast(k as varchar) || ': shadow ' || cast(shadow as varchar) || ' rows, production ' || cast(production as varchar) || ' rows (the shadow may lose at most {tol} of them)'), 'no partition lost rows') from {off}"
                     )),
                 }
             }
             None => Validation {
                 check: "row_count".to_string(),
                 sql: format!(
-                    "select (select count(*) from {p} where {f}) = 0 or abs((select count(*) from {s} where {f}) - (select count(*) from {p} where {f})) <= {tol} * (select count(*) from {p} where {f})"
+                    "select (select count(*) from {s} where {f}) >= (1 - {tol}) * (select count(*) from {p} where {f})"
                 ),
                 detail: Some(counts.clone()),
             },

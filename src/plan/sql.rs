@@ -101,6 +101,18 @@ pub fn create_copy(
         (Snowflake | BigQuery | Databricks, true) => {
             vec![format!("create or replace table {s} like {p}")]
         }
+        // PostgreSQL copies constraints, defaults and indexes too, so a job
+        // upserting with `on conflict` finds its key on the copy.
+        (Postgres, empty) => {
+            let mut out = vec![
+                format!("drop table if exists {s}"),
+                format!("create table {s} (like {p} including all)"),
+            ];
+            if !empty {
+                out.push(format!("insert into {s} select * from {p}"));
+            }
+            out
+        }
         (_, empty) => vec![
             format!("drop table if exists {s}"),
             format!(

@@ -225,6 +225,14 @@ fn rewrite_statement(
         }
         _ => {}
     }
+    if opaque.is_none() && !checkable(stmt) {
+        let text = stmt.to_string();
+        let words: Vec<&str> = text.split_whitespace().take(3).collect();
+        opaque = Some(format!(
+            "ripple cannot tell what `{} ...` changes (procedures, functions, triggers, schemas and the like are not run by a plan)",
+            words.join(" ")
+        ));
+    }
     let (kind, lineage) = statement_lineage(stmt, dialect);
     let mut changes: BTreeSet<String> = lineage.targets.iter().cloned().collect();
     changes.extend(lineage.dropped.iter().cloned());
@@ -246,6 +254,60 @@ fn rewrite_statement(
         kind,
         changes,
         opaque,
+    }
+}
+
+/// Whether ripple knows every relation `stmt` can change: queries, DML and
+/// the DDL of tables and views (checked relation by relation), and session
+/// statements. Anything else — `CALL`, `CREATE FUNCTION`, `ALTER SCHEMA`,
+/// `DROP FUNCTION`, `EXECUTE` — may change anything.
+fn checkable(stmt: &Statement) -> bool {
+    use Statement as S;
+    match stmt {
+        S::Drop { object_type, .. } => matches!(
+            object_type,
+            ObjectType::Table | ObjectType::View | ObjectType::MaterializedView
+        ),
+        S::CreateSchema { if_not_exists, .. } => *if_not_exists,
+        S::Query(_)
+        | S::Insert(_)
+        | S::CreateTable(_)
+        | S::CreateView(_)
+        | S::CreateIndex(_)
+        | S::Merge(_)
+        | S::Update(_)
+        | S::Delete(_)
+        | S::Copy { .. }
+        | S::CopyIntoSnowflake { .. }
+        | S::Truncate(_)
+        | S::AlterTable(_)
+        | S::AlterView(_)
+        | S::Comment { .. }
+        | S::Grant(_)
+        | S::Revoke(_)
+        | S::RenameTable(_)
+        | S::Set(_)
+        | S::Use(_)
+        | S::StartTransaction { .. }
+        | S::Commit { .. }
+        | S::Rollback { .. }
+        | S::Savepoint { .. }
+        | S::ReleaseSavepoint { .. }
+        | S::AlterSession { .. }
+        | S::Explain { .. }
+        | S::Reset(_)
+        | S::Discard { .. }
+        | S::Analyze(_) => true,
+        _ => false,
+    }
+}
+
+/// An identifier as ripple prints it (`"Order Date"`, `"a""b"`), back to
+/// the name itself; a plain name as is.
+pub fn unquote_ident(s: &str) -> String {
+    match s.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        Some(inner) => inner.replace("\"\"", "\""),
+        None => s.to_string(),
     }
 }
 
@@ -443,6 +505,23 @@ mod tests {
         .unwrap();
         assert!(out[0].opaque.is_some());
         assert!(out[0].changes.contains("mart.daily"));
+    }
+
+    #[test]
+    fn statements_of_unknown_effect_are_opaque() {
+        for sql in [
+            "call mart.cleanup()",
+            "create or replace function mart.f() returns int as 'select 1' language sql",
+            "alter schema raw rename to raw_old",
+            "drop function mart.f",
+            "create schema mart",
+        ] {
+            assert!(run(sql)[0].opaque.is_some(), "{sql}");
+        }
+        assert!(run("create schema if not exists stage")[0].opaque.is_none());
+        assert_eq!(unquote_ident("\"Order Date\""), "Order Date");
+        assert_eq!(unquote_ident("\"a\"\"b\""), "a\"b");
+        assert_eq!(unquote_ident("order_date"), "order_date");
     }
 
     #[test]

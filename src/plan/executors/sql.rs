@@ -175,6 +175,15 @@ pub fn guarded_script(
         columns,
         suffix,
     } = *into;
+    if let Some(at) = job_sql.find("{{").or_else(|| job_sql.find("{%")) {
+        let line = job_sql[..at].matches('\n').count() as u64 + 1;
+        return Err((
+            line,
+            0,
+            "holds a template (`{{ ... }}` or `{% ... %}`) that nothing renders for a plain SQL job; it would run with the braces as text"
+                .to_string(),
+        ));
+    }
     let lineage = script_lineage(job_sql, dialect);
     if let Some(e) = lineage.errors.first() {
         return Err((
@@ -194,8 +203,15 @@ pub fn guarded_script(
     let mut temporary = BTreeSet::new();
     let mut scratch = Vec::new();
     let mut creates_own = false;
+    let mut created = BTreeSet::new();
     for s in &lineage.statements {
         temporary.extend(s.temporary.iter().map(|t| t.to_lowercase()));
+        if matches!(
+            s.kind,
+            StatementKind::CreateTable | StatementKind::CreateTableAs | StatementKind::CreateView
+        ) {
+            created.extend(s.targets.iter().map(|t| t.to_lowercase()));
+        }
         if matches!(
             s.kind,
             StatementKind::CreateTable | StatementKind::CreateTableAs
@@ -276,6 +292,12 @@ pub fn guarded_script(
         out.push(drop_shadow(dialect, &work));
     } else {
         out.extend(create_copy(dialect, &work, relation, true));
+    }
+    // Staging tables the job fills without creating start as empty copies.
+    for (key, name) in &scratch {
+        if !created.contains(key) {
+            out.extend(create_copy(dialect, name, key, true));
+        }
     }
     out.extend(rewritten.into_iter().map(|r| r.sql));
     let f = filter.map(|f| format!(" where {f}")).unwrap_or_default();
@@ -380,7 +402,7 @@ mod tests {
         );
         assert_eq!(
             out[1],
-            "create table \"mart\".\"daily__backfill__work\" as select * from \"mart\".\"daily\" where 1 = 0"
+            "create table \"mart\".\"daily__backfill__work\" (like \"mart\".\"daily\" including all)"
         );
     }
 
