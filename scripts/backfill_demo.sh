@@ -21,7 +21,7 @@ demo=fixtures/backfill_demo
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 sql() { "$duckdb_bin" -no-init -bail -noheader -list "$1" -c "$2"; }
-jobs="stg_orders orders_daily orders_7d monthly dim_customers order_log"
+jobs="stg_orders orders_daily v_daily orders_7d monthly dim_customers order_log"
 
 load() { # $1 database, $2 = bad|good
   sql "$1" "create schema raw; create schema mart;

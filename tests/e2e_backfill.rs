@@ -24,9 +24,10 @@ use std::process::{Command, Stdio};
 use engines::{Duck, Pg, duckdb, postgres, require};
 
 /// The jobs, in the order production runs them.
-const JOBS: [&str; 6] = [
+const JOBS: [&str; 7] = [
     "stg_orders",
     "orders_daily",
+    "v_daily",
     "orders_7d",
     "monthly",
     "dim_customers",
@@ -34,7 +35,7 @@ const JOBS: [&str; 6] = [
 ];
 
 /// The production tables the plan restates.
-const TABLES: [&str; 6] = JOBS;
+const TABLES: [&str; 7] = JOBS;
 
 /// A database on one engine.
 enum Db {
@@ -350,7 +351,7 @@ fn shadows_in_a_schema_of_their_own_and_tuned_checks() {
             .run("select table_name from information_schema.tables where table_schema = 'mart_shadow' order by 1")
             .unwrap();
         assert_eq!(
-            kept, "dim_customers\nmonthly\norder_log\norders_7d\norders_daily\nstg_orders",
+            kept, "dim_customers\nmonthly\norder_log\norders_7d\norders_daily\nstg_orders\nv_daily",
             "kept in their own schema, work tables gone"
         );
     }
@@ -587,7 +588,7 @@ fn views_drifted_columns_and_late_partitions_survive_the_swap() {
         };
         let expected = recompute(make);
         // A view on a partially restated table and one on a rebuilt one.
-        db.run("create view mart.v_daily as select * from mart.orders_daily")
+        db.run("create view mart.v_dash as select * from mart.orders_daily")
             .unwrap();
         db.run("create view mart.v_customers as select customer_id, total from mart.dim_customers")
             .unwrap();
@@ -610,7 +611,7 @@ delete from mart.orders_daily where order_date = date '2026-01-11';",
         assert_eq!(dump(&db), expected, "{}", db.dialect());
         // The views are still there and read the restated rows.
         assert_eq!(
-            db.run("select count(*) from mart.v_daily where order_date = date '2026-01-11'")
+            db.run("select count(*) from mart.v_dash where order_date = date '2026-01-11'")
                 .unwrap(),
             "1"
         );

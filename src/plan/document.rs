@@ -173,8 +173,16 @@ pub fn document(
             .and_then(|v| v.as_str())
             .map(str::to_string)
     };
-    let holds_rows =
-        |id: &str| !is_dbt(id) || super::executors::holds_rows(materialized(id).as_deref());
+    let holds_rows = |id: &str| match job_of(id) {
+        Some(j) if matches!(j.kind, JobKind::Dbt | JobKind::Manifest) => {
+            super::executors::holds_rows(materialized(id).as_deref())
+        }
+        Some(j) if j.kind == JobKind::Sql => !j.sql.as_deref().is_some_and(|sql| {
+            g.dataset(id)
+                .is_some_and(|d| super::executors::makes_view(sql, dialect, &d.relation))
+        }),
+        _ => true,
+    };
     let dbt_models: Vec<String> = order
         .iter()
         .filter(|id| is_dbt(id) && materialized(id).as_deref() != Some("ephemeral"))
@@ -246,7 +254,21 @@ pub fn document(
         .unwrap_or_default();
     let max_active_runs = g.config.backfill.max_concurrency.unwrap_or(1);
 
-    let mut setup = Vec::new();
+    // Shadow views a failed run left go first: they read the shadow tables
+    // the setup replaces.
+    let mut setup: Vec<Setup> = order
+        .iter()
+        .filter(|id| !holds_rows(id))
+        .filter_map(|id| g.dataset(id))
+        .map(|d| Setup {
+            dataset: d.id.clone(),
+            shadow: shadow_of(d),
+            sql: vec![format!(
+                "drop view if exists {}",
+                quote_relation(dialect, &shadow_of(d))
+            )],
+        })
+        .collect();
     for id in order.iter().filter(|id| holds_rows(id)) {
         let Some(d) = g.dataset(id) else { continue };
         let full = by_dataset[*id].iter().any(|t| t.full);
@@ -402,22 +424,24 @@ pub fn document(
         });
     }
     let swap_scripts = swap_scripts(dialect, &swaps);
-    let mut drops: Vec<String> = setup
+    // Shadow views first: they read the shadow tables dropped after them.
+    let mut drops: Vec<String> = order
         .iter()
-        .map(|s| drop_shadow(dialect, &s.shadow))
+        .filter(|id| !holds_rows(id))
+        .filter_map(|id| g.dataset(id))
+        .map(|d| {
+            format!(
+                "drop view if exists {}",
+                quote_relation(dialect, &shadow_of(d))
+            )
+        })
         .collect();
-    // The shadows of dbt views are views the tasks made.
     drops.extend(
         order
             .iter()
-            .filter(|id| !holds_rows(id))
+            .filter(|id| holds_rows(id))
             .filter_map(|id| g.dataset(id))
-            .map(|d| {
-                format!(
-                    "drop view if exists {}",
-                    quote_relation(dialect, &shadow_of(d))
-                )
-            }),
+            .map(|d| drop_shadow(dialect, &shadow_of(d))),
     );
     let keep = options.keep_shadows || g.config.backfill.keep_shadows;
     Ok(PlanDocument {

@@ -11,7 +11,7 @@ mod sql;
 use std::collections::{BTreeMap, HashMap};
 
 pub use dbt::holds_rows;
-pub use sql::{ScriptTarget, guarded_script};
+pub use sql::{ScriptTarget, guarded_script, makes_view};
 
 use serde::Serialize;
 

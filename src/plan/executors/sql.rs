@@ -142,6 +142,16 @@ pub fn task_suffix(task: &crate::plan::PlanTask) -> String {
     }
 }
 
+/// Whether `job_sql` makes `relation` a view (`create [or replace] view`):
+/// a view holds no rows, so its task builds its shadow view and nothing is
+/// copied, validated or swapped.
+pub fn makes_view(job_sql: &str, dialect: SqlDialect, relation: &str) -> bool {
+    let own = relation.to_lowercase();
+    script_lineage(job_sql, dialect).statements.iter().any(|s| {
+        s.kind == StatementKind::CreateView && s.targets.iter().any(|t| t.to_lowercase() == own)
+    })
+}
+
 /// Where a task script writes: the dataset, its shadow, and the task's part.
 #[derive(Clone, Copy)]
 pub struct ScriptTarget<'a> {
@@ -195,7 +205,18 @@ pub fn guarded_script(
             ),
         ));
     }
-    let work = format!("{shadow}__work{suffix}");
+    let view = lineage.statements.iter().any(|s| {
+        s.kind == StatementKind::CreateView
+            && s.targets
+                .iter()
+                .any(|t| t.to_lowercase() == relation.to_lowercase())
+    });
+    // A view is built as its shadow directly: there are no rows to replace.
+    let work = if view {
+        shadow.to_string()
+    } else {
+        format!("{shadow}__work{suffix}")
+    };
     let own = relation.to_lowercase();
     // Reads of rewritten upstreams go to their shadows; everything the job
     // writes goes to the work table (its dataset) or a scratch table.
@@ -288,7 +309,12 @@ pub fn guarded_script(
         }
     }
     let mut out = Vec::new();
-    if creates_own {
+    if view {
+        out.push(format!(
+            "drop view if exists {}",
+            quote_relation(dialect, &work)
+        ));
+    } else if creates_own {
         out.push(drop_shadow(dialect, &work));
     } else {
         out.extend(create_copy(dialect, &work, relation, true));
@@ -300,6 +326,12 @@ pub fn guarded_script(
         }
     }
     out.extend(rewritten.into_iter().map(|r| r.sql));
+    if view {
+        for (_, name) in &scratch {
+            out.push(drop_shadow(dialect, name));
+        }
+        return Ok(out);
+    }
     let f = filter.map(|f| format!(" where {f}")).unwrap_or_default();
     // The shadow's partitions are replaced all at once, or not at all.
     let transactions = !matches!(
