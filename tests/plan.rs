@@ -962,3 +962,242 @@ fn plan_src_like(project: &Path, table: &str) -> assert_cmd::Command {
     .arg(project);
     cmd
 }
+
+#[test]
+fn hostile_names_cannot_run_commands_or_escape_their_shadow() {
+    // A table whose quoted name holds a line break and a shell command, and
+    // one whose quoted name holds a dot.
+    let dir = temp_project(&[
+        (
+            "evil.sql",
+            "create table \"evil\ntouch pwned #\" as select * from src;\ncreate table s.\"a.b\" as select * from src",
+        ),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  src: { grain: none }\n",
+        ),
+    ]);
+    let plan = |format: &str| {
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "src",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-10",
+                "--as-of",
+                "2026-02-01",
+                "--format",
+                format,
+                "--project",
+            ])
+            .arg(dir.path())
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    // The script runs under a fake client, and the name never runs.
+    for format in ["shell", "commands"] {
+        let script = plan(format);
+        let run = dir.path().join(format!("run_{format}"));
+        std::fs::create_dir_all(&run).unwrap();
+        let body = if format == "shell" {
+            script
+        } else {
+            format!("run_sql() {{ :; }}\n{script}")
+        };
+        std::fs::write(run.join("plan.sh"), body).unwrap();
+        std::fs::write(
+            run.join("fake.sh"),
+            "#!/bin/sh\ncase \"$1\" in select*) echo t;; esac\n",
+        )
+        .unwrap();
+        let status = std::process::Command::new("bash")
+            .arg("plan.sh")
+            .current_dir(&run)
+            .env("RIPPLE_SQL", "sh fake.sh")
+            .output()
+            .unwrap()
+            .status;
+        assert!(status.success(), "{format}");
+        assert!(
+            !run.join("pwned").exists(),
+            "{format}: a name ran as a command"
+        );
+    }
+    // The dotted name's shadow stays in its schema, as one quoted part.
+    let json: serde_json::Value = serde_json::from_str(&plan("json")).unwrap();
+    let writes: Vec<&str> = json["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["writes"].as_str().unwrap())
+        .collect();
+    assert!(writes.contains(&"s.\"a.b__backfill\""), "{writes:?}");
+    // The Airflow DAG parses as Python.
+    let dag = plan("airflow-dag");
+    if let Ok(out) = std::process::Command::new("python3")
+        .args(["-c", "import ast,sys; ast.parse(sys.stdin.read())"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(dag.as_bytes())?;
+            c.wait()
+        })
+    {
+        assert!(out.success(), "the DAG does not parse");
+    }
+}
+
+#[test]
+fn a_job_writing_its_table_under_another_name_is_refused() {
+    // The graph knows the table by one spelling; the job writes a quoted
+    // mixed-case one: the task would fill nothing, so the plan is refused.
+    let dir = temp_project(&[
+        ("evil.sql", "create table \"Evil\" as select * from src"),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  src: { grain: none }\n",
+        ),
+    ]);
+    let out = plan_src_like(dir.path(), "src").output().unwrap();
+    if out.status.success() {
+        // Planned: then the task must write the table's work table.
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Evil__backfill__work_full"), "{text}");
+    } else {
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("writes no table named"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_shadow_pattern_naming_production_is_refused() {
+    for pattern in ["{schema}.{table}", "", "s.fixed"] {
+        let dir = temp_project(&[
+            ("a.sql", "create table s.a as select * from src"),
+            ("b.sql", "create table s.b as select * from src"),
+            (
+                "ripple.yml",
+                &format!(
+                    "datasets:\n  src: {{ grain: none }}\nbackfill:\n  shadow: \"{pattern}\"\n"
+                ),
+            ),
+        ]);
+        plan_src_like(dir.path(), "src")
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("backfill.shadow"));
+    }
+}
+
+#[test]
+fn views_made_beside_tables_and_assumed_hourly_grains_found_by_a_second_trial() {
+    // A job filling a table and making a view over it, and a job making two
+    // views: each view's task makes only that view, over the shadows.
+    let dir = temp_project(&[
+        (
+            "jobs/daily.sql",
+            "create table if not exists mart.daily (order_date date, n bigint);\ndelete from mart.daily;\ninsert into mart.daily (order_date, n) select order_date, count(*) from raw.t group by 1;\ncreate or replace view mart.v_daily as select order_date, n from mart.daily where n > 0",
+        ),
+        (
+            "jobs/views.sql",
+            "create or replace view mart.v_big as select order_date from mart.daily where n > 2;\ncreate or replace view mart.v_small as select order_date from mart.daily where n <= 2",
+        ),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  raw.t: { grain: day, start: 2026-01-01, partition_column: order_date }\n",
+        ),
+    ]);
+    let out = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "plan",
+            "raw.t",
+            "--from",
+            "2026-01-11",
+            "--to",
+            "2026-01-12",
+            "--as-of",
+            "2026-02-01",
+            "--format",
+            "json",
+            "--project",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let script = |dataset: &str| -> Vec<String> {
+        doc["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["dataset"] == dataset)
+            .unwrap()["commands"]["sql"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        script("table.mart.v_big"),
+        [
+            "drop view if exists \"mart\".\"v_big__backfill\"",
+            "CREATE OR REPLACE VIEW \"mart\".\"v_big__backfill\" AS SELECT order_date FROM \"mart\".\"daily__backfill\" WHERE n > 2"
+        ]
+    );
+    assert_eq!(script("table.mart.v_daily").len(), 2);
+    assert!(
+        !script("table.mart.daily")
+            .iter()
+            .any(|s| s.contains("CREATE OR REPLACE VIEW")),
+        "the table's task leaves the view out"
+    );
+    // Views are neither copied nor swapped.
+    let swapped: Vec<&str> = doc["swaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["dataset"].as_str().unwrap())
+        .collect();
+    assert_eq!(swapped, ["table.mart.daily"]);
+    // A daily table over hourly events whose grain is only assumed: refused.
+    let dir = temp_project(&[
+        (
+            "d.sql",
+            "drop table if exists mart.daily;\ncreate table mart.daily as select cast(ts as date) as day, count(*) as n from raw.ev group by 1",
+        ),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  raw.ev: { grain: hour, start: 2026-01-01T00, partition_column: ts }\n",
+        ),
+    ]);
+    assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "plan",
+            "raw.ev",
+            "--from",
+            "2026-01-10T05",
+            "--to",
+            "2026-01-10T07",
+            "--as-of",
+            "2026-02-01",
+            "--project",
+        ])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("`mart.daily` is only assumed"));
+}

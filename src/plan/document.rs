@@ -155,7 +155,7 @@ pub fn document(
     let shadows: HashMap<String, String> = order
         .iter()
         .filter_map(|id| g.dataset(id))
-        .map(|d| (d.relation.to_lowercase(), shadow_of(d)))
+        .map(|d| (d.relation.clone(), shadow_of(d)))
         .collect();
     // dbt views and ephemeral models hold no rows: their shadow is a view
     // the task builds; nothing to copy, validate or swap.
@@ -211,6 +211,24 @@ pub fn document(
     }
     if !missing.is_empty() {
         return Err(PlanError::NoPartitionColumn(missing));
+    }
+    // An hourly grain only assumed from an upstream (a daily table over
+    // hourly events, say) would select its partitions by hour boundaries
+    // its rows may not have: swapped in, they would match nothing.
+    let assumed_hourly: Vec<String> = order
+        .iter()
+        .filter(|id| holds_rows(id) && !by_dataset[**id].iter().any(|t| t.full))
+        .filter(|id| {
+            model
+                .datasets
+                .get(&g.index[**id])
+                .is_some_and(|t| t.grain == Grain::Hour && t.grain_source.starts_with("assumed"))
+        })
+        .filter_map(|id| g.dataset(id))
+        .map(|d| d.name.clone())
+        .collect();
+    if !assumed_hourly.is_empty() {
+        return Err(PlanError::AssumedGrain(assumed_hourly));
     }
     let grain_of = |id: &str| {
         model
@@ -310,7 +328,7 @@ pub fn document(
         for up in g.graph.neighbors_directed(node, Direction::Incoming) {
             let u = &g.graph[up];
             let relation = shadows
-                .get(&u.relation.to_lowercase())
+                .get(&u.relation)
                 .cloned()
                 .unwrap_or_else(|| u.relation.clone());
             reads.insert(u.id.clone(), relation);

@@ -114,6 +114,12 @@ pub enum PlanError {
         .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
     )]
     NoPartitionColumn(Vec<String>),
+    /// Restated datasets whose hourly grain is only assumed from upstream.
+    #[error(
+        "the grain of {} is only assumed to be its upstream's hour, so its partitions would be selected by hour; declare `grain` under `datasets.<name>` in ripple.yml (day, if it holds a row per day)",
+        .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    )]
+    AssumedGrain(Vec<String>),
     /// A job statement that would change a relation that is not a shadow.
     #[error(
         "refusing to plan `{dataset}`: {file}:{line}: statement {statement}: {reason}; rewrite the job so that it writes only its own table, or leave the dataset out"

@@ -11,7 +11,9 @@ use crate::time::{Grain, Hour, datetime_of};
 
 /// The shadow of `relation` from a pattern such as
 /// `{schema}.{table}__backfill` (`{database}` too); a relation without a
-/// schema takes `default_schema`.
+/// schema takes `default_schema` (an empty one: the shadow is unqualified
+/// too). The pattern's parts are filled one by one, so a table whose name
+/// holds a dot (`s."a.b"`) keeps it inside one quoted part.
 pub fn shadow_relation(pattern: &str, relation: &str, default_schema: &str) -> String {
     let parts = relation_parts(relation);
     let table = parts.last().cloned().unwrap_or_default();
@@ -20,11 +22,16 @@ pub fn shadow_relation(pattern: &str, relation: &str, default_schema: &str) -> S
         .checked_sub(2)
         .map_or(default_schema.to_string(), |i| parts[i].clone());
     let database = parts.len().checked_sub(3).map(|i| parts[i].clone());
-    let filled = pattern
-        .replace("{table}", &table)
-        .replace("{schema}", &schema)
-        .replace("{database}", database.as_deref().unwrap_or(""));
-    filled.trim_start_matches('.').to_string()
+    let filled: Vec<String> = pattern
+        .split('.')
+        .map(|p| {
+            p.replace("{table}", &table)
+                .replace("{schema}", &schema)
+                .replace("{database}", database.as_deref().unwrap_or(""))
+        })
+        .skip_while(String::is_empty)
+        .collect();
+    crate::sql::rewrite::print_parts(&filled)
 }
 
 /// The default shadow pattern.
@@ -274,6 +281,16 @@ mod tests {
             shadow_relation("{database}.{schema}.{table}_bf", "marts.t", "a"),
             "marts.t_bf"
         );
+        // A dot inside a quoted name stays inside one part.
+        assert_eq!(
+            shadow_relation(DEFAULT_SHADOW, "s.\"a.b\"", ""),
+            "s.\"a.b__backfill\""
+        );
+        assert_eq!(
+            relation_parts(&shadow_relation(DEFAULT_SHADOW, "s.\"a.b\"", "")),
+            ["s", "a.b__backfill"]
+        );
+        assert_eq!(shadow_relation(DEFAULT_SHADOW, "t", ""), "t__backfill");
     }
 
     #[test]

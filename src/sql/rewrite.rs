@@ -62,6 +62,31 @@ pub fn relation_parts(relation: &str) -> Vec<String> {
     parts
 }
 
+/// Name parts printed as ripple prints relations: a part holding a dot, a
+/// quote or white space is quoted (so it reads back as one part).
+pub fn print_parts(parts: &[String]) -> String {
+    parts
+        .iter()
+        .map(|p| {
+            if p.chars().any(|c| c == '.' || c == '"' || c.is_whitespace()) {
+                format!("\"{}\"", p.replace('"', "\"\""))
+            } else {
+                p.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// `relation` with `suffix` appended to its last part, printed.
+pub fn with_suffix(relation: &str, suffix: &str) -> String {
+    let mut parts = relation_parts(relation);
+    if let Some(last) = parts.last_mut() {
+        last.push_str(suffix);
+    }
+    print_parts(&parts)
+}
+
 /// A relation with every part quoted for `dialect`.
 pub fn quote_relation(dialect: SqlDialect, relation: &str) -> String {
     relation_parts(relation)

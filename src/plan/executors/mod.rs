@@ -47,8 +47,8 @@ pub struct TaskContext<'a> {
     pub job: &'a Job,
     /// The dataset's shadow.
     pub shadow: &'a str,
-    /// Production relation (lowercase) → shadow, for every dataset the
-    /// plan rewrites.
+    /// Production relation (as ripple prints it) → shadow, for every
+    /// dataset the plan rewrites.
     pub shadows: &'a HashMap<String, String>,
     /// The partitions the task restates (`None`: all of them).
     pub filter: Option<&'a str>,

@@ -146,10 +146,11 @@ pub fn task_suffix(task: &crate::plan::PlanTask) -> String {
 /// a view holds no rows, so its task builds its shadow view and nothing is
 /// copied, validated or swapped.
 pub fn makes_view(job_sql: &str, dialect: SqlDialect, relation: &str) -> bool {
-    let own = relation.to_lowercase();
-    script_lineage(job_sql, dialect).statements.iter().any(|s| {
-        s.kind == StatementKind::CreateView && s.targets.iter().any(|t| t.to_lowercase() == own)
-    })
+    let own = relation.to_string();
+    script_lineage(job_sql, dialect)
+        .statements
+        .iter()
+        .any(|s| s.kind == StatementKind::CreateView && s.targets.contains(&own))
 }
 
 /// Where a task script writes: the dataset, its shadow, and the task's part.
@@ -205,19 +206,17 @@ pub fn guarded_script(
             ),
         ));
     }
-    let view = lineage.statements.iter().any(|s| {
-        s.kind == StatementKind::CreateView
-            && s.targets
-                .iter()
-                .any(|t| t.to_lowercase() == relation.to_lowercase())
-    });
+    let view = lineage
+        .statements
+        .iter()
+        .any(|s| s.kind == StatementKind::CreateView && s.targets.iter().any(|t| t == relation));
     // A view is built as its shadow directly: there are no rows to replace.
     let work = if view {
         shadow.to_string()
     } else {
-        format!("{shadow}__work{suffix}")
+        crate::sql::rewrite::with_suffix(shadow, &format!("__work{suffix}"))
     };
-    let own = relation.to_lowercase();
+    let own = relation.to_string();
     // Reads of rewritten upstreams go to their shadows; everything the job
     // writes goes to the work table (its dataset) or a scratch table.
     let mut map: HashMap<String, String> = shadows.clone();
@@ -226,17 +225,17 @@ pub fn guarded_script(
     let mut creates_own = false;
     let mut created = BTreeSet::new();
     for s in &lineage.statements {
-        temporary.extend(s.temporary.iter().map(|t| t.to_lowercase()));
+        temporary.extend(s.temporary.iter().map(|t| t.to_string()));
         if matches!(
             s.kind,
             StatementKind::CreateTable | StatementKind::CreateTableAs | StatementKind::CreateView
         ) {
-            created.extend(s.targets.iter().map(|t| t.to_lowercase()));
+            created.extend(s.targets.iter().map(|t| t.to_string()));
         }
         if matches!(
             s.kind,
             StatementKind::CreateTable | StatementKind::CreateTableAs
-        ) && s.targets.iter().any(|t| t.to_lowercase() == own)
+        ) && s.targets.contains(&own)
         {
             creates_own = true;
         }
@@ -247,20 +246,22 @@ pub fn guarded_script(
     let filled: BTreeSet<String> = lineage
         .statements
         .iter()
-        .flat_map(|s| s.targets.iter().map(|t| t.to_lowercase()))
+        .flat_map(|s| s.targets.iter().map(|t| t.to_string()))
         .collect();
     for s in &lineage.statements {
         for t in s.targets.iter().chain(&s.dropped) {
-            let key = t.to_lowercase();
-            if temporary.contains(&key) || !filled.contains(&key) {
+            let key = t.to_string();
+            // A view's task runs only the view's own statements: what the
+            // rest of the job fills is read as it is (its shadow, if any).
+            if temporary.contains(&key) || !filled.contains(&key) || view {
                 continue;
             }
             if key == own {
                 map.insert(key, work.clone());
             } else if !scratch.iter().any(|(k, _)| *k == key) {
-                let name = format!(
-                    "{}__scratch{suffix}",
-                    shadows.get(&key).map_or(t.as_str(), |s| s)
+                let name = crate::sql::rewrite::with_suffix(
+                    shadows.get(&key).map_or(t.as_str(), |s| s),
+                    &format!("__scratch{suffix}"),
                 );
                 map.insert(key.clone(), name.clone());
                 scratch.push((key, name));
@@ -278,8 +279,8 @@ pub fn guarded_script(
             ),
         )
     })?;
-    let allowed: BTreeSet<String> = std::iter::once(work.to_lowercase())
-        .chain(scratch.iter().map(|(_, n)| n.to_lowercase()))
+    let allowed: BTreeSet<String> = std::iter::once(work.clone())
+        .chain(scratch.iter().map(|(_, n)| n.clone()))
         .chain(temporary.iter().cloned())
         .collect();
     let line_of = |index: usize| {
@@ -289,24 +290,83 @@ pub fn guarded_script(
             .find(|s| s.index == index)
             .map_or(0, |s| s.line)
     };
+    // A view's task runs only the statements that make that view (and the
+    // session's settings); another task of the same job leaves out views it
+    // does not read afterwards: views hold no rows to recompute.
+    let stmt = |index: usize| lineage.statements.iter().find(|s| s.index == index);
+    let makes_view_of = |index: usize| -> Option<&String> {
+        stmt(index)
+            .filter(|s| s.kind == StatementKind::CreateView)
+            .and_then(|s| s.targets.first())
+    };
+    let read_after = |name: &String, index: usize| {
+        lineage
+            .statements
+            .iter()
+            .any(|s| s.index > index && s.sources.contains(name))
+    };
+    let mut scratch_views = BTreeSet::new();
+    let rewritten: Vec<_> = rewritten
+        .into_iter()
+        .filter(|r| match (view, makes_view_of(r.index)) {
+            (true, Some(v)) => *v == own,
+            (true, None) => stmt(r.index).is_some_and(|s| s.kind == StatementKind::Session),
+            (false, Some(v)) if *v != own => {
+                let keep = read_after(v, r.index);
+                if keep {
+                    scratch_views.insert(v.clone());
+                }
+                keep
+            }
+            _ => true,
+        })
+        .collect();
     for r in &rewritten {
         if let Some(why) = &r.opaque {
             return Err((line_of(r.index), r.index, why.clone()));
         }
-        if let Some(bad) = r
-            .changes
-            .iter()
-            .find(|c| !allowed.contains(&c.to_lowercase()))
-        {
+        if let Some(bad) = r.changes.iter().find(|c| !allowed.contains(*c)) {
             return Err((
                 line_of(r.index),
                 r.index,
                 format!(
-                    "it would change `{bad}`, which is not a shadow ({} statement)",
+                    "{} ({} statement)",
+                    match map.iter().find(|(_, to)| *to == bad) {
+                        Some((from, _)) => format!(
+                            "it would change `{from}` (another restated table, whose shadow only its own task writes)"
+                        ),
+                        None => format!("it would change `{bad}`, a table this job does not fill"),
+                    },
                     r.kind.as_str()
                 ),
             ));
         }
+    }
+    if !view
+        && !rewritten.iter().any(|r| {
+            !matches!(r.kind, StatementKind::Drop | StatementKind::Truncate)
+                && r.changes.contains(&work)
+        })
+    {
+        // The job writes its table under another name than the plan's (a
+        // quoted mixed-case name folded elsewhere, say): the task would
+        // replace the shadow's partitions with nothing.
+        return Err((
+            0,
+            0,
+            format!(
+                "it writes no table named `{relation}` as the plan names it (it writes {}); ripple will not guess which one is meant",
+                if filled.is_empty() {
+                    "none".to_string()
+                } else {
+                    filled
+                        .iter()
+                        .map(|t| format!("`{t}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ),
+        ));
     }
     let mut out = Vec::new();
     if view {
@@ -326,9 +386,18 @@ pub fn guarded_script(
         }
     }
     out.extend(rewritten.into_iter().map(|r| r.sql));
+    let drop_scratch = |key: &String, name: &String| {
+        if scratch_views.contains(key) {
+            format!("drop view if exists {}", quote_relation(dialect, name))
+        } else {
+            drop_shadow(dialect, name)
+        }
+    };
     if view {
-        for (_, name) in &scratch {
-            out.push(drop_shadow(dialect, name));
+        for (key, name) in &scratch {
+            if scratch_views.contains(key) {
+                out.push(drop_scratch(key, name));
+            }
         }
         return Ok(out);
     }
@@ -360,8 +429,11 @@ pub fn guarded_script(
         out.push("commit".to_string());
     }
     out.push(drop_shadow(dialect, &work));
-    for (_, name) in &scratch {
-        out.push(drop_shadow(dialect, name));
+    // Views over scratch tables go before the tables they read.
+    let (views, tables): (Vec<_>, Vec<_>) =
+        scratch.iter().partition(|(k, _)| scratch_views.contains(k));
+    for (key, name) in views.into_iter().chain(tables) {
+        out.push(drop_scratch(key, name));
     }
     Ok(out)
 }
