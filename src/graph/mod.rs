@@ -320,6 +320,11 @@ impl LineageGraph {
         self.index.get(id).map(|&i| &self.graph[i])
     }
 
+    /// The job writing dataset `id` (the first, when several do).
+    pub fn writer(&self, id: &str) -> Option<&Job> {
+        self.writers.get(id)?.first().and_then(|j| self.jobs.get(j))
+    }
+
     /// Every dataset reachable from `from` along `dir` (downstream with
     /// `Outgoing`), `from` itself left out.
     pub fn reachable(&self, from: &BTreeSet<NodeIndex>, dir: Direction) -> BTreeSet<NodeIndex> {

@@ -46,11 +46,7 @@ struct RawWindow {
 /// Reads what the SQL of the job writing `n` says, if there is SQL.
 pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
     let d = &g.graph[n];
-    let job = g
-        .writers
-        .get(&d.id)?
-        .first()
-        .and_then(|id| g.jobs.get(id))?;
+    let job = g.writer(&d.id)?;
     let sql = job.sql.as_deref()?;
     let dialect = g.config.dialect;
     let v = crate::sql::with_statements(sql, dialect, |statements| {

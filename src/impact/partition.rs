@@ -40,11 +40,7 @@ pub struct JobOutput {
 /// writing its relation, else (a dbt model) the last bare query.
 pub fn job_output(g: &LineageGraph, n: NodeIndex) -> Option<JobOutput> {
     let d = &g.graph[n];
-    let job = g
-        .writers
-        .get(&d.id)?
-        .first()
-        .and_then(|id| g.jobs.get(id))?;
+    let job = g.writer(&d.id)?;
     let sql = job.sql.as_deref()?;
     let script = script_lineage_with_columns(sql, g.config.dialect, &KnownColumns::default());
     let relation = d.relation.to_lowercase();

@@ -159,12 +159,7 @@ pub fn document(
         .collect();
     // dbt views and ephemeral models hold no rows: their shadow is a view
     // the task builds; nothing to copy, validate or swap.
-    let job_of = |id: &str| {
-        g.writers
-            .get(id)
-            .and_then(|w| w.first())
-            .and_then(|j| g.jobs.get(j))
-    };
+    let job_of = |id: &str| g.writer(id);
     let is_dbt =
         |id: &str| job_of(id).is_some_and(|j| matches!(j.kind, JobKind::Dbt | JobKind::Manifest));
     let materialized = |id: &str| {
@@ -334,11 +329,7 @@ pub fn document(
             reads.insert(u.id.clone(), relation);
         }
         let filter = filter_of(t);
-        let job = g
-            .writers
-            .get(&t.dataset)
-            .and_then(|w| w.first())
-            .and_then(|j| g.jobs.get(j));
+        let job = g.writer(&t.dataset);
         let (commands, note) = match job {
             Some(job) => super::executors::commands(
                 g,

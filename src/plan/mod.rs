@@ -337,12 +337,7 @@ pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tas
 /// so that batches split the work; any other job recomputes everything it
 /// writes on every run.
 pub fn takes_dates(g: &LineageGraph, dataset: &str) -> bool {
-    let Some(job) = g
-        .writers
-        .get(dataset)
-        .and_then(|w| w.first())
-        .and_then(|j| g.jobs.get(j))
-    else {
+    let Some(job) = g.writer(dataset) else {
         return false;
     };
     match job.kind {

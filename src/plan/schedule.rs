@@ -277,16 +277,12 @@ fn windows_used(windows: &[(i64, i64)], placed: &[(Minute, Minute)]) -> usize {
 
 /// Whether a dbt model's run writes `dataset`.
 fn runs_by_dbt(g: &crate::graph::LineageGraph, dataset: &str) -> bool {
-    g.writers
-        .get(dataset)
-        .and_then(|w| w.first())
-        .and_then(|j| g.jobs.get(j))
-        .is_some_and(|j| {
-            matches!(
-                j.kind,
-                crate::project::JobKind::Dbt | crate::project::JobKind::Manifest
-            )
-        })
+    g.writer(dataset).is_some_and(|j| {
+        matches!(
+            j.kind,
+            crate::project::JobKind::Dbt | crate::project::JobKind::Manifest
+        )
+    })
 }
 
 /// Schedules the tasks of `doc` from `start` (minutes): fills each task's

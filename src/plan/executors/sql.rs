@@ -23,25 +23,7 @@ pub(super) fn commands(
     cx: &TaskContext,
 ) -> Result<(), PlanError> {
     if let Some(sql) = &cx.job.sql {
-        c.sql = guarded_script(
-            sql,
-            g.config.dialect,
-            &ScriptTarget {
-                relation: &cx.dataset.relation,
-                shadow: cx.shadow,
-                shadows: cx.shadows,
-                filter: cx.filter,
-                columns: cx.columns,
-                suffix: &task_suffix(cx.task),
-            },
-        )
-        .map_err(|(line, statement, reason)| PlanError::Unsafe {
-            dataset: cx.dataset.name.clone(),
-            file: cx.job.file.clone(),
-            line,
-            statement,
-            reason,
-        })?;
+        c.sql = task_script(g, cx, sql, "")?;
     }
     Ok(())
 }
@@ -104,8 +86,26 @@ pub(super) fn airflow_commands(
             }
         }
     }
-    c.sql = guarded_script(
+    c.sql = task_script(
+        g,
+        cx,
         &script,
+        " (in its SQL as rendered for the plan's dates)",
+    )?;
+    Ok(None)
+}
+
+/// [`guarded_script`] for the task of `cx`, refusals naming its job; `note`
+/// is added to the reason (and lines are dropped: they would be lines of
+/// rendered SQL, not of the file).
+fn task_script(
+    g: &LineageGraph,
+    cx: &TaskContext,
+    sql: &str,
+    note: &str,
+) -> Result<Vec<String>, PlanError> {
+    guarded_script(
+        sql,
         g.config.dialect,
         &ScriptTarget {
             relation: &cx.dataset.relation,
@@ -116,14 +116,13 @@ pub(super) fn airflow_commands(
             suffix: &task_suffix(cx.task),
         },
     )
-    .map_err(|(_, statement, reason)| PlanError::Unsafe {
+    .map_err(|(line, statement, reason)| PlanError::Unsafe {
         dataset: cx.dataset.name.clone(),
         file: cx.job.file.clone(),
-        line: 0,
+        line: if note.is_empty() { line } else { 0 },
         statement,
-        reason: format!("{reason} (in its SQL as rendered for the plan's dates)"),
-    })?;
-    Ok(None)
+        reason: format!("{reason}{note}"),
+    })
 }
 
 /// What keeps one task's work and scratch tables apart from another's of
