@@ -47,6 +47,8 @@ duckdb_version=1.5.6
 duckdb_spec=("duckdb-cli==$duckdb_version")
 dbt_spec=(dbt-core==1.11.16 dbt-duckdb==1.11.1 "duckdb==$duckdb_version")
 airflow_spec=(apache-airflow==3.3.2)
+# The generated DAG must import on Airflow 2 too (its operators' import paths).
+airflow2_spec=(apache-airflow==2.10.5)
 
 say() { echo "engines: $*" >&2; }
 die() {
@@ -256,6 +258,10 @@ install_all() {
     ensure_venv airflow \
       'h=$(mktemp -d) && AIRFLOW_HOME=$h python -c "import airflow; print(airflow.__version__)"; s=$?; rm -rf "$h"; exit $s' \
       "${airflow_spec[@]}"
+    # shellcheck disable=SC2016 # expanded by the check's own shell
+    ensure_venv airflow2 \
+      'h=$(mktemp -d) && AIRFLOW_HOME=$h python -c "import airflow; print(airflow.__version__)"; s=$?; rm -rf "$h"; exit $s' \
+      "${airflow2_spec[@]}"
   fi
   exec 9>&-
 }
@@ -306,6 +312,9 @@ print_env() {
   fi
   if wants airflow && venv_ok airflow python; then
     printf 'export RIPPLE_TEST_AIRFLOW_PYTHON=%q\n' "$engines_dir/airflow/bin/python"
+  fi
+  if wants airflow && venv_ok airflow2 python; then
+    printf 'export RIPPLE_TEST_AIRFLOW2_PYTHON=%q\n' "$engines_dir/airflow2/bin/python"
   fi
 }
 

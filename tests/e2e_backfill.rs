@@ -843,10 +843,19 @@ fn the_dbt_executor_builds_shadows_through_the_contract_macro() {
 }
 
 #[test]
-fn the_airflow_dag_imports_in_airflow() {
-    let Some(python) = require(engines::airflow_python(), "Airflow") else {
-        return;
-    };
+fn the_airflow_dag_imports_in_airflow_3_and_2() {
+    for (python, name) in [
+        (engines::airflow_python(), "Airflow 3"),
+        (engines::airflow2_python(), "Airflow 2"),
+    ] {
+        let Some(python) = require(python, name) else {
+            continue;
+        };
+        the_airflow_dag_imports_in(&python);
+    }
+}
+
+fn the_airflow_dag_imports_in(python: &Path) {
     let dir = tempfile::tempdir().unwrap();
     let args = [
         "plan",
@@ -901,13 +910,18 @@ fn the_airflow_dag_imports_in_airflow() {
     assert_eq!(report["cleanup_after"], serde_json::json!(["swap_0"]));
 }
 
-/// Loads `plan.py` into a real DagBag and reports what Airflow saw.
+/// Loads `plan.py` into a real DagBag (Airflow 3's or 2's) and reports
+/// what Airflow saw.
 const IMPORT_DAG: &str = r#"
 import json, warnings
 warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
-    from airflow.dag_processing.dagbag import DagBag
-    bag = DagBag(dag_folder="plan.py")
+    try:
+        from airflow.dag_processing.dagbag import DagBag
+        bag = DagBag(dag_folder="plan.py")
+    except ImportError:
+        from airflow.models.dagbag import DagBag
+        bag = DagBag(dag_folder="plan.py", include_examples=False)
 dag = bag.dags.get("ripple_backfill")
 print(json.dumps({
     "errors": {k: str(v) for k, v in bag.import_errors.items()},

@@ -324,3 +324,9 @@ pub fn dbt() -> Option<PathBuf> {
 pub fn airflow_python() -> Option<PathBuf> {
     var("RIPPLE_TEST_AIRFLOW_PYTHON").map(PathBuf::from)
 }
+
+/// The Python of the venv that has Airflow 2, named by
+/// `RIPPLE_TEST_AIRFLOW2_PYTHON` (same care with `AIRFLOW_HOME`).
+pub fn airflow2_python() -> Option<PathBuf> {
+    var("RIPPLE_TEST_AIRFLOW2_PYTHON").map(PathBuf::from)
+}
