@@ -19,11 +19,23 @@ fn main() {
 fn plan_10k_models_a_year_of_days(bencher: divan::Bencher) {
     let dir = tempfile::tempdir().unwrap();
     support::generate(dir.path(), 10_000).unwrap();
-    std::fs::write(
-        dir.path().join("ripple.yml"),
-        "datasets:\n  raw.t0: { grain: day, start: 2024-01-01 }\n",
-    )
-    .unwrap();
+    // The aggregate models hold no date column: rebuilt whole (a plan
+    // refuses partitions it cannot select); the microbatch staging models
+    // are batched by day.
+    let mut yml = String::from("datasets:\n  raw.t0: { grain: day, start: 2024-01-01 }\n");
+    let mut stack = vec![dir.path().join("models")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let path = e.path();
+            let name = path.file_stem().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                stack.push(path);
+            } else if name.starts_with("m_") {
+                yml.push_str(&format!("  {name}: {{ grain: none }}\n"));
+            }
+        }
+    }
+    std::fs::write(dir.path().join("ripple.yml"), yml).unwrap();
     let req = ImpactRequest {
         changed: vec!["raw.t0".into()],
         from: TimeKey::parse("2025-01-01").unwrap(),
@@ -38,7 +50,7 @@ fn plan_10k_models_a_year_of_days(bencher: divan::Bencher) {
         let n = tasks.tasks.len();
         let doc = ripple::plan::document(&g, &model, &i, tasks, &Default::default()).unwrap();
         let json = ripple::emit::plan::json(&doc);
-        assert!(n > 1000, "only {n} tasks");
+        assert!(n > 500, "only {n} tasks");
         json.len()
     });
 }
