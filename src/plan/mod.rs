@@ -122,7 +122,8 @@ pub enum PlanError {
     AssumedGrain(Vec<String>),
     /// A job statement that would change a relation that is not a shadow.
     #[error(
-        "refusing to plan `{dataset}`: {file}:{line}: statement {statement}: {reason}; rewrite the job so that it writes only its own table, or leave the dataset out"
+        "refusing to plan `{dataset}`: {}: {reason}; rewrite the job so that it writes only its own table, or leave the dataset out",
+        place(file, *line, *statement)
     )]
     Unsafe {
         /// The dataset whose job it is.
@@ -151,6 +152,16 @@ pub enum PlanError {
         "`{0}`: its columns are unknown (a `*` ripple cannot expand) and this dialect cannot insert by column name; list the job's output columns"
     )]
     UnknownColumns(String),
+}
+
+/// `file:line: statement N`, leaving out what is not known (0).
+fn place(file: &str, line: u64, statement: usize) -> String {
+    match (line, statement) {
+        (0, 0) => file.to_string(),
+        (0, s) => format!("{file}: statement {s}"),
+        (l, 0) => format!("{file}:{l}"),
+        (l, s) => format!("{file}:{l}: statement {s}"),
+    }
 }
 
 /// What `ripple plan` is asked for besides the change.
