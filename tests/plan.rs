@@ -1201,3 +1201,77 @@ fn views_made_beside_tables_and_assumed_hourly_grains_found_by_a_second_trial() 
         .code(2)
         .stderr(predicates::str::contains("`mart.daily` is only assumed"));
 }
+
+#[test]
+fn checks_are_turned_off_or_retuned_on_the_command_line() {
+    let dir = temp_project(&[
+        ("a.sql", "insert into a select id, d from src"),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  src: { grain: day }\n  a: { grain: day, partition_column: d, unique_key: [id] }\n",
+        ),
+    ]);
+    let checks = |extra: &[&str]| -> Vec<String> {
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "src",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-10",
+                "--as-of",
+                "2026-02-01",
+                "--format",
+                "json",
+                "--project",
+            ])
+            .arg(dir.path())
+            .args(extra)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        doc["tasks"][0]["validations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                format!(
+                    "{} {}",
+                    v["check"].as_str().unwrap(),
+                    v["sql"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(checks(&[]).len(), 3);
+    let kept = checks(&["--skip-check", "non-empty", "--skip-check", "unique-key"]);
+    assert_eq!(kept.len(), 1);
+    assert!(kept[0].starts_with("row_count "));
+    assert!(kept[0].contains("(1 - 0.1)"), "{}", kept[0]);
+    let tuned = checks(&["--row-count-tolerance", "0.5", "--skip-check", "row-count"]);
+    assert!(tuned.iter().all(|c| !c.starts_with("row_count")));
+    let tuned = checks(&["--row-count-tolerance", "0.5"]);
+    assert!(tuned.iter().any(|c| c.contains("(1 - 0.5)")), "{tuned:?}");
+    // Nonsense is refused at the edge.
+    assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "plan",
+            "src",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-10",
+            "--row-count-tolerance=-1",
+            "--project",
+        ])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("fraction of 0 or more"));
+}
