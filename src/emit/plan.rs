@@ -6,9 +6,12 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::SCHEMA_VERSION;
 use crate::plan::PlanDocument;
 use crate::plan::executors::{Executor, command_lines};
+
+/// The version of the plan document's shape: 2 since the plan sets up
+/// shadows, validations became objects and the swap phase became scripts.
+pub const PLAN_SCHEMA_VERSION: u32 = 2;
 
 /// The JSON document: `schema_version` and the plan.
 #[derive(Serialize, JsonSchema)]
@@ -23,7 +26,7 @@ pub struct PlanJson<'a> {
 /// The plan as JSON.
 pub fn json(plan: &PlanDocument) -> String {
     let mut out = serde_json::to_string_pretty(&PlanJson {
-        schema_version: SCHEMA_VERSION,
+        schema_version: PLAN_SCHEMA_VERSION,
         plan,
     })
     .unwrap_or_default();
