@@ -190,9 +190,94 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
-        parsed.map_err(|e| config_error(path, &key_path, &e))
+        let config: Config = parsed.map_err(|e| config_error(path, &key_path, &e))?;
+        if let Some((key, message)) = config.bad_value() {
+            // The line of the key's last part, after the line of its first.
+            let parts: Vec<&str> = key.split('.').collect();
+            let mut line = 0;
+            let mut want = 0;
+            for (n, l) in text.lines().enumerate() {
+                let Some(part) = parts.get(want) else { break };
+                if l.contains(&format!("{part}:")) || l.contains(&format!("{part} :")) {
+                    line = n as u32 + 1;
+                    want += 1;
+                }
+            }
+            return Err(Error::Config {
+                path: path.to_path_buf(),
+                line,
+                column: 0,
+                message: format!("{key}: {message}"),
+            });
+        }
+        Ok(config)
+    }
+
+    /// The first setting whose value parses but makes no sense (an infinite
+    /// cost, a batch of 0 partitions, a concurrency of 0, a window of a
+    /// million partitions): its key path and what to write instead.
+    fn bad_value(&self) -> Option<(String, String)> {
+        let tolerance = |key: String, c: &Checks| match c.row_count {
+            Some(RowCount::Tolerance(x)) if !x.is_finite() || x < 0.0 => Some((
+                format!("{key}.checks.row_count"),
+                format!(
+                    "{x} is not a fraction of 0 or more; write e.g. 0.25, or false to turn the check off"
+                ),
+            )),
+            _ => None,
+        };
+        for (name, d) in &self.datasets {
+            let key = format!("datasets.{name}");
+            if let Some(cost) = d.cost
+                && !(cost.is_finite() && cost > 0.0)
+            {
+                return Some((
+                    format!("{key}.cost"),
+                    format!("{cost} is not a number of minutes; write a positive number"),
+                ));
+            }
+            if d.max_concurrency == Some(0) {
+                return Some((
+                    format!("{key}.max_concurrency"),
+                    "0 would never run a task; write 1 or more".to_string(),
+                ));
+            }
+            for (up, m) in &d.upstream {
+                if let TimeMapping::Window(lo, hi) = m
+                    && (lo.unsigned_abs() > MAX_WINDOW || hi.unsigned_abs() > MAX_WINDOW)
+                {
+                    return Some((
+                        format!("{key}.upstream.{up}"),
+                        format!(
+                            "window [{lo}, {hi}] reaches past {MAX_WINDOW} partitions; write the window the SQL reads, or `all`"
+                        ),
+                    ));
+                }
+            }
+            if let Some(bad) = tolerance(key, &d.checks) {
+                return Some(bad);
+            }
+        }
+        for (grain, n) in &self.backfill.batch {
+            if *n == 0 {
+                return Some((
+                    format!("backfill.batch.{grain}"),
+                    "0 partitions per batch would never finish; write 1 or more".to_string(),
+                ));
+            }
+        }
+        if self.backfill.max_concurrency == Some(0) {
+            return Some((
+                "backfill.max_concurrency".to_string(),
+                "0 would never run a task; write 1 or more".to_string(),
+            ));
+        }
+        tolerance("backfill".to_string(), &self.backfill.checks)
     }
 }
+
+/// The widest window a `ripple.yml` mapping may give, in partitions.
+const MAX_WINDOW: u64 = 100_000;
 
 /// A readable error: `ripple.yml:4:5: datasets.orders_7d: unknown key
 /// `grian`; did you mean `grain`?`.
@@ -308,6 +393,45 @@ fn mappings<'de, D: serde::Deserializer<'de>>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn values_that_parse_but_make_no_sense_are_refused_with_their_place() {
+        let err = |yml: &str| {
+            Config::parse(yml, Path::new("ripple.yml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err("datasets:\n  orders:\n    grain: day\n    cost: .inf\n");
+        assert!(
+            e.starts_with("ripple.yml:4:0: datasets.orders.cost: inf is not a number of minutes"),
+            "{e}"
+        );
+        assert!(
+            err("backfill:\n  batch: { day: 0 }\n").contains("backfill.batch.day: 0 partitions")
+        );
+        assert!(
+            err("backfill:\n  max_concurrency: 0\n")
+                .contains("backfill.max_concurrency: 0 would never")
+        );
+        assert!(
+            err("datasets:\n  a: { max_concurrency: 0 }\n").contains("datasets.a.max_concurrency")
+        );
+        assert!(
+            err("datasets:\n  a: { upstream: { b: { window: [-9223372036854775807, 0] } } }\n")
+                .contains("reaches past 100000 partitions")
+        );
+        assert!(
+            err("backfill:\n  checks: { row_count: -1 }\n").contains("backfill.checks.row_count")
+        );
+        assert!(err("datasets:\n  a: { cost: -5 }\n").contains("datasets.a.cost"));
+        assert!(
+            Config::parse(
+                "datasets:\n  a: { cost: 2.5, max_concurrency: 2 }\n",
+                Path::new("r")
+            )
+            .is_ok()
+        );
+    }
+
     use super::*;
 
     fn parse(text: &str) -> Result<Config> {

@@ -23,7 +23,9 @@ pub fn parse_minute(s: &str) -> Result<Minute, String> {
         Some((head, tail)) if head.contains('T') => (
             head,
             tail.parse::<i64>()
-                .map_err(|_| format!("`{s}` is not a time"))?,
+                .ok()
+                .filter(|m| (0..60).contains(m))
+                .ok_or_else(|| format!("`{s}` is not a time (minutes run from 00 to 59)"))?,
         ),
         _ => (s, 0),
     };

@@ -1275,3 +1275,22 @@ fn checks_are_turned_off_or_retuned_on_the_command_line() {
         .code(2)
         .stderr(predicates::str::contains("fraction of 0 or more"));
 }
+
+#[test]
+fn a_start_with_impossible_minutes_is_refused() {
+    for start in [
+        "2026-02-01T20:9223372036854775807",
+        "2026-02-01T20:60",
+        "2026-02-01T20:-5",
+    ] {
+        worked_example("plan", "json")
+            .args(["--start", start])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("is not a time"));
+    }
+    worked_example("plan", "json")
+        .args(["--start", "2026-02-01T20:30"])
+        .assert()
+        .success();
+}
