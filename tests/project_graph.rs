@@ -569,3 +569,40 @@ fn output_is_identical_with_one_thread_or_many() {
     let doc: serde_json::Value = serde_json::from_slice(&one).unwrap();
     assert_eq!(doc["edges"].as_array().unwrap().len(), generated.edges);
 }
+
+#[test]
+fn a_model_that_refs_itself_is_a_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("models")).unwrap();
+    std::fs::write(
+        dir.path().join("dbt_project.yml"),
+        "name: s\nversion: '1'\nprofile: s\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("models/a.sql"),
+        "select * from {{ ref('a') }}",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("models/b.sql"),
+        "{{ config(materialized='incremental') }}\nselect * from {{ this }}",
+    )
+    .unwrap();
+    let out = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["check", "--project"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("error[cycle]: models/a.sql:1: `a` refs itself"),
+        "{text}"
+    );
+    // Reading itself through {{ this }} is how incremental models work.
+    assert!(!text.contains("b.sql"), "{text}");
+}

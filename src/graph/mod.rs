@@ -210,10 +210,40 @@ impl LineageGraph {
                 .iter()
                 .filter_map(|r| resolve(&r.target, r.line, &mut diagnostics).map(|id| (id, r.line)))
                 .collect();
+            // The ids a dbt model reads through `ref()` (not `{{ this }}`).
+            let refs: BTreeSet<(String, u32)> = job
+                .reads
+                .iter()
+                .filter(|r| matches!(r.target, Target::Ref { .. }))
+                .filter_map(|r| {
+                    resolver
+                        .resolve(&r.target)
+                        .ok()
+                        .flatten()
+                        .map(|id| (id, r.line))
+                })
+                .collect();
             for w in &writes {
                 writers.entry(w.clone()).or_default().push(job.id.clone());
                 for (r, line) in &reads {
                     if r == w {
+                        // A dbt model's reads are its `ref()`s: one naming
+                        // the model itself is a cycle to dbt (`{{ this }}` is
+                        // how a model reads itself).
+                        if job.kind == crate::project::JobKind::Dbt
+                            && refs.contains(&(r.clone(), *line))
+                        {
+                            diagnostics.push(Diagnostic::error(
+                                "cycle",
+                                Some(job.file.clone()),
+                                *line,
+                                0,
+                                format!(
+                                    "`{}` refs itself; dbt reports a cycle: use {{{{ this }}}} to read the model's own table",
+                                    w.strip_prefix("model.").unwrap_or(w)
+                                ),
+                            ));
+                        }
                         self_reads.insert(w.clone());
                         continue;
                     }
