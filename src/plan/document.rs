@@ -16,8 +16,8 @@ use petgraph::Direction;
 use serde::Serialize;
 
 use super::sql::{
-    DEFAULT_SHADOW, begin, create_copy, drop_shadow, partition_filter, quote_ident, quote_relation,
-    shadow_relation, swap, transactional_ddl,
+    DEFAULT_SHADOW, begin, create_copy, drop_shadow, drop_view, partition_filter, quote_ident,
+    quote_relation, shadow_relation, swap, transactional_ddl,
 };
 use super::{PlanError, PlanOptions, PlanTask, Tasks};
 use crate::graph::LineageGraph;
@@ -157,30 +157,36 @@ pub fn document(
         .filter_map(|id| g.dataset(id))
         .map(|d| (d.relation.clone(), shadow_of(d)))
         .collect();
-    // dbt views and ephemeral models hold no rows: their shadow is a view
-    // the task builds; nothing to copy, validate or swap.
-    let job_of = |id: &str| g.writer(id);
-    let is_dbt =
-        |id: &str| job_of(id).is_some_and(|j| matches!(j.kind, JobKind::Dbt | JobKind::Manifest));
+    // dbt views and ephemeral models, and views SQL jobs make, hold no rows:
+    // their shadow is a view the task builds; nothing to copy, validate or
+    // swap. Decided once per dataset (it reads the job's SQL).
     let materialized = |id: &str| {
         g.dataset(id)
             .and_then(|d| d.config.get("materialized"))
             .and_then(|v| v.as_str())
             .map(str::to_string)
     };
-    let holds_rows = |id: &str| match job_of(id) {
-        Some(j) if matches!(j.kind, JobKind::Dbt | JobKind::Manifest) => {
-            super::executors::holds_rows(materialized(id).as_deref())
-        }
-        Some(j) if j.kind == JobKind::Sql => !j.sql.as_deref().is_some_and(|sql| {
-            g.dataset(id)
-                .is_some_and(|d| super::executors::makes_view(sql, dialect, &d.relation))
-        }),
-        _ => true,
-    };
+    let rowless: BTreeSet<&str> = order
+        .iter()
+        .copied()
+        .filter(|id| match g.writer(id) {
+            Some(j) if j.kind.is_dbt() => {
+                !super::executors::holds_rows(materialized(id).as_deref())
+            }
+            Some(j) if j.kind == JobKind::Sql => j.sql.as_deref().is_some_and(|sql| {
+                g.dataset(id)
+                    .is_some_and(|d| super::executors::makes_view(sql, dialect, &d.relation))
+            }),
+            _ => false,
+        })
+        .collect();
+    let holds_rows = |id: &str| !rowless.contains(id);
     let dbt_models: Vec<String> = order
         .iter()
-        .filter(|id| is_dbt(id) && materialized(id).as_deref() != Some("ephemeral"))
+        .filter(|id| {
+            g.writer(id).is_some_and(|j| j.kind.is_dbt())
+                && materialized(id).as_deref() != Some("ephemeral")
+        })
         .filter_map(|id| g.dataset(id))
         .map(|d| d.name.clone())
         .collect();
@@ -237,30 +243,34 @@ pub fn document(
         }
         let column = partition.get(t.dataset.as_str())?.as_deref()?;
         let grain = grain_of(&t.dataset);
-        let parts: Vec<String> = t
-            .ranges
-            .iter()
-            .map(|&(a, b)| partition_filter(dialect, column, grain, a, b))
-            .collect();
-        Some(match parts.len() {
-            1 => parts.into_iter().next().unwrap_or_default(),
-            _ => format!("({})", parts.join(") or (")),
+        any_of(
+            t.ranges
+                .iter()
+                .map(|&(a, b)| partition_filter(dialect, column, grain, a, b))
+                .collect(),
+        )
+    };
+    // The job's output columns, read off its SQL once per dataset.
+    let output_columns: HashMap<&str, Option<Vec<String>>> = order
+        .iter()
+        .map(|&id| {
+            let columns = job_output(g, g.index[id]).and_then(|out| {
+                if !out.lineage.unexpanded_stars.is_empty() {
+                    return None;
+                }
+                let names: Vec<String> = out
+                    .lineage
+                    .columns
+                    .iter()
+                    .map(|c| crate::sql::rewrite::unquote_ident(&c.name))
+                    .collect();
+                let unique: BTreeSet<&String> = names.iter().collect();
+                (!names.is_empty() && unique.len() == names.len()).then_some(names)
+            });
+            (id, columns)
         })
-    };
-    let output_columns = |id: &str| -> Option<Vec<String>> {
-        let out = job_output(g, g.index[id])?;
-        if !out.lineage.unexpanded_stars.is_empty() {
-            return None;
-        }
-        let names: Vec<String> = out
-            .lineage
-            .columns
-            .iter()
-            .map(|c| crate::sql::rewrite::unquote_ident(&c.name))
-            .collect();
-        let unique: BTreeSet<&String> = names.iter().collect();
-        (!names.is_empty() && unique.len() == names.len()).then_some(names)
-    };
+        .collect();
+    let columns_of_job = |id: &str| output_columns.get(id).and_then(|c| c.as_deref());
     // A full rebuild runs once: as the last day before --as-of.
     let last_day = crate::time::TimeKey::parse(&impact.as_of)
         .map(|k| Grain::Day.key(k.start - 24))
@@ -276,10 +286,7 @@ pub fn document(
         .map(|d| Setup {
             dataset: d.id.clone(),
             shadow: shadow_of(d),
-            sql: vec![format!(
-                "drop view if exists {}",
-                quote_relation(dialect, &shadow_of(d))
-            )],
+            sql: vec![drop_view(dialect, &shadow_of(d))],
         })
         .collect();
     for id in order.iter().filter(|id| holds_rows(id)) {
@@ -340,7 +347,7 @@ pub fn document(
                     shadow: &shadow_of(d),
                     shadows: &shadows,
                     filter: filter.as_deref(),
-                    columns: output_columns(&t.dataset).as_deref(),
+                    columns: columns_of_job(&t.dataset),
                     max_active_runs,
                     range: (&last_day, &last_day),
                     dbt_models: &dbt_models,
@@ -361,7 +368,7 @@ pub fn document(
                 d.name,
                 shadow_of(d)
             )),
-            Some(JobKind::Dbt | JobKind::Manifest) if !dbt_contract => Some(format!(
+            Some(k) if k.is_dbt() && !dbt_contract => Some(format!(
                 "`{}` is a dbt model, and the project lacks ripple's shadow macro{}: no dbt command is written, since `dbt run` would write production (see docs/plan.md, dbt)",
                 d.name,
                 if pattern == DEFAULT_SHADOW {
@@ -407,25 +414,16 @@ pub fn document(
         let ts = &by_dataset[*id];
         let full = ts.iter().any(|t| t.full);
         let filter = (!full)
-            .then(|| {
-                let all: Vec<String> = ts.iter().filter_map(|t| filter_of(t)).collect();
-                match all.len() {
-                    0 => None,
-                    1 => all.into_iter().next(),
-                    _ => Some(format!("({})", all.join(") or ("))),
-                }
-            })
+            .then(|| any_of(ts.iter().filter_map(|t| filter_of(t)).collect()))
             .flatten();
-        let columns = output_columns(id);
         let sql = swap(
             dialect,
             &d.relation,
             &shadow_of(d),
             filter.as_deref(),
-            columns.as_deref(),
+            columns_of_job(id),
             g.config.backfill.swap,
-        )
-        .ok_or_else(|| PlanError::UnknownColumns(d.name.clone()))?;
+        );
         swaps.push(Swap {
             dataset: id.to_string(),
             depends_on: ts.iter().map(|t| t.id.clone()).collect(),
@@ -438,12 +436,7 @@ pub fn document(
         .iter()
         .filter(|id| !holds_rows(id))
         .filter_map(|id| g.dataset(id))
-        .map(|d| {
-            format!(
-                "drop view if exists {}",
-                quote_relation(dialect, &shadow_of(d))
-            )
-        })
+        .map(|d| drop_view(dialect, &shadow_of(d)))
         .collect();
     drops.extend(
         order
@@ -465,6 +458,15 @@ pub fn document(
         schedule: None,
         warnings,
     })
+}
+
+/// Rows matching any of `filters` (none: `None`).
+fn any_of(filters: Vec<String>) -> Option<String> {
+    match filters.len() {
+        0 => None,
+        1 => filters.into_iter().next(),
+        _ => Some(format!("({})", filters.join(") or ("))),
+    }
 }
 
 /// The swap phase: every swap in one transaction where the engine has

@@ -147,11 +147,6 @@ pub enum PlanError {
         /// The shadow it would get.
         shadow: String,
     },
-    /// A swap whose columns cannot be matched by name.
-    #[error(
-        "`{0}`: its columns are unknown (a `*` ripple cannot expand) and this dialect cannot insert by column name; list the job's output columns"
-    )]
-    UnknownColumns(String),
 }
 
 /// `file:line: statement N`, leaving out what is not known (0).

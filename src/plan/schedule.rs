@@ -277,12 +277,7 @@ fn windows_used(windows: &[(i64, i64)], placed: &[(Minute, Minute)]) -> usize {
 
 /// Whether a dbt model's run writes `dataset`.
 fn runs_by_dbt(g: &crate::graph::LineageGraph, dataset: &str) -> bool {
-    g.writer(dataset).is_some_and(|j| {
-        matches!(
-            j.kind,
-            crate::project::JobKind::Dbt | crate::project::JobKind::Manifest
-        )
-    })
+    g.writer(dataset).is_some_and(|j| j.kind.is_dbt())
 }
 
 /// Schedules the tasks of `doc` from `start` (minutes): fills each task's

@@ -130,10 +130,30 @@ pub fn create_copy(
     }
 }
 
-/// `insert into target (cols) select cols from source [where filter]`, the
-/// columns matched by name: listed when `columns` are known, else by the
-/// engine (DuckDB's `BY NAME`, a PostgreSQL block reading the catalog);
-/// `None` where neither is possible.
+/// `insert into target (cols) select cols from source [where filter]`.
+fn insert_columns(
+    dialect: SqlDialect,
+    target: &str,
+    source: &str,
+    columns: &[String],
+    filter: Option<&str>,
+) -> String {
+    let cols = columns
+        .iter()
+        .map(|c| quote_ident(dialect, c))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "insert into {} ({cols}) select {cols} from {}{}",
+        quote_relation(dialect, target),
+        quote_relation(dialect, source),
+        filter.map(|f| format!(" where {f}")).unwrap_or_default()
+    )
+}
+
+/// The same with the columns matched by name whatever is known: listed
+/// when `columns` are known, else by the engine (DuckDB's `BY NAME`, a
+/// PostgreSQL block reading the catalog); `None` where neither is possible.
 pub fn insert_by_name(
     dialect: SqlDialect,
     target: &str,
@@ -141,19 +161,12 @@ pub fn insert_by_name(
     columns: Option<&[String]>,
     filter: Option<&str>,
 ) -> Option<String> {
+    if let Some(cols) = columns {
+        return Some(insert_columns(dialect, target, source, cols, filter));
+    }
     let t = quote_relation(dialect, target);
     let s = quote_relation(dialect, source);
     let filter = filter.map(|f| format!(" where {f}")).unwrap_or_default();
-    if let Some(cols) = columns {
-        let cols = cols
-            .iter()
-            .map(|c| quote_ident(dialect, c))
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Some(format!(
-            "insert into {t} ({cols}) select {cols} from {s}{filter}"
-        ));
-    }
     match dialect {
         SqlDialect::DuckDb => Some(format!("insert into {t} by name select * from {s}{filter}")),
         SqlDialect::Postgres | SqlDialect::Redshift => {
@@ -188,12 +201,12 @@ pub fn swap(
     filter: Option<&str>,
     columns: Option<&[String]>,
     mode: crate::config::SwapMode,
-) -> Option<Vec<String>> {
+) -> Vec<String> {
     use SqlDialect::*;
     let p = quote_relation(dialect, production);
     let s = quote_relation(dialect, shadow);
     let rename = mode == crate::config::SwapMode::Rename;
-    Some(match (dialect, filter) {
+    match (dialect, filter) {
         (Snowflake, None) if rename => vec![format!("alter table {p} swap with {s}")],
         (BigQuery, None) if rename => vec![format!("create or replace table {p} copy {s}")],
         (Hive | Spark | Databricks, None) => {
@@ -226,12 +239,12 @@ pub fn swap(
             // are production's, in production's order, so without names the
             // positional insert is still column for column.
             let insert = match columns {
-                Some(_) => insert_by_name(dialect, production, shadow, columns, filter)?,
+                Some(cols) => insert_columns(dialect, production, shadow, cols, filter),
                 None => format!("insert into {p} select * from {s}{f}"),
             };
             vec![format!("delete from {p}{f}"), insert]
         }
-    })
+    }
 }
 
 /// `relation` with its last part replaced by `name`.
@@ -240,22 +253,17 @@ fn sibling(relation: &str, name: &str) -> String {
     if let Some(last) = parts.last_mut() {
         *last = name.to_string();
     }
-    parts
-        .iter()
-        .map(|p| {
-            if p.contains(['.', '"']) {
-                format!("\"{}\"", p.replace('"', "\"\""))
-            } else {
-                p.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(".")
+    crate::sql::rewrite::print_parts(&parts)
 }
 
 /// Drops `shadow`, if it exists. Production is never touched.
 pub fn drop_shadow(dialect: SqlDialect, shadow: &str) -> String {
     format!("drop table if exists {}", quote_relation(dialect, shadow))
+}
+
+/// Drops the shadow view `shadow`, if it exists.
+pub fn drop_view(dialect: SqlDialect, shadow: &str) -> String {
+    format!("drop view if exists {}", quote_relation(dialect, shadow))
 }
 
 #[cfg(test)]
@@ -296,7 +304,7 @@ mod tests {
     #[test]
     fn swaps_are_dialect_correct() {
         use crate::config::SwapMode::{InPlace, Rename};
-        let swap = |d, p, s, f, mode| super::swap(d, p, s, f, None, mode).unwrap();
+        let swap = |d, p, s, f, mode| super::swap(d, p, s, f, None, mode);
         assert_eq!(
             swap(SqlDialect::Snowflake, "m.t", "m.t__backfill", None, Rename),
             ["alter table \"m\".\"t\" swap with \"m\".\"t__backfill\""]
@@ -338,8 +346,7 @@ mod tests {
             Some(&f),
             Some(&cols),
             InPlace,
-        )
-        .unwrap();
+        );
         assert_eq!(partial[0], format!("delete from \"m\".\"t\" where {f}"));
         assert_eq!(
             partial[1],

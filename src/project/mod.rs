@@ -199,6 +199,14 @@ pub enum JobKind {
     Airflow,
 }
 
+impl JobKind {
+    /// Whether dbt runs the job (a model read from the project or from a
+    /// manifest).
+    pub fn is_dbt(self) -> bool {
+        matches!(self, JobKind::Dbt | JobKind::Manifest)
+    }
+}
+
 /// A reference from a job to a dataset, as written, resolved when the graph
 /// is built.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

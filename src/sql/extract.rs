@@ -124,6 +124,15 @@ pub(crate) fn statement_lineage(
     (kind, out)
 }
 
+/// Whether a `DROP` of `object_type` drops a table or a view (ripple's
+/// relations), not a function, schema or index.
+pub(crate) fn holds_relation(object_type: ObjectType) -> bool {
+    matches!(
+        object_type,
+        ObjectType::Table | ObjectType::View | ObjectType::MaterializedView
+    )
+}
+
 /// What [`writes`] found.
 enum Writes {
     /// A statement that may read and write tables; its reads are still to
@@ -278,10 +287,7 @@ fn writes(
         Statement::Drop {
             object_type, names, ..
         } => {
-            if matches!(
-                object_type,
-                ObjectType::Table | ObjectType::View | ObjectType::MaterializedView
-            ) {
+            if holds_relation(*object_type) {
                 out.dropped
                     .extend(names.iter().filter_map(|n| relation_name(n, dialect)));
             }

@@ -12,12 +12,11 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{
     AlterTableOperation, CommentObject, Expr, GrantObjects, Ident, ObjectName, ObjectNamePart,
-    ObjectType, RenameTableNameKind, Statement, visit_expressions_mut, visit_relations,
-    visit_relations_mut,
+    RenameTableNameKind, Statement, visit_expressions_mut, visit_relations, visit_relations_mut,
 };
 
 use super::dialect::SqlDialect;
-use super::extract::{StatementKind, statement_lineage};
+use super::extract::{StatementKind, holds_relation, statement_lineage};
 use super::names::relation_name;
 use super::script::StatementError;
 
@@ -198,10 +197,7 @@ fn rewrite_statement(
         Statement::Drop {
             object_type, names, ..
         } => {
-            if matches!(
-                object_type,
-                ObjectType::Table | ObjectType::View | ObjectType::MaterializedView
-            ) {
+            if holds_relation(*object_type) {
                 for n in names.iter_mut() {
                     swap(n);
                     named.extend(relation_name(n, dialect));
@@ -289,10 +285,7 @@ fn rewrite_statement(
 fn checkable(stmt: &Statement) -> bool {
     use Statement as S;
     match stmt {
-        S::Drop { object_type, .. } => matches!(
-            object_type,
-            ObjectType::Table | ObjectType::View | ObjectType::MaterializedView
-        ),
+        S::Drop { object_type, .. } => holds_relation(*object_type),
         S::CreateSchema { if_not_exists, .. } => *if_not_exists,
         S::Query(_)
         | S::Insert(_)

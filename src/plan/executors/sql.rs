@@ -13,8 +13,10 @@ use std::collections::{BTreeSet, HashMap};
 use super::{Commands, TaskContext};
 use crate::graph::LineageGraph;
 use crate::plan::PlanError;
-use crate::plan::sql::{begin, create_copy, drop_shadow, insert_by_name, quote_relation};
-use crate::sql::{SqlDialect, StatementKind, script_lineage};
+use crate::plan::sql::{
+    begin, create_copy, drop_shadow, drop_view, insert_by_name, quote_relation,
+};
+use crate::sql::{ScriptLineage, SqlDialect, StatementKind, script_lineage};
 
 /// Fills the SQL of a task of a plain SQL job.
 pub(super) fn commands(
@@ -145,11 +147,15 @@ pub fn task_suffix(task: &crate::plan::PlanTask) -> String {
 /// a view holds no rows, so its task builds its shadow view and nothing is
 /// copied, validated or swapped.
 pub fn makes_view(job_sql: &str, dialect: SqlDialect, relation: &str) -> bool {
-    let own = relation.to_string();
-    script_lineage(job_sql, dialect)
+    creates_view(&script_lineage(job_sql, dialect), relation)
+}
+
+/// Whether a statement of `lineage` creates `relation` as a view.
+fn creates_view(lineage: &ScriptLineage, relation: &str) -> bool {
+    lineage
         .statements
         .iter()
-        .any(|s| s.kind == StatementKind::CreateView && s.targets.contains(&own))
+        .any(|s| s.kind == StatementKind::CreateView && s.targets.iter().any(|t| t == relation))
 }
 
 /// Where a task script writes: the dataset, its shadow, and the task's part.
@@ -159,7 +165,8 @@ pub struct ScriptTarget<'a> {
     pub relation: &'a str,
     /// Its shadow.
     pub shadow: &'a str,
-    /// Production relation (lowercase) → shadow, for every restated dataset.
+    /// Production relation (as ripple prints it) → shadow, for every
+    /// restated dataset.
     pub shadows: &'a HashMap<String, String>,
     /// The task's partitions (`None`: all).
     pub filter: Option<&'a str>,
@@ -205,10 +212,7 @@ pub fn guarded_script(
             ),
         ));
     }
-    let view = lineage
-        .statements
-        .iter()
-        .any(|s| s.kind == StatementKind::CreateView && s.targets.iter().any(|t| t == relation));
+    let view = creates_view(&lineage, relation);
     // A view is built as its shadow directly: there are no rows to replace.
     let work = if view {
         shadow.to_string()
@@ -221,22 +225,14 @@ pub fn guarded_script(
     let mut map: HashMap<String, String> = shadows.clone();
     let mut temporary = BTreeSet::new();
     let mut scratch = Vec::new();
-    let mut creates_own = false;
     let mut created = BTreeSet::new();
     for s in &lineage.statements {
-        temporary.extend(s.temporary.iter().map(|t| t.to_string()));
+        temporary.extend(s.temporary.iter().cloned());
         if matches!(
             s.kind,
             StatementKind::CreateTable | StatementKind::CreateTableAs | StatementKind::CreateView
         ) {
-            created.extend(s.targets.iter().map(|t| t.to_string()));
-        }
-        if matches!(
-            s.kind,
-            StatementKind::CreateTable | StatementKind::CreateTableAs
-        ) && s.targets.contains(&own)
-        {
-            creates_own = true;
+            created.extend(s.targets.iter().cloned());
         }
     }
     // Tables the job fills with rows are its own (its dataset, staging
@@ -245,11 +241,11 @@ pub fn guarded_script(
     let filled: BTreeSet<String> = lineage
         .statements
         .iter()
-        .flat_map(|s| s.targets.iter().map(|t| t.to_string()))
+        .flat_map(|s| s.targets.iter().cloned())
         .collect();
     for s in &lineage.statements {
         for t in s.targets.iter().chain(&s.dropped) {
-            let key = t.to_string();
+            let key = t.clone();
             // A view's task runs only the view's own statements: what the
             // rest of the job fills is read as it is (its shadow, if any).
             if temporary.contains(&key) || !filled.contains(&key) || view {
@@ -369,11 +365,9 @@ pub fn guarded_script(
     }
     let mut out = Vec::new();
     if view {
-        out.push(format!(
-            "drop view if exists {}",
-            quote_relation(dialect, &work)
-        ));
-    } else if creates_own {
+        out.push(drop_view(dialect, &work));
+    } else if created.contains(&own) {
+        // The job creates its table itself (a view's is handled above).
         out.push(drop_shadow(dialect, &work));
     } else {
         out.extend(create_copy(dialect, &work, relation, true));
@@ -387,7 +381,7 @@ pub fn guarded_script(
     out.extend(rewritten.into_iter().map(|r| r.sql));
     let drop_scratch = |key: &String, name: &String| {
         if scratch_views.contains(key) {
-            format!("drop view if exists {}", quote_relation(dialect, name))
+            drop_view(dialect, name)
         } else {
             drop_shadow(dialect, name)
         }

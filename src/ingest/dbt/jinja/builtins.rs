@@ -98,7 +98,7 @@ pub(super) fn add_builtins(
     env.add_function(
         "default__generate_alias_name",
         |custom: Option<Value>, node: Option<Value>| -> Value {
-            if let Some(c) = custom.filter(|c| !c.is_none() && !c.is_undefined()) {
+            if let Some(c) = custom.filter(given) {
                 return Value::from(c.to_string().trim().to_string());
             }
             let node = node.unwrap_or_default();
@@ -107,7 +107,7 @@ pub(super) fn add_builtins(
                 .map(|v| v.to_string())
                 .unwrap_or_default();
             match node.get_attr("version") {
-                Ok(v) if !v.is_none() && !v.is_undefined() => Value::from(format!("{name}_v{v}")),
+                Ok(v) if given(&v) => Value::from(format!("{name}_v{v}")),
                 _ => Value::from(name),
             }
         },
@@ -116,7 +116,7 @@ pub(super) fn add_builtins(
     env.add_function(
         "default__generate_schema_name",
         move |custom: Option<Value>, _node: Option<Value>| -> Value {
-            match custom.filter(|c| !c.is_none() && !c.is_undefined()) {
+            match custom.filter(given) {
                 Some(c) => Value::from(format!("{}_{}", s.target.schema, c.to_string().trim())),
                 None => Value::from(s.target.schema.clone()),
             }
@@ -223,6 +223,11 @@ pub(super) fn add_builtins(
             }),
         );
     }
+}
+
+/// Whether a macro argument was given (not `none`, not left out).
+fn given(v: &Value) -> bool {
+    !v.is_none() && !v.is_undefined()
 }
 
 /// dbt's `var(name, default)`: the project's value, else the default.
