@@ -16,6 +16,18 @@ pub enum Error {
         valid: String,
     },
     /// An input file that is not UTF-8 text.
+    /// An input larger than ripple reads.
+    #[error(
+        "{}: larger than {} MiB; ripple reads no input this large (is it the right file? `/dev/zero` or a data dump would never end)",
+        path.display(),
+        limit / (1024 * 1024)
+    )]
+    TooLarge {
+        /// The file (or `<stdin>`).
+        path: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
+    },
     #[error(
         "{}: not UTF-8 text (first bad byte at line {line}, column {column}); convert it first, e.g. `iconv -f latin1 -t utf-8`",
         path.display()

@@ -9,24 +9,41 @@ use crate::error::{Error, Result};
 /// The label ripple uses for standard input in messages.
 pub const STDIN_LABEL: &str = "<stdin>";
 
+/// The largest input ripple reads: ten times the largest dbt manifest seen
+/// in the wild, and far beyond any SQL or DAG file. Reading stops here, so
+/// `/dev/zero` or a named pipe that never ends is an error, not a hang.
+pub const MAX_INPUT_BYTES: u64 = 512 * 1024 * 1024;
+
 /// Reads `path` as UTF-8 text; `-` reads standard input.
 pub fn read_text(path: &Path) -> Result<String> {
-    let (label, bytes) = if path == Path::new("-") {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|source| Error::Io {
-                path: PathBuf::from(STDIN_LABEL),
-                source,
-            })?;
-        (PathBuf::from(STDIN_LABEL), buf)
+    read_text_limited(path, MAX_INPUT_BYTES)
+}
+
+/// [`read_text`] with a size limit of `limit` bytes.
+pub fn read_text_limited(path: &Path, limit: u64) -> Result<String> {
+    let label = if path == Path::new("-") {
+        PathBuf::from(STDIN_LABEL)
     } else {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        (path.to_path_buf(), bytes)
+        path.to_path_buf()
     };
+    let io = |source| Error::Io {
+        path: label.clone(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    if path == Path::new("-") {
+        std::io::stdin()
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+    } else {
+        std::fs::File::open(path)
+            .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+            .map_err(io)?;
+    }
+    if bytes.len() as u64 > limit {
+        return Err(Error::TooLarge { path: label, limit });
+    }
     decode(label, bytes)
 }
 
@@ -64,6 +81,13 @@ mod tests {
             Error::NotUtf8 { line, column, .. } => assert_eq!((line, column), (2, 9)),
             other => panic!("unexpected {other}"),
         }
+    }
+
+    #[test]
+    fn endless_input_stops_at_the_limit() {
+        let err = read_text_limited(Path::new("/dev/zero"), 1024 * 1024).unwrap_err();
+        assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+        assert!(err.to_string().contains("/dev/zero"), "{err}");
     }
 
     #[test]

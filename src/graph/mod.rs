@@ -364,7 +364,9 @@ impl LineageGraph {
     /// Each cycle as the path `a → b → a`, starting at its smallest id.
     pub fn cycles(&self) -> Vec<Vec<String>> {
         let mut out = Vec::new();
-        for scc in petgraph::algo::tarjan_scc(&self.graph) {
+        // Kosaraju, not Tarjan: petgraph's Tarjan recurses once per node on
+        // a path, and a 100,000-long chain overflowed the stack.
+        for scc in petgraph::algo::kosaraju_scc(&self.graph) {
             if scc.len() < 2 {
                 continue;
             }

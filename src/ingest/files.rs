@@ -69,6 +69,32 @@ pub(crate) fn line_of(text: &str, offset: usize) -> u32 {
         + 1
 }
 
+/// Where each line of a text starts, for line numbers of many offsets in
+/// one text (`line_of` for each would be quadratic in a long file).
+pub(crate) struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// The index of `text`.
+    pub fn new(text: &str) -> LineIndex {
+        let starts = std::iter::once(0)
+            .chain(
+                text.bytes()
+                    .enumerate()
+                    .filter(|&(_, b)| b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        LineIndex { starts }
+    }
+
+    /// 1-based line of byte `offset`, as [`line_of`] counts it.
+    pub fn line(&self, offset: usize) -> u32 {
+        self.starts.partition_point(|&s| s <= offset) as u32
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +127,9 @@ mod tests {
         assert_eq!(line_of("a\nb\nc", 0), 1);
         assert_eq!(line_of("a\nb\nc", 2), 2);
         assert_eq!(line_of("a\nb\nc", 99), 3);
+        let index = LineIndex::new("a\nb\nc");
+        for offset in [0, 1, 2, 3, 4, 99] {
+            assert_eq!(index.line(offset), line_of("a\nb\nc", offset), "{offset}");
+        }
     }
 }

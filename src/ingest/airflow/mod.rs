@@ -189,9 +189,11 @@ fn task_cycle(dag: &Dag) -> Option<Vec<String>> {
             }
         }
     }
-    let scc = petgraph::algo::tarjan_scc(&g)
+    // `a >> a` is a cycle of one. Kosaraju: petgraph's Tarjan recurses per
+    // node of a path and overflowed on long task chains.
+    let scc = petgraph::algo::kosaraju_scc(&g)
         .into_iter()
-        .find(|c| c.len() > 1)?;
+        .find(|c| c.len() > 1 || g.contains_edge(c[0], c[0]))?;
     let mut names: Vec<String> = scc.iter().map(|&n| g[n].to_string()).collect();
     names.sort();
     Some(names)

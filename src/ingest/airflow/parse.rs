@@ -7,7 +7,7 @@ use ruff_python_ast::{Expr, Keyword, Operator, Stmt};
 use ruff_text_size::Ranged;
 
 use super::template::render_sql;
-use crate::ingest::files::line_of;
+use crate::ingest::files::{LineIndex, line_of};
 use crate::project::Diagnostic;
 use crate::project::{Dag, SqlTemplate, Task};
 
@@ -58,6 +58,19 @@ struct Reader<'a> {
     /// `from m import Name as Alias`: Alias → Name.
     aliases: HashMap<String, String>,
     warnings: Vec<Diagnostic>,
+    lines: LineIndex,
+    /// Per DAG, its tasks by id (see [`Reader::depend`]).
+    task_index: HashMap<usize, TaskIndex>,
+}
+
+/// A DAG's tasks by id, kept up to date as tasks are added.
+#[derive(Default)]
+struct TaskIndex {
+    /// How many of the DAG's tasks are indexed.
+    len_seen: usize,
+    by_id: HashMap<String, Vec<usize>>,
+    /// (task, upstream) pairs already recorded.
+    upstream: std::collections::HashSet<(usize, String)>,
 }
 
 /// Reads the DAGs of one file. Syntax errors are warnings: the parser
@@ -68,6 +81,39 @@ pub(super) fn parse_file(
     dag_dir: &Path,
     root: &Path,
 ) -> (Vec<Dag>, Vec<Diagnostic>) {
+    if text.len() > MAX_DAG_FILE_BYTES {
+        let message = format!(
+            "DAG file too large to read ({} bytes; the limit is {MAX_DAG_FILE_BYTES}); split it",
+            text.len()
+        );
+        return (
+            Vec::new(),
+            vec![Diagnostic::error(
+                "file-too-large",
+                Some(file.to_string()),
+                1,
+                0,
+                message,
+            )],
+        );
+    }
+    // The syntax tree of `a >> a >> ...` or `f(f(f(...)))` is as deep as the
+    // file is long, and the parser, this reader and the tree's drop glue all
+    // recurse over it: run them on a stack sized to the file.
+    let stack = STACK_BASE.saturating_add(text.len().saturating_mul(STACK_PER_BYTE));
+    stacker::maybe_grow(stack, stack, || read_tree(text, file, dag_dir, root))
+}
+
+/// DAG files larger than this are reported, not read (the largest real ones
+/// are a few hundred kilobytes).
+const MAX_DAG_FILE_BYTES: usize = 4 * 1024 * 1024;
+/// Stack for an empty file.
+const STACK_BASE: usize = 256 * 1024;
+/// Stack per byte of Python, measured on the deepest shapes (`a >> a >> ...`,
+/// `f(f(...))`, `a.a.a...`) with headroom; debug builds use far bigger frames.
+const STACK_PER_BYTE: usize = if cfg!(debug_assertions) { 4096 } else { 512 };
+
+fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, Vec<Diagnostic>) {
     let parsed =
         ruff_python_parser::parse_unchecked_source(text, ruff_python_ast::PySourceType::Python);
     let mut r = Reader {
@@ -81,6 +127,8 @@ pub(super) fn parse_file(
         taskflows: HashMap::new(),
         aliases: HashMap::new(),
         warnings: Vec::new(),
+        task_index: HashMap::new(),
+        lines: LineIndex::new(text),
     };
     for e in parsed.errors() {
         // Airflow would not load the file at all: an error, not a warning.
@@ -103,7 +151,7 @@ pub(super) fn parse_file(
 
 impl Reader<'_> {
     fn line(&self, node: &impl Ranged) -> u32 {
-        line_of(self.text, node.range().start().to_usize())
+        self.lines.line(node.range().start().to_usize())
     }
 
     fn warn(&mut self, line: u32, message: String) {
@@ -700,14 +748,27 @@ impl Reader<'_> {
         let Some(d) = dag.or_else(|| self.dags.len().checked_sub(1)) else {
             return;
         };
-        for t in self.dags[d]
-            .tasks
-            .iter_mut()
-            .filter(|t| down.contains(&t.task_id))
-        {
-            for u in up {
-                if !t.upstream.contains(u) {
-                    t.upstream.push(u.clone());
+        // By index, not by a scan of the DAG's tasks: a file of 100,000
+        // `a >> b` lines would otherwise take minutes.
+        let tasks = &mut self.dags[d].tasks;
+        let index = self.task_index.entry(d).or_default();
+        for (i, t) in tasks.iter().enumerate().skip(index.len_seen) {
+            index.by_id.entry(t.task_id.clone()).or_default().push(i);
+            for u in &t.upstream {
+                index.upstream.insert((i, u.clone()));
+            }
+            index.len_seen = i + 1;
+        }
+        for name in down {
+            let Some(found) = index.by_id.get(name) else {
+                continue;
+            };
+            for &i in found {
+                let t = &mut tasks[i];
+                for u in up {
+                    if index.upstream.insert((i, u.clone())) {
+                        t.upstream.push(u.clone());
+                    }
                 }
             }
         }

@@ -17,7 +17,7 @@
 //! records as `depends_on` and `config` when it parses a project.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use minijinja::value::{Kwargs, Object, Rest, Serde, ValueOrKwargs};
@@ -39,6 +39,10 @@ const FUEL: u64 = 2_000_000;
 const MAX_MACRO_DEPTH: usize = 64;
 /// Macro calls in one render, at most.
 const MAX_MACRO_CALLS: usize = 20_000;
+/// Instructions one model may run across all its macro calls: each call is
+/// a render of its own with fresh fuel, so without a shared budget 20,000
+/// calls of a busy macro ran for minutes.
+const MODEL_FUEL: u64 = 5 * FUEL;
 
 /// Template name prefix of macro files.
 const MACRO_PREFIX: &str = "__macros__/";
@@ -105,6 +109,8 @@ pub(crate) struct Capture {
     returned: Mutex<Option<Value>>,
     depth: AtomicUsize,
     calls: AtomicUsize,
+    /// Fuel used by the macro calls that finished (see [`MODEL_FUEL`]).
+    fuel: AtomicU64,
 }
 
 impl Object for Capture {}
@@ -359,6 +365,17 @@ fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Resu
     if let Some(cap) = &cap {
         let calls = cap.calls.fetch_add(1, Ordering::Relaxed);
         let depth = cap.depth.fetch_add(1, Ordering::Relaxed);
+        let used = cap.fuel.load(Ordering::Relaxed)
+            + state.fuel_levels().map_or(0, |(consumed, _)| consumed);
+        if used > MODEL_FUEL {
+            cap.depth.fetch_sub(1, Ordering::Relaxed);
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "the model's templates ran out of fuel calling `{name}` ({MODEL_FUEL} steps across all macro calls); is a loop runaway?"
+                ),
+            ));
+        }
         if depth >= MAX_MACRO_DEPTH || calls >= MAX_MACRO_CALLS {
             cap.depth.fetch_sub(1, Ordering::Relaxed);
             return Err(Error::new(
@@ -377,7 +394,14 @@ fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Resu
             model => state.lookup("model"),
         };
         let mut rendered = tmpl.render_captured(ctx)?;
-        rendered.with_state_mut(|st| st.call_macro(&definition_name(name), args))
+        let (result, consumed) = rendered.with_state_mut(|st| {
+            let result = st.call_macro(&definition_name(name), args);
+            (result, st.fuel_levels().map_or(0, |(consumed, _)| consumed))
+        });
+        if let Some(cap) = &cap {
+            cap.fuel.fetch_add(consumed, Ordering::Relaxed);
+        }
+        result
     })();
     if let Some(cap) = &cap {
         cap.depth.fetch_sub(1, Ordering::Relaxed);
@@ -632,6 +656,18 @@ mod tests {
             "{{ r(1) }}",
         );
         assert!(sql.is_err());
+        // Each call of a busy macro stays under its own fuel; together they
+        // exhaust the model's.
+        let (sql, _) = render(
+            &[(
+                "macros/busy.sql",
+                None,
+                "{% macro busy() %}{% for i in range(60000) %}{% endfor %}{% endmacro %}",
+            )],
+            "{% for i in range(20000) %}{{ busy() }}{% endfor %}select 1",
+        );
+        let err = sql.unwrap_err().message;
+        assert!(err.contains("fuel") && err.contains("busy"), "{err}");
     }
 
     #[test]

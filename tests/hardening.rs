@@ -1,0 +1,154 @@
+//! Hostile inputs that once crashed, hung or exhausted ripple (issue
+//! "Hardening"): each shape here aborted, ran for minutes or grew without
+//! bound before its fix. Sizes are the reported ones or larger; nothing
+//! here is timed, the tests assert what comes back.
+
+use std::path::Path;
+
+use ripple::graph::LineageGraph;
+use ripple::ingest::{LoadOptions, load_project, read_dags};
+use ripple::project::Diagnostic;
+use ripple::sql::SqlDialect;
+
+fn write(root: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+fn dag_file(body: &str) -> (Vec<ripple::project::Dag>, Vec<Diagnostic>) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("dags/d.py", body)]);
+    let dags = read_dags(dir.path(), &[dir.path().join("dags")], SqlDialect::Postgres);
+    let findings = dags
+        .check()
+        .into_iter()
+        .chain(dags.warnings.clone())
+        .collect();
+    (dags.dags, findings)
+}
+
+const DAG_HEAD: &str = "from airflow import DAG\nfrom airflow.operators.empty import EmptyOperator as E\nwith DAG('d', schedule='@daily') as dag:\n    a = E(task_id='a')\n    b = E(task_id='b')\n";
+
+#[test]
+fn a_long_dependency_chain_is_read_not_a_stack_overflow() {
+    let chain = vec!["a", "b"].repeat(50_000).join(" >> ");
+    let (dags, findings) = dag_file(&format!("{DAG_HEAD}    {chain}\n"));
+    assert_eq!(dags.len(), 1);
+    // a >> b >> a: both depend on each other.
+    assert!(
+        findings
+            .iter()
+            .any(|d| d.to_string().contains("task-cycle")),
+        "{findings:#?}"
+    );
+}
+
+#[test]
+fn deep_python_expressions_of_every_shape_are_read() {
+    let n = 100_000;
+    let shapes = [
+        format!("x = {}b", "a.".repeat(n)),
+        format!("x = {}{}", "f(".repeat(n), ")".repeat(n)),
+        format!("x = {}{}", "[".repeat(n), "]".repeat(n)),
+        format!("x = {}1", "not ".repeat(n)),
+        format!("x = {}1", "-".repeat(n)),
+        format!("x = 1{}", " + 1".repeat(n)),
+        format!("x = {}{}", "(".repeat(n), ")".repeat(n)),
+    ];
+    for body in shapes {
+        let (dags, _) = dag_file(&format!("{DAG_HEAD}{body}\n"));
+        assert_eq!(dags.len(), 1, "{}", &body[..20]);
+    }
+}
+
+#[test]
+fn a_task_that_depends_on_itself_is_a_cycle() {
+    let (_, findings) = dag_file(&format!("{DAG_HEAD}    a >> a\n"));
+    assert!(
+        findings
+            .iter()
+            .any(|d| d.to_string().contains("task-cycle") && d.to_string().contains("tasks a ")),
+        "{findings:#?}"
+    );
+}
+
+#[test]
+fn a_dag_of_many_tasks_keeps_every_dependency_once() {
+    let n = 20_000;
+    let mut body = String::from(
+        "from airflow import DAG\nfrom airflow.operators.empty import EmptyOperator as E\nwith DAG('d') as dag:\n",
+    );
+    for i in 0..n {
+        body.push_str(&format!("    t{i} = E(task_id='t{i}')\n"));
+    }
+    for i in 1..n {
+        body.push_str(&format!("    t{} >> t{i}\n    t{} >> t{i}\n", i - 1, i - 1));
+    }
+    let (dags, findings) = dag_file(&body);
+    assert!(findings.is_empty(), "{findings:#?}");
+    let tasks = &dags[0].tasks;
+    assert_eq!(tasks.len(), n);
+    assert!(tasks[0].upstream.is_empty());
+    for (i, t) in tasks.iter().enumerate().skip(1) {
+        assert_eq!(t.upstream, [format!("t{}", i - 1)]);
+    }
+}
+
+#[test]
+fn an_oversized_dag_file_is_reported_not_read() {
+    let (dags, findings) = dag_file(&format!("{DAG_HEAD}{}", "# padding\n".repeat(500_000)));
+    assert!(dags.is_empty());
+    assert!(
+        findings
+            .iter()
+            .any(|d| d.to_string().contains("too large") && d.to_string().contains("d.py")),
+        "{findings:#?}"
+    );
+}
+
+fn graph(root: &Path) -> LineageGraph {
+    LineageGraph::build(load_project(root, &LoadOptions::default()).unwrap())
+}
+
+#[test]
+fn a_lineage_chain_of_many_tables_is_checked() {
+    // 20,000 SQL tasks, each reading the table the previous one wrote: the
+    // graph is one long path, which recursive cycle finding overflowed.
+    let n = 20_000;
+    let mut body = String::from(
+        "from airflow import DAG\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as SQL\nwith DAG('d') as dag:\n",
+    );
+    for i in 1..n {
+        body.push_str(&format!(
+            "    t{i} = SQL(task_id='t{i}', sql='insert into s.t{i} select * from s.t{}')\n",
+            i - 1
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("dags/d.py", &body)]);
+    let g = graph(dir.path());
+    assert_eq!(g.graph.node_count(), n);
+    assert!(g.cycles().is_empty());
+    assert!(
+        g.check().iter().all(|f| !f.to_string().contains("cycle")),
+        "a chain is not a cycle"
+    );
+}
+
+fn ripple() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("ripple").unwrap()
+}
+
+#[test]
+fn an_endless_input_is_refused_with_its_name() {
+    let out = ripple().args(["lineage", "/dev/zero"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/dev/zero") && err.contains("larger than"),
+        "{err}"
+    );
+}
