@@ -1,5 +1,5 @@
 //! Small text helpers shared by every layer: "did you mean" suggestions for
-//! misspelt names, and English plurals for messages.
+//! misspelt names, English plurals for messages, padded table cells.
 
 /// The closest of `candidates` to `wanted`, when one is close enough to be
 /// a likely typo ("did you mean").
@@ -14,6 +14,15 @@ pub fn did_you_mean<'a>(
         .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, c)| c)
+}
+
+/// Appends `cell` left-aligned in a column `width` characters wide, then
+/// the two-space gutter. By hand: `format!("{:<w$}")` panics on widths
+/// past 65,535, and a cell listing 16,000 tables is wider.
+pub fn push_padded(line: &mut String, cell: &str, width: usize) {
+    line.push_str(cell);
+    let pad = width.saturating_sub(cell.chars().count()) + 2;
+    line.extend(std::iter::repeat_n(' ', pad));
 }
 
 /// Levenshtein distance over characters.
@@ -42,6 +51,17 @@ pub fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_pad_to_any_width() {
+        let mut line = String::new();
+        push_padded(&mut line, "ab", 4);
+        assert_eq!(line, "ab    ");
+        let wide = "x".repeat(70_000);
+        let mut line = String::new();
+        push_padded(&mut line, "y", wide.len());
+        assert_eq!(line.len(), 70_002);
+    }
 
     #[test]
     fn close_names_are_suggested_far_ones_not() {

@@ -152,3 +152,56 @@ fn an_endless_input_is_refused_with_its_name() {
         "{err}"
     );
 }
+
+#[test]
+fn a_chain_of_models_joined_using_a_column_stays_small_in_diff() {
+    // `select * from m join m as b using (c)` doubled the columns per model
+    // (22 models filled 24 GB); under a 2 GB address-space limit, 30 now
+    // finish.
+    let base = tempfile::tempdir().unwrap();
+    let head = tempfile::tempdir().unwrap();
+    for (dir, value) in [(&base, 2), (&head, 3)] {
+        let mut files = vec![
+            (
+                "dbt_project.yml".to_string(),
+                "name: chain\nversion: '1.0'\nprofile: x\n".to_string(),
+            ),
+            (
+                "models/m0.sql".to_string(),
+                format!("select 1 as c, {value} as d"),
+            ),
+        ];
+        for i in 1..=30 {
+            files.push((
+                format!("models/m{i}.sql"),
+                format!(
+                    "select * from {{{{ ref('m{p}') }}}} join {{{{ ref('m{p}') }}}} as b using (c)",
+                    p = i - 1
+                ),
+            ));
+        }
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        write(dir.path(), &files);
+    }
+    let bin = assert_cmd::cargo::cargo_bin("ripple");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(
+            "ulimit -v 2000000; exec \"$0\" diff --base-dir \"$1\" --head-dir \"$2\" --format json",
+        )
+        .arg(&bin)
+        .arg(base.path())
+        .arg(head.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("model.m30"), "{stdout}");
+}

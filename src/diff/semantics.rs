@@ -161,7 +161,7 @@ impl<'g> Semantics<'g> {
         if cols.columns.iter().any(|c| c.name == "*") {
             return None;
         }
-        Some(cols.columns.iter().map(|c| c.name.clone()).collect())
+        Some(crate::sql::unique_names(&cols.columns))
     }
 }
 

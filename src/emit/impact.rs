@@ -84,7 +84,7 @@ pub fn text(impact: &Impact) -> String {
             if i == 4 {
                 line.push_str(c);
             } else {
-                let _ = write!(line, "{c:<w$}  ");
+                crate::text::push_padded(&mut line, c, w);
             }
         }
         out.push_str(line.trim_end());

@@ -80,7 +80,7 @@ pub fn text(lineage: &ScriptLineage, label: &str) -> String {
                 if i + 1 == row.len() {
                     line.push_str(cell);
                 } else {
-                    let _ = write!(line, "{cell:<w$}  ");
+                    crate::text::push_padded(&mut line, cell, w);
                 }
             }
             let _ = writeln!(out, "{}", line.trim_end());

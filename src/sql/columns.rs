@@ -124,6 +124,9 @@ struct Source {
     /// From an enclosing query: an unqualified name reaches it only when no
     /// source of the query itself could hold it.
     outer: bool,
+    /// Columns an unqualified `*` leaves out: `USING (c)` outputs one `c`,
+    /// the left side's.
+    hidden: Vec<String>,
 }
 
 /// The sources a query's expressions see: its own, then the enclosing ones.
@@ -169,6 +172,7 @@ impl Resolver<'_> {
                 relation: None,
                 columns: Some(out.clone()),
                 outer: false,
+                hidden: Vec::new(),
             }];
             if let Some(OrderByKind::Expressions(exprs)) = q.order_by.as_ref().map(|o| &o.kind) {
                 for o in exprs {
@@ -272,14 +276,14 @@ impl Resolver<'_> {
                 }
                 SelectItem::Wildcard(_) => {
                     for src in &scope {
-                        self.expand_star(src, &mut out);
+                        self.expand_star(src, &src.hidden, &mut out);
                     }
                 }
                 SelectItem::QualifiedWildcard(kind, _) => {
                     if let SelectItemQualifiedWildcardKind::ObjectName(name) = kind {
                         let q = relation_name(name, self.dialect).unwrap_or_default();
                         if let Some(src) = find_source(&scope, &q) {
-                            self.expand_star(src, &mut out);
+                            self.expand_star(src, &[], &mut out);
                         }
                     }
                 }
@@ -310,9 +314,17 @@ impl Resolver<'_> {
     /// conditions go to the statement's conditions.
     fn from(&mut self, twj: &TableWithJoins, outer: &[Source], scope: &mut Vec<Source>) {
         self.factor(&twj.relation, outer, scope);
+        // What join conditions see, grown as sources join rather than rebuilt
+        // per join (4,000 joins made that quadratic in copies of sources).
+        let mut seen = visible(scope, outer);
+        let mut local = scope.len();
         for join in &twj.joins {
+            let left = scope.len();
             self.factor(&join.relation, outer, scope);
-            let seen = visible(scope, outer);
+            for src in &scope[left..] {
+                seen.insert(local, src.clone());
+                local += 1;
+            }
             let refs = self.refs(&join.join_operator, &seen);
             self.conditions.extend(refs);
             let on = match join_constraint(&join.join_operator) {
@@ -324,15 +336,22 @@ impl Resolver<'_> {
             let kind = join_kind(&join.join_operator);
             self.row_prints.insert(format!("join:{kind}:{on}"));
             if let Some(JoinConstraint::Using(names)) = join_constraint(&join.join_operator) {
-                // `USING (c)` compares `c` of every side joined so far.
                 for name in names {
                     let Some(column) = name.0.last().and_then(|p| p.as_ident()) else {
                         continue;
                     };
                     let column = ident_name(column, self.dialect);
-                    for src in scope.iter() {
-                        let cols = resolve(&seen, &src.alias, &column);
-                        self.conditions.extend(sources_of(&cols));
+                    // `USING (c)` compares the joined-so-far side's `c` with
+                    // the new side's, and outputs one `c`.
+                    let (before, after) = scope.split_at_mut(left);
+                    let on_left = resolve(before, "", &column);
+                    let on_right = resolve(after, "", &column);
+                    self.conditions.extend(sources_of(&on_left));
+                    self.conditions.extend(sources_of(&on_right));
+                    if !on_left.is_empty() {
+                        for src in after.iter_mut() {
+                            src.hidden.push(column.clone());
+                        }
                     }
                 }
             }
@@ -367,6 +386,7 @@ impl Resolver<'_> {
                     relation,
                     columns,
                     outer: false,
+                    hidden: Vec::new(),
                 });
             }
             TableFactor::Derived {
@@ -392,6 +412,7 @@ impl Resolver<'_> {
                     relation: None,
                     columns: Some(cols),
                     outer: false,
+                    hidden: Vec::new(),
                 });
             }
             TableFactor::NestedJoin {
@@ -402,9 +423,34 @@ impl Resolver<'_> {
         }
     }
 
-    fn expand_star(&mut self, src: &Source, out: &mut Vec<OutputColumn>) {
+    /// Appends the columns `*` stands for in `src`, but those `hidden`. Past
+    /// [`MAX_STAR_COLUMNS`] the rest become one `*` column reading all of
+    /// them: `select * from a join a b using (c)` chains double the column
+    /// count per step, and 22 such models filled 24 GB.
+    fn expand_star(&mut self, src: &Source, hidden: &[String], out: &mut Vec<OutputColumn>) {
         match (&src.columns, &src.relation) {
-            (Some(cols), _) => out.extend(cols.iter().cloned()),
+            (Some(cols), _) => {
+                let shown = cols.iter().filter(|c| !hidden.contains(&c.name));
+                if out.len() + cols.len() <= MAX_STAR_COLUMNS {
+                    out.extend(shown.cloned());
+                    return;
+                }
+                let mut sources = BTreeSet::new();
+                for c in shown {
+                    sources.extend(c.sources.iter().cloned());
+                }
+                match out
+                    .iter_mut()
+                    .find(|c| c.name == "*" && c.fingerprint == TOO_MANY)
+                {
+                    Some(star) => star.sources.extend(sources),
+                    None => out.push(OutputColumn {
+                        name: "*".to_string(),
+                        sources,
+                        fingerprint: TOO_MANY.to_string(),
+                    }),
+                }
+            }
             (None, Some(rel)) => {
                 self.stars.insert(rel.clone());
                 out.push(base_column(rel, "*"));
@@ -470,6 +516,11 @@ impl Resolver<'_> {
         bounded(e.to_string())
     }
 }
+
+/// Columns one `*` expands to, at most (see [`Resolver::expand_star`]).
+const MAX_STAR_COLUMNS: usize = 10_000;
+/// The fingerprint of the `*` column that stands for too many columns.
+const TOO_MANY: &str = "*:too-many-columns";
 
 /// Fingerprints longer than this are replaced by a hash of themselves.
 const MAX_PRINT: usize = 512;
@@ -646,12 +697,13 @@ fn resolve_ident(
 
 /// The source a qualifier names: its alias, or the tail of its relation.
 fn find_source<'s>(scope: &'s [Source], qualifier: &str) -> Option<&'s Source> {
-    scope.iter().find(|s| {
-        s.alias == qualifier
-            || s.relation
-                .as_deref()
-                .is_some_and(|r| r == qualifier || r.ends_with(&format!(".{qualifier}")))
-    })
+    let tail_of = |r: &str| {
+        r.strip_suffix(qualifier)
+            .is_some_and(|head| head.is_empty() || head.ends_with('.'))
+    };
+    scope
+        .iter()
+        .find(|s| s.alias == qualifier || s.relation.as_deref().is_some_and(tail_of))
 }
 
 /// The columns a column reference may denote. Unqualified, it is the
@@ -735,6 +787,19 @@ fn resolve(visible: &[Source], qualifier: &str, column: &str) -> Vec<OutputColum
     }
 }
 
+/// The names of `columns` as a table holds them: each once, first
+/// occurrence kept (`select * from a join b using (c)` outputs two `d`s,
+/// and a table built from it would keep one; repeating them downstream
+/// doubled the columns per model).
+pub fn unique_names(columns: &[OutputColumn]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    columns
+        .iter()
+        .filter(|c| seen.insert(c.name.as_str()))
+        .map(|c| c.name.clone())
+        .collect()
+}
+
 fn rename_columns(cols: &mut [OutputColumn], names: &[String]) {
     for (c, n) in cols.iter_mut().zip(names) {
         c.name = n.clone();
@@ -808,6 +873,53 @@ mod tests {
                 "shop.orders.id",
                 "shop.orders.status"
             ]
+        );
+    }
+
+    #[test]
+    fn using_outputs_one_column_and_compares_both_sides() {
+        let l = lineage(
+            "select * from a join b using (c)",
+            &[("a", &["c", "x"]), ("b", &["c", "y"])],
+        );
+        assert_eq!(show(&l), ["c <- a.c", "x <- a.x", "y <- b.y"]);
+        assert_eq!(conds(&l), ["a.c", "b.c"]);
+        // `b.*` is all of b's columns, its `c` too.
+        let l = lineage(
+            "select b.* from a join b using (c)",
+            &[("a", &["c", "x"]), ("b", &["c", "y"])],
+        );
+        assert_eq!(show(&l), ["c <- b.c", "y <- b.y"]);
+    }
+
+    #[test]
+    fn a_star_of_too_many_columns_becomes_one_star_column() {
+        // Every step doubles the columns: 2^20 of them at the end.
+        let mut sql = String::from("with s0 as (select * from a)");
+        for i in 1..=20 {
+            sql.push_str(&format!(
+                ", s{i} as (select * from s{p} join s{p} as r using (c))",
+                p = i - 1
+            ));
+        }
+        sql.push_str(" select * from s20");
+        let l = lineage(&sql, &[("a", &["c", "d"])]);
+        assert!(
+            l.columns.len() <= MAX_STAR_COLUMNS + 1,
+            "{}",
+            l.columns.len()
+        );
+        let star = l
+            .columns
+            .iter()
+            .find(|c| c.name == "*")
+            .expect("a `*` column");
+        assert_eq!(
+            star.sources
+                .iter()
+                .map(|r| format!("{}.{}", r.relation, r.column))
+                .collect::<Vec<_>>(),
+            ["a.d"]
         );
     }
 

@@ -12,7 +12,9 @@ mod script;
 mod split;
 
 pub use canonical::canonical_text;
-pub use columns::{ColumnLineage, ColumnRef, KnownColumns, OutputColumn, column_lineage};
+pub use columns::{
+    ColumnLineage, ColumnRef, KnownColumns, OutputColumn, column_lineage, unique_names,
+};
 pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
 pub use parse::with_statements;

@@ -266,11 +266,9 @@ fn learn_columns(
     if !creates || c.columns.iter().any(|o| o.name == "*") {
         return;
     }
+    let names = super::columns::unique_names(&c.columns);
     for t in targets {
-        known.insert(
-            t.clone(),
-            c.columns.iter().map(|o| o.name.clone()).collect(),
-        );
+        known.insert(t.clone(), names.clone());
     }
 }
 
