@@ -191,15 +191,25 @@ impl Config {
             return Ok(Config::default());
         }
         let config: Config = parsed.map_err(|e| config_error(path, &key_path, &e))?;
-        if let Some((key, message)) = config.bad_value() {
+        if let Some(BadValue {
+            key,
+            message,
+            entry,
+        }) = config.bad_value()
+        {
             // The line of the key's last part, after the line of its first.
             let parts: Vec<&str> = key.split('.').collect();
             let mut line = 0;
             let mut want = 0;
+            let mut skip = entry;
             for (n, l) in text.lines().enumerate() {
                 let Some(part) = parts.get(want) else { break };
                 if l.contains(&format!("{part}:")) || l.contains(&format!("{part} :")) {
                     line = n as u32 + 1;
+                    if want + 1 == parts.len() && skip > 0 {
+                        skip -= 1;
+                        continue;
+                    }
                     want += 1;
                 }
             }
@@ -216,9 +226,9 @@ impl Config {
     /// The first setting whose value parses but makes no sense (an infinite
     /// cost, a batch of 0 partitions, a concurrency of 0, a window of a
     /// million partitions): its key path and what to write instead.
-    fn bad_value(&self) -> Option<(String, String)> {
+    fn bad_value(&self) -> Option<BadValue> {
         let tolerance = |key: String, c: &Checks| match c.row_count {
-            Some(RowCount::Tolerance(x)) if !x.is_finite() || x < 0.0 => Some((
+            Some(RowCount::Tolerance(x)) if !x.is_finite() || x < 0.0 => Some(BadValue::new(
                 format!("{key}.checks.row_count"),
                 format!(
                     "{x} is not a fraction of 0 or more; write e.g. 0.25, or false to turn the check off"
@@ -231,13 +241,13 @@ impl Config {
             if let Some(cost) = d.cost
                 && !(cost.is_finite() && cost > 0.0)
             {
-                return Some((
+                return Some(BadValue::new(
                     format!("{key}.cost"),
                     format!("{cost} is not a number of minutes; write a positive number"),
                 ));
             }
             if d.max_concurrency == Some(0) {
-                return Some((
+                return Some(BadValue::new(
                     format!("{key}.max_concurrency"),
                     "0 would never run a task; write 1 or more".to_string(),
                 ));
@@ -246,7 +256,7 @@ impl Config {
                 if let TimeMapping::Window(lo, hi) = m
                     && (lo.unsigned_abs() > MAX_WINDOW || hi.unsigned_abs() > MAX_WINDOW)
                 {
-                    return Some((
+                    return Some(BadValue::new(
                         format!("{key}.upstream.{up}"),
                         format!(
                             "window [{lo}, {hi}] reaches past {MAX_WINDOW} partitions; write the window the SQL reads, or `all`"
@@ -260,19 +270,81 @@ impl Config {
         }
         for (grain, n) in &self.backfill.batch {
             if *n == 0 {
-                return Some((
+                return Some(BadValue::new(
                     format!("backfill.batch.{grain}"),
                     "0 partitions per batch would never finish; write 1 or more".to_string(),
                 ));
             }
         }
         if self.backfill.max_concurrency == Some(0) {
-            return Some((
+            return Some(BadValue::new(
                 "backfill.max_concurrency".to_string(),
                 "0 would never run a task; write 1 or more".to_string(),
             ));
         }
+        if let Some(w) = self
+            .backfill
+            .windows
+            .iter()
+            .find(|w| crate::time::parse_window(w).is_none())
+        {
+            return Some(BadValue::new(
+                "backfill.windows".to_string(),
+                format!("`{w}` is not a window; write it as HH:MM-HH:MM (UTC), e.g. 20:00-06:00"),
+            ));
+        }
+        for (i, p) in self.backfill.production.iter().enumerate() {
+            if let Err(why) = crate::time::parse_cron(&p.cron) {
+                return Some(
+                    BadValue::new(
+                        "backfill.production.cron".to_string(),
+                        format!(
+                            "DAG `{}`: {why}; write five fields, e.g. '0 2 * * *', or @daily",
+                            p.dag
+                        ),
+                    )
+                    .entry(i),
+                );
+            }
+            if !p.duration.is_empty() && crate::time::parse_duration(&p.duration).is_none() {
+                return Some(
+                    BadValue::new(
+                        "backfill.production.duration".to_string(),
+                        format!(
+                            "DAG `{}`: `{}` is not a duration; write e.g. 90m, 2h or 1h30m",
+                            p.dag, p.duration
+                        ),
+                    )
+                    .entry(i),
+                );
+            }
+        }
         tolerance("backfill".to_string(), &self.backfill.checks)
+    }
+}
+
+/// A setting that parses but makes no sense.
+struct BadValue {
+    /// Its key path (`backfill.production.cron`).
+    key: String,
+    message: String,
+    /// Which occurrence of the key's last part holds it, for list entries
+    /// (the third `cron:` under `production:`).
+    entry: usize,
+}
+
+impl BadValue {
+    fn new(key: String, message: String) -> BadValue {
+        BadValue {
+            key,
+            message,
+            entry: 0,
+        }
+    }
+
+    fn entry(mut self, index: usize) -> BadValue {
+        self.entry = index;
+        self
     }
 }
 

@@ -83,6 +83,10 @@ pub struct Unscheduled {
     pub schedule: String,
     /// Why it has no runs here.
     pub why: String,
+    /// Its schedule is meant to be time-based but ripple cannot read it
+    /// (a bad cron, a computed timedelta): its runs are unknown, not absent.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unreadable: bool,
 }
 
 /// Blackout windows over `[from, to)`.
@@ -160,10 +164,11 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
                     truncated,
                 });
             }
-            Err(why) => out.not_scheduled.push(Unscheduled {
+            Err(NoRuns { why, unreadable }) => out.not_scheduled.push(Unscheduled {
                 dag_id,
                 schedule,
                 why,
+                unreadable,
             }),
         }
     }
@@ -173,7 +178,7 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
 /// The expected duration of `dag`'s runs, and where it comes from.
 fn duration_of(config: &Config, dag: &str) -> (i64, String) {
     match config.backfill.production.iter().find(|p| p.dag == dag) {
-        Some(p) => match parse_duration(&p.duration) {
+        Some(p) => match crate::time::parse_duration(&p.duration) {
             Some(m) => (m, "ripple.yml".to_string()),
             None => (
                 DEFAULT_DURATION_MINUTES,
@@ -184,31 +189,21 @@ fn duration_of(config: &Config, dag: &str) -> (i64, String) {
     }
 }
 
-/// `90m`, `2h`, `1h30m`, `45` (minutes) → minutes.
-pub fn parse_duration(s: &str) -> Option<i64> {
-    let s = s.trim();
-    if let Ok(m) = s.parse::<i64>() {
-        return (m > 0).then_some(m);
-    }
-    let mut total = 0i64;
-    let mut number = String::new();
-    for c in s.chars() {
-        match c {
-            '0'..='9' => number.push(c),
-            'h' | 'm' | 'd' => {
-                let n: i64 = number.parse().ok()?;
-                number.clear();
-                total += match c {
-                    'd' => n * 1440,
-                    'h' => n * 60,
-                    _ => n,
-                };
-            }
-            ' ' => {}
-            _ => return None,
+/// Why a schedule has no runs to list.
+#[derive(Debug)]
+struct NoRuns {
+    why: String,
+    /// Time-based, but not readable (see [`Unscheduled::unreadable`]).
+    unreadable: bool,
+}
+
+impl From<String> for NoRuns {
+    fn from(why: String) -> NoRuns {
+        NoRuns {
+            why,
+            unreadable: true,
         }
     }
-    (number.is_empty() && total > 0).then_some(total)
 }
 
 /// Ticks of `schedule` in `[from, to)`, minutes; `Err` says why there are
@@ -218,33 +213,31 @@ fn ticks(
     start_date: Option<&str>,
     from: Minute,
     to: Minute,
-) -> Result<(Vec<Minute>, bool), String> {
+) -> Result<(Vec<Minute>, bool), NoRuns> {
     let s = schedule.trim().trim_matches(['"', '\'']);
+    let not_timed = |why: &str| {
+        Err(NoRuns {
+            why: why.to_string(),
+            unreadable: false,
+        })
+    };
     let cron = match s {
         "None" | "" => {
-            return Err("not scheduled (schedule=None): triggered by hand or by other DAGs".into());
+            return not_timed("not scheduled (schedule=None): triggered by hand or by other DAGs");
         }
-        "@once" => return Err("runs once, at its start date".into()),
-        "datasets" => return Err("scheduled by datasets, not by time".into()),
+        "@once" => return not_timed("runs once, at its start date"),
+        "datasets" => return not_timed("scheduled by datasets, not by time"),
         "@continuous" => {
-            return Err(
-                "runs continuously; give it a cron in ripple.yml's backfill.production".into(),
-            );
+            return Err(NoRuns::from(
+                "runs continuously; give it a cron in ripple.yml's backfill.production".to_string(),
+            ));
         }
-        "@hourly" => "0 * * * *",
-        "@daily" | "@midnight" => "0 0 * * *",
-        "@weekly" => "0 0 * * 0",
-        "@monthly" => "0 0 1 * *",
-        "@quarterly" => "0 0 1 */3 *",
-        "@yearly" | "@annually" => "0 0 1 1 *",
         other if other.starts_with("timedelta(") => {
-            return timedelta_ticks(other, start_date, from, to);
+            return timedelta_ticks(other, start_date, from, to).map_err(NoRuns::from);
         }
         other => other,
     };
-    let parsed: croner::Cron = cron
-        .parse()
-        .map_err(|e| format!("`{s}` is not a cron expression ripple can read ({e})"))?;
+    let parsed = crate::time::parse_cron(cron).map_err(NoRuns::from)?;
     let start = to_jiff02(from);
     let mut out = Vec::new();
     let mut truncated = false;
@@ -448,25 +441,17 @@ mod tests {
 
     #[test]
     fn unscheduled_and_unreadable_schedules_say_why() {
-        assert!(
-            ticks("None", None, 0, 60)
-                .unwrap_err()
-                .contains("schedule=None")
-        );
-        assert!(
-            ticks("datasets", None, 0, 60)
-                .unwrap_err()
-                .contains("datasets")
-        );
-        assert!(
-            ticks("61 * * * *", None, 0, 60)
-                .unwrap_err()
-                .contains("not a cron expression")
-        );
+        let none = ticks("None", None, 0, 60).unwrap_err();
+        assert!(none.why.contains("schedule=None") && !none.unreadable);
+        let datasets = ticks("datasets", None, 0, 60).unwrap_err();
+        assert!(datasets.why.contains("datasets") && !datasets.unreadable);
+        let bad = ticks("61 * * * *", None, 0, 60).unwrap_err();
+        assert!(bad.why.contains("not a cron expression") && bad.unreadable);
     }
 
     #[test]
     fn durations_parse() {
+        use crate::time::parse_duration;
         assert_eq!(parse_duration("90m"), Some(90));
         assert_eq!(parse_duration("2h"), Some(120));
         assert_eq!(parse_duration("1h30m"), Some(90));

@@ -34,7 +34,7 @@ const DAG_HEAD: &str = "from airflow import DAG\nfrom airflow.operators.empty im
 
 #[test]
 fn a_long_dependency_chain_is_read_not_a_stack_overflow() {
-    let chain = vec!["a", "b"].repeat(50_000).join(" >> ");
+    let chain = ["a", "b"].repeat(50_000).join(" >> ");
     let (dags, findings) = dag_file(&format!("{DAG_HEAD}    {chain}\n"));
     assert_eq!(dags.len(), 1);
     // a >> b >> a: both depend on each other.
@@ -204,4 +204,148 @@ fn a_chain_of_models_joined_using_a_column_stays_small_in_diff() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("model.m30"), "{stdout}");
+}
+
+/// The worked example in a temporary folder with `production` as its
+/// production runs, planned from `--start 2026-02-01T18`.
+fn plan_with_production(production: &str, files: &[(&str, &str)]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), files);
+    let src = Path::new("fixtures/worked_example/declared");
+    for file in ["dbt_project.yml", "ripple.yml"] {
+        std::fs::copy(src.join(file), dir.path().join(file)).unwrap();
+    }
+    std::fs::create_dir(dir.path().join("models")).unwrap();
+    for entry in std::fs::read_dir(src.join("models")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(
+            entry.path(),
+            dir.path().join("models").join(entry.file_name()),
+        )
+        .unwrap();
+    }
+    let config = std::fs::read_to_string(src.join("ripple.yml")).unwrap();
+    let original = "    - { dag: daily_etl, cron: \"0 2 * * *\", duration: 90m }";
+    assert!(config.contains(original));
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        config.replace(original, production),
+    )
+    .unwrap();
+    ripple()
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-12",
+        ])
+        .args([
+            "--as-of",
+            "2026-02-01",
+            "--start",
+            "2026-02-01T18",
+            "--format",
+            "json",
+        ])
+        .arg("--project")
+        .arg(dir.path())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn production_that_never_stops_leaves_no_slot_past_the_listing_limit() {
+    // Every minute for 10 minutes: production never pauses. The listing
+    // stops at 100,000 runs (69 days); the plan once scheduled every task
+    // on top of production right after them.
+    let out = plan_with_production(
+        "    - { dag: daily_etl, cron: \"* * * * *\", duration: 10m }",
+        &[],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(err.contains("finds no free slot"), "{err}");
+}
+
+#[test]
+fn a_production_schedule_ripple_cannot_read_refuses_the_schedule() {
+    // In ripple.yml: refused when the file loads, by every command alike.
+    let out = plan_with_production(
+        "    - { dag: daily_etl, cron: \"every night\", duration: 90m }",
+        &[],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("ripple.yml:26")
+            && err.contains("backfill.production.cron")
+            && err.contains("every night"),
+        "{err}"
+    );
+    // In a DAG file: its runs are unknown, so no schedule is made.
+    let out = plan_with_production(
+        "    - { dag: daily_etl, cron: \"0 2 * * *\", duration: 90m }",
+        &[(
+            "dags/load.py",
+            "from airflow import DAG\nwith DAG('load', schedule='every night') as dag:\n    pass\n",
+        )],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("production DAG `load`")
+            && err.contains("every night")
+            && err.contains("runs are unknown"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_refuses_what_plan_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("models/a.sql", "select 1 as x"),
+            (
+                "ripple.yml",
+                "backfill:\n  windows: ['20:00-06:00']\n  production:\n    - { dag: a, cron: '0 2 * * *', duration: 1h }\n    - { dag: b, cron: '0 2 * *', duration: 1h }\n",
+            ),
+        ],
+    );
+    for command in ["check", "graph"] {
+        let out = ripple()
+            .args([command, "--project"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert!(
+            err.contains("ripple.yml:5") && err.contains("DAG `b`"),
+            "{command}: {err}"
+        );
+    }
+    write(
+        dir.path(),
+        &[("ripple.yml", "backfill:\n  windows: ['25:00-06:00']\n")],
+    );
+    let out = ripple()
+        .args(["check", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("backfill.windows") && err.contains("25:00-06:00"),
+        "{err}"
+    );
 }

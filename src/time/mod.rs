@@ -2,9 +2,11 @@
 //! time mappings on edges.
 
 mod calendar;
+mod clock;
 mod grain;
 mod intervals;
 
 pub use calendar::{Hour, TimeKey, UNBOUNDED, datetime_of, display, hour_of_date, today};
+pub use clock::{parse_cron, parse_duration, parse_window};
 pub use grain::{Grain, TimeMapping};
 pub use intervals::IntervalSet;

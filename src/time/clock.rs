@@ -1,0 +1,73 @@
+//! The clock settings of `ripple.yml` and DAG files, read once for every
+//! layer: allowed windows (`20:00-06:00`), durations (`90m`), cron
+//! expressions (`0 2 * * *`, `@daily`). `ripple.yml` is checked with these
+//! when it loads, so `check`, `impact` and `plan` refuse the same values.
+
+/// `"20:00-06:00"` → minutes of the day (from, to).
+pub fn parse_window(s: &str) -> Option<(i64, i64)> {
+    let (a, b) = s.split_once('-')?;
+    let minutes = |x: &str| -> Option<i64> {
+        let (h, m) = x.trim().split_once(':')?;
+        let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+        ((0..=24).contains(&h) && (0..60).contains(&m) && h * 60 + m <= 1440).then_some(h * 60 + m)
+    };
+    let (from, to) = (minutes(a)?, minutes(b)?);
+    (from != to).then_some((from % 1440, to % 1440))
+}
+
+/// `90m`, `2h`, `1h30m`, `45` (minutes) → minutes.
+pub fn parse_duration(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Ok(m) = s.parse::<i64>() {
+        return (m > 0).then_some(m);
+    }
+    let mut total = 0i64;
+    let mut number = String::new();
+    for c in s.chars() {
+        match c {
+            '0'..='9' => number.push(c),
+            'h' | 'm' | 'd' => {
+                let n: i64 = number.parse().ok()?;
+                number.clear();
+                total += match c {
+                    'd' => n * 1440,
+                    'h' => n * 60,
+                    _ => n,
+                };
+            }
+            ' ' => {}
+            _ => return None,
+        }
+    }
+    (number.is_empty() && total > 0).then_some(total)
+}
+
+/// A cron expression or one of Airflow's presets (`@daily`, `@hourly`, ...),
+/// parsed; the error says what is wrong with it.
+pub fn parse_cron(text: &str) -> Result<croner::Cron, String> {
+    let s = text.trim().trim_matches(['"', '\'']);
+    let cron = match s {
+        "@hourly" => "0 * * * *",
+        "@daily" | "@midnight" => "0 0 * * *",
+        "@weekly" => "0 0 * * 0",
+        "@monthly" => "0 0 1 * *",
+        "@quarterly" => "0 0 1 */3 *",
+        "@yearly" | "@annually" => "0 0 1 1 *",
+        other => other,
+    };
+    cron.parse()
+        .map_err(|e| format!("`{s}` is not a cron expression ripple can read ({e})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crons_and_presets_parse_and_nonsense_says_so() {
+        assert!(parse_cron("0 2 * * *").is_ok());
+        assert!(parse_cron("@daily").is_ok());
+        let err = parse_cron("every night").unwrap_err();
+        assert!(err.contains("`every night`"), "{err}");
+    }
+}
