@@ -349,3 +349,67 @@ fn check_refuses_what_plan_refuses() {
         "{err}"
     );
 }
+
+#[path = "support/git_repo.rs"]
+mod git_repo;
+
+/// `ripple diff --base HEAD` in `repo` with `RIPPLE_TMPDIR` set to `tmp`.
+fn diff_with_scratch(repo: &git_repo::GitRepo, tmp: &std::ffi::OsStr) -> std::process::Output {
+    ripple()
+        .current_dir(repo.path())
+        .env("RIPPLE_TMPDIR", tmp)
+        .args(["diff", "--base", "HEAD", "--format", "json"])
+        .output()
+        .unwrap()
+}
+
+const SMALL_DBT: &[(&str, &str)] = &[
+    ("dbt_project.yml", "name: s\nversion: '1.0'\nprofile: s\n"),
+    ("models/a.sql", "select 1 as x"),
+];
+
+#[test]
+fn copies_left_by_killed_runs_are_swept_and_ours_are_removed() {
+    let repo = git_repo::GitRepo::new(SMALL_DBT);
+    let tmp = tempfile::tempdir().unwrap();
+    // A copy whose ripple is gone (no such pid), and one of a live process.
+    let stale = tmp.path().join("ripple-rev-999999999-abc");
+    let live = tmp
+        .path()
+        .join(format!("ripple-rev-{}-abc", std::process::id()));
+    let unrelated = tmp.path().join("something-else");
+    for d in [&stale, &live, &unrelated] {
+        std::fs::create_dir_all(d.join("models")).unwrap();
+    }
+    let out = diff_with_scratch(&repo, tmp.path().as_os_str());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stale.exists(), "the dead run's copy is swept");
+    assert!(live.exists() && unrelated.exists());
+    let left: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 2, "this run's copy is gone: {left:?}");
+}
+
+#[test]
+fn a_scratch_folder_that_is_empty_relative_missing_or_inside_the_repo_is_refused() {
+    let repo = git_repo::GitRepo::new(SMALL_DBT);
+    let inside = repo.path().join("tmp");
+    std::fs::create_dir(&inside).unwrap();
+    for (value, why) in [
+        ("".into(), "is empty"),
+        ("relative/dir".into(), "not an absolute path"),
+        ("/no/such/folder".into(), "does not exist"),
+        (inside.into_os_string(), "inside the repository"),
+    ] {
+        let out = diff_with_scratch(&repo, &value);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value:?}: {err}");
+        assert!(err.contains("RIPPLE_TMPDIR") && err.contains(why), "{err}");
+    }
+}

@@ -35,6 +35,16 @@ pub enum RevisionError {
         /// What git said.
         message: String,
     },
+    /// `RIPPLE_TMPDIR` names no usable folder.
+    #[error(
+        "RIPPLE_TMPDIR=`{value}` {why}; set it to an existing absolute folder outside the repository, or unset it"
+    )]
+    BadScratch {
+        /// The variable's value.
+        value: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// Writing the files failed.
     #[error("could not write {}: {source}", .path.display())]
     Io {
@@ -87,9 +97,10 @@ pub fn locate(project: &Path) -> Result<RepoLocation, RevisionError> {
 pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
     let location = locate(project)?;
     let commit = resolve(&location.top, rev)?;
-    let parent = scratch_folder();
+    let parent = scratch_folder(&location.top)?;
+    sweep(&parent);
     let dir = tempfile::Builder::new()
-        .prefix("ripple-rev-")
+        .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
         .tempdir_in(&parent)
         .map_err(|source| RevisionError::Io {
             path: parent.clone(),
@@ -111,17 +122,92 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
 /// Where revisions are written: `$RIPPLE_TMPDIR` when set, else a memory
 /// file system when there is one (`/dev/shm`: creating ten thousand files
 /// on a slow disk takes seconds), else the system's temporary folder.
-fn scratch_folder() -> PathBuf {
-    if let Some(dir) = std::env::var_os("RIPPLE_TMPDIR") {
-        return PathBuf::from(dir);
+/// `RIPPLE_TMPDIR` must be an existing absolute folder outside the
+/// repository: an empty one meant the current folder, and the base copy
+/// landed inside the head project being read.
+fn scratch_folder(repository: &Path) -> Result<PathBuf, RevisionError> {
+    if let Some(value) = std::env::var_os("RIPPLE_TMPDIR") {
+        let dir = PathBuf::from(&value);
+        let bad = |why| RevisionError::BadScratch {
+            value: value.to_string_lossy().into_owned(),
+            why,
+        };
+        if value.is_empty() {
+            return Err(bad("is empty"));
+        }
+        if !dir.is_absolute() {
+            return Err(bad("is not an absolute path"));
+        }
+        let Ok(real) = dir.canonicalize() else {
+            return Err(bad("does not exist"));
+        };
+        if !real.is_dir() {
+            return Err(bad("is not a folder"));
+        }
+        let top = repository
+            .canonicalize()
+            .unwrap_or_else(|_| repository.to_path_buf());
+        if real.starts_with(&top) {
+            return Err(bad("is inside the repository being compared"));
+        }
+        return Ok(real);
     }
     let shm = Path::new("/dev/shm");
     let writable = std::fs::metadata(shm).is_ok_and(|m| m.is_dir() && !m.permissions().readonly());
-    if writable {
+    Ok(if writable {
         shm.to_path_buf()
     } else {
         std::env::temp_dir()
+    })
+}
+
+/// Names of revision copies: the prefix, then the pid of the ripple that
+/// wrote it.
+const SCRATCH_PREFIX: &str = "ripple-rev-";
+
+/// Deletes the copies left in `parent` by ripples that are gone (killed by
+/// a signal before they could clean up; 20 interrupted runs left 580 MB in
+/// `/dev/shm`). A process is gone when `/proc` has no entry for it; where
+/// there is no `/proc`, nothing is swept.
+fn sweep(parent: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
     }
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(SCRATCH_PREFIX)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if same_owner(&entry.path(), &proc.join("self"))
+            && pid != std::process::id()
+            && !proc.join(pid.to_string()).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Whether `a` and `b` belong to the same user (another user's copies are
+/// theirs to clean).
+#[cfg(unix)]
+fn same_owner(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::symlink_metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.uid() == b.uid(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_owner(_: &Path, _: &Path) -> bool {
+    false
 }
 
 /// The commit `rev` names.
