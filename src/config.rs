@@ -40,6 +40,10 @@ pub struct Config {
     pub datasets: BTreeMap<String, DatasetConfig>,
     /// How backfills are run.
     pub backfill: BackfillConfig,
+    /// Read folders and files that configuration places outside the project
+    /// (`../shared/models`, `/srv/dags`). Off: such paths are refused, so a
+    /// pull request cannot make ripple read `/etc`.
+    pub allow_outside_project: bool,
 }
 
 /// The dbt target ripple assumes (there is no `profiles.yml` to read).

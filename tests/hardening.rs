@@ -413,3 +413,118 @@ fn a_scratch_folder_that_is_empty_relative_missing_or_inside_the_repo_is_refused
         assert!(err.contains("RIPPLE_TMPDIR") && err.contains(why), "{err}");
     }
 }
+
+fn check_json(root: &Path) -> Vec<String> {
+    let out = ripple()
+        .args(["check", "--format", "json", "--project"])
+        .arg(root)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    doc["findings"]
+        .as_array()
+        .or_else(|| doc.as_array())
+        .unwrap_or_else(|| panic!("{doc}"))
+        .iter()
+        .map(|f| f.to_string())
+        .collect()
+}
+
+#[test]
+fn project_paths_stay_inside_the_project_unless_allowed() {
+    let top = tempfile::tempdir().unwrap();
+    let root = top.path().join("project");
+    write(
+        top.path(),
+        &[
+            ("outside/stolen.sql", "select * from secret.table_outside"),
+            (
+                "project/dbt_project.yml",
+                "name: p\nversion: '1.0'\nprofile: p\nmodel-paths: ['models', '../outside', '/etc', 'linked']\n",
+            ),
+            ("project/models/a.sql", "select 1 as x"),
+        ],
+    );
+    std::os::unix::fs::symlink(top.path().join("outside"), root.join("linked")).unwrap();
+    let findings = check_json(&root);
+    let outside: Vec<&String> = findings
+        .iter()
+        .filter(|f| f.contains("path-outside-project"))
+        .collect();
+    assert_eq!(outside.len(), 3, "{findings:#?}");
+    for path in ["../outside", "/etc", "linked"] {
+        assert!(
+            outside
+                .iter()
+                .any(|f| f.contains(&format!("`{path}`")) && f.contains("dbt_project.yml")),
+            "{path}: {findings:#?}"
+        );
+    }
+    let graph = |root: &Path| {
+        let out = ripple()
+            .args(["graph", "--format", "json", "--project"])
+            .arg(root)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(!graph(&root).contains("stolen"));
+    // ripple.yml's own paths too; and when allowed, they are read.
+    write(
+        top.path(),
+        &[("project/ripple.yml", "sql: ['../outside']\n")],
+    );
+    assert!(
+        check_json(&root)
+            .iter()
+            .any(|f| f.contains("path-outside-project") && f.contains("ripple.yml"))
+    );
+    write(
+        top.path(),
+        &[(
+            "project/ripple.yml",
+            "sql: ['../outside']\nallow_outside_project: true\n",
+        )],
+    );
+    let g = graph(&root);
+    assert!(g.contains("secret.table_outside"), "{g}");
+}
+
+#[test]
+fn folders_that_cannot_be_listed_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            (
+                "dbt_project.yml",
+                "name: p\nversion: '1.0'\nprofile: p\nmodel-paths: ['models', 'notes.txt']\n",
+            ),
+            ("models/a.sql", "select 1 as x"),
+            ("notes.txt", "not a folder"),
+            ("models/locked/b.sql", "select 2 as y"),
+        ],
+    );
+    let findings = check_json(dir.path());
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.contains("unreadable") && f.contains("notes.txt")),
+        "{findings:#?}"
+    );
+    // Permissions only stop a user who is not root.
+    let locked = dir.path().join("models/locked");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read_dir(&locked).is_err() {
+        let findings = check_json(dir.path());
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.contains("unreadable") && f.contains("models/locked")),
+            "{findings:#?}"
+        );
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

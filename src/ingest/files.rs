@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::project::Diagnostic;
+
 /// Folders never read as input: build output, installed packages, VCS.
 const SKIPPED: &[&str] = &[
     "target",
@@ -13,15 +15,31 @@ const SKIPPED: &[&str] = &[
     "__pycache__",
 ];
 
+/// Files found by [`walk`], and the folders that could not be read.
+#[derive(Default)]
+pub(crate) struct Found {
+    /// The files, sorted by path.
+    pub files: Vec<PathBuf>,
+    /// A warning per folder that exists but could not be listed: its files
+    /// are missing from the project, which must not pass unnoticed.
+    pub problems: Vec<Diagnostic>,
+}
+
 /// Files under `dir` (recursively) whose name ends with one of `extensions`,
 /// sorted by path. A missing folder yields nothing; links are not followed,
-/// so a link loop cannot hang the walk.
-pub(crate) fn walk(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
+/// so a link loop cannot hang the walk. Paths in problems are relative to
+/// `root`.
+pub(crate) fn walk(root: &Path, dir: &Path, extensions: &[&str]) -> Found {
+    let mut out = Found::default();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
+        let entries = match std::fs::read_dir(&d) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                out.problems.push(unreadable(root, &d, &e));
+                continue;
+            }
         };
         for entry in entries.flatten() {
             let path = entry.path();
@@ -35,12 +53,76 @@ pub(crate) fn walk(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
                     stack.push(path);
                 }
             } else if kind.is_file() && extensions.iter().any(|e| name.ends_with(e)) {
-                out.push(path);
+                out.files.push(path);
             }
         }
     }
-    out.sort();
+    out.files.sort();
+    out.problems.sort();
     out
+}
+
+/// The warning for a file or folder that exists but could not be read.
+pub(crate) fn unreadable(root: &Path, path: &Path, e: &std::io::Error) -> Diagnostic {
+    Diagnostic::warning(
+        "unreadable",
+        Some(relative(root, path)),
+        0,
+        0,
+        format!(
+            "could not be read ({e}); what it holds is left out of the project. Fix its permissions"
+        ),
+    )
+}
+
+/// `base/rel` when it lies inside `root` (or `allow` says it may not);
+/// otherwise an error naming the setting (`key` in `file`). Paths leave
+/// the project by `..`, by being absolute or through a link.
+pub(crate) fn inside(
+    root: &Path,
+    base: &Path,
+    rel: &Path,
+    allow: bool,
+    file: &str,
+    key: &str,
+) -> Result<PathBuf, Diagnostic> {
+    let joined = base.join(rel);
+    if allow {
+        return Ok(joined);
+    }
+    let lexical = |p: &Path| -> PathBuf {
+        let absolute = std::env::current_dir().map_or_else(|_| p.to_path_buf(), |cwd| cwd.join(p));
+        let mut normal = PathBuf::new();
+        for part in absolute.components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    normal.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => normal.push(other),
+            }
+        }
+        normal
+    };
+    let (normal, normal_root) = (lexical(&joined), lexical(root));
+    let real_root = root.canonicalize().unwrap_or_else(|_| normal_root.clone());
+    let escapes = !normal.starts_with(&normal_root)
+        || normal
+            .canonicalize()
+            .is_ok_and(|real| !real.starts_with(&real_root));
+    if escapes {
+        return Err(Diagnostic::error(
+            "path-outside-project",
+            Some(file.to_string()),
+            0,
+            0,
+            format!(
+                "{key} `{}` is outside the project; ripple reads only the project's own files (a pull request could point it at /etc). Move the folder into the project, or set `allow_outside_project: true` in ripple.yml",
+                rel.display()
+            ),
+        ));
+    }
+    Ok(joined)
 }
 
 /// `path` relative to `root`, with `/` separators, for messages and ids.
@@ -115,7 +197,8 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "").unwrap();
         }
-        let found: Vec<String> = walk(root, &[".sql"])
+        let found: Vec<String> = walk(root, root, &[".sql"])
+            .files
             .iter()
             .map(|p| relative(root, p))
             .collect();

@@ -11,7 +11,7 @@ mod sql_files;
 
 use std::path::{Path, PathBuf};
 
-use crate::config::Config;
+use crate::config::{CONFIG_FILE, Config};
 use crate::error::Result;
 use crate::project::{Dataset, Diagnostic, Project};
 
@@ -69,20 +69,52 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     if is_dbt {
         project.add(dbt::load(root, &config, options.progress));
     }
-    if let Some(path) = options
-        .manifest
-        .clone()
-        .or_else(|| config.manifest.as_ref().map(|m| root.join(m)))
-    {
+    // Paths ripple.yml names stay inside the project; `--manifest` on the
+    // command line is the user's own choice.
+    let mut refused = Vec::new();
+    let mut confine = |paths: &[PathBuf], key: &str| -> Vec<PathBuf> {
+        paths
+            .iter()
+            .filter_map(|p| {
+                files::inside(
+                    root,
+                    root,
+                    p,
+                    config.allow_outside_project,
+                    CONFIG_FILE,
+                    key,
+                )
+                .map_err(|d| refused.push(d))
+                .ok()
+            })
+            .collect()
+    };
+    let manifest = confine(config.manifest.as_slice(), "manifest");
+    let sql = confine(&config.sql, "sql");
+    let models = confine(&config.models, "models");
+    let dags = confine(&config.dags, "dags");
+    project.diagnostics.extend(refused);
+    if let Some(path) = options.manifest.clone().or(manifest.into_iter().next()) {
         project.add(manifest::load(root, &path));
     }
-    let sql_dirs = sql_folders(root, &config, is_dbt);
-    let excluded: Vec<PathBuf> = dag_folders(root, &config);
-    let sql_paths: Vec<PathBuf> = sql_dirs
-        .iter()
-        .flat_map(|d| files::walk(d, &[".sql"]))
-        .filter(|p| !excluded.iter().any(|x| p.starts_with(x)))
-        .collect();
+    let models = (!config.models.is_empty()).then_some(models);
+    let sql_dirs = sql_folders(root, &sql, models.as_deref(), is_dbt);
+    let excluded: Vec<PathBuf> = if config.dags.is_empty() {
+        vec![root.join("dags")]
+    } else {
+        dags
+    };
+    let mut sql_paths: Vec<PathBuf> = Vec::new();
+    for d in &sql_dirs {
+        let found = files::walk(root, d, &[".sql"]);
+        sql_paths.extend(
+            found
+                .files
+                .into_iter()
+                .filter(|p| !excluded.iter().any(|x| p.starts_with(x))),
+        );
+        project.diagnostics.extend(found.problems);
+    }
     project.add(sql_files::load(root, &sql_paths, config.dialect));
     project.add(airflow::load(root, &excluded, config.dialect));
 
@@ -96,27 +128,22 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
 
 /// Folders of plain SQL jobs: `sql:` always; outside dbt, `models:` or else
 /// the whole project.
-fn sql_folders(root: &Path, config: &Config, is_dbt: bool) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = config.sql.iter().map(|p| root.join(p)).collect();
+fn sql_folders(
+    root: &Path,
+    sql: &[PathBuf],
+    models: Option<&[PathBuf]>,
+    is_dbt: bool,
+) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = sql.to_vec();
     if !is_dbt {
-        if config.models.is_empty() {
-            dirs.push(root.to_path_buf());
-        } else {
-            dirs.extend(config.models.iter().map(|p| root.join(p)));
+        match models {
+            Some(models) => dirs.extend(models.iter().cloned()),
+            None => dirs.push(root.to_path_buf()),
         }
     }
     dirs.sort();
     dirs.dedup();
     dirs
-}
-
-/// DAG folders hold Airflow's SQL templates, which are read with their tasks.
-fn dag_folders(root: &Path, config: &Config) -> Vec<PathBuf> {
-    if config.dags.is_empty() {
-        vec![root.join("dags")]
-    } else {
-        config.dags.iter().map(|p| root.join(p)).collect()
-    }
 }
 
 /// One dataset per id: the first wins, later ones are reported.

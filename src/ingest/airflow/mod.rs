@@ -43,7 +43,13 @@ pub(crate) fn load(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Part {
 
 /// Reads the `.py` files under `dirs`.
 pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
-    let files: Vec<PathBuf> = dirs.iter().flat_map(|d| walk(d, &[".py"])).collect();
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut problems = Vec::new();
+    for d in dirs {
+        let found = walk(root, d, &[".py"]);
+        files.extend(found.files);
+        problems.extend(found.problems);
+    }
     let results: Vec<(Vec<Dag>, Vec<Diagnostic>)> = files
         .par_iter()
         .map(|path| {
@@ -80,7 +86,10 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
             }
         })
         .collect();
-    let mut out = Dags::default();
+    let mut out = Dags {
+        warnings: problems,
+        ..Dags::default()
+    };
     for (dags, warnings) in results {
         out.dags.extend(dags);
         out.warnings.extend(warnings);

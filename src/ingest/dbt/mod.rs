@@ -16,7 +16,7 @@ use self::jinja::{
 };
 use self::yaml::{ProjectFile, Properties, block_config, merge_config};
 use super::Progress;
-use super::files::{line_of, relative, stem, walk};
+use super::files::{inside, line_of, relative, stem, walk};
 use crate::config::Config;
 use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Part, Reference, Target};
 
@@ -44,6 +44,11 @@ struct Template {
     columns: Vec<String>,
 }
 
+/// The error for a file that exists but could not be read.
+fn read_error(file: String, e: &crate::Error) -> Diagnostic {
+    Diagnostic::error("read-error", Some(file), 0, 0, e.to_string())
+}
+
 /// Whether `root` holds a dbt project.
 pub(crate) fn is_dbt_project(root: &Path) -> bool {
     root.join("dbt_project.yml").is_file()
@@ -65,7 +70,24 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         file: root_file.clone(),
         props: Properties::default(),
     }];
-    for dir in package_dirs(&root.join(&root_file.packages_install_path)) {
+    let packages = inside(
+        root,
+        root,
+        Path::new(&root_file.packages_install_path),
+        config.allow_outside_project,
+        "dbt_project.yml",
+        "packages-install-path",
+    );
+    let packages = packages.unwrap_or_else(|d| {
+        out.diagnostics.push(d);
+        PathBuf::new()
+    });
+    let package_dirs = if packages.as_os_str().is_empty() {
+        Vec::new()
+    } else {
+        package_dirs(&packages)
+    };
+    for dir in package_dirs {
         match yaml::read_project_file(&dir, root) {
             Ok(file) => {
                 let name = if file.name.is_empty() {
@@ -92,58 +114,79 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
     let mut seeds = Vec::new();
     let mut sql_files: Vec<(usize, PathBuf, bool)> = Vec::new();
     for (u, unit) in units.iter_mut().enumerate() {
-        let model_dirs: Vec<PathBuf> = if unit.package.is_none() && !config.models.is_empty() {
-            config.models.iter().map(|p| unit.dir.join(p)).collect()
-        } else {
-            unit.file
-                .model_paths
+        // Every folder a project file names stays inside the project.
+        let project_file = relative(root, &unit.dir.join("dbt_project.yml"));
+        let mut refused = Vec::new();
+        let mut confine = |paths: &[String], file: &str, key: &str| -> Vec<PathBuf> {
+            paths
                 .iter()
-                .map(|p| unit.dir.join(p))
+                .filter_map(|p| {
+                    let p = Path::new(p);
+                    inside(root, &unit.dir, p, config.allow_outside_project, file, key)
+                        .map_err(|d| refused.push(d))
+                        .ok()
+                })
                 .collect()
         };
-        let seed_dirs: Vec<PathBuf> = unit
-            .file
-            .seed_paths
-            .iter()
-            .map(|p| unit.dir.join(p))
-            .collect();
-        let snapshot_dirs: Vec<PathBuf> = unit
-            .file
-            .snapshot_paths
-            .iter()
-            .map(|p| unit.dir.join(p))
-            .collect();
+        let model_dirs = if unit.package.is_none() && !config.models.is_empty() {
+            let models: Vec<String> = config
+                .models
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect();
+            confine(&models, crate::config::CONFIG_FILE, "models")
+        } else {
+            confine(&unit.file.model_paths, &project_file, "model-paths")
+        };
+        let seed_dirs = confine(&unit.file.seed_paths, &project_file, "seed-paths");
+        let snapshot_dirs = confine(&unit.file.snapshot_paths, &project_file, "snapshot-paths");
+        let macro_dirs = confine(&unit.file.macro_paths, &project_file, "macro-paths");
+        out.diagnostics.extend(refused);
+        let mut found = |dir: &Path, extensions: &[&str]| -> Vec<PathBuf> {
+            let f = walk(root, dir, extensions);
+            out.diagnostics.extend(f.problems);
+            f.files
+        };
+        let mut yaml_files = Vec::new();
         for dir in model_dirs.iter().chain(&seed_dirs).chain(&snapshot_dirs) {
-            for path in walk(dir, &[".yml", ".yaml"]) {
-                let file = relative(root, &path);
-                let Ok(text) = crate::input::read_text(&path) else {
-                    continue;
-                };
-                match yaml::parse(&text, &file) {
-                    Ok(doc) => unit.props.add(&doc, &text, &file),
-                    Err(d) => out.diagnostics.push(d),
-                }
-            }
+            yaml_files.extend(found(dir, &[".yml", ".yaml"]));
         }
-        for dir in &unit.file.macro_paths {
-            for path in walk(&unit.dir.join(dir), &[".sql", ".jinja", ".jinja2"]) {
-                if let Ok(text) = crate::input::read_text(&path) {
-                    macro_files.push(MacroFile {
-                        path: relative(root, &path),
-                        package: unit.package.clone(),
-                        text: jinja::strip_non_macro_blocks(&text),
-                    });
-                }
-            }
+        let mut macro_paths = Vec::new();
+        for dir in &macro_dirs {
+            macro_paths.extend(found(dir, &[".sql", ".jinja", ".jinja2"]));
         }
         for dir in &seed_dirs {
-            seeds.extend(walk(dir, &[".csv"]).into_iter().map(|p| (u, p)));
+            seeds.extend(found(dir, &[".csv"]).into_iter().map(|p| (u, p)));
         }
         for dir in &model_dirs {
-            sql_files.extend(walk(dir, &[".sql"]).into_iter().map(|p| (u, p, false)));
+            sql_files.extend(found(dir, &[".sql"]).into_iter().map(|p| (u, p, false)));
         }
         for dir in &snapshot_dirs {
-            sql_files.extend(walk(dir, &[".sql"]).into_iter().map(|p| (u, p, true)));
+            sql_files.extend(found(dir, &[".sql"]).into_iter().map(|p| (u, p, true)));
+        }
+        for path in yaml_files {
+            let file = relative(root, &path);
+            let text = match crate::input::read_text(&path) {
+                Ok(text) => text,
+                Err(e) => {
+                    out.diagnostics.push(read_error(file, &e));
+                    continue;
+                }
+            };
+            match yaml::parse(&text, &file) {
+                Ok(doc) => unit.props.add(&doc, &text, &file),
+                Err(d) => out.diagnostics.push(d),
+            }
+        }
+        for path in macro_paths {
+            match crate::input::read_text(&path) {
+                Ok(text) => macro_files.push(MacroFile {
+                    path: relative(root, &path),
+                    package: unit.package.clone(),
+                    text: jinja::strip_non_macro_blocks(&text),
+                }),
+                Err(e) => out.diagnostics.push(read_error(relative(root, &path), &e)),
+            }
         }
     }
 
@@ -166,13 +209,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         let text = match text {
             Ok(t) => t,
             Err(e) => {
-                out.diagnostics.push(Diagnostic::error(
-                    "read-error",
-                    Some(file),
-                    0,
-                    0,
-                    e.to_string(),
-                ));
+                out.diagnostics.push(read_error(file, &e));
                 continue;
             }
         };
