@@ -908,7 +908,92 @@ fn the_airflow_dag_imports_in(python: &Path) {
     // The swap waits for every validation; cleanup for the swap.
     assert_eq!(report["swap_after"], validations, "{report}");
     assert_eq!(report["cleanup_after"], serde_json::json!(["swap_0"]));
+    assert_eq!(report["templated"], serde_json::json!([]), "{report}");
 }
+
+#[test]
+fn jinja_in_a_validation_reaches_airflow_as_text() {
+    // A custom validation holding `{{ var.value.secret }}` (a literal, for
+    // ripple): Airflow must not render it and read a Variable into the SQL.
+    let Some(python) = require(engines::airflow_python(), "Airflow 3") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    copy_dir(Path::new("fixtures/backfill_airflow"), &project);
+    let config = project.join("ripple.yml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "  mart.daily: { grain: day }",
+        "  mart.daily:\n    grain: day\n    validate: \"select count(*) = 0 from {table} where orders < 0 and '{{ var.value.secret }}' <> ''\"",
+    );
+    assert!(text.contains("var.value.secret"));
+    std::fs::write(&config, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "landing.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+        ])
+        .args([
+            "--as-of",
+            "2026-02-01",
+            "--format",
+            "airflow-dag",
+            "--project",
+        ])
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(dir.path().join("plan.py"), &out.stdout).unwrap();
+    let out = Command::new(python)
+        .current_dir(dir.path())
+        .env("AIRFLOW_HOME", dir.path().join("airflow"))
+        .arg("-c")
+        .arg(RENDER_DAG)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap_or("{}"))
+        .unwrap_or_else(|e| panic!("{e}: {stdout}{}", String::from_utf8_lossy(&out.stderr)));
+    let literal = report["literal"].as_array().unwrap();
+    assert!(!literal.is_empty(), "the task with the literal: {report}");
+    for sql in literal {
+        assert!(
+            sql.as_str().unwrap().contains("'{{ var.value.secret }}'"),
+            "{report}"
+        );
+    }
+}
+
+/// Renders every task of `plan.py` as Airflow would for a run, and reports
+/// the SQL of those that hold the `{{ var.value.secret }}` literal.
+const RENDER_DAG: &str = r#"
+import json
+try:
+    from airflow.dag_processing.dagbag import DagBag
+    bag = DagBag(dag_folder="plan.py")
+except ImportError:
+    from airflow.models.dagbag import DagBag
+    bag = DagBag(dag_folder="plan.py", include_examples=False)
+dag = bag.dags["ripple_backfill"]
+literal = []
+for task in dag.tasks:
+    # A Variable lookup would fail here (none is set): rendering must not try.
+    task.render_template_fields({"ds": "2026-01-10", "var": {"value": {}}})
+    sql = getattr(task, "sql", None)
+    text = json.dumps(sql)
+    if "secret" in text:
+        literal.extend(sql if isinstance(sql, list) else [sql])
+print(json.dumps({"literal": literal}))
+"#;
 
 /// Loads `plan.py` into a real DagBag (Airflow 3's or 2's) and reports
 /// what Airflow saw.
@@ -928,6 +1013,7 @@ print(json.dumps({
     "tasks": len(dag.tasks) if dag else 0,
     "swap_after": len(dag.get_task("swap_0").upstream_task_ids) if dag else 0,
     "cleanup_after": sorted(dag.get_task("cleanup").upstream_task_ids) if dag else [],
+    "templated": sorted(t.task_id for t in dag.tasks if t.template_fields) if dag else [],
 }))
 "#;
 
@@ -1107,5 +1193,19 @@ fn airflow_tasks_run_per_date_into_shadows_even_batches_at_once() {
         let (code, stderr) = run_shell(dir.path(), &plan_of("shell"), &db.command(), &[]);
         assert_eq!(code, 0, "{stderr}");
         assert_eq!(airflow_dump(&db), expected);
+    }
+}
+
+/// Copies the folder `from` to `to`, recursively.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
     }
 }

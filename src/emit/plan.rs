@@ -248,7 +248,14 @@ pub fn airflow_dag(
 ) -> String {
     let py = |s: &str| serde_json::to_string(s).unwrap_or_default();
     let mut out = String::from(
-        "\"\"\"Backfill plan written by ripple: review, then deploy.\n\nTasks run the backfill into shadow tables, validations check every batch,\nswaps replace production only after all batches of a dataset passed.\nRollback: drop the shadows (listed in ROLLBACK).\n\"\"\"\nfrom datetime import datetime\n\nfrom airflow import DAG\nfrom airflow.operators.bash import BashOperator\nfrom airflow.providers.common.sql.operators.sql import SQLCheckOperator, SQLExecuteQueryOperator\n\n",
+        "\"\"\"Backfill plan written by ripple: review, then deploy.\n\nTasks run the backfill into shadow tables, validations check every batch,\nswaps replace production only after all batches of a dataset passed.\nRollback: drop the shadows (listed in ROLLBACK).\n\"\"\"\nfrom datetime import datetime\n\nfrom airflow import DAG\nfrom airflow.operators.bash import BashOperator as _Bash\nfrom airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLCheck\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as _SQLExecute\n\n",
+    );
+    // Airflow renders template fields as Jinja: a `{{ ... }}` in the SQL
+    // (a string literal in a plain SQL job, a name) would be evaluated with
+    // access to Variables and connections. ripple has already rendered what
+    // was meant for Airflow, so these operators render nothing.
+    out.push_str(
+        "\n# The SQL and commands below run exactly as written: these operators render\n# no Jinja (template_fields is empty), so `{{ ... }}` in them stays text.\nclass SQLExecuteQueryOperator(_SQLExecute):\n    template_fields = ()\n\n\nclass SQLCheckOperator(_SQLCheck):\n    template_fields = ()\n\n\nclass BashOperator(_Bash):\n    template_fields = ()\n\n\n",
     );
     let _ = writeln!(
         out,

@@ -246,6 +246,13 @@ fn rewrite_statement(
         }
         _ => {}
     }
+    if opaque.is_none()
+        && let Some(ident) = misprinted_ident(stmt)
+    {
+        opaque = Some(format!(
+            "the name {ident:?} holds a run of quotes (or a backslash before a quote) that the SQL printer writes back as a different name; rename the table"
+        ));
+    }
     if opaque.is_none() && !checkable(stmt) {
         let text = stmt.to_string();
         let words: Vec<&str> = text.split_whitespace().take(3).collect();
@@ -276,6 +283,48 @@ fn rewrite_statement(
         changes,
         opaque,
     }
+}
+
+/// The first quoted identifier of `stmt` that sqlparser would print as
+/// another name: its printer leaves `""` and `\"` inside a quoted name as
+/// they are, taking them for escapes already made, so `"t"""""""` (the
+/// name `t"""`) comes back as `t""`, a different table.
+fn misprinted_ident(stmt: &Statement) -> Option<String> {
+    struct Find(Option<String>);
+    impl sqlparser::ast::Visitor for Find {
+        type Break = ();
+        fn pre_visit_relation(&mut self, name: &ObjectName) -> ControlFlow<()> {
+            for part in &name.0 {
+                if let Some(ident) = part.as_ident() {
+                    self.check(ident)?;
+                }
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Identifier(ident) => self.check(ident),
+                Expr::CompoundIdentifier(idents) => idents.iter().try_for_each(|i| self.check(i)),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    impl Find {
+        fn check(&mut self, ident: &Ident) -> ControlFlow<()> {
+            let Some(q) = ident.quote_style.filter(|q| *q != '[') else {
+                return ControlFlow::Continue(());
+            };
+            let v = &ident.value;
+            if v.contains(&format!("{q}{q}")) || v.contains(&format!("\\{q}")) {
+                self.0 = Some(v.clone());
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut find = Find(None);
+    let _ = sqlparser::ast::Visit::visit(stmt, &mut find);
+    find.0
 }
 
 /// Whether ripple knows every relation `stmt` can change: queries, DML and
