@@ -528,3 +528,23 @@ fn folders_that_cannot_be_listed_are_reported() {
     }
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+#[test]
+fn output_replaces_a_link_instead_of_writing_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let precious = dir.path().join("precious.txt");
+    std::fs::write(&precious, "keep me").unwrap();
+    let out_path = dir.path().join("report.json");
+    std::os::unix::fs::symlink(&precious, &out_path).unwrap();
+    let out = ripple()
+        .args(["graph", "--format", "json", "--project", "fixtures/shop", "--output"])
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
+    assert!(!std::fs::symlink_metadata(&out_path).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&out_path).unwrap().contains("fct_orders"));
+    // Nothing is left beside it.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
