@@ -1209,3 +1209,48 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn a_quoted_mixed_case_table_is_restated_and_its_lower_case_namesake_is_not() {
+    // PostgreSQL keeps `mart."Orders"` and `mart.orders` apart; ripple once
+    // folded the first into the second, so the plan's shadow and swap named
+    // another table than the job wrote.
+    let Some(db) = require(postgres(), "PostgreSQL").map(Db::Pg) else {
+        return;
+    };
+    let upper = "drop table if exists mart.\"Orders\";\ncreate table mart.\"Orders\" as select order_id, cast(ordered_at as date) as order_date, amount from raw.orders;\n";
+    let sum = "drop table if exists mart.by_day;\ncreate table mart.by_day as select order_date, sum(amount) as amount from mart.\"Orders\" group by 1;\n";
+    db.run_file(&raw_orders(true)).unwrap();
+    db.run_file(upper).unwrap();
+    db.run_file(sum).unwrap();
+    // Someone else's table of the same name in lower case.
+    db.run_file("create table mart.orders as select 42 as untouched;")
+        .unwrap();
+    fix(&db);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    std::fs::write(dir.path().join("jobs/upper.sql"), upper).unwrap();
+    std::fs::write(dir.path().join("jobs/by_day.sql"), sum).unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "dialect: postgres\nmodels: [jobs]\ndatasets:\n  raw.orders: { grain: day, start: 2026-01-01 }\n",
+    )
+    .unwrap();
+    let script = plan(dir.path(), "shell");
+    let (code, stderr) = run_shell(dir.path(), &script, &db.command(), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    // Restated: the bad days are fixed in "Orders" and in what reads it.
+    let bad = db
+        .run("select count(*) from mart.\"Orders\" where amount > 1000")
+        .unwrap();
+    assert_eq!(bad, "0");
+    let day = db
+        .run("select amount from mart.by_day where order_date = '2026-01-11'")
+        .unwrap();
+    let expected = db
+        .run("select sum(amount) from raw.orders where cast(ordered_at as date) = '2026-01-11'")
+        .unwrap();
+    assert_eq!(day, expected);
+    assert_eq!(db.run("select * from mart.orders").unwrap(), "42");
+    assert!(leftovers(&db).is_empty(), "{:?}", leftovers(&db));
+}

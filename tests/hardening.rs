@@ -537,14 +537,89 @@ fn output_replaces_a_link_instead_of_writing_through_it() {
     let out_path = dir.path().join("report.json");
     std::os::unix::fs::symlink(&precious, &out_path).unwrap();
     let out = ripple()
-        .args(["graph", "--format", "json", "--project", "fixtures/shop", "--output"])
+        .args([
+            "graph",
+            "--format",
+            "json",
+            "--project",
+            "fixtures/shop",
+            "--output",
+        ])
         .arg(&out_path)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
-    assert!(!std::fs::symlink_metadata(&out_path).unwrap().file_type().is_symlink());
-    assert!(std::fs::read_to_string(&out_path).unwrap().contains("fct_orders"));
+    assert!(
+        !std::fs::symlink_metadata(&out_path)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&out_path)
+            .unwrap()
+            .contains("fct_orders")
+    );
     // Nothing is left beside it.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
+#[test]
+fn quoted_mixed_case_names_are_tables_of_their_own_where_the_engine_says_so() {
+    for (dialect, apart) in [("postgres", true), ("snowflake", true), ("duckdb", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[
+                (
+                    "ripple.yml",
+                    &format!("dialect: {dialect}\nmodels: [jobs]\n"),
+                ),
+                (
+                    "jobs/a.sql",
+                    "create table mart.\"Orders\" as select * from raw.o",
+                ),
+                (
+                    "jobs/b.sql",
+                    "create table mart.reader as select * from mart.orders",
+                ),
+            ],
+        );
+        let g = graph(dir.path());
+        let ids: Vec<&str> = g.graph.node_weights().map(|d| d.id.as_str()).collect();
+        assert_eq!(
+            ids.contains(&"table.mart.Orders"),
+            apart,
+            "{dialect}: {ids:?}"
+        );
+        let reads_orders = g
+            .graph
+            .node_indices()
+            .find(|&n| g.graph[n].id == "table.mart.reader")
+            .map(|n| {
+                g.graph
+                    .neighbors_directed(n, petgraph::Direction::Incoming)
+                    .map(|u| g.graph[u].id.clone())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap();
+        assert_eq!(reads_orders, ["table.mart.orders"], "{dialect}");
+        // Where the engine folds, the reader reads what `a.sql` writes.
+        let orders = g
+            .graph
+            .node_indices()
+            .find(|&n| g.graph[n].id == "table.mart.orders")
+            .unwrap();
+        let written = g
+            .graph
+            .neighbors_directed(orders, petgraph::Direction::Incoming)
+            .count()
+            > 0;
+        assert_eq!(written, !apart, "{dialect}");
+    }
 }

@@ -140,7 +140,11 @@ impl<'a> Resolver<'a> {
                 if relation.contains(UNKNOWN_PLACEHOLDER) {
                     return Ok(None);
                 }
-                let key = relation.to_lowercase();
+                // Relations from SQL come folded the way their engine folds
+                // them: a quoted mixed-case name (`mart."Orders"`) keeps its
+                // case and is another table than `mart.orders`. Datasets the
+                // readers declare (dbt, YAML) are unquoted names: lower case.
+                let key = relation.clone();
                 if let Some(id) = self.by_relation.get(&key) {
                     return Ok(Some(id.to_string()));
                 }
@@ -181,7 +185,7 @@ impl LineageGraph {
                                 (id.strip_prefix("table."), target)
                             {
                                 new_tables.entry(id.clone()).or_insert_with(|| {
-                                    debug_assert_eq!(rel, relation.to_lowercase());
+                                    debug_assert_eq!(rel, relation);
                                     relation.clone()
                                 });
                             }
@@ -291,8 +295,8 @@ impl LineageGraph {
         // Readers never make `table.` datasets, so these ids are all new.
         for (id, relation) in new_tables {
             all.push(Dataset {
-                name: relation.to_lowercase(),
-                relation: relation.to_lowercase(),
+                name: relation.clone(),
+                relation,
                 id,
                 kind: DatasetKind::Table,
                 package: None,
