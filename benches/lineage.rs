@@ -65,7 +65,10 @@ fn column_lineage_of_thousands_of_joins(bencher: divan::Bencher, kind: &str) {
         ),
         _ => format!(
             "select * from t0 {};",
-            (1..2_000).map(|i| format!("join t{i} using (a)")).collect::<Vec<_>>().join(" ")
+            (1..2_000)
+                .map(|i| format!("join t{i} using (a)"))
+                .collect::<Vec<_>>()
+                .join(" ")
         ),
     };
     bencher.bench(|| {

@@ -39,7 +39,9 @@ fn schedule_tasks(bencher: divan::Bencher, n: usize) {
         start: 0,
         max_concurrency: 64,
         windows: vec![(20 * 60, 6 * 60)],
-        blackouts: (0..days).map(|d| (d * 1440 + 120, d * 1440 + 210)).collect(),
+        blackouts: (0..days)
+            .map(|d| (d * 1440 + 120, d * 1440 + 210))
+            .collect(),
         deadline: None,
     };
     bencher.bench(|| {

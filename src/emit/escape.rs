@@ -87,14 +87,6 @@ pub fn github_message(s: &str) -> String {
         .replace('\n', "%0A")
 }
 
-/// Text for a shell `#` comment: a line break (or any control character)
-/// would end the comment and run what follows, so each becomes `?`.
-pub fn shell_comment(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
-}
-
 /// A GitHub workflow command's property value (`file=...`).
 pub fn github_property(s: &str) -> String {
     github_message(s).replace(':', "%3A").replace(',', "%2C")

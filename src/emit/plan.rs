@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::plan::PlanDocument;
-use crate::plan::executors::{Executor, command_lines};
+use crate::plan::executors::{Executor, ShellLine, command_lines};
 
 /// The version of the plan document's shape: 2 since the plan sets up
 /// shadows, validations became objects and the swap phase became scripts.
@@ -98,7 +98,7 @@ pub fn markdown(plan: &PlanDocument) -> String {
 pub fn commands(plan: &PlanDocument, executor: Option<Executor>) -> String {
     let mut out = String::new();
     for t in &plan.tasks {
-        let _ = writeln!(out, "# {}", super::escape::shell_comment(&t.task.id));
+        let _ = writeln!(out, "{}", ShellLine::comment(&t.task.id));
         for line in command_lines(t, executor) {
             let _ = writeln!(out, "{line}");
         }
@@ -115,49 +115,54 @@ pub fn commands(plan: &PlanDocument, executor: Option<Executor>) -> String {
 /// and prints results without headers (e.g. `psql -X -q -tA -v
 /// ON_ERROR_STOP=1 -c`); a passing check prints `t` or `true`.
 pub fn shell(plan: &PlanDocument, executor: Option<Executor>) -> String {
-    use super::escape::shell_comment;
-    use crate::plan::executors::{shell_quote, sql_script};
+    use crate::plan::executors::sql_script;
     let mut out = String::from(
         "#!/usr/bin/env bash\n# Backfill plan written by ripple. Production is touched only by the swap phase.\n# Before the swap, `bash THIS_FILE rollback` drops the shadows; after any failure, fix its cause and run this file again.\nset -euo pipefail\n: \"${RIPPLE_SQL:?set RIPPLE_SQL to a command that runs a script of SQL statements in one session, e.g. psql -X -q -tA -v ON_ERROR_STOP=1 -c}\"\n\nrun_sql() { $RIPPLE_SQL \"$1\"; }\ncheck() {\n  local got\n  got=$(run_sql \"$1\" | tr -d '[:space:]')\n  if [ \"$got\" != t ] && [ \"$got\" != true ]; then\n    echo \"validation $3 failed: $1\" >&2\n    if [ -n \"$2\" ]; then echo \"  $(run_sql \"$2\")\" >&2; fi\n    exit 1\n  fi\n}\n",
     );
+    // Every line below the fixed preamble is a comment or a ShellLine: the
+    // plan's names and SQL reach the shell only as quoted words.
+    let run_sql = |sql: &str| ShellLine::new("run_sql").arg(sql);
     out.push_str("rollback() {\n");
     for r in &plan.rollback {
-        let _ = writeln!(out, "  run_sql {}", shell_quote(r));
+        let _ = writeln!(out, "  {}", run_sql(r));
     }
     out.push_str("  :\n}\nif [ \"${1:-}\" = rollback ]; then\n  rollback\n  exit 0\nfi\n");
     for s in &plan.setup {
-        let _ = writeln!(out, "\n# shadow of {}", shell_comment(&s.dataset));
-        let _ = writeln!(out, "run_sql {}", shell_quote(&sql_script(&s.sql)));
-    }
-    for t in &plan.tasks {
-        let _ = writeln!(out, "\n# task {}", shell_comment(&t.task.id));
         let _ = writeln!(
             out,
-            "echo {} >&2",
-            shell_quote(&format!("running {}", t.task.id))
+            "\n{}",
+            ShellLine::comment(&format!("shadow of {}", s.dataset))
         );
+        let _ = writeln!(out, "{}", run_sql(&sql_script(&s.sql)));
+    }
+    for t in &plan.tasks {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            ShellLine::comment(&format!("task {}", t.task.id))
+        );
+        let running = format!("running {}", t.task.id);
+        let _ = writeln!(out, "{}", ShellLine::new("echo").arg(&running).to_stderr());
         for line in command_lines(t, executor) {
             let _ = writeln!(out, "{line}");
         }
         for v in &t.validations {
-            let _ = writeln!(
-                out,
-                "check {} {} {}",
-                shell_quote(&v.sql),
-                shell_quote(v.detail.as_deref().unwrap_or("")),
-                shell_quote(&format!("{} of {}", v.check, t.task.id))
-            );
+            let check = ShellLine::new("check")
+                .arg(&v.sql)
+                .arg(v.detail.as_deref().unwrap_or(""))
+                .arg(&format!("{} of {}", v.check, t.task.id));
+            let _ = writeln!(out, "{check}");
         }
     }
     if !plan.swap_scripts.is_empty() {
         out.push_str("\n# swap phase: production changes here, each script in one transaction\n");
         for script in &plan.swap_scripts {
-            let _ = writeln!(out, "run_sql {}", shell_quote(&sql_script(script)));
+            let _ = writeln!(out, "{}", run_sql(&sql_script(script)));
         }
     }
     if !plan.cleanup.is_empty() {
         out.push_str("\n# cleanup: the shadows are no longer needed\n");
-        let _ = writeln!(out, "run_sql {}", shell_quote(&sql_script(&plan.cleanup)));
+        let _ = writeln!(out, "{}", run_sql(&sql_script(&plan.cleanup)));
     }
     out
 }
@@ -312,7 +317,11 @@ pub fn airflow_dag(
                 statements.join(", ")
             );
         } else {
-            let command = command_lines(t, executor).join(" && ");
+            let command = command_lines(t, executor)
+                .iter()
+                .map(ShellLine::as_str)
+                .collect::<Vec<_>>()
+                .join(" && ");
             let _ = writeln!(
                 out,
                 "    {} = BashOperator(task_id={}, bash_command={})",

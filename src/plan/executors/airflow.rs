@@ -1,6 +1,6 @@
 //! Airflow: the DAG's own task, backfilled by the Airflow 2 or 3 CLI.
 
-use super::{Commands, shell_quote};
+use super::{Commands, ShellLine};
 use crate::project::Job;
 
 /// Fills the Airflow commands of a task of `job` over `(from, to)`.
@@ -14,15 +14,35 @@ pub(super) fn commands(
         return;
     };
     let regex = format!("^{}$", regex_escape(&a.task_id));
-    c.airflow2 = Some(format!(
-        "airflow dags backfill -s {from} -e {to} --reset-dagruns -y -t {} {}",
-        shell_quote(&regex),
-        shell_quote(&a.dag_id)
-    ));
-    c.airflow3 = Some(format!(
-        "airflow backfill create --dag-id {} --from-date {from} --to-date {to} --max-active-runs {max_active_runs} --reprocess-behavior completed",
-        shell_quote(&a.dag_id)
-    ));
+    c.airflow2 = Some(
+        ShellLine::new("airflow")
+            .arg("dags")
+            .arg("backfill")
+            .arg("-s")
+            .arg(from)
+            .arg("-e")
+            .arg(to)
+            .arg("--reset-dagruns")
+            .arg("-y")
+            .arg("-t")
+            .arg(&regex)
+            .arg(&a.dag_id),
+    );
+    c.airflow3 = Some(
+        ShellLine::new("airflow")
+            .arg("backfill")
+            .arg("create")
+            .arg("--dag-id")
+            .arg(&a.dag_id)
+            .arg("--from-date")
+            .arg(from)
+            .arg("--to-date")
+            .arg(to)
+            .arg("--max-active-runs")
+            .arg(&max_active_runs.to_string())
+            .arg("--reprocess-behavior")
+            .arg("completed"),
+    );
 }
 
 fn regex_escape(s: &str) -> String {

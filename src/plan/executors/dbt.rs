@@ -10,7 +10,7 @@
 //! shadow pattern other than the default, `dbt run` would write production:
 //! no dbt command is written and the plan says why.
 
-use super::{Commands, TaskContext, shell_quote};
+use super::{Commands, ShellLine, TaskContext};
 use crate::time::{Hour, datetime_of};
 
 /// Fills the dbt command of a task.
@@ -25,26 +25,26 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
         .and_then(|v| v.as_str())
         == Some("microbatch");
     let vars = serde_json::json!({ "ripple_shadows": cx.dbt_models }).to_string();
-    let mut command = format!(
-        "dbt run --select {} --vars {}",
-        shell_quote(&d.name),
-        shell_quote(&vars)
-    );
-    if cx.task.full || !microbatch {
+    let command = ShellLine::new("dbt")
+        .arg("run")
+        .arg("--select")
+        .arg(&d.name)
+        .arg("--vars")
+        .arg(&vars);
+    c.dbt = Some(if cx.task.full || !microbatch {
         // Anything but a microbatch model recomputes all it holds: built
         // from scratch into its shadow, whatever its incremental filter
         // (`> max(x) from {{ this }}` would find the shadow's copy of
         // production up to date and restate nothing).
-        command.push_str(" --full-refresh");
+        command.arg("--full-refresh")
     } else {
         let (start, end) = cx.task.span;
-        command.push_str(&format!(
-            " --event-time-start {} --event-time-end {}",
-            instant(start),
-            instant(end)
-        ));
-    }
-    c.dbt = Some(command);
+        command
+            .arg("--event-time-start")
+            .arg(&instant(start))
+            .arg("--event-time-end")
+            .arg(&instant(end))
+    });
 }
 
 /// An hour as dbt's event-time flags take it: a date at midnight, else a

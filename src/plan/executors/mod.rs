@@ -25,13 +25,16 @@ use crate::project::{Dataset, Job, JobKind};
 pub struct Commands {
     /// `airflow dags backfill ...` (Airflow 2).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub airflow2: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub airflow2: Option<ShellLine>,
     /// `airflow backfill create ...` (Airflow 3).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub airflow3: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub airflow3: Option<ShellLine>,
     /// `dbt run ...`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dbt: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub dbt: Option<ShellLine>,
     /// The job's SQL, writing the shadow.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sql: Vec<String>,
@@ -99,8 +102,70 @@ pub fn sql_script(statements: &[String]) -> String {
         .join("\n")
 }
 
+/// A shell command line built word by word, each word quoted as it is
+/// added: the only way ripple writes one, so a name from a project is
+/// always exactly one word, whatever it holds (quotes, `$(...)`, newlines).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct ShellLine(String);
+
+impl ShellLine {
+    /// `program`, a word of ripple's own (`dbt`, `run_sql`, `check`).
+    pub fn new(program: &'static str) -> ShellLine {
+        ShellLine(program.to_string())
+    }
+
+    /// The line with `word` added as one quoted word.
+    pub fn arg(mut self, word: &str) -> ShellLine {
+        self.0.push(' ');
+        self.0.push_str(&shell_quote(word));
+        self
+    }
+
+    /// The line with its standard output sent to standard error.
+    pub fn to_stderr(mut self) -> ShellLine {
+        self.0.push_str(" >&2");
+        self
+    }
+
+    /// The line, then `exit 1`.
+    pub fn then_fail(mut self) -> ShellLine {
+        self.0.push_str("; exit 1");
+        self
+    }
+
+    /// A comment line: `# ` and `text` with every control character (line
+    /// breaks above all) shown as `?`, so no part of it can become a command.
+    pub fn comment(text: &str) -> String {
+        let shown: String = text
+            .chars()
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect();
+        format!("# {shown}")
+    }
+
+    /// The line as the shell reads it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for ShellLine {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ShellLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// `s` as one shell word.
-pub fn shell_quote(s: &str) -> String {
+fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "_-./:=@".contains(c))
@@ -139,29 +204,31 @@ impl Executor {
 
     /// The command lines that run a task with these `commands`, if this
     /// executor runs its job.
-    fn lines(self, c: &Commands) -> Option<Vec<String>> {
+    fn lines(self, c: &Commands) -> Option<Vec<ShellLine>> {
         match self {
             Executor::Airflow2 => c.airflow2.clone().map(|x| vec![x]),
             Executor::Airflow3 => c.airflow3.clone().map(|x| vec![x]),
             Executor::Dbt => c.dbt.clone().map(|x| vec![x]),
             Executor::Sql => (!c.sql.is_empty())
-                .then(|| vec![format!("run_sql {}", shell_quote(&sql_script(&c.sql)))]),
+                .then(|| vec![ShellLine::new("run_sql").arg(&sql_script(&c.sql))]),
         }
     }
 }
 
 /// The command lines that run `task` with `executor` when its job supports
 /// it, else with whatever runs its job (Airflow 2, then dbt, then SQL).
-pub fn command_lines(t: &super::DocTask, executor: Option<Executor>) -> Vec<String> {
+pub fn command_lines(t: &super::DocTask, executor: Option<Executor>) -> Vec<ShellLine> {
     executor
         .into_iter()
         .chain(Executor::FALLBACK)
         .find_map(|e| e.lines(&t.commands))
         .unwrap_or_else(|| {
-            vec![format!(
-                "echo {} >&2; exit 1",
-                shell_quote(&format!("no command runs {}", t.task.id))
-            )]
+            vec![
+                ShellLine::new("echo")
+                    .arg(&format!("no command runs {}", t.task.id))
+                    .to_stderr()
+                    .then_fail(),
+            ]
         })
 }
 
@@ -171,6 +238,20 @@ pub type CommandMap = BTreeMap<String, Commands>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_lines_are_built_of_quoted_words_and_comments_stay_comments() {
+        let line = ShellLine::new("dbt")
+            .arg("run")
+            .arg("a b")
+            .arg("$(rm -rf /)")
+            .arg("it's");
+        assert_eq!(line.as_str(), "dbt run 'a b' '$(rm -rf /)' 'it'\\''s'");
+        assert_eq!(
+            ShellLine::comment("task x\nrm -rf /\r"),
+            "# task x?rm -rf /?"
+        );
+    }
 
     #[test]
     fn shell_words_cannot_break_out() {
