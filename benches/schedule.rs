@@ -19,9 +19,7 @@ fn jobs(n: usize) -> Vec<Job> {
             minutes: 5 + (i % 7) as i64,
             // Each dataset's batches run in order; every 40th dataset also
             // waits for the one before it.
-            after: if i % 4 != 0 {
-                vec![i - 1]
-            } else if i >= 4 && i % 160 == 0 {
+            after: if i % 4 != 0 || (i >= 4 && i % 160 == 0) {
                 vec![i - 1]
             } else {
                 Vec::new()
