@@ -624,3 +624,99 @@ fn quoted_mixed_case_names_are_tables_of_their_own_where_the_engine_says_so() {
         assert_eq!(written, !apart, "{dialect}");
     }
 }
+
+#[test]
+fn deep_sql_of_every_shape_is_answered_not_a_crash() {
+    let n = 100_000;
+    let shapes = [
+        format!("select {}1 as x from t", "1 + ".repeat(n)),
+        format!("select x from t where {}", "a = 1 or ".repeat(n) + "a = 2"),
+        format!("select case {} end from t", "when a = 1 then 2 ".repeat(n)),
+        format!("select x from t where a in ({}1)", "1, ".repeat(n)),
+        format!("select {}1{} as x from t", "(".repeat(n), ")".repeat(n)),
+        format!(
+            "select x from {}t{}",
+            "(select * from ".repeat(n),
+            ")".repeat(n)
+        ),
+        format!("select {}x from t", "-".repeat(n)),
+        format!("select {}x from t", "not ".repeat(n)),
+    ];
+    for sql in shapes {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("q.sql"), format!("insert into out {sql};")).unwrap();
+        for extra in [&[][..], &["--columns"][..]] {
+            let out = ripple()
+                .args(["lineage", "--format", "json"])
+                .args(extra)
+                .arg(dir.path().join("q.sql"))
+                .output()
+                .unwrap();
+            // Answered: lineage, or a per-statement error; never a signal.
+            assert!(out.status.code().is_some(), "{}: killed", &sql[..30]);
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e} {}",
+                    &sql[..30],
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            });
+            assert!(
+                doc["statements"].is_array() || doc["errors"].is_array(),
+                "{doc}"
+            );
+        }
+    }
+}
+
+#[test]
+fn deep_jinja_and_yaml_are_reported_not_a_crash() {
+    let n = 50_000;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n"),
+            (
+                "models/a.sql",
+                &format!("select {{{{ {}1{} }}}} as x", "(".repeat(n), ")".repeat(n)),
+            ),
+            (
+                "models/b.sql",
+                &format!(
+                    "{}select 1 as y{}",
+                    "{% if true %}".repeat(5_000),
+                    "{% endif %}".repeat(5_000)
+                ),
+            ),
+            ("models/c.sql", "select 1 as z"),
+            (
+                "models/schema.yml",
+                &format!("version: 2\nmodels: {}{}\n", "[".repeat(n), "]".repeat(n)),
+            ),
+        ],
+    );
+    let out = ripple()
+        .args(["check", "--format", "json", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().is_some(),
+        "killed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let text = doc.to_string();
+    // The rest of the project still loads.
+    let g = ripple()
+        .args(["graph", "--format", "json", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&g.stdout).contains("model.c"),
+        "{text}"
+    );
+}

@@ -192,9 +192,12 @@ fn analyse_script(
 pub(crate) const MAX_STATEMENT_TOKENS: usize = 1_000_000;
 /// Stack for a statement of no tokens.
 pub(crate) const STACK_BASE: usize = 256 * 1024;
-/// Stack per token, measured at about 40 bytes per token in release builds
-/// on the deepest shape (`1+1+...`); debug builds use far bigger frames.
-pub(crate) const STACK_PER_TOKEN: usize = if cfg!(debug_assertions) { 2048 } else { 256 };
+/// Stack per token. The deepest shape is `1+1+...`, one tree level per two
+/// tokens; column lineage clones such an expression (to print its
+/// fingerprint), whose recursion is the costliest per level: 2,048 bytes a
+/// token overflowed a debug build at 100,000 terms, so debug has 8 KiB and
+/// release, whose frames are several times smaller, 512 bytes.
+pub(crate) const STACK_PER_TOKEN: usize = if cfg!(debug_assertions) { 8192 } else { 512 };
 
 /// Parses one chunk and appends its statements or its error.
 fn analyse_chunk(
