@@ -318,6 +318,7 @@ impl Resolver<'_> {
         // per join (4,000 joins made that quadratic in copies of sources).
         let mut seen = visible(scope, outer);
         let mut local = scope.len();
+        let mut using_seen: std::collections::HashSet<(usize, String)> = Default::default();
         for join in &twj.joins {
             let left = scope.len();
             self.factor(&join.relation, outer, scope);
@@ -344,11 +345,39 @@ impl Resolver<'_> {
                     // `USING (c)` compares the joined-so-far side's `c` with
                     // the new side's, and outputs one `c`.
                     let (before, after) = scope.split_at_mut(left);
-                    let on_left = resolve(before, "", &column);
+                    // The left side's `c`: the first source that has it, or
+                    // else any of those whose columns are unknown. Those are
+                    // added one source at a time, each once per column: a
+                    // chain of `using` joins would otherwise add all of them
+                    // again at every join.
+                    let holder = before.iter().position(|s| {
+                        s.columns
+                            .as_ref()
+                            .is_some_and(|cols| cols.iter().any(|c| c.name == column))
+                    });
+                    let mut on_left = false;
+                    if holder.is_none() && before.iter().all(|s| s.columns.is_some()) {
+                        // Only declared columns, none of them `c`: the
+                        // declarations may be incomplete (see `resolve`).
+                        let cols = resolve(before, "", &column);
+                        on_left = !cols.is_empty();
+                        self.conditions.extend(sources_of(&cols));
+                    }
+                    for (i, src) in before.iter().enumerate() {
+                        if holder.is_some_and(|h| h != i)
+                            || (holder.is_none() && src.columns.is_some())
+                        {
+                            continue;
+                        }
+                        on_left = true;
+                        if using_seen.insert((i, column.clone())) {
+                            let cols = resolve(std::slice::from_ref(src), "", &column);
+                            self.conditions.extend(sources_of(&cols));
+                        }
+                    }
                     let on_right = resolve(after, "", &column);
-                    self.conditions.extend(sources_of(&on_left));
                     self.conditions.extend(sources_of(&on_right));
-                    if !on_left.is_empty() {
+                    if on_left {
                         for src in after.iter_mut() {
                             src.hidden.push(column.clone());
                         }
