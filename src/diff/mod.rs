@@ -7,9 +7,7 @@
 
 mod classify;
 mod config;
-mod downstream;
 mod revisions;
-mod semantics;
 
 pub use revisions::{DiffError, Sides, diff_sides};
 
@@ -22,8 +20,7 @@ use crate::graph::LineageGraph;
 use crate::project::{Job, JobKind, Severity};
 
 use classify::{Verdict, compare_scripts};
-use downstream::{Reach, column_consumers};
-use semantics::Semantics;
+use crate::graph::{Reach, Semantics, column_consumers};
 
 /// The kind of a change, most severe first.
 #[derive(

@@ -7,7 +7,9 @@
 //! order the inputs were read in: nodes are added sorted by id, edges sorted
 //! by (from, to, job).
 
+mod reach;
 mod select;
+mod semantics;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -15,7 +17,9 @@ use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
 
+pub use reach::{Reach, column_consumers};
 pub use select::{Selector, SelectorError};
+pub use semantics::{Semantics, same};
 
 use crate::project::UNKNOWN_PLACEHOLDER;
 use crate::project::{Dataset, DatasetKind, Diagnostic, Job, Project, Target};

@@ -8,13 +8,12 @@ use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
-use crate::graph::LineageGraph;
-
+use super::LineageGraph;
 use super::semantics::{Semantics, same};
 
 /// The datasets a change reaches.
 #[derive(Debug, Default)]
-pub(crate) struct Reach {
+pub struct Reach {
     /// Affected, the changed datasets themselves left out.
     pub affected: BTreeSet<NodeIndex>,
     /// Those of `affected` reached only through a `*` whose columns are
@@ -43,7 +42,7 @@ enum Effect {
 }
 
 /// The datasets reached when the values of `columns` of `start` change.
-pub(crate) fn column_consumers(
+pub fn column_consumers(
     sem: &mut Semantics,
     start: NodeIndex,
     columns: BTreeSet<String>,

@@ -10,12 +10,12 @@ use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
-use crate::graph::LineageGraph;
+use super::LineageGraph;
 use crate::project::JobKind;
 use crate::sql::{KnownColumns, ScriptLineage, script_semantics};
 
 /// Job semantics and dataset columns of one graph, computed once each.
-pub(crate) struct Semantics<'g> {
+pub struct Semantics<'g> {
     /// The graph.
     pub g: &'g LineageGraph,
     /// The datasets each job writes.
@@ -188,7 +188,7 @@ fn replace_name(text: &str, old: &str, new: &str) -> String {
 
 /// Whether a relation named in SQL is `relation` (case aside; an
 /// unqualified name matches the qualified one it ends, and the other way).
-pub(crate) fn same(named: &str, relation: &str) -> bool {
+pub fn same(named: &str, relation: &str) -> bool {
     let (named, relation) = (named.to_lowercase(), relation.to_lowercase());
     named == relation
         || relation.ends_with(&format!(".{named}"))
