@@ -41,6 +41,7 @@ fn plan_10k_models_a_year_of_days(bencher: divan::Bencher) {
         from: TimeKey::parse("2025-01-01").unwrap(),
         to: TimeKey::parse("2025-12-31").unwrap(),
         as_of: TimeKey::parse("2026-01-01").unwrap().start,
+        columns: Vec::new(),
     };
     bencher.bench(|| {
         let g = LineageGraph::build(load_project(dir.path(), &LoadOptions::default()).unwrap());

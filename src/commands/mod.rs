@@ -61,6 +61,11 @@ pub struct ChangeArgs {
     /// The exclusive upper bound of "all history" (default: today, UTC).
     #[arg(long, value_name = "DATE")]
     pub as_of: Option<String>,
+    /// Only these columns of the changed tables are wrong (comma-separated):
+    /// datasets that read none of them, as values or to decide rows, are
+    /// left out.
+    #[arg(long, value_name = "COLUMN", value_delimiter = ',')]
+    pub columns: Vec<String>,
     #[command(flatten)]
     pub project: ProjectArgs,
 }
@@ -76,6 +81,7 @@ impl ChangeArgs {
                 Some(d) => time_key(d, "--as-of")?.start,
                 None => ripple::time::today(),
             },
+            columns: self.columns.clone(),
         })
     }
 }

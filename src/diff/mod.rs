@@ -19,8 +19,8 @@ use serde::Serialize;
 use crate::graph::LineageGraph;
 use crate::project::{Job, JobKind, Severity};
 
-use classify::{Verdict, compare_scripts};
 use crate::graph::{Reach, Semantics, column_consumers};
+use classify::{Verdict, compare_scripts};
 
 /// The kind of a change, most severe first.
 #[derive(

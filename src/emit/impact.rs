@@ -90,6 +90,20 @@ pub fn text(impact: &Impact) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    if let Some(p) = &impact.pruned {
+        let _ = writeln!(
+            out,
+            "\naffected columns (wrong: {}; {} downstream dataset{} read{} none of them and {} left out):",
+            p.columns.join(", "),
+            p.left_out,
+            crate::text::plural(p.left_out),
+            if p.left_out == 1 { "s" } else { "" },
+            if p.left_out == 1 { "is" } else { "are" }
+        );
+        for d in &impact.datasets {
+            let _ = writeln!(out, "  {}: {}", d.name, d.columns.join(", "));
+        }
+    }
     for d in &impact.datasets {
         for e in &d.explain {
             let _ = writeln!(out, "  {}: {e}", d.name);
@@ -128,6 +142,19 @@ pub fn markdown(impact: &Impact) -> String {
             },
             esc(&d.reasons.join("; "))
         );
+    }
+    if let Some(p) = &impact.pruned {
+        let _ = writeln!(
+            out,
+            "\nWrong columns: {}. {} downstream dataset{} read none of them and {} left out. Affected columns:\n",
+            esc(&p.columns.join(", ")),
+            p.left_out,
+            crate::text::plural(p.left_out),
+            if p.left_out == 1 { "is" } else { "are" }
+        );
+        for d in &impact.datasets {
+            let _ = writeln!(out, "- `{}`: {}", esc(&d.name), esc(&d.columns.join(", ")));
+        }
     }
     if !impact.stopped.is_empty() {
         out.push_str("\nNot affected:\n\n");

@@ -19,6 +19,13 @@ pub struct Reach {
     /// Those of `affected` reached only through a `*` whose columns are
     /// not known: possibly affected.
     pub possibly: BTreeSet<NodeIndex>,
+    /// Per affected dataset, its affected columns; `None` when all of them
+    /// (its rows may change, or ripple cannot tell which columns).
+    pub columns: BTreeMap<NodeIndex, Option<BTreeSet<String>>>,
+    /// The edges (upstream, downstream) the change travels along.
+    pub edges: BTreeSet<(NodeIndex, NodeIndex)>,
+    /// Per affected dataset, why: one line per upstream that reaches it.
+    pub why: BTreeMap<NodeIndex, Vec<String>>,
 }
 
 impl Reach {
@@ -26,7 +33,7 @@ impl Reach {
     pub fn all_below(g: &LineageGraph, changed: &[NodeIndex]) -> Reach {
         Reach {
             affected: g.reachable(&changed.iter().copied().collect(), Direction::Outgoing),
-            possibly: BTreeSet::new(),
+            ..Reach::default()
         }
     }
 }
@@ -34,23 +41,21 @@ impl Reach {
 /// How one consumer is touched by changed columns of its upstream.
 enum Effect {
     /// Its rows may change (the columns decide which rows), or ripple cannot
-    /// tell: it and everything below it.
-    All,
+    /// tell: it and everything below it. The reason says which.
+    All(String),
     /// These output columns of it changed; `star` when a `*` whose columns
     /// are unknown carried them.
     Columns(BTreeSet<String>, bool),
 }
 
 /// The datasets reached when the values of `columns` of `start` change.
-pub fn column_consumers(
-    sem: &mut Semantics,
-    start: NodeIndex,
-    columns: BTreeSet<String>,
-) -> Reach {
+pub fn column_consumers(sem: &mut Semantics, start: NodeIndex, columns: BTreeSet<String>) -> Reach {
     let g = sem.g;
     let mut changed: BTreeMap<NodeIndex, BTreeSet<String>> = BTreeMap::from([(start, columns)]);
     let mut all: BTreeSet<NodeIndex> = BTreeSet::new();
     let mut possibly: BTreeSet<NodeIndex> = BTreeSet::new();
+    let mut carried: BTreeSet<(NodeIndex, NodeIndex)> = BTreeSet::new();
+    let mut why: BTreeMap<NodeIndex, Vec<String>> = BTreeMap::new();
     let mut queue = VecDeque::from([start]);
     while let Some(n) = queue.pop_front() {
         let cols = changed.get(&n).cloned().unwrap_or_default();
@@ -61,24 +66,45 @@ pub fn column_consumers(
             .collect();
         edges.sort();
         edges.dedup();
+        let up = &g.graph[n].name;
         for (c, job) in edges {
             if all.contains(&c) || c == start {
                 continue;
             }
             match consume(sem, &job, n, c, &cols) {
-                Effect::All => {
+                Effect::All(reason) => {
+                    carried.insert((n, c));
+                    why.entry(c).or_default().push(format!("`{up}`: {reason}"));
                     // What is in `all` has its descendants there too: the
                     // walk stops at it, so the whole reach stays linear.
                     let mut stack = vec![c];
                     while let Some(x) = stack.pop() {
                         if all.insert(x) {
-                            stack.extend(g.graph.neighbors_directed(x, Direction::Outgoing));
+                            for y in g.graph.neighbors_directed(x, Direction::Outgoing) {
+                                carried.insert((x, y));
+                                if !all.contains(&y) {
+                                    let from = &g.graph[x].name;
+                                    why.entry(y)
+                                        .or_default()
+                                        .push(format!("`{from}`: all of its columns"));
+                                }
+                                stack.push(y);
+                            }
                         }
                     }
                 }
                 Effect::Columns(out, star) => {
                     if star {
                         possibly.insert(c);
+                    }
+                    if !out.is_empty() {
+                        carried.insert((n, c));
+                        let list: Vec<&str> = out.iter().map(String::as_str).collect();
+                        why.entry(c).or_default().push(format!(
+                            "`{up}`: its columns {} become {}",
+                            join(&cols),
+                            list.join(", ")
+                        ));
                     }
                     let entry = changed.entry(c).or_default();
                     let before = entry.len();
@@ -100,7 +126,29 @@ pub fn column_consumers(
     affected.extend(possibly.iter().copied());
     affected.remove(&start);
     possibly.retain(|n| !all.contains(n));
-    Reach { affected, possibly }
+    let columns = affected
+        .iter()
+        .map(|&n| {
+            let cols = (!all.contains(&n)).then(|| changed.get(&n).cloned().unwrap_or_default());
+            (n, cols)
+        })
+        .collect();
+    why.retain(|n, _| affected.contains(n));
+    Reach {
+        affected,
+        possibly,
+        columns,
+        edges: carried,
+        why,
+    }
+}
+
+/// `a, b, c`.
+fn join(cols: &BTreeSet<String>) -> String {
+    cols.iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What job `job` (writing `c` from `n`) does with the changed `cols` of `n`.
@@ -114,10 +162,10 @@ fn consume(
     let g = sem.g;
     let (rel, c_rel) = (g.graph[n].relation.clone(), g.graph[c].relation.clone());
     let Some(script) = sem.job(job) else {
-        return Effect::All;
+        return Effect::All(format!("`{job}` has no SQL ripple can read"));
     };
     if !script.errors.is_empty() {
-        return Effect::All;
+        return Effect::All(format!("`{job}` has SQL that does not parse"));
     }
     let hits = |column: &str| column == "*" || cols.contains(column);
     let mut out = BTreeSet::new();
@@ -130,18 +178,27 @@ fn consume(
         read = true;
         // Read into a staging table the script reads back: not followed.
         if s.targets.iter().any(|t| script.intermediates.contains(t)) {
-            return Effect::All;
+            return Effect::All(format!(
+                "read through a staging table in `{job}` (line {})",
+                s.line
+            ));
         }
         // Another table the script writes: not this consumer's business.
         if !s.targets.is_empty() && !s.targets.iter().any(|t| same(t, &c_rel)) {
             continue;
         }
         let Some(lineage) = &s.columns else {
-            return Effect::All;
+            return Effect::All(format!(
+                "`{job}` line {}: a statement ripple has no column lineage for",
+                s.line
+            ));
         };
         let touched = |r: &crate::sql::ColumnRef| same(&r.relation, &rel) && hits(&r.column);
-        if lineage.conditions.iter().any(touched) {
-            return Effect::All;
+        if let Some(r) = lineage.conditions.iter().find(|r| touched(r)) {
+            return Effect::All(format!(
+                "`{job}` line {}: `{}` decides which rows (filter, join or grouping)",
+                s.line, r.column
+            ));
         }
         for col in &lineage.columns {
             let refs: Vec<_> = col.sources.iter().filter(|r| touched(r)).collect();
@@ -160,7 +217,7 @@ fn consume(
     }
     if !read {
         // The SQL does not name the upstream as the graph does: cannot tell.
-        return Effect::All;
+        return Effect::All(format!("`{job}` does not name it as the graph does"));
     }
     Effect::Columns(out, star)
 }

@@ -14,7 +14,7 @@ mod infer;
 mod partition;
 mod time_model;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
@@ -24,7 +24,7 @@ use serde::Serialize;
 pub use partition::{JobOutput, PartitionColumn, PartitionColumns, job_output};
 pub use time_model::{DatasetTime, EdgeTime, TimeFacts, TimeModel, TimeModelError};
 
-use crate::graph::LineageGraph;
+use crate::graph::{LineageGraph, Reach, Semantics, column_consumers};
 use crate::text::did_you_mean;
 use crate::time::{Grain, Hour, IntervalSet, TimeKey, TimeMapping, UNBOUNDED};
 
@@ -39,6 +39,10 @@ pub struct ImpactRequest {
     pub to: TimeKey,
     /// Exclusive upper bound of "all history".
     pub as_of: Hour,
+    /// Only these columns of the changed datasets are wrong (empty: all of
+    /// them). Downstream datasets that read none of them, as values or to
+    /// decide rows, are left out.
+    pub columns: Vec<String>,
 }
 
 /// Why an impact cannot be computed.
@@ -104,6 +108,10 @@ pub struct AffectedDataset {
     /// the evidence for it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub explain: Vec<String>,
+    /// With `--columns`: its affected columns, `*` when all of them (its
+    /// rows may change, or ripple cannot tell which columns).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<String>,
 }
 
 /// An inclusive range of partition keys; `from` is `None` when unbounded.
@@ -137,6 +145,20 @@ pub struct Impact {
     pub datasets: Vec<AffectedDataset>,
     /// Datasets kept out by `none` edges.
     pub stopped: Vec<Stopped>,
+    /// With `--columns`: the wrong columns, and how many downstream
+    /// datasets were left out because they read none of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pruned: Option<Pruned>,
+}
+
+/// What `--columns` left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pruned {
+    /// The wrong columns of the changed datasets.
+    pub columns: Vec<String>,
+    /// Downstream datasets that read the changed datasets but none of the
+    /// wrong columns.
+    pub left_out: usize,
 }
 
 /// Affected time of one dataset while propagating.
@@ -213,6 +235,16 @@ pub fn impact(
             stack.extend(g.graph.neighbors_directed(n, Direction::Outgoing));
         }
     }
+    let downstream = reach.iter().filter(|r| **r).count() - changed.len();
+    let columns =
+        (!request.columns.is_empty()).then(|| column_reach(g, &changed, &request.columns));
+    if let Some(c) = &columns {
+        // Only what the wrong columns reach.
+        reach.iter_mut().for_each(|r| *r = false);
+        for &n in changed.iter().chain(&c.affected) {
+            reach[n.index()] = true;
+        }
+    }
     let order: Vec<NodeIndex> = order.iter().copied().filter(|n| reach[n.index()]).collect();
     let key_grain = if request.from.is_hour || request.to.is_hour {
         Grain::Hour
@@ -222,8 +254,54 @@ pub fn impact(
     let changed_grain: HashMap<NodeIndex, Grain> =
         changed.iter().map(|&n| (n, key_grain)).collect();
     let model = facts.resolve(g, &order, &changed_grain);
-    let impact = propagate(g, &model, &order, &changed, request, explain)?;
+    let mut impact = propagate(
+        g,
+        &model,
+        &order,
+        &changed,
+        request,
+        explain,
+        columns.as_ref(),
+    )?;
+    if columns.is_some() {
+        impact.pruned = Some(Pruned {
+            columns: request.columns.clone(),
+            left_out: downstream.saturating_sub(impact.datasets.len() - changed.len()),
+        });
+    }
     Ok((impact, model))
+}
+
+/// Where the wrong `columns` of each changed dataset reach, merged.
+fn column_reach(g: &LineageGraph, changed: &[NodeIndex], columns: &[String]) -> Reach {
+    let mut sem = Semantics::new(g);
+    let wrong: BTreeSet<String> = columns.iter().map(|c| c.to_lowercase()).collect();
+    let mut out = Reach::default();
+    for &n in changed {
+        let r = column_consumers(&mut sem, n, wrong.clone());
+        out.affected.extend(r.affected);
+        out.possibly.extend(r.possibly);
+        out.edges.extend(r.edges);
+        for (m, cols) in r.columns {
+            match (out.columns.get_mut(&m), cols) {
+                (Some(Some(have)), Some(more)) => have.extend(more),
+                (Some(have), None) => *have = None,
+                (Some(None), Some(_)) => {}
+                (None, cols) => {
+                    out.columns.insert(m, cols);
+                }
+            }
+        }
+        for (m, why) in r.why {
+            out.why.entry(m).or_default().extend(why);
+        }
+    }
+    // A changed dataset reached from another is affected whole.
+    for &n in changed {
+        out.affected.remove(&n);
+        out.columns.remove(&n);
+    }
+    out
 }
 
 /// The propagation itself, on resolved time facts (the brute-force oracle in
@@ -235,6 +313,7 @@ pub fn propagate(
     changed: &[NodeIndex],
     request: &ImpactRequest,
     explain: bool,
+    columns: Option<&Reach>,
 ) -> Result<Impact, ImpactError> {
     let as_of = request.as_of;
     let mut states: HashMap<NodeIndex, State> = HashMap::new();
@@ -268,6 +347,10 @@ pub fn propagate(
         for e in incoming {
             let u = e.source();
             let Some(up) = states.get(&u) else { continue };
+            // With --columns, only edges that carry a wrong column.
+            if columns.is_some_and(|c| !c.edges.contains(&(u, n))) {
+                continue;
+            }
             if up.time.is_empty() && !up.full {
                 continue;
             }
@@ -354,7 +437,18 @@ pub fn propagate(
                 }
             }
             explain_lines.extend(s.explain);
+            if let Some(why) = columns.and_then(|c| c.why.get(&n)) {
+                explain_lines.extend(why.iter().map(|w| format!("columns: {w}")));
+            }
         }
+        let affected_columns: Vec<String> = match columns {
+            None => Vec::new(),
+            Some(_) if changed.contains(&n) => request.columns.clone(),
+            Some(c) => match c.columns.get(&n) {
+                Some(Some(cols)) => cols.iter().cloned().collect(),
+                _ => vec!["*".to_string()],
+            },
+        };
         if full && t.grain == Grain::None {
             reasons.push(format!("unpartitioned: rebuilt whole ({})", t.grain_source));
         }
@@ -375,6 +469,7 @@ pub fn propagate(
             partitions,
             reasons,
             explain: explain_lines,
+            columns: affected_columns,
         });
     }
     Ok(Impact {
@@ -382,6 +477,7 @@ pub fn propagate(
         as_of: Grain::Day.key(as_of),
         datasets,
         stopped: stopped.into_values().collect(),
+        pruned: None,
     })
 }
 

@@ -21,6 +21,7 @@ pub fn request(changed: &[&str], from: &str, to: &str, as_of: &str) -> ImpactReq
         from: key(from),
         to: key(to),
         as_of: key(as_of).start,
+        columns: Vec::new(),
     }
 }
 

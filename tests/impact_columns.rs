@@ -1,0 +1,295 @@
+//! Column-pruned impact (`--columns`): only what reads the wrong columns,
+//! as values or to decide rows. The worked example gives the exact pruned
+//! sets; random column graphs are checked against a brute-force oracle that
+//! walks the generated SQL's column edges itself.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use proptest::prelude::*;
+use ripple::graph::LineageGraph;
+use ripple::impact::{ImpactRequest, TimeFacts, impact};
+use ripple::ingest::{LoadOptions, load_project};
+use ripple::time::TimeKey;
+
+fn request(changed: &str, columns: &[&str]) -> ImpactRequest {
+    ImpactRequest {
+        changed: vec![changed.to_string()],
+        from: TimeKey::parse("2026-01-10").unwrap(),
+        to: TimeKey::parse("2026-01-12").unwrap(),
+        as_of: TimeKey::parse("2026-02-01").unwrap().start,
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+    }
+}
+
+/// (dataset name → affected columns) of the impact.
+fn affected(g: &LineageGraph, req: &ImpactRequest) -> BTreeMap<String, Vec<String>> {
+    let facts = TimeFacts::build(g).unwrap();
+    let (impact, _) = impact(g, &facts, req, false).unwrap();
+    impact
+        .datasets
+        .into_iter()
+        .map(|d| (d.name, d.columns))
+        .collect()
+}
+
+fn graph(root: &Path) -> LineageGraph {
+    LineageGraph::build(load_project(root, &LoadOptions::default()).unwrap())
+}
+
+fn map(entries: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
+    entries
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.iter().map(|c| c.to_string()).collect()))
+        .collect()
+}
+
+#[test]
+fn the_worked_example_pruned_by_one_column() {
+    let g = graph(Path::new("fixtures/worked_example/declared"));
+    // `amount` flows into revenue; nothing reads it to pick rows.
+    assert_eq!(
+        affected(&g, &request("raw.orders", &["amount"])),
+        map(&[
+            ("raw.orders", &["amount"]),
+            ("stg_orders", &["amount"]),
+            ("orders_7d", &["revenue_7d"]),
+            ("weekly_revenue", &["revenue"]),
+            ("monthly_kpis", &["revenue"]),
+        ])
+    );
+    // `customer_id` groups dim_customers: all of it, and what reads it.
+    assert_eq!(
+        affected(&g, &request("raw.orders", &["customer_id"])),
+        map(&[
+            ("raw.orders", &["customer_id"]),
+            ("stg_orders", &["customer_id"]),
+            ("dim_customers", &["*"]),
+            ("customer_segments", &["*"]),
+        ])
+    );
+    // A column nothing downstream reads: only the table itself.
+    assert_eq!(
+        affected(&g, &request("raw.orders", &["status"])),
+        map(&[("raw.orders", &["status"])])
+    );
+    // Without --columns: everything downstream (order_audit maps time
+    // `none`), no column lists.
+    let all = affected(&g, &request("raw.orders", &[]));
+    assert_eq!(all.len(), 7);
+    assert!(all.values().all(Vec::is_empty));
+}
+
+#[test]
+fn what_ripple_cannot_read_counts_as_reading_every_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: &[(&str, &str)] = &[
+        ("ripple.yml", "dialect: postgres\nmodels: [jobs]\ndatasets:\n  s.raw: { grain: day, start: 2026-01-01 }\n"),
+        // Reads only `b`: left out when `a` is wrong.
+        ("jobs/only_b.sql", "create table s.only_b as select b from s.raw"),
+        // A `*` whose columns are unknown: possibly every column.
+        ("jobs/star.sql", "create table s.star as select * from s.raw"),
+        // A MERGE: no column lineage for it yet, so every column.
+        ("jobs/merged.sql", "merge into s.merged m using s.raw r on m.id = r.id when matched then update set b = r.b"),
+        // Goes through a staging table the script reads back.
+        ("jobs/staged.sql", "create temp table tmp as select b from s.raw; create table s.staged as select b from tmp"),
+    ];
+    for (p, t) in files {
+        let path = dir.path().join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, t).unwrap();
+    }
+    let g = graph(dir.path());
+    let got = affected(&g, &request("s.raw", &["a"]));
+    assert!(!got.contains_key("s.only_b"), "{got:?}");
+    assert_eq!(got.get("s.star").map(Vec::as_slice), Some(&["a".to_string()][..]), "{got:?}");
+    for whole in ["s.merged", "s.staged"] {
+        assert_eq!(got.get(whole).map(Vec::as_slice), Some(&["*".to_string()][..]), "{whole}: {got:?}");
+    }
+}
+
+/// A random layered warehouse: table `t{i}` (columns c0, c1, c2) is built
+/// from one or two earlier tables; each output column reads some input
+/// columns, and a join key and a filter read others.
+#[derive(Debug, Clone)]
+struct Table {
+    /// Upstream tables (1 or 2).
+    from: Vec<usize>,
+    /// Per output column, the (upstream position, column) pairs it reads.
+    outputs: [Vec<(usize, usize)>; 3],
+    /// Columns that decide rows: (upstream position, column).
+    conditions: Vec<(usize, usize)>,
+}
+
+fn table(i: usize) -> impl Strategy<Value = Table> {
+    let ups = prop::collection::btree_set(0..i, 1..=2.min(i));
+    ups.prop_flat_map(|ups| {
+        let from: Vec<usize> = ups.into_iter().collect();
+        let n = from.len();
+        let col = (0..n, 0..3usize);
+        (
+            Just(from),
+            [
+                prop::collection::vec(col.clone(), 0..3),
+                prop::collection::vec(col.clone(), 0..3),
+                prop::collection::vec(col.clone(), 0..3),
+            ],
+            prop::collection::vec(col, 0..2),
+        )
+    })
+    .prop_map(|(from, outputs, conditions)| Table {
+        from,
+        outputs,
+        conditions,
+    })
+}
+
+fn warehouse() -> impl Strategy<Value = Vec<Table>> {
+    (2usize..9).prop_flat_map(|n| (1..n).map(table).collect::<Vec<_>>())
+}
+
+/// The job of table `i`: `u0`, `u1` alias its upstreams.
+fn sql(i: usize, t: &Table) -> String {
+    let col = |(u, c): (usize, usize)| format!("u{u}.c{c}");
+    let outputs: Vec<String> = t
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(k, reads)| {
+            let expr = if reads.is_empty() {
+                "0".to_string()
+            } else {
+                reads.iter().map(|&r| col(r)).collect::<Vec<_>>().join(" + ")
+            };
+            format!("{expr} as c{k}")
+        })
+        .collect();
+    let mut from = format!("s.t{} u0", t.from[0]);
+    if t.from.len() == 2 {
+        from.push_str(&format!(" cross join s.t{} u1", t.from[1]));
+    }
+    let filter = if t.conditions.is_empty() {
+        String::new()
+    } else {
+        let c: Vec<String> = t.conditions.iter().map(|&r| format!("{} > 0", col(r))).collect();
+        format!(" where {}", c.join(" and "))
+    };
+    format!("create table s.t{i} as select {} from {from}{filter}", outputs.join(", "))
+}
+
+/// The oracle: which tables the wrong column `bad` of t0 reaches, and with
+/// which columns (`None`: all, a condition read it).
+fn oracle(tables: &[Table], bad: usize) -> BTreeMap<usize, Option<BTreeSet<usize>>> {
+    let mut hit: BTreeMap<usize, Option<BTreeSet<usize>>> = BTreeMap::new();
+    hit.insert(0, Some(BTreeSet::from([bad])));
+    // Tables are in topological order: one pass suffices.
+    for (k, t) in tables.iter().enumerate() {
+        let i = k + 1;
+        let wrong = |(u, c): (usize, usize)| match hit.get(&t.from[u]) {
+            Some(None) => true,
+            Some(Some(cols)) => cols.contains(&c),
+            None => false,
+        };
+        // An upstream whose rows may change changes this one's rows; a
+        // wrong column that decides rows does too.
+        let rows_changed = t.from.iter().any(|u| matches!(hit.get(u), Some(None)));
+        if rows_changed || t.conditions.iter().any(|&r| wrong(r)) {
+            hit.insert(i, None);
+            continue;
+        }
+        let cols: BTreeSet<usize> = (0..3)
+            .filter(|&o| t.outputs[o].iter().any(|&r| wrong(r)))
+            .collect();
+        if !cols.is_empty() {
+            hit.insert(i, Some(cols));
+        }
+    }
+    hit
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn pruned_impact_is_exactly_what_the_columns_reach(tables in warehouse(), bad in 0usize..3) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("jobs")).unwrap();
+        std::fs::write(
+            dir.path().join("ripple.yml"),
+            "dialect: postgres\nmodels: [jobs]\ndatasets:\n  s.t0: { grain: day, start: 2026-01-01 }\n",
+        ).unwrap();
+        std::fs::write(dir.path().join("jobs/t0.sql"), "create table s.t0 as select c0, c1, c2 from s.src").unwrap();
+        for (k, t) in tables.iter().enumerate() {
+            std::fs::write(dir.path().join(format!("jobs/t{}.sql", k + 1)), sql(k + 1, t)).unwrap();
+        }
+        let g = graph(dir.path());
+        let bad_name = format!("c{bad}");
+        let pruned = affected(&g, &request("s.t0", &[&bad_name]));
+        let unpruned = affected(&g, &request("s.t0", &[]));
+        // Pruned ⊆ unpruned.
+        for name in pruned.keys() {
+            prop_assert!(unpruned.contains_key(name), "{name} only when pruned");
+        }
+        // Exactly the oracle's tables, with its columns.
+        let want: BTreeMap<String, Vec<String>> = oracle(&tables, bad)
+            .into_iter()
+            .map(|(i, cols)| {
+                let cols = match cols {
+                    _ if i == 0 => vec![bad_name.clone()],
+                    None => vec!["*".to_string()],
+                    Some(c) => c.iter().map(|c| format!("c{c}")).collect(),
+                };
+                (format!("s.t{i}"), cols)
+            })
+            .collect();
+        prop_assert_eq!(pruned, want, "{:#?}", tables.iter().enumerate().map(|(k, t)| sql(k + 1, t)).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn the_plan_recomputes_only_the_pruned_datasets_and_the_cli_shows_columns() {
+    let run = |format: &str| {
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args(["plan", "raw.orders", "--from", "2026-01-10", "--to", "2026-01-12"])
+            .args(["--as-of", "2026-02-01", "--columns", "amount", "--format", format])
+            .args(["--project", "fixtures/worked_example/declared"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let doc: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let datasets: BTreeSet<&str> = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["dataset"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        datasets,
+        BTreeSet::from([
+            "model.monthly_kpis",
+            "model.orders_7d",
+            "model.stg_orders",
+            "model.weekly_revenue"
+        ])
+    );
+    let text = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["impact", "raw.orders", "--from", "2026-01-10", "--to", "2026-01-12"])
+        .args(["--as-of", "2026-02-01", "--columns", "amount", "--explain"])
+        .args(["--project", "fixtures/worked_example/declared"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("3 downstream datasets read none of them"), "{text}");
+    assert!(text.contains("orders_7d: revenue_7d"), "{text}");
+    assert!(
+        text.contains("orders_7d: columns: `stg_orders`: its columns amount become revenue_7d"),
+        "{text}"
+    );
+}
