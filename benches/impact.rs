@@ -59,7 +59,11 @@ fn impact_pruned_by_one_column_on_loaded_10k_graph(bencher: divan::Bencher, colu
     support::generate(dir.path(), 10_000).unwrap();
     let g = LineageGraph::build(load_project(dir.path(), &LoadOptions::default()).unwrap());
     let facts = TimeFacts::build(&g).unwrap();
-    let all = impact(&g, &facts, &request(), false).unwrap().0.datasets.len();
+    let all = impact(&g, &facts, &request(), false)
+        .unwrap()
+        .0
+        .datasets
+        .len();
     let req = ImpactRequest {
         columns: vec![column.to_string()],
         ..request()

@@ -84,15 +84,30 @@ fn the_worked_example_pruned_by_one_column() {
 fn what_ripple_cannot_read_counts_as_reading_every_column() {
     let dir = tempfile::tempdir().unwrap();
     let files: &[(&str, &str)] = &[
-        ("ripple.yml", "dialect: postgres\nmodels: [jobs]\ndatasets:\n  s.raw: { grain: day, start: 2026-01-01 }\n"),
+        (
+            "ripple.yml",
+            "dialect: postgres\nmodels: [jobs]\ndatasets:\n  s.raw: { grain: day, start: 2026-01-01 }\n",
+        ),
         // Reads only `b`: left out when `a` is wrong.
-        ("jobs/only_b.sql", "create table s.only_b as select b from s.raw"),
+        (
+            "jobs/only_b.sql",
+            "create table s.only_b as select b from s.raw",
+        ),
         // A `*` whose columns are unknown: possibly every column.
-        ("jobs/star.sql", "create table s.star as select * from s.raw"),
+        (
+            "jobs/star.sql",
+            "create table s.star as select * from s.raw",
+        ),
         // A MERGE: no column lineage for it yet, so every column.
-        ("jobs/merged.sql", "merge into s.merged m using s.raw r on m.id = r.id when matched then update set b = r.b"),
+        (
+            "jobs/merged.sql",
+            "merge into s.merged m using s.raw r on m.id = r.id when matched then update set b = r.b",
+        ),
         // Goes through a staging table the script reads back.
-        ("jobs/staged.sql", "create temp table tmp as select b from s.raw; create table s.staged as select b from tmp"),
+        (
+            "jobs/staged.sql",
+            "create temp table tmp as select b from s.raw; create table s.staged as select b from tmp",
+        ),
     ];
     for (p, t) in files {
         let path = dir.path().join(p);
@@ -102,9 +117,17 @@ fn what_ripple_cannot_read_counts_as_reading_every_column() {
     let g = graph(dir.path());
     let got = affected(&g, &request("s.raw", &["a"]));
     assert!(!got.contains_key("s.only_b"), "{got:?}");
-    assert_eq!(got.get("s.star").map(Vec::as_slice), Some(&["a".to_string()][..]), "{got:?}");
+    assert_eq!(
+        got.get("s.star").map(Vec::as_slice),
+        Some(&["a".to_string()][..]),
+        "{got:?}"
+    );
     for whole in ["s.merged", "s.staged"] {
-        assert_eq!(got.get(whole).map(Vec::as_slice), Some(&["*".to_string()][..]), "{whole}: {got:?}");
+        assert_eq!(
+            got.get(whole).map(Vec::as_slice),
+            Some(&["*".to_string()][..]),
+            "{whole}: {got:?}"
+        );
     }
 }
 
@@ -159,7 +182,11 @@ fn sql(i: usize, t: &Table) -> String {
             let expr = if reads.is_empty() {
                 "0".to_string()
             } else {
-                reads.iter().map(|&r| col(r)).collect::<Vec<_>>().join(" + ")
+                reads
+                    .iter()
+                    .map(|&r| col(r))
+                    .collect::<Vec<_>>()
+                    .join(" + ")
             };
             format!("{expr} as c{k}")
         })
@@ -171,10 +198,17 @@ fn sql(i: usize, t: &Table) -> String {
     let filter = if t.conditions.is_empty() {
         String::new()
     } else {
-        let c: Vec<String> = t.conditions.iter().map(|&r| format!("{} > 0", col(r))).collect();
+        let c: Vec<String> = t
+            .conditions
+            .iter()
+            .map(|&r| format!("{} > 0", col(r)))
+            .collect();
         format!(" where {}", c.join(" and "))
     };
-    format!("create table s.t{i} as select {} from {from}{filter}", outputs.join(", "))
+    format!(
+        "create table s.t{i} as select {} from {from}{filter}",
+        outputs.join(", ")
+    )
 }
 
 /// The oracle: which tables the wrong column `bad` of t0 reaches, and with
@@ -254,12 +288,30 @@ fn the_plan_recomputes_only_the_pruned_datasets_and_the_cli_shows_columns() {
     let run = |format: &str| {
         let out = assert_cmd::Command::cargo_bin("ripple")
             .unwrap()
-            .args(["plan", "raw.orders", "--from", "2026-01-10", "--to", "2026-01-12"])
-            .args(["--as-of", "2026-02-01", "--columns", "amount", "--format", format])
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+            ])
+            .args([
+                "--as-of",
+                "2026-02-01",
+                "--columns",
+                "amount",
+                "--format",
+                format,
+            ])
             .args(["--project", "fixtures/worked_example/declared"])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let doc: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
@@ -280,13 +332,23 @@ fn the_plan_recomputes_only_the_pruned_datasets_and_the_cli_shows_columns() {
     );
     let text = assert_cmd::Command::cargo_bin("ripple")
         .unwrap()
-        .args(["impact", "raw.orders", "--from", "2026-01-10", "--to", "2026-01-12"])
+        .args([
+            "impact",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-12",
+        ])
         .args(["--as-of", "2026-02-01", "--columns", "amount", "--explain"])
         .args(["--project", "fixtures/worked_example/declared"])
         .output()
         .unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
-    assert!(text.contains("3 downstream datasets read none of them"), "{text}");
+    assert!(
+        text.contains("3 downstream datasets read none of them"),
+        "{text}"
+    );
     assert!(text.contains("orders_7d: revenue_7d"), "{text}");
     assert!(
         text.contains("orders_7d: columns: `stg_orders`: its columns amount become revenue_7d"),

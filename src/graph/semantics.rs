@@ -25,6 +25,9 @@ pub struct Semantics<'g> {
     /// Relation names to read as others (old name → new name), so that a
     /// dataset renamed in the other version is not a change in its readers.
     renames: Vec<(String, String)>,
+    /// Expand `*` from the upstreams' columns (which parses every
+    /// ancestor's query); off, a `*` over an upstream stays a `*`.
+    expand_stars: bool,
 }
 
 impl<'g> Semantics<'g> {
@@ -44,7 +47,18 @@ impl<'g> Semantics<'g> {
             jobs: HashMap::new(),
             columns: HashMap::new(),
             renames: Vec::new(),
+            expand_stars: true,
         }
+    }
+
+    /// Jobs read without their upstreams' columns: each job's own query
+    /// only, a `*` over an upstream left as a `*` that passes columns
+    /// through by name. What a column walk from one table needs (the
+    /// ancestors of every consumer are not parsed); the diff, which
+    /// compares output columns, expands.
+    pub fn without_star_expansion(mut self) -> Self {
+        self.expand_stars = false;
+        self
     }
 
     /// Reads each relation `old` in this side's SQL as `new`.
@@ -95,6 +109,11 @@ impl<'g> Semantics<'g> {
             .map(|e| e.source())
             .collect();
         let mut known = KnownColumns::new();
+        let upstreams = if self.expand_stars {
+            upstreams
+        } else {
+            Vec::new()
+        };
         for u in upstreams {
             if let Some(cols) = self.columns_of(u) {
                 let relation = &self.g.graph[u].relation;

@@ -274,7 +274,7 @@ pub fn impact(
 
 /// Where the wrong `columns` of each changed dataset reach, merged.
 fn column_reach(g: &LineageGraph, changed: &[NodeIndex], columns: &[String]) -> Reach {
-    let mut sem = Semantics::new(g);
+    let mut sem = Semantics::new(g).without_star_expansion();
     let wrong: BTreeSet<String> = columns.iter().map(|c| c.to_lowercase()).collect();
     let mut out = Reach::default();
     for &n in changed {
