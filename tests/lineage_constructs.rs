@@ -578,13 +578,21 @@ fn session_noise_yields_no_lineage_and_no_error() {
             "DROP TABLE IF EXISTS scratch.t",
             StatementKind::Drop,
         ),
-        ("postgres", "TRUNCATE TABLE mart.t", StatementKind::Truncate),
-        ("hive", "TRUNCATE TABLE t", StatementKind::Truncate),
         ("mysql", "USE shop", StatementKind::Session),
     ] {
         let (got, sources, targets) = last(sql, dialect);
         assert_eq!(got, want, "{sql}");
         assert!(sources.is_empty() && targets.is_empty(), "{sql}");
+    }
+    // TRUNCATE writes: it empties the table.
+    for (dialect, sql, table) in [
+        ("postgres", "TRUNCATE TABLE mart.t", "mart.t"),
+        ("hive", "TRUNCATE TABLE t", "t"),
+    ] {
+        let (got, sources, targets) = last(sql, dialect);
+        assert_eq!(got, StatementKind::Truncate, "{sql}");
+        assert!(sources.is_empty(), "{sql}");
+        assert_eq!(targets, [table], "{sql}");
     }
 }
 
@@ -687,7 +695,10 @@ fn script_roll_up_separates_sources_targets_and_intermediates() {
                INSERT INTO mart.z SELECT * FROM scratch.tmp;\n\
                DROP TABLE scratch.tmp;";
     let l = script_lineage(sql, SqlDialect::Postgres);
-    assert_eq!(l.sources, ["raw.a", "raw.b"]);
+    // mart.x is only appended to before it is read back: its earlier rows
+    // are read too, so it is a source as well. stage and scratch.tmp are
+    // created whole by the script: read back, they are internal.
+    assert_eq!(l.sources, ["mart.x", "raw.a", "raw.b"]);
     // mart.x is read back, but persists: still an output of the script.
     assert_eq!(l.targets, ["mart.x", "mart.y", "mart.z"]);
     assert_eq!(l.intermediates, ["mart.x", "scratch.tmp", "stage"]);
@@ -699,7 +710,8 @@ fn a_table_read_before_it_is_written_is_a_source() {
         "INSERT INTO hist SELECT * FROM cur; DELETE FROM cur WHERE id IN (SELECT id FROM hist)",
         SqlDialect::Generic,
     );
-    assert_eq!(l.sources, ["cur"]);
+    // hist is appended to, not replaced: the DELETE reads its older rows.
+    assert_eq!(l.sources, ["cur", "hist"]);
     assert_eq!(l.targets, ["cur", "hist"]);
     assert_eq!(l.intermediates, ["hist"]);
 }

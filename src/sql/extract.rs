@@ -14,8 +14,9 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 use sqlparser::ast::{
-    CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind, Expr, FromTable, ObjectType, Query,
-    Select, SetExpr, Statement, TableFactor, TableObject, TableWithJoins, Visit, Visitor,
+    CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind, Expr, FromTable, ObjectName,
+    ObjectType, Query, Select, SetExpr, Statement, TableFactor, TableObject, TableWithJoins, Visit,
+    Visitor, visit_relations,
 };
 
 use super::dialect::SqlDialect;
@@ -48,7 +49,7 @@ pub enum StatementKind {
     Copy,
     /// `DROP ...`: no lineage.
     Drop,
-    /// `TRUNCATE`: no lineage.
+    /// `TRUNCATE`: writes (empties) the table.
     Truncate,
     /// Session and transaction control (`USE`, `SET`, `BEGIN`, `COMMIT`,
     /// `ALTER SESSION`, `SHOW`, `EXPLAIN`): no lineage.
@@ -98,6 +99,10 @@ pub(crate) struct TableLineage {
     pub temporary: BTreeSet<String>,
     /// Tables and views dropped.
     pub dropped: BTreeSet<String>,
+    /// The targets whose whole contents the statement replaces (`CREATE
+    /// [OR REPLACE] TABLE`, `INSERT OVERWRITE` of a whole table,
+    /// `TRUNCATE`): a later read in the script sees only what it wrote.
+    pub replaced: BTreeSet<String>,
 }
 
 /// The kind and table lineage of `stmt`.
@@ -122,6 +127,43 @@ pub(crate) fn statement_lineage(
         kind
     };
     (kind, out)
+}
+
+/// Which of the CTE `names` a one-part table name in `node` names.
+fn named_ctes<V: Visit>(node: &V, names: &[String], dialect: SqlDialect) -> BTreeSet<usize> {
+    let mut found = BTreeSet::new();
+    let _ = visit_relations(node, |name: &ObjectName| {
+        if name.0.len() == 1
+            && let Some(rel) = relation_name(name, dialect)
+            && let Some(i) = names.iter().position(|n| *n == rel)
+        {
+            found.insert(i);
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    found
+}
+
+/// Whether a `TABLE t` command appears anywhere in `query`.
+fn has_table_command(query: &Query) -> bool {
+    struct Find;
+    impl Visitor for Find {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+            fn table(body: &SetExpr) -> bool {
+                match body {
+                    SetExpr::Table(_) => true,
+                    SetExpr::SetOperation { left, right, .. } => table(left) || table(right),
+                    _ => false,
+                }
+            }
+            if table(&q.body) {
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    query.visit(&mut Find).is_break()
 }
 
 /// Whether a `DROP` of `object_type` drops a table or a view (ripple's
@@ -164,6 +206,9 @@ fn writes(
         Statement::Insert(insert) => {
             if let TableObject::TableName(name) = &insert.table {
                 out.add_target(relation_name(name, dialect), false);
+                if insert.overwrite && insert.partitioned.is_none() {
+                    out.replaced.extend(relation_name(name, dialect));
+                }
             }
             if insert.overwrite {
                 StatementKind::InsertOverwrite
@@ -174,6 +219,10 @@ fn writes(
         Statement::CreateTable(ct) => {
             let temporary = ct.temporary || ct.volatile;
             out.add_target(relation_name(&ct.name, dialect), temporary);
+            // `IF NOT EXISTS` may leave an older table (and its rows) there.
+            if !ct.if_not_exists {
+                out.replaced.extend(relation_name(&ct.name, dialect));
+            }
             let like = ct.like.as_ref().map(|like| match like {
                 CreateTableLikeKind::Parenthesized(l) | CreateTableLikeKind::Plain(l) => &l.name,
             });
@@ -190,6 +239,9 @@ fn writes(
         }
         Statement::CreateView(cv) => {
             out.add_target(relation_name(&cv.name, dialect), cv.temporary);
+            if !cv.if_not_exists {
+                out.replaced.extend(relation_name(&cv.name, dialect));
+            }
             StatementKind::CreateView
         }
         Statement::Merge(merge) => {
@@ -218,9 +270,18 @@ fn writes(
                 FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t.as_slice(),
             };
             if delete.tables.is_empty() {
+                // `DELETE FROM t` with no condition empties it: what the
+                // script writes next is all it holds.
+                let empties = delete.selection.is_none()
+                    && delete.using.is_none()
+                    && from.len() == 1
+                    && from[0].joins.is_empty();
                 for twj in from {
                     if let TableFactor::Table { name, .. } = &twj.relation {
                         out.add_target(relation_name(name, dialect), false);
+                        if empties {
+                            out.replaced.extend(relation_name(name, dialect));
+                        }
                     }
                     skip.push(&twj.relation);
                 }
@@ -296,7 +357,17 @@ fn writes(
         Statement::DropFunction(_)
         | Statement::DropProcedure { .. }
         | Statement::DropTrigger(_) => return Writes::Nothing(StatementKind::Drop),
-        Statement::Truncate(_) => return Writes::Nothing(StatementKind::Truncate),
+        Statement::Truncate(t) => {
+            // Writes (empties) the table; a whole-table truncate replaces
+            // its contents.
+            for target in &t.table_names {
+                out.add_target(relation_name(&target.name, dialect), false);
+                if t.partitions.is_none() {
+                    out.replaced.extend(relation_name(&target.name, dialect));
+                }
+            }
+            return Writes::Nothing(StatementKind::Truncate);
+        }
         Statement::Set(_)
         | Statement::Use(_)
         | Statement::StartTransaction { .. }
@@ -399,6 +470,11 @@ struct Reads {
     skip: Vec<*const TableFactor>,
     tables: BTreeSet<String>,
     into_targets: Vec<(String, bool)>,
+    /// Bodies of CTEs nothing in their statement reads: dead code, whose
+    /// tables are not read.
+    dead: Vec<*const Query>,
+    /// How many dead bodies the visit is inside.
+    inside_dead: usize,
 }
 
 impl Reads {
@@ -409,6 +485,8 @@ impl Reads {
             skip: Vec::new(),
             tables: BTreeSet::new(),
             into_targets: Vec::new(),
+            dead: Vec::new(),
+            inside_dead: 0,
         }
     }
 
@@ -438,9 +516,50 @@ impl Reads {
     /// Records a read of `rel` (written with `parts` name parts), unless it
     /// is an unqualified name of a CTE in scope.
     fn read(&mut self, rel: String, parts: usize) {
-        if !(parts == 1 && self.is_cte(&rel)) {
+        if self.inside_dead == 0 && !(parts == 1 && self.is_cte(&rel)) {
             self.tables.insert(rel);
         }
+    }
+
+    /// The CTE bodies of `query` that neither its body nor a CTE it uses
+    /// (however indirectly) names.
+    fn unused_ctes(&self, query: &Query) -> Vec<*const Query> {
+        let Some(with) = &query.with else {
+            return Vec::new();
+        };
+        // `TABLE c` names a CTE without a relation node: where one appears,
+        // every CTE is kept.
+        if has_table_command(query) {
+            return Vec::new();
+        }
+        let names: Vec<String> = with
+            .cte_tables
+            .iter()
+            .map(|cte| ident_name(&cte.alias.name, self.dialect))
+            .collect();
+        let uses: Vec<BTreeSet<usize>> = with
+            .cte_tables
+            .iter()
+            .map(|cte| named_ctes(&*cte.query, &names, self.dialect))
+            .collect();
+        let mut live = named_ctes(&*query.body, &names, self.dialect);
+        if let Some(order) = &query.order_by {
+            live.extend(named_ctes(order, &names, self.dialect));
+        }
+        let mut stack: Vec<usize> = live.iter().copied().collect();
+        while let Some(i) = stack.pop() {
+            for &j in &uses[i] {
+                if live.insert(j) {
+                    stack.push(j);
+                }
+            }
+        }
+        with.cte_tables
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !live.contains(i))
+            .map(|(_, cte)| &*cte.query as *const Query)
+            .collect()
     }
 
     fn is_cte(&self, name: &str) -> bool {
@@ -454,6 +573,11 @@ impl Visitor for Reads {
     type Break = ();
 
     fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+        let dead = self.unused_ctes(query);
+        self.dead.extend(dead);
+        if self.dead.contains(&(query as *const Query)) {
+            self.inside_dead += 1;
+        }
         if let Some(with) = &query.with {
             let names: Vec<String> = with
                 .cte_tables
@@ -478,6 +602,9 @@ impl Visitor for Reads {
 
     fn post_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
         let query: *const Query = query;
+        if self.dead.contains(&query) {
+            self.inside_dead -= 1;
+        }
         if self.scopes.last().is_some_and(|s| s.owner == query) {
             self.scopes.pop();
         }

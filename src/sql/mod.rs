@@ -9,6 +9,7 @@ mod names;
 mod parse;
 pub mod rewrite;
 mod script;
+mod session;
 mod split;
 
 pub use canonical::canonical_text;

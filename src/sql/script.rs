@@ -13,6 +13,7 @@ use super::canonical::canonical_text;
 use super::columns::{ColumnLineage, KnownColumns, column_lineage};
 use super::dialect::SqlDialect;
 use super::extract::{StatementKind, TableLineage, statement_lineage};
+use super::session::Session;
 use super::split::{Chunk, split_statements};
 
 /// The table lineage of a SQL script.
@@ -61,6 +62,10 @@ pub struct StatementLineage {
     /// asked for ([`script_semantics`]).
     #[serde(skip)]
     pub canonical: Option<String>,
+    /// The targets whose whole contents it replaces (see
+    /// `roll_up`: a table only appended to is still read as it was).
+    #[serde(skip)]
+    pub replaced: Vec<String>,
 }
 
 /// A statement that could not be parsed.
@@ -110,6 +115,8 @@ struct Reading<'a> {
     known: Option<RefCell<KnownColumns>>,
     /// Whether each statement's canonical text is wanted.
     canonical: bool,
+    /// Where unqualified names point, as `USE` statements go by.
+    session: RefCell<Session>,
 }
 
 fn analyse_script(
@@ -125,6 +132,7 @@ fn analyse_script(
         parser_dialect: parser_dialect.as_ref(),
         known,
         canonical,
+        session: RefCell::new(Session::default()),
     };
     let mut statements = Vec::new();
     let mut errors = Vec::new();
@@ -226,7 +234,11 @@ fn analyse_chunk(
         Ok(parsed) => {
             for (n, stmt) in parsed.iter().enumerate() {
                 *index += 1;
-                let (kind, lineage) = statement_lineage(stmt, reading.dialect);
+                if let sqlparser::ast::Statement::Use(u) = stmt {
+                    reading.session.borrow_mut().apply(u, reading.dialect);
+                }
+                let (kind, mut lineage) = statement_lineage(stmt, reading.dialect);
+                reading.session.borrow().qualify_all(&mut lineage);
                 // Dialects that need no `;` can put several statements in
                 // one chunk; the later ones start where their span says.
                 let at = match n {
@@ -286,6 +298,7 @@ impl StatementLineage {
             targets: lineage.targets.into_iter().collect(),
             temporary: lineage.temporary.into_iter().collect(),
             dropped: lineage.dropped.into_iter().collect(),
+            replaced: lineage.replaced.into_iter().collect(),
             columns: None,
             canonical: None,
         }
@@ -296,10 +309,13 @@ impl StatementLineage {
 /// them. A source is read before the script writes it. An intermediate is
 /// written and then read by a later statement. A target is written and not
 /// *only* intermediate: a table read back later is still a target unless it
-/// is also scratch, i.e. temporary or dropped after its last write.
+/// is also scratch, i.e. temporary or dropped after its last write. A table
+/// the script only appended to (`INSERT INTO`, `MERGE`, `UPDATE`) before
+/// reading it is read with its earlier rows: a source as well.
 fn roll_up(statements: &[StatementLineage]) -> (Vec<String>, Vec<String>, Vec<String>) {
     let mut sources = BTreeSet::new();
     let mut last_write: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut replaced: BTreeSet<&str> = BTreeSet::new();
     let mut read_back: BTreeSet<&str> = BTreeSet::new();
     let mut temporary: BTreeSet<&str> = BTreeSet::new();
     let mut dropped: BTreeSet<&str> = BTreeSet::new();
@@ -307,10 +323,16 @@ fn roll_up(statements: &[StatementLineage]) -> (Vec<String>, Vec<String>, Vec<St
         for s in &stmt.sources {
             if last_write.contains_key(s.as_str()) {
                 read_back.insert(s);
+                if !replaced.contains(s.as_str()) {
+                    sources.insert(s.clone());
+                }
             } else {
                 sources.insert(s.clone());
             }
         }
+        replaced.extend(stmt.replaced.iter().map(String::as_str));
+        // A table dropped and made again holds only what the script wrote.
+        replaced.extend(stmt.dropped.iter().map(String::as_str));
         for t in &stmt.targets {
             last_write.insert(t, i);
             dropped.remove(t.as_str());

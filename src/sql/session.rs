@@ -1,0 +1,120 @@
+//! Session context of a script: after `USE`, unqualified names point into
+//! the database and schema it names, statement by statement, until the
+//! next `USE`.
+
+use sqlparser::ast::{ObjectName, Use};
+
+use super::dialect::SqlDialect;
+use super::extract::TableLineage;
+use super::names::relation_name;
+use super::rewrite::{print_parts, relation_parts};
+
+/// The database and schema unqualified names fall in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Session {
+    database: Option<String>,
+    schema: Option<String>,
+}
+
+impl Session {
+    /// Follows one `USE`. Warehouses, roles and `USE DEFAULT` change no
+    /// names. A bare `USE x` names a database on Snowflake (two levels
+    /// below it) and a schema-level database elsewhere (MySQL, Hive,
+    /// Spark, T-SQL, DuckDB: one level).
+    pub fn apply(&mut self, u: &Use, dialect: SqlDialect) {
+        let parts = |name: &ObjectName| -> Vec<String> {
+            relation_name(name, dialect)
+                .map(|r| relation_parts(&r))
+                .unwrap_or_default()
+        };
+        match u {
+            Use::Catalog(name) | Use::Database(name) => {
+                self.database = Some(print_parts(&parts(name)));
+                self.schema = None;
+            }
+            Use::Object(name) if dialect == SqlDialect::Snowflake && name.0.len() == 1 => {
+                self.database = Some(print_parts(&parts(name)));
+                self.schema = None;
+            }
+            Use::Schema(name) | Use::Object(name) => match parts(name).as_slice() {
+                [schema] => self.schema = Some(print_parts(std::slice::from_ref(schema))),
+                [database @ .., schema] if !database.is_empty() => {
+                    self.database = Some(print_parts(database));
+                    self.schema = Some(print_parts(std::slice::from_ref(schema)));
+                }
+                _ => {}
+            },
+            Use::Warehouse(_) | Use::Role(_) | Use::SecondaryRoles(_) | Use::Default => {}
+        }
+    }
+
+    /// `relation` with what the session adds: the schema (and database)
+    /// before a bare name, the database before `schema.table`. Stages,
+    /// paths and `#temp` tables are left as they are.
+    pub fn qualify(&self, relation: &str) -> String {
+        if self.database.is_none() && self.schema.is_none()
+            || relation.starts_with(['@', '#'])
+            || relation.contains("://")
+        {
+            return relation.to_string();
+        }
+        let n = relation_parts(relation).len();
+        let prefix = match (n, &self.database, &self.schema) {
+            (1, Some(d), Some(s)) => format!("{d}.{s}."),
+            (1, None, Some(s)) => format!("{s}."),
+            (2, Some(d), _) => format!("{d}."),
+            _ => String::new(),
+        };
+        format!("{prefix}{relation}")
+    }
+
+    /// Every relation of `lineage`, qualified.
+    pub fn qualify_all(&self, lineage: &mut TableLineage) {
+        if self.database.is_none() && self.schema.is_none() {
+            return;
+        }
+        for set in [
+            &mut lineage.sources,
+            &mut lineage.targets,
+            &mut lineage.temporary,
+            &mut lineage.dropped,
+        ] {
+            *set = set.iter().map(|r| self.qualify(r)).collect();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::ast::Statement;
+    use sqlparser::parser::Parser;
+
+    fn session(sql: &str, dialect: SqlDialect) -> Session {
+        let mut s = Session::default();
+        for stmt in Parser::parse_sql(dialect.parser_dialect().as_ref(), sql).unwrap() {
+            if let Statement::Use(u) = stmt {
+                s.apply(&u, dialect);
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn use_statements_qualify_names_per_dialect() {
+        let s = session("USE DATABASE prod; USE SCHEMA mart;", SqlDialect::Snowflake);
+        assert_eq!(s.qualify("kpis"), "prod.mart.kpis");
+        assert_eq!(s.qualify("raw.events"), "prod.raw.events");
+        assert_eq!(s.qualify("a.b.c"), "a.b.c");
+        let s = session("USE sales", SqlDialect::Spark);
+        assert_eq!(s.qualify("orders"), "sales.orders");
+        assert_eq!(s.qualify("other.orders"), "other.orders");
+        let s = session("USE SCHEMA db.staging", SqlDialect::Snowflake);
+        assert_eq!(s.qualify("users"), "db.staging.users");
+        let s = session("USE WAREHOUSE wh", SqlDialect::Snowflake);
+        assert_eq!(s, Session::default());
+        let s = session("USE shop", SqlDialect::MySql);
+        assert_eq!(s.qualify("@stage/x"), "@stage/x");
+        assert_eq!(s.qualify("#tmp"), "#tmp");
+    }
+}
