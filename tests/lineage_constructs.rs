@@ -758,3 +758,94 @@ fn deep_operator_chains_do_not_overflow_the_stack() {
     let l = script_lineage(&sql, SqlDialect::Generic);
     assert_eq!(l.sources, ["t"]);
 }
+
+// --- breadth: session context, dead code, appends, moves, IDENTIFIER ---
+
+#[test]
+fn use_statements_qualify_the_names_that_follow() {
+    let l = script_lineage(
+        "USE shop;\nINSERT INTO summary SELECT * FROM orders;\nUSE archive;\nINSERT INTO orders_old SELECT * FROM shop.orders;",
+        SqlDialect::MySql,
+    );
+    assert_eq!(l.sources, ["shop.orders"]);
+    assert_eq!(l.targets, ["archive.orders_old", "shop.summary"]);
+    let l = script_lineage(
+        "USE DATABASE prod;\nUSE WAREHOUSE big;\nUSE SCHEMA mart;\nCREATE TABLE kpis AS SELECT * FROM raw.events e JOIN users u ON e.uid = u.id;",
+        SqlDialect::Snowflake,
+    );
+    assert_eq!(l.sources, ["prod.mart.users", "prod.raw.events"]);
+    assert_eq!(l.targets, ["prod.mart.kpis"]);
+}
+
+#[test]
+fn a_cte_nothing_uses_reads_nothing() {
+    let l = script_lineage(
+        "WITH a AS (SELECT * FROM raw.a), b AS (SELECT * FROM a), c AS (SELECT * FROM raw.c), d AS (SELECT * FROM c) SELECT * FROM b",
+        SqlDialect::Generic,
+    );
+    assert_eq!(l.sources, ["raw.a"]);
+}
+
+#[test]
+fn appends_keep_a_table_a_source_and_replacements_do_not() {
+    let append = script_lineage(
+        "INSERT INTO stage.e SELECT * FROM raw.today;\nINSERT INTO mart.d SELECT * FROM stage.e;",
+        SqlDialect::Postgres,
+    );
+    assert_eq!(append.sources, ["raw.today", "stage.e"]);
+    assert_eq!(append.intermediates, ["stage.e"]);
+    for replace in [
+        "CREATE OR REPLACE TABLE stage.e AS SELECT * FROM raw.today",
+        "TRUNCATE TABLE stage.e; INSERT INTO stage.e SELECT * FROM raw.today",
+        "DELETE FROM stage.e; INSERT INTO stage.e SELECT * FROM raw.today",
+    ] {
+        let l = script_lineage(
+            &format!("{replace};\nINSERT INTO mart.d SELECT * FROM stage.e;"),
+            SqlDialect::Snowflake,
+        );
+        assert_eq!(l.sources, ["raw.today"], "{replace}");
+    }
+    // Created only if missing: an older table may be there, rows and all.
+    let l = script_lineage(
+        "CREATE TABLE IF NOT EXISTS log (d date); INSERT INTO log SELECT d FROM src WHERE d > (SELECT max(d) FROM log)",
+        SqlDialect::Postgres,
+    );
+    assert_eq!(l.sources, ["log", "src"]);
+}
+
+#[test]
+fn renames_and_swaps_move_rows_between_tables() {
+    let l = script_lineage(
+        "ALTER TABLE staging.orders_new RENAME TO orders",
+        SqlDialect::Postgres,
+    );
+    assert_eq!(l.sources, ["staging.orders_new"]);
+    assert_eq!(l.targets, ["staging.orders"]);
+    let l = script_lineage(
+        "CREATE TABLE s.t_new AS SELECT * FROM raw.x; ALTER TABLE s.t_new RENAME TO t",
+        SqlDialect::Postgres,
+    );
+    assert_eq!(l.sources, ["raw.x"]);
+    assert_eq!(l.targets, ["s.t"]);
+    let l = script_lineage(
+        "ALTER TABLE mart.o SWAP WITH mart.o_new",
+        SqlDialect::Snowflake,
+    );
+    assert_eq!(l.sources, ["mart.o", "mart.o_new"]);
+    assert_eq!(l.targets, ["mart.o", "mart.o_new"]);
+}
+
+#[test]
+fn identifier_names_a_table_unless_it_holds_a_variable() {
+    let l = script_lineage(
+        "INSERT INTO IDENTIFIER('mart.daily') SELECT * FROM IDENTIFIER('raw.events') e JOIN IDENTIFIER($t) v ON e.id = v.id",
+        SqlDialect::Snowflake,
+    );
+    assert_eq!(l.sources, ["raw.events"]);
+    assert_eq!(l.targets, ["mart.daily"]);
+    let l = script_lineage(
+        "SELECT * FROM IDENTIFIER('main.sales.orders')",
+        SqlDialect::Databricks,
+    );
+    assert_eq!(l.sources, ["main.sales.orders"]);
+}

@@ -14,13 +14,13 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 use sqlparser::ast::{
-    CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind, Expr, FromTable, ObjectName,
-    ObjectType, Query, Select, SetExpr, Statement, TableFactor, TableObject, TableWithJoins, Visit,
-    Visitor, visit_relations,
+    AlterTableOperation, CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind, Expr, FromTable,
+    ObjectName, ObjectNamePart, ObjectType, Query, RenameTableNameKind, Select, SetExpr, Statement,
+    TableFactor, TableObject, TableWithJoins, Visit, Visitor, visit_relations,
 };
 
 use super::dialect::SqlDialect;
-use super::names::{ident_name, relation_name, relation_name_of_idents};
+use super::names::{ident_name, identifier_call, relation_name, relation_name_of_idents};
 
 /// What a statement does, as far as lineage cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -357,6 +357,48 @@ fn writes(
         Statement::DropFunction(_)
         | Statement::DropProcedure { .. }
         | Statement::DropTrigger(_) => return Writes::Nothing(StatementKind::Drop),
+        Statement::AlterTable(alter) => {
+            let Some(old) = relation_name(&alter.name, dialect) else {
+                return Writes::Nothing(StatementKind::Other);
+            };
+            for op in &alter.operations {
+                match op {
+                    // A move: the rows of `old` become `new` (in old's schema
+                    // unless qualified), and `old` is gone.
+                    AlterTableOperation::RenameTable { table_name } => {
+                        let (RenameTableNameKind::As(new) | RenameTableNameKind::To(new)) =
+                            table_name;
+                        let Some(mut new_rel) = relation_name(new, dialect) else {
+                            continue;
+                        };
+                        if new.0.len() == 1 {
+                            let mut parts = super::rewrite::relation_parts(&old);
+                            parts.pop();
+                            if !parts.is_empty() {
+                                new_rel =
+                                    format!("{}.{new_rel}", super::rewrite::print_parts(&parts));
+                            }
+                        }
+                        out.sources.insert(old.clone());
+                        out.dropped.insert(old.clone());
+                        out.replaced.insert(new_rel.clone());
+                        out.add_target(Some(new_rel), false);
+                    }
+                    // Snowflake: each takes the other's rows.
+                    AlterTableOperation::SwapWith { table_name } => {
+                        if let Some(other) = relation_name(table_name, dialect) {
+                            for rel in [&old, &other] {
+                                out.sources.insert(rel.clone());
+                                out.replaced.insert(rel.clone());
+                                out.add_target(Some(rel.clone()), false);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            return Writes::Nothing(StatementKind::Other);
+        }
         Statement::Truncate(t) => {
             // Writes (empties) the table; a whole-table truncate replaces
             // its contents.
@@ -621,6 +663,19 @@ impl Visitor for Reads {
             return ControlFlow::Continue(());
         }
         let name = match factor {
+            // Databricks: `FROM IDENTIFIER('main.sales.orders')`.
+            TableFactor::Table {
+                name,
+                args: Some(args),
+                ..
+            } => {
+                if let [ObjectNamePart::Identifier(f)] = name.0.as_slice()
+                    && let Some(rel) = identifier_call(f, &args.args, self.dialect)
+                {
+                    self.read(rel, 2);
+                }
+                return ControlFlow::Continue(());
+            }
             // With arguments it is a table function (`generate_series(...)`).
             TableFactor::Table {
                 name, args: None, ..

@@ -1,13 +1,19 @@
 //! Turning a parsed table name into the relation name ripple prints and
 //! compares: qualified as written, case-folded the way the engine folds it.
 
-use sqlparser::ast::{Ident, ObjectName, ObjectNamePart};
+use sqlparser::ast::{
+    Expr, FunctionArg, FunctionArgExpr, Ident, ObjectName, ObjectNamePart, Value,
+};
+use sqlparser::parser::Parser;
 
 use super::dialect::{IdentifierCase, SqlDialect};
 
 /// The relation name of `name`, or `None` when it is not a table (a stage
 /// `@s`, a variable, a name built by a function).
 pub(crate) fn relation_name(name: &ObjectName, dialect: SqlDialect) -> Option<String> {
+    if let [ObjectNamePart::Function(f)] = name.0.as_slice() {
+        return identifier_call(&f.name, &f.args, dialect);
+    }
     let mut out = String::new();
     for part in &name.0 {
         let ObjectNamePart::Identifier(ident) = part else {
@@ -16,6 +22,39 @@ pub(crate) fn relation_name(name: &ObjectName, dialect: SqlDialect) -> Option<St
         push_ident(&mut out, ident, dialect);
     }
     checked(out)
+}
+
+/// The table `IDENTIFIER('db.schema.t')` names (Snowflake, Databricks);
+/// `None` for a variable or bind parameter (`IDENTIFIER($t)`, `:t`), which
+/// only the run knows: never a table called `identifier`.
+pub(crate) fn identifier_call(
+    function: &Ident,
+    args: &[FunctionArg],
+    dialect: SqlDialect,
+) -> Option<String> {
+    if function.quote_style.is_some() || !function.value.eq_ignore_ascii_case("identifier") {
+        return None;
+    }
+    let [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))] = args else {
+        return None;
+    };
+    let (Value::SingleQuotedString(text) | Value::DoubleQuotedString(text)) = &v.value else {
+        return None;
+    };
+    let parser_dialect = dialect.parser_dialect();
+    let name = Parser::new(parser_dialect.as_ref())
+        .try_with_sql(text)
+        .ok()?
+        .parse_object_name(false)
+        .ok()?;
+    if name
+        .0
+        .iter()
+        .any(|p| !matches!(p, ObjectNamePart::Identifier(_)))
+    {
+        return None;
+    }
+    relation_name(&name, dialect)
 }
 
 /// The relation name of a dotted identifier path, as `SELECT ... INTO a.b`

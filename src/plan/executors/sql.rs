@@ -238,9 +238,13 @@ pub fn guarded_script(
     // Tables the job fills with rows are its own (its dataset, staging
     // tables): redirected. A table it only drops, truncates or alters is
     // someone else's: left alone, so the check below refuses the job.
+    // A table a rename or swap moves rows into is not filled by the job
+    // itself: moving production away (`alter table t rename to u`) stays
+    // refused.
     let filled: BTreeSet<String> = lineage
         .statements
         .iter()
+        .filter(|s| s.kind != StatementKind::Other)
         .flat_map(|s| s.targets.iter().cloned())
         .collect();
     for s in &lineage.statements {
