@@ -849,3 +849,24 @@ fn identifier_names_a_table_unless_it_holds_a_variable() {
     );
     assert_eq!(l.sources, ["main.sales.orders"]);
 }
+
+#[test]
+fn t_sql_batches_and_statements_without_semicolons() {
+    let l = script_lineage(
+        "insert into dbo.a select * from dbo.x insert into dbo.b select * from dbo.y",
+        SqlDialect::MsSql,
+    );
+    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    assert_eq!(l.sources, ["dbo.x", "dbo.y"]);
+    assert_eq!(l.targets, ["dbo.a", "dbo.b"]);
+    let l = script_lineage(
+        "INSERT INTO dbo.a SELECT * FROM dbo.x\nGO\nINSERT INTO dbo.b SELECT * FROM dbo.a\ngo\n",
+        SqlDialect::MsSql,
+    );
+    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    assert_eq!(l.statements.len(), 2);
+    assert_eq!(l.intermediates, ["dbo.a"]);
+    // Not alone on its line: an alias like any other.
+    let l = script_lineage("SELECT go.x FROM dbo.t go", SqlDialect::MsSql);
+    assert_eq!(l.sources, ["dbo.t"]);
+}

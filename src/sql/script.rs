@@ -217,7 +217,17 @@ fn analyse_chunk(
     errors: &mut Vec<StatementError>,
 ) {
     let end = last_location(&tokens).unwrap_or(start);
-    let mut parser = Parser::new(reading.parser_dialect).with_tokens_with_locations(tokens);
+    let mut parser = Parser::new(reading.parser_dialect);
+    if reading.dialect == SqlDialect::MsSql {
+        // T-SQL needs no `;` between statements.
+        let options = sqlparser::parser::ParserOptions {
+            require_semicolon_stmt_delimiter: false,
+            ..sqlparser::parser::ParserOptions::new()
+                .with_trailing_commas(reading.parser_dialect.supports_trailing_commas())
+        };
+        parser = parser.with_options(options);
+    }
+    let mut parser = parser.with_tokens_with_locations(tokens);
     let parsed = parser.parse_statements().and_then(|parsed| {
         // parse_statements stops quietly at a stray `END`; what follows
         // would be lost without a word, so it is an error here.

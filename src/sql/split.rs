@@ -163,8 +163,51 @@ fn split_tokens(tokens: Vec<TokenWithSpan>) -> Vec<Chunk> {
         start: None,
         significant: 0,
     };
+    // `GO` alone on its line ends a T-SQL batch (sqlcmd, SSMS): a cut, as
+    // `;` is. Elsewhere it would be a table alias on a line of its own.
+    let has_go = tokens
+        .iter()
+        .any(|t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case("go")));
+    let significant: Vec<usize> = match has_go {
+        true => tokens
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+            .map(|(i, _)| i)
+            .collect(),
+        false => Vec::new(),
+    };
+    let batch_end = |k: usize| -> bool {
+        let t = &tokens[significant[k]];
+        let Token::Word(w) = &t.token else {
+            return false;
+        };
+        let line = t.span.start.line;
+        w.quote_style.is_none()
+            && w.value.eq_ignore_ascii_case("go")
+            && (k == 0 || tokens[significant[k - 1]].span.end.line < line)
+            && significant
+                .get(k + 1)
+                .is_none_or(|&n| tokens[n].span.start.line > line)
+    };
+    let go: std::collections::HashSet<usize> = (0..significant.len())
+        .filter(|&k| batch_end(k))
+        .map(|k| significant[k])
+        .collect();
     for (i, token) in tokens.iter().enumerate() {
         match token.token {
+            _ if go.contains(&i) => {
+                let next = Cut {
+                    from: i + 1,
+                    to: 0,
+                    start: None,
+                    significant: 0,
+                };
+                cuts.push(Cut {
+                    to: i,
+                    ..std::mem::replace(&mut cut, next)
+                });
+            }
             Token::SemiColon => {
                 let next = Cut {
                     from: i + 1,
