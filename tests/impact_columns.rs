@@ -98,10 +98,15 @@ fn what_ripple_cannot_read_counts_as_reading_every_column() {
             "jobs/star.sql",
             "create table s.star as select * from s.raw",
         ),
-        // A MERGE: no column lineage for it yet, so every column.
+        // A DELETE ... USING: no column lineage for it, so every column.
+        (
+            "jobs/deleted.sql",
+            "delete from s.deleted d using s.raw r where d.id = r.b",
+        ),
+        // A MERGE that sets `c` from `a`: that column only.
         (
             "jobs/merged.sql",
-            "merge into s.merged m using s.raw r on m.id = r.id when matched then update set b = r.b",
+            "merge into s.merged m using s.raw r on m.id = r.id when matched then update set c = r.a, d = r.b",
         ),
         // Goes through a staging table the script reads back.
         (
@@ -122,7 +127,12 @@ fn what_ripple_cannot_read_counts_as_reading_every_column() {
         Some(&["a".to_string()][..]),
         "{got:?}"
     );
-    for whole in ["s.merged", "s.staged"] {
+    assert_eq!(
+        got.get("s.merged").map(Vec::as_slice),
+        Some(&["c".to_string()][..]),
+        "{got:?}"
+    );
+    for whole in ["s.deleted", "s.staged"] {
         assert_eq!(
             got.get(whole).map(Vec::as_slice),
             Some(&["*".to_string()][..]),

@@ -75,25 +75,6 @@ pub fn column_lineage(
     dialect: SqlDialect,
     known: &KnownColumns,
 ) -> Option<ColumnLineage> {
-    let (query, rename): (&Query, Vec<String>) = match statement {
-        Statement::Query(q) => (q, Vec::new()),
-        Statement::Insert(i) => (
-            i.source.as_deref()?,
-            i.columns
-                .iter()
-                .filter_map(|c| c.0.last()?.as_ident().map(|id| ident_name(id, dialect)))
-                .collect(),
-        ),
-        Statement::CreateTable(ct) => (ct.query.as_deref()?, Vec::new()),
-        Statement::CreateView(cv) => (
-            &cv.query,
-            cv.columns
-                .iter()
-                .map(|c| ident_name(&c.name, dialect))
-                .collect(),
-        ),
-        _ => return None,
-    };
     let mut r = Resolver {
         dialect,
         known,
@@ -102,8 +83,7 @@ pub fn column_lineage(
         stars: BTreeSet::new(),
         row_prints: BTreeSet::new(),
     };
-    let mut columns = r.query(query, &[]);
-    rename_columns(&mut columns, &rename);
+    let columns = r.statement(statement)?;
     Some(ColumnLineage {
         columns,
         conditions: r.conditions,
@@ -150,8 +130,151 @@ struct Resolver<'a> {
 }
 
 impl Resolver<'_> {
-    fn query(&mut self, q: &Query, outer: &[Source]) -> Vec<OutputColumn> {
-        let depth = self.ctes.len();
+    /// The output columns of a statement that produces rows or changes
+    /// them; `None` for the rest.
+    fn statement(&mut self, statement: &Statement) -> Option<Vec<OutputColumn>> {
+        let dialect = self.dialect;
+        let names = |cols: &[sqlparser::ast::ObjectName]| -> Vec<String> {
+            cols.iter()
+                .filter_map(|c| c.0.last()?.as_ident().map(|id| ident_name(id, dialect)))
+                .collect()
+        };
+        match statement {
+            // `WITH c AS (...) INSERT | UPDATE | MERGE ...`: the CTEs scope
+            // over the data-modifying statement.
+            Statement::Query(q) => match &*q.body {
+                SetExpr::Insert(inner) | SetExpr::Update(inner) | SetExpr::Merge(inner) => {
+                    let depth = self.ctes.len();
+                    self.with_ctes(q, &[]);
+                    let out = self.statement(inner);
+                    self.ctes.truncate(depth);
+                    out
+                }
+                _ => Some(self.query(q, &[])),
+            },
+            Statement::Insert(i) => {
+                let mut cols = self.query(i.source.as_deref()?, &[]);
+                rename_columns(&mut cols, &names(&i.columns));
+                Some(cols)
+            }
+            Statement::CreateTable(ct) => Some(self.query(ct.query.as_deref()?, &[])),
+            Statement::CreateView(cv) => {
+                let mut cols = self.query(&cv.query, &[]);
+                let rename: Vec<String> = cv
+                    .columns
+                    .iter()
+                    .map(|c| ident_name(&c.name, self.dialect))
+                    .collect();
+                rename_columns(&mut cols, &rename);
+                Some(cols)
+            }
+            Statement::Update(u) => {
+                let mut scope = Vec::new();
+                self.from(&u.table, &[], &mut scope);
+                let from = match &u.from {
+                    Some(sqlparser::ast::UpdateTableFromKind::BeforeSet(t))
+                    | Some(sqlparser::ast::UpdateTableFromKind::AfterSet(t)) => t.as_slice(),
+                    None => &[],
+                };
+                for twj in from {
+                    self.from(twj, &[], &mut scope);
+                }
+                let visible = visible(&scope, &[]);
+                if let Some(cond) = &u.selection {
+                    let refs = self.refs(cond, &visible);
+                    self.conditions.extend(refs);
+                    let print = format!("where:{}", self.print(cond, &visible));
+                    self.row_prints.insert(print);
+                }
+                Some(self.assignments(&u.assignments, &visible))
+            }
+            Statement::Merge(m) => {
+                let mut scope = Vec::new();
+                self.factor(&m.table, &[], &mut scope);
+                self.factor(&m.source, &[], &mut scope);
+                let visible = visible(&scope, &[]);
+                let on = self.refs(&*m.on, &visible);
+                self.conditions.extend(on);
+                let print = format!("merge on:{}", self.print(&m.on, &visible));
+                self.row_prints.insert(print);
+                let mut out: Vec<OutputColumn> = Vec::new();
+                for clause in &m.clauses {
+                    if let Some(p) = &clause.predicate {
+                        let refs = self.refs(p, &visible);
+                        self.conditions.extend(refs);
+                    }
+                    let cols = match &clause.action {
+                        sqlparser::ast::MergeAction::Update(u) => match &u.kind {
+                            sqlparser::ast::MergeUpdateKind::Set(a) => {
+                                self.assignments(a, &visible)
+                            }
+                            _ => Vec::new(),
+                        },
+                        sqlparser::ast::MergeAction::Insert(i) => match &i.kind {
+                            sqlparser::ast::MergeInsertKind::Values(v) => {
+                                let row =
+                                    v.rows.first().map(|r| r.content.as_slice()).unwrap_or(&[]);
+                                names(&i.columns)
+                                    .into_iter()
+                                    .zip(row)
+                                    .map(|(name, e)| OutputColumn {
+                                        name,
+                                        sources: self.refs(e, &visible),
+                                        fingerprint: self.print(e, &visible),
+                                    })
+                                    .collect()
+                            }
+                            _ => Vec::new(),
+                        },
+                        _ => Vec::new(),
+                    };
+                    // A column set by several clauses reads what each reads.
+                    for c in cols {
+                        match out.iter_mut().find(|o| o.name == c.name) {
+                            Some(o) => {
+                                o.sources.extend(c.sources);
+                                o.fingerprint =
+                                    bounded(format!("{} | {}", o.fingerprint, c.fingerprint));
+                            }
+                            None => out.push(c),
+                        }
+                    }
+                }
+                Some(out)
+            }
+            _ => None,
+        }
+    }
+
+    /// `SET a = x, b = y`: the columns set and what each reads.
+    fn assignments(
+        &mut self,
+        assignments: &[sqlparser::ast::Assignment],
+        visible: &[Source],
+    ) -> Vec<OutputColumn> {
+        let mut out = Vec::new();
+        for a in assignments {
+            let targets = match &a.target {
+                sqlparser::ast::AssignmentTarget::ColumnName(n) => std::slice::from_ref(n),
+                sqlparser::ast::AssignmentTarget::Tuple(ns) => ns.as_slice(),
+            };
+            let sources = self.refs(&a.value, visible);
+            let fingerprint = self.print(&a.value, visible);
+            for t in targets {
+                if let Some(id) = t.0.last().and_then(|p| p.as_ident()) {
+                    out.push(OutputColumn {
+                        name: ident_name(id, self.dialect),
+                        sources: sources.clone(),
+                        fingerprint: fingerprint.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Registers the CTEs of `q` (in order: each sees those before it).
+    fn with_ctes(&mut self, q: &Query, outer: &[Source]) {
         if let Some(with) = &q.with {
             for cte in &with.cte_tables {
                 let mut cols = self.query(&cte.query, outer);
@@ -160,6 +283,11 @@ impl Resolver<'_> {
                 self.ctes.push((name, cols));
             }
         }
+    }
+
+    fn query(&mut self, q: &Query, outer: &[Source]) -> Vec<OutputColumn> {
+        let depth = self.ctes.len();
+        self.with_ctes(q, outer);
         let out = self.set_expr(&q.body, outer);
         if q.limit_clause.is_some() || q.fetch.is_some() {
             // Which rows a limit keeps depends on the order.
@@ -903,6 +1031,30 @@ mod tests {
                 "shop.orders.status"
             ]
         );
+    }
+
+    #[test]
+    fn data_changing_statements_have_column_lineage() {
+        let l = lineage(
+            "WITH r AS (SELECT order_id, amount FROM raw.orders) INSERT INTO mart.r (id, amt) SELECT order_id, amount * 2 FROM r",
+            &[],
+        );
+        assert_eq!(
+            show(&l),
+            ["id <- raw.orders.order_id", "amt <- raw.orders.amount"]
+        );
+        let l = lineage(
+            "UPDATE mart.users u SET country = g.country_name FROM ref.geo g WHERE u.ip_block = g.ip_block",
+            &[],
+        );
+        assert_eq!(show(&l), ["country <- ref.geo.country_name"]);
+        assert_eq!(conds(&l), ["mart.users.ip_block", "ref.geo.ip_block"]);
+        let l = lineage(
+            "MERGE INTO mart.c t USING staging.c s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, upper(s.name))",
+            &[],
+        );
+        assert_eq!(show(&l), ["name <- staging.c.name", "id <- staging.c.id"]);
+        assert_eq!(conds(&l), ["mart.c.id", "staging.c.id"]);
     }
 
     #[test]
