@@ -870,3 +870,33 @@ fn t_sql_batches_and_statements_without_semicolons() {
     let l = script_lineage("SELECT go.x FROM dbo.t go", SqlDialect::MsSql);
     assert_eq!(l.sources, ["dbo.t"]);
 }
+
+#[test]
+fn procedure_bodies_are_read_whole() {
+    for (dialect, sql) in [
+        (
+            SqlDialect::MsSql,
+            "CREATE PROCEDURE dbo.load AS\nBEGIN\n  INSERT INTO dbo.orders SELECT * FROM staging.orders;\n  UPDATE dbo.stats SET n = (SELECT count(*) FROM staging.orders);\nEND",
+        ),
+        (
+            SqlDialect::BigQuery,
+            "CREATE PROCEDURE ops.load()\nBEGIN\n  INSERT INTO dbo.orders SELECT * FROM staging.orders;\n  UPDATE dbo.stats SET n = CASE WHEN true THEN 1 END WHERE true;\nEND;\nSELECT * FROM after.proc",
+        ),
+    ] {
+        let l = script_lineage(sql, dialect);
+        assert!(l.errors.is_empty(), "{dialect}: {:?}", l.errors);
+        assert!(
+            l.sources.contains(&"staging.orders".to_string()),
+            "{dialect}: {:?}",
+            l.sources
+        );
+        assert_eq!(l.targets, ["dbo.orders", "dbo.stats"], "{dialect}");
+    }
+    // The statement after the procedure is a statement of its own.
+    let l = script_lineage(
+        "CREATE PROCEDURE p() BEGIN SELECT 1; END; SELECT * FROM after.proc",
+        SqlDialect::BigQuery,
+    );
+    assert_eq!(l.statements.len(), 2, "{:?}", l.errors);
+    assert_eq!(l.sources, ["after.proc"]);
+}

@@ -158,6 +158,17 @@ impl Resolver<'_> {
                 Some(cols)
             }
             Statement::CreateTable(ct) => Some(self.query(ct.query.as_deref()?, &[])),
+            // A procedure of one statement that makes rows: that statement's.
+            Statement::CreateProcedure { body, .. } => {
+                let statements = match body {
+                    sqlparser::ast::CreateProcedureBody::As(b) => b.statements(),
+                    sqlparser::ast::CreateProcedureBody::BeginAtomic(b) => &b.statements,
+                };
+                match statements.as_slice() {
+                    [only] => self.statement(only),
+                    _ => None,
+                }
+            }
             Statement::CreateView(cv) => {
                 let mut cols = self.query(&cv.query, &[]);
                 let rename: Vec<String> = cv

@@ -357,6 +357,24 @@ fn writes(
         Statement::DropFunction(_)
         | Statement::DropProcedure { .. }
         | Statement::DropTrigger(_) => return Writes::Nothing(StatementKind::Drop),
+        // A procedure's body runs when it is called: its statements' tables
+        // are what calling it reads and writes.
+        Statement::CreateProcedure { body, .. } => {
+            let statements = match body {
+                sqlparser::ast::CreateProcedureBody::As(b) => b.statements(),
+                sqlparser::ast::CreateProcedureBody::BeginAtomic(b) => &b.statements,
+            };
+            for inner in statements {
+                let (_, l) = statement_lineage(inner, dialect);
+                out.sources.extend(l.sources);
+                for t in l.targets {
+                    let temporary = l.temporary.contains(&t);
+                    out.add_target(Some(t), temporary);
+                }
+                out.dropped.extend(l.dropped);
+            }
+            return Writes::Nothing(StatementKind::Other);
+        }
         Statement::AlterTable(alter) => {
             let Some(old) = relation_name(&alter.name, dialect) else {
                 return Writes::Nothing(StatementKind::Other);

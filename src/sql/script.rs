@@ -14,7 +14,7 @@ use super::columns::{ColumnLineage, KnownColumns, column_lineage};
 use super::dialect::SqlDialect;
 use super::extract::{StatementKind, TableLineage, statement_lineage};
 use super::session::Session;
-use super::split::{Chunk, split_statements};
+use super::split::{Chunk, join_blocks, split_statements};
 
 /// The table lineage of a SQL script.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -141,7 +141,7 @@ fn analyse_script(
         start,
         significant,
         tokens,
-    } in split_statements(sql, parser_dialect.as_ref())
+    } in join_blocks(split_statements(sql, parser_dialect.as_ref()))
     {
         let tokens = match tokens {
             Ok(tokens) => tokens,

@@ -21,7 +21,7 @@ use std::collections::{HashSet, VecDeque};
 use std::ops::Range;
 
 use sqlparser::dialect::Dialect;
-use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer, Whitespace};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
 
 /// One statement's worth of script.
 #[derive(Debug)]
@@ -521,4 +521,111 @@ mod tests {
             0
         );
     }
+}
+
+/// Joins the chunks of a `CREATE PROCEDURE ... BEGIN ... END` (T-SQL,
+/// BigQuery, Snowflake scripting) back into one: the semicolons inside its
+/// body end the body's statements, not the procedure.
+pub(crate) fn join_blocks(chunks: impl Iterator<Item = Chunk>) -> impl Iterator<Item = Chunk> {
+    let mut chunks = chunks.peekable();
+    std::iter::from_fn(move || {
+        let mut chunk = chunks.next()?;
+        let Ok(tokens) = &chunk.tokens else {
+            return Some(chunk);
+        };
+        if !opens_procedure(tokens) {
+            return Some(chunk);
+        }
+        let mut depth = block_depth(tokens);
+        while depth > 0 {
+            let Some(Chunk {
+                significant,
+                tokens: Ok(more),
+                ..
+            }) = chunks.next_if(|c| c.tokens.is_ok())
+            else {
+                break;
+            };
+            depth += block_depth(&more);
+            if let Ok(tokens) = &mut chunk.tokens {
+                let at = more.first().map_or(Span::empty(), |t| t.span);
+                tokens.push(TokenWithSpan::new(Token::SemiColon, at));
+                tokens.extend(more);
+            }
+            chunk.significant += significant + 1;
+        }
+        if let Ok(tokens) = &mut chunk.tokens {
+            add_as_before_body(tokens);
+        }
+        Some(chunk)
+    })
+}
+
+/// BigQuery writes `CREATE PROCEDURE p() BEGIN ... END`; sqlparser reads
+/// only `... p() AS BEGIN ... END`: the `AS` is added where it is missing.
+fn add_as_before_body(tokens: &mut Vec<TokenWithSpan>) {
+    let word = |t: &TokenWithSpan, w: &str| matches!(&t.token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let Some(begin) = tokens.iter().position(|t| word(t, "BEGIN")) else {
+        return;
+    };
+    let before = tokens[..begin]
+        .iter()
+        .rev()
+        .find(|t| !matches!(t.token, Token::Whitespace(_)));
+    if before.is_some_and(|t| matches!(t.token, Token::RParen)) {
+        let span = tokens[begin].span;
+        tokens.insert(
+            begin,
+            TokenWithSpan::new(Token::Whitespace(Whitespace::Space), span),
+        );
+        tokens.insert(begin, TokenWithSpan::new(Token::make_keyword("AS"), span));
+    }
+}
+
+/// Whether `tokens` start `CREATE [OR REPLACE | OR ALTER] PROC[EDURE]`.
+fn opens_procedure(tokens: &[TokenWithSpan]) -> bool {
+    let words: Vec<String> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .take(4)
+        .map(|t| match &t.token {
+            Token::Word(w) => w.value.to_ascii_uppercase(),
+            _ => String::new(),
+        })
+        .collect();
+    matches!(
+        words
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["CREATE", "PROCEDURE" | "PROC", ..]
+            | ["CREATE", "OR", "REPLACE" | "ALTER", "PROCEDURE" | "PROC"]
+    )
+}
+
+/// `BEGIN` and `CASE` open a block, `END` closes one (`END IF`, `END
+/// LOOP`, `END WHILE` close what ripple does not count); `BEGIN TRAN`,
+/// `BEGIN TRANSACTION` open none.
+fn block_depth(tokens: &[TokenWithSpan]) -> i64 {
+    let words: Vec<String> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            _ => String::new(),
+        })
+        .collect();
+    let mut depth = 0i64;
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).map_or("", String::as_str);
+        match w.as_str() {
+            "BEGIN" if !matches!(next, "TRAN" | "TRANSACTION" | "WORK") => depth += 1,
+            // `END CASE` closes a CASE statement: its CASE opens nothing.
+            "CASE" if i == 0 || words[i - 1] != "END" => depth += 1,
+            "END" if !matches!(next, "IF" | "LOOP" | "WHILE" | "REPEAT" | "FOR") => depth -= 1,
+            _ => {}
+        }
+    }
+    depth
 }
