@@ -416,113 +416,6 @@ impl<'a> LineIndex<'a> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use sqlparser::dialect::{GenericDialect, MySqlDialect, PostgreSqlDialect, SnowflakeDialect};
-
-    fn starts(sql: &str, dialect: &dyn Dialect) -> Vec<(u64, u64, bool)> {
-        split_statements(sql, dialect)
-            .map(|c| (c.start.line, c.start.column, c.tokens.is_ok()))
-            .collect()
-    }
-
-    #[test]
-    fn cuts_at_top_level_semicolons_only() {
-        let sql = "select ';' from a;\n  select 1 /* ; */ from b; -- ;\n\n;select 2";
-        assert_eq!(
-            starts(sql, &GenericDialect {}),
-            vec![(1, 1, true), (2, 3, true), (4, 2, true)]
-        );
-    }
-
-    #[test]
-    fn dollar_quoted_bodies_stay_whole() {
-        let sql =
-            "create function f() returns int as $$ select 1; select 2; $$ language sql;\nselect 3";
-        assert_eq!(
-            starts(sql, &PostgreSqlDialect {}),
-            vec![(1, 1, true), (2, 1, true)]
-        );
-    }
-
-    #[test]
-    fn an_unterminated_string_does_not_swallow_later_statements() {
-        let sql = "select 1 from a;\nselect 'oops from b;\nselect 3 from c;";
-        let chunks: Vec<_> = split_statements(sql, &GenericDialect {}).collect();
-        assert_eq!(chunks.len(), 3);
-        let err = chunks[1].tokens.as_ref().unwrap_err();
-        assert_eq!((err.location.line, err.location.column), (2, 8));
-        assert!(err.message.contains("Unterminated"), "{}", err.message);
-        let last = chunks[2].tokens.as_ref().unwrap();
-        let first = last
-            .iter()
-            .find(|t| !matches!(t.token, Token::Whitespace(_)));
-        assert_eq!(first.unwrap().span.start, Location { line: 3, column: 1 });
-    }
-
-    #[test]
-    fn backslash_escapes_follow_the_dialect() {
-        let sql = "select 'it\\'s; fine' from a; select 'x";
-        let chunks: Vec<_> = split_statements(sql, &MySqlDialect {}).collect();
-        assert_eq!(chunks.len(), 2);
-        assert!(chunks[0].tokens.is_ok());
-        assert!(chunks[1].tokens.is_err());
-    }
-
-    #[test]
-    fn ranges_are_linear_on_hostile_input() {
-        let sql = "'\"`[/*$a$".repeat(20_000);
-        let ranges = statement_ranges(&sql, &MySqlDialect {});
-        assert_eq!(ranges.len(), 1);
-    }
-
-    #[test]
-    fn a_cut_through_an_unknown_comment_style_is_redone_exactly() {
-        // Snowflake's `//` comments are unknown to the scanner.
-        let sql = "select 1 from a // not; a cut\n;\nselect 2 from b";
-        let chunks: Vec<_> = split_statements(sql, &SnowflakeDialect {}).collect();
-        assert_eq!(chunks.len(), 2);
-        assert!(chunks.iter().all(|c| c.tokens.is_ok()));
-        assert_eq!(chunks[1].start, Location { line: 3, column: 1 });
-    }
-
-    #[test]
-    fn hash_comments_are_comments_where_the_dialect_says_so() {
-        let sql = "select 1 # drop; insert into x select 2\n;select 3";
-        assert_eq!(
-            starts(sql, &MySqlDialect {}),
-            vec![(1, 1, true), (2, 2, true)]
-        );
-    }
-
-    #[test]
-    fn escape_strings_cut_wrongly_are_redone_exactly() {
-        let sql = "select E'it\\'s; fine' from a;\nselect 2";
-        assert_eq!(
-            starts(sql, &PostgreSqlDialect {}),
-            vec![(1, 1, true), (2, 1, true)]
-        );
-    }
-
-    #[test]
-    fn a_cut_too_few_is_recut_at_semicolon_tokens() {
-        // The scanner takes `$$` for a quote; MySQL does not.
-        let sql = "select $$a from t; select 2 from u; select 3$$ from v";
-        let n = split_statements(sql, &MySqlDialect {}).count();
-        assert_eq!(n, 3);
-    }
-
-    #[test]
-    fn empty_and_comment_only_scripts_have_no_statements() {
-        assert_eq!(split_statements("", &GenericDialect {}).count(), 0);
-        assert_eq!(
-            split_statements(" ;; -- x\n/* y */ ;", &GenericDialect {}).count(),
-            0
-        );
-    }
-}
-
 /// Joins the chunks of a `CREATE PROCEDURE ... BEGIN ... END` (T-SQL,
 /// BigQuery, Snowflake scripting) back into one: the semicolons inside its
 /// body end the body's statements, not the procedure.
@@ -628,4 +521,111 @@ fn block_depth(tokens: &[TokenWithSpan]) -> i64 {
         }
     }
     depth
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::dialect::{GenericDialect, MySqlDialect, PostgreSqlDialect, SnowflakeDialect};
+
+    fn starts(sql: &str, dialect: &dyn Dialect) -> Vec<(u64, u64, bool)> {
+        split_statements(sql, dialect)
+            .map(|c| (c.start.line, c.start.column, c.tokens.is_ok()))
+            .collect()
+    }
+
+    #[test]
+    fn cuts_at_top_level_semicolons_only() {
+        let sql = "select ';' from a;\n  select 1 /* ; */ from b; -- ;\n\n;select 2";
+        assert_eq!(
+            starts(sql, &GenericDialect {}),
+            vec![(1, 1, true), (2, 3, true), (4, 2, true)]
+        );
+    }
+
+    #[test]
+    fn dollar_quoted_bodies_stay_whole() {
+        let sql =
+            "create function f() returns int as $$ select 1; select 2; $$ language sql;\nselect 3";
+        assert_eq!(
+            starts(sql, &PostgreSqlDialect {}),
+            vec![(1, 1, true), (2, 1, true)]
+        );
+    }
+
+    #[test]
+    fn an_unterminated_string_does_not_swallow_later_statements() {
+        let sql = "select 1 from a;\nselect 'oops from b;\nselect 3 from c;";
+        let chunks: Vec<_> = split_statements(sql, &GenericDialect {}).collect();
+        assert_eq!(chunks.len(), 3);
+        let err = chunks[1].tokens.as_ref().unwrap_err();
+        assert_eq!((err.location.line, err.location.column), (2, 8));
+        assert!(err.message.contains("Unterminated"), "{}", err.message);
+        let last = chunks[2].tokens.as_ref().unwrap();
+        let first = last
+            .iter()
+            .find(|t| !matches!(t.token, Token::Whitespace(_)));
+        assert_eq!(first.unwrap().span.start, Location { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn backslash_escapes_follow_the_dialect() {
+        let sql = "select 'it\\'s; fine' from a; select 'x";
+        let chunks: Vec<_> = split_statements(sql, &MySqlDialect {}).collect();
+        assert_eq!(chunks.len(), 2);
+        assert!(chunks[0].tokens.is_ok());
+        assert!(chunks[1].tokens.is_err());
+    }
+
+    #[test]
+    fn ranges_are_linear_on_hostile_input() {
+        let sql = "'\"`[/*$a$".repeat(20_000);
+        let ranges = statement_ranges(&sql, &MySqlDialect {});
+        assert_eq!(ranges.len(), 1);
+    }
+
+    #[test]
+    fn a_cut_through_an_unknown_comment_style_is_redone_exactly() {
+        // Snowflake's `//` comments are unknown to the scanner.
+        let sql = "select 1 from a // not; a cut\n;\nselect 2 from b";
+        let chunks: Vec<_> = split_statements(sql, &SnowflakeDialect {}).collect();
+        assert_eq!(chunks.len(), 2);
+        assert!(chunks.iter().all(|c| c.tokens.is_ok()));
+        assert_eq!(chunks[1].start, Location { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn hash_comments_are_comments_where_the_dialect_says_so() {
+        let sql = "select 1 # drop; insert into x select 2\n;select 3";
+        assert_eq!(
+            starts(sql, &MySqlDialect {}),
+            vec![(1, 1, true), (2, 2, true)]
+        );
+    }
+
+    #[test]
+    fn escape_strings_cut_wrongly_are_redone_exactly() {
+        let sql = "select E'it\\'s; fine' from a;\nselect 2";
+        assert_eq!(
+            starts(sql, &PostgreSqlDialect {}),
+            vec![(1, 1, true), (2, 1, true)]
+        );
+    }
+
+    #[test]
+    fn a_cut_too_few_is_recut_at_semicolon_tokens() {
+        // The scanner takes `$$` for a quote; MySQL does not.
+        let sql = "select $$a from t; select 2 from u; select 3$$ from v";
+        let n = split_statements(sql, &MySqlDialect {}).count();
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn empty_and_comment_only_scripts_have_no_statements() {
+        assert_eq!(split_statements("", &GenericDialect {}).count(), 0);
+        assert_eq!(
+            split_statements(" ;; -- x\n/* y */ ;", &GenericDialect {}).count(),
+            0
+        );
+    }
 }
