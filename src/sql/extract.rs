@@ -390,11 +390,11 @@ fn writes(
                             continue;
                         };
                         if new.0.len() == 1 {
-                            let mut parts = super::rewrite::relation_parts(&old);
+                            let mut parts = super::names::relation_parts(&old);
                             parts.pop();
                             if !parts.is_empty() {
                                 new_rel =
-                                    format!("{}.{new_rel}", super::rewrite::print_parts(&parts));
+                                    format!("{}.{new_rel}", super::names::print_parts(&parts));
                             }
                         }
                         out.sources.insert(old.clone());

@@ -18,6 +18,7 @@ use sqlparser::ast::{
 use super::dialect::SqlDialect;
 use super::extract::{StatementKind, holds_relation, statement_lineage};
 use super::names::relation_name;
+pub use super::names::{print_parts, relation_parts};
 use super::script::StatementError;
 
 /// The quote character of `dialect`'s identifiers.
@@ -38,43 +39,6 @@ pub fn quote_ident(dialect: SqlDialect, part: &str) -> String {
         '[' => format!("[{}]", part.replace(']', "]]")),
         _ => format!("\"{}\"", part.replace('"', "\"\"")),
     }
-}
-
-/// The parts of a relation as ripple prints it (`a.b`, `s."x.y"`).
-pub fn relation_parts(relation: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut current = String::new();
-    let mut chars = relation.chars().peekable();
-    let mut quoted = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                current.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            '.' if !quoted => parts.push(std::mem::take(&mut current)),
-            c => current.push(c),
-        }
-    }
-    parts.push(current);
-    parts
-}
-
-/// Name parts printed as ripple prints relations: a part holding a dot, a
-/// quote or white space is quoted (so it reads back as one part).
-pub fn print_parts(parts: &[String]) -> String {
-    parts
-        .iter()
-        .map(|p| {
-            if p.chars().any(|c| c == '.' || c == '"' || c.is_whitespace()) {
-                format!("\"{}\"", p.replace('"', "\"\""))
-            } else {
-                p.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(".")
 }
 
 /// `relation` with `suffix` appended to its last part, printed.

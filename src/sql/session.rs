@@ -7,7 +7,7 @@ use sqlparser::ast::{ObjectName, Use};
 use super::dialect::SqlDialect;
 use super::extract::TableLineage;
 use super::names::relation_name;
-use super::rewrite::{print_parts, relation_parts};
+use super::names::{print_parts, relation_parts};
 
 /// The database and schema unqualified names fall in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
