@@ -21,7 +21,19 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let g = args.project.graph()?;
-    let findings = g.check();
+    let mut findings = g.check();
+    // What impact and plan would refuse in ripple.yml's time facts (a key
+    // naming no dataset, a start that is no date), check reports too.
+    if let Err(e) = ripple::impact::TimeFacts::build(&g) {
+        findings.push(ripple::project::Diagnostic::error(
+            "time-facts",
+            None,
+            0,
+            0,
+            e.to_string(),
+        ));
+        findings.sort();
+    }
     let rendered = match args.format {
         ReportFormat::Text => emit::check::text(&findings),
         ReportFormat::Json => emit::check::json(&findings),
