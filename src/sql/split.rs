@@ -475,26 +475,29 @@ fn add_as_before_body(tokens: &mut Vec<TokenWithSpan>) {
     }
 }
 
-/// Whether `tokens` start `CREATE [OR REPLACE | OR ALTER] PROC[EDURE]`.
+/// Whether `tokens` start `CREATE [OR REPLACE | OR ALTER] PROC[EDURE]`
+/// (checked on every statement: no allocation).
 fn opens_procedure(tokens: &[TokenWithSpan]) -> bool {
-    let words: Vec<String> = tokens
+    let mut words = tokens
         .iter()
         .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-        .take(4)
         .map(|t| match &t.token {
-            Token::Word(w) => w.value.to_ascii_uppercase(),
-            _ => String::new(),
-        })
-        .collect();
-    matches!(
-        words
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice(),
-        ["CREATE", "PROCEDURE" | "PROC", ..]
-            | ["CREATE", "OR", "REPLACE" | "ALTER", "PROCEDURE" | "PROC"]
-    )
+            Token::Word(w) if w.quote_style.is_none() => w.value.as_str(),
+            _ => "",
+        });
+    let is = |w: Option<&str>, options: &[&str]| {
+        w.is_some_and(|w| options.iter().any(|o| w.eq_ignore_ascii_case(o)))
+    };
+    if !is(words.next(), &["CREATE"]) {
+        return false;
+    }
+    let second = words.next();
+    if is(second, &["PROCEDURE", "PROC"]) {
+        return true;
+    }
+    is(second, &["OR"])
+        && is(words.next(), &["REPLACE", "ALTER"])
+        && is(words.next(), &["PROCEDURE", "PROC"])
 }
 
 /// `BEGIN` and `CASE` open a block, `END` closes one (`END IF`, `END
