@@ -75,6 +75,31 @@ pub(crate) fn unreadable(root: &Path, path: &Path, e: &std::io::Error) -> Diagno
     )
 }
 
+/// The error for a file that exists but could not be read.
+pub(crate) fn read_error(file: String, e: &crate::Error) -> Diagnostic {
+    Diagnostic::error("read-error", Some(file), 0, 0, e.to_string())
+}
+
+/// [`inside`] for each of `paths`: those inside the project, the errors for
+/// the rest added to `refused`.
+pub(crate) fn confine<'p>(
+    root: &Path,
+    base: &Path,
+    paths: impl IntoIterator<Item = &'p Path>,
+    allow: bool,
+    (file, key): (&str, &str),
+    refused: &mut Vec<Diagnostic>,
+) -> Vec<PathBuf> {
+    paths
+        .into_iter()
+        .filter_map(|p| {
+            inside(root, base, p, allow, file, key)
+                .map_err(|d| refused.push(d))
+                .ok()
+        })
+        .collect()
+}
+
 /// `base/rel` when it lies inside `root` (or `allow` says it may not);
 /// otherwise an error naming the setting (`key` in `file`). Paths leave
 /// the project by `..`, by being absolute or through a link.

@@ -72,22 +72,10 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     // Paths ripple.yml names stay inside the project; `--manifest` on the
     // command line is the user's own choice.
     let mut refused = Vec::new();
+    let allow = config.allow_outside_project;
     let mut confine = |paths: &[PathBuf], key: &str| -> Vec<PathBuf> {
-        paths
-            .iter()
-            .filter_map(|p| {
-                files::inside(
-                    root,
-                    root,
-                    p,
-                    config.allow_outside_project,
-                    CONFIG_FILE,
-                    key,
-                )
-                .map_err(|d| refused.push(d))
-                .ok()
-            })
-            .collect()
+        let paths = paths.iter().map(PathBuf::as_path);
+        files::confine(root, root, paths, allow, (CONFIG_FILE, key), &mut refused)
     };
     let manifest = confine(config.manifest.as_slice(), "manifest");
     let sql = confine(&config.sql, "sql");

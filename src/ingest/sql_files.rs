@@ -27,18 +27,7 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
     let file = relative(root, path);
     let text = match crate::input::read_text(path) {
         Ok(t) => t,
-        Err(e) => {
-            return (
-                None,
-                vec![Diagnostic::error(
-                    "read-error",
-                    Some(file),
-                    0,
-                    0,
-                    e.to_string(),
-                )],
-            );
-        }
+        Err(e) => return (None, vec![super::files::read_error(file, &e)]),
     };
     let lineage = script_lineage(&text, dialect);
     let diagnostics = lineage

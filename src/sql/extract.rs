@@ -16,11 +16,13 @@ use serde::Serialize;
 use sqlparser::ast::{
     AlterTableOperation, CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind, Expr, FromTable,
     ObjectName, ObjectNamePart, ObjectType, Query, RenameTableNameKind, Select, SetExpr, Statement,
-    TableFactor, TableObject, TableWithJoins, Visit, Visitor, visit_relations,
+    TableFactor, TableObject, TableWithJoins, Visit, Visitor, With, visit_relations,
 };
 
 use super::dialect::SqlDialect;
-use super::names::{ident_name, identifier_call, relation_name, relation_name_of_idents};
+use super::names::{
+    ident_name, identifier_call, qualified_like, relation_name, relation_name_of_idents,
+};
 
 /// What a statement does, as far as lineage cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -386,17 +388,9 @@ fn writes(
                     AlterTableOperation::RenameTable { table_name } => {
                         let (RenameTableNameKind::As(new) | RenameTableNameKind::To(new)) =
                             table_name;
-                        let Some(mut new_rel) = relation_name(new, dialect) else {
+                        let Some(new_rel) = qualified_like(Some(&old), new, dialect) else {
                             continue;
                         };
-                        if new.0.len() == 1 {
-                            let mut parts = super::names::relation_parts(&old);
-                            parts.pop();
-                            if !parts.is_empty() {
-                                new_rel =
-                                    format!("{}.{new_rel}", super::names::print_parts(&parts));
-                            }
-                        }
                         out.sources.insert(old.clone());
                         out.dropped.insert(old.clone());
                         out.replaced.insert(new_rel.clone());
@@ -583,28 +577,20 @@ impl Reads {
 
     /// The CTE bodies of `query` that neither its body nor a CTE it uses
     /// (however indirectly) names.
-    fn unused_ctes(&self, query: &Query) -> Vec<*const Query> {
-        let Some(with) = &query.with else {
-            return Vec::new();
-        };
+    fn unused_ctes(&self, query: &Query, with: &With, names: &[String]) -> Vec<*const Query> {
         // `TABLE c` names a CTE without a relation node: where one appears,
         // every CTE is kept.
         if has_table_command(query) {
             return Vec::new();
         }
-        let names: Vec<String> = with
-            .cte_tables
-            .iter()
-            .map(|cte| ident_name(&cte.alias.name, self.dialect))
-            .collect();
         let uses: Vec<BTreeSet<usize>> = with
             .cte_tables
             .iter()
-            .map(|cte| named_ctes(&*cte.query, &names, self.dialect))
+            .map(|cte| named_ctes(&*cte.query, names, self.dialect))
             .collect();
-        let mut live = named_ctes(&*query.body, &names, self.dialect);
+        let mut live = named_ctes(&*query.body, names, self.dialect);
         if let Some(order) = &query.order_by {
-            live.extend(named_ctes(order, &names, self.dialect));
+            live.extend(named_ctes(order, names, self.dialect));
         }
         let mut stack: Vec<usize> = live.iter().copied().collect();
         while let Some(i) = stack.pop() {
@@ -633,8 +619,6 @@ impl Visitor for Reads {
     type Break = ();
 
     fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
-        let dead = self.unused_ctes(query);
-        self.dead.extend(dead);
         if self.dead.contains(&(query as *const Query)) {
             self.inside_dead += 1;
         }
@@ -644,6 +628,8 @@ impl Visitor for Reads {
                 .iter()
                 .map(|cte| ident_name(&cte.alias.name, self.dialect))
                 .collect();
+            let dead = self.unused_ctes(query, with, &names);
+            self.dead.extend(dead);
             let visible = if with.recursive { names.len() } else { 0 };
             self.scopes.push(CteScope {
                 owner: query,

@@ -172,6 +172,25 @@ pub fn print_parts(parts: &[String]) -> String {
         .join(".")
 }
 
+/// The relation a rename's new name denotes: the old name's schema (and
+/// database) with the new last part, unless the new name is qualified.
+pub(crate) fn qualified_like(
+    old: Option<&str>,
+    new: &ObjectName,
+    dialect: SqlDialect,
+) -> Option<String> {
+    let new_rel = relation_name(new, dialect)?;
+    if new.0.len() > 1 {
+        return Some(new_rel);
+    }
+    let mut parts = relation_parts(old?);
+    parts.pop();
+    if parts.is_empty() {
+        return Some(new_rel);
+    }
+    Some(format!("{}.{new_rel}", print_parts(&parts)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,8 +17,8 @@ use sqlparser::ast::{
 
 use super::dialect::SqlDialect;
 use super::extract::{StatementKind, holds_relation, statement_lineage};
-use super::names::relation_name;
 pub use super::names::{print_parts, relation_parts};
+use super::names::{qualified_like, relation_name};
 use super::script::StatementError;
 
 /// The quote character of `dialect`'s identifiers.
@@ -340,19 +340,6 @@ pub fn unquote_ident(s: &str) -> String {
         Some(inner) => inner.replace("\"\"", "\""),
         None => s.to_string(),
     }
-}
-
-/// The relation a rename's new name denotes: the old name's schema (and
-/// database) with the new last part, unless the new name is qualified.
-fn qualified_like(old: Option<&str>, new: &ObjectName, dialect: SqlDialect) -> Option<String> {
-    let new_rel = relation_name(new, dialect)?;
-    if new.0.len() > 1 {
-        return Some(new_rel);
-    }
-    let mut parts = relation_parts(old?);
-    parts.pop();
-    parts.push(new_rel);
-    Some(parts.join("."))
 }
 
 /// The redirected new name of `ALTER TABLE old RENAME TO new`, when the

@@ -196,19 +196,7 @@ fn split_tokens(tokens: Vec<TokenWithSpan>) -> Vec<Chunk> {
         .collect();
     for (i, token) in tokens.iter().enumerate() {
         match token.token {
-            _ if go.contains(&i) => {
-                let next = Cut {
-                    from: i + 1,
-                    to: 0,
-                    start: None,
-                    significant: 0,
-                };
-                cuts.push(Cut {
-                    to: i,
-                    ..std::mem::replace(&mut cut, next)
-                });
-            }
-            Token::SemiColon => {
+            _ if token.token == Token::SemiColon || go.contains(&i) => {
                 let next = Cut {
                     from: i + 1,
                     to: 0,

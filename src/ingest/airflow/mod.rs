@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::files::{relative, walk};
+use super::files::{read_error, relative, walk};
 use crate::project::{AirflowTask, Dag, Diagnostic, Job, JobKind, Part, Reference, Target};
 use crate::sql::{SqlDialect, script_lineage};
 
@@ -73,16 +73,7 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
                     }
                     (dags, warnings)
                 }
-                Err(e) => (
-                    Vec::new(),
-                    vec![Diagnostic::error(
-                        "read-error",
-                        Some(file),
-                        0,
-                        0,
-                        e.to_string(),
-                    )],
-                ),
+                Err(e) => (Vec::new(), vec![read_error(file, &e)]),
             }
         })
         .collect();

@@ -7,7 +7,7 @@ use ruff_python_ast::{Expr, Keyword, Operator, Stmt};
 use ruff_text_size::Ranged;
 
 use super::template::render_sql;
-use crate::ingest::files::{LineIndex, line_of};
+use crate::ingest::files::LineIndex;
 use crate::project::Diagnostic;
 use crate::project::{Dag, SqlTemplate, Task};
 
@@ -160,6 +160,7 @@ fn longest_statement(text: &str) -> usize {
     }
     longest.max(b.len().saturating_sub(start))
 }
+
 /// Stack for an empty file.
 const STACK_BASE: usize = 256 * 1024;
 /// Stack per byte of Python, measured on the deepest shapes (`a >> a >> ...`,
@@ -185,7 +186,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
     };
     for e in parsed.errors() {
         // Airflow would not load the file at all: an error, not a warning.
-        let line = line_of(text, e.location.start().to_usize());
+        let line = r.lines.line(e.location.start().to_usize());
         r.warnings.push(Diagnostic::error(
             "python-syntax-error",
             Some(file.to_string()),

@@ -16,7 +16,7 @@ use self::jinja::{
 };
 use self::yaml::{ProjectFile, Properties, block_config, merge_config};
 use super::Progress;
-use super::files::{inside, line_of, relative, stem, walk};
+use super::files::{confine, line_of, read_error, relative, stem, walk};
 use crate::config::Config;
 use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Part, Reference, Target};
 
@@ -44,9 +44,9 @@ struct Template {
     columns: Vec<String>,
 }
 
-/// The error for a file that exists but could not be read.
-fn read_error(file: String, e: &crate::Error) -> Diagnostic {
-    Diagnostic::error("read-error", Some(file), 0, 0, e.to_string())
+/// Folder names as paths.
+fn names(paths: &[String]) -> Vec<&Path> {
+    paths.iter().map(Path::new).collect()
 }
 
 /// Whether `root` holds a dbt project.
@@ -70,24 +70,15 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         file: root_file.clone(),
         props: Properties::default(),
     }];
-    let packages = inside(
+    let packages = confine(
         root,
         root,
-        Path::new(&root_file.packages_install_path),
+        [Path::new(&root_file.packages_install_path)],
         config.allow_outside_project,
-        "dbt_project.yml",
-        "packages-install-path",
+        ("dbt_project.yml", "packages-install-path"),
+        &mut out.diagnostics,
     );
-    let packages = packages.unwrap_or_else(|d| {
-        out.diagnostics.push(d);
-        PathBuf::new()
-    });
-    let package_dirs = if packages.as_os_str().is_empty() {
-        Vec::new()
-    } else {
-        package_dirs(&packages)
-    };
-    for dir in package_dirs {
+    for dir in packages.iter().flat_map(|p| package_dirs(p)) {
         match yaml::read_project_file(&dir, root) {
             Ok(file) => {
                 let name = if file.name.is_empty() {
@@ -116,31 +107,21 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
     for (u, unit) in units.iter_mut().enumerate() {
         // Every folder a project file names stays inside the project.
         let project_file = relative(root, &unit.dir.join("dbt_project.yml"));
+        let allow = config.allow_outside_project;
         let mut refused = Vec::new();
-        let mut confine = |paths: &[String], file: &str, key: &str| -> Vec<PathBuf> {
-            paths
-                .iter()
-                .filter_map(|p| {
-                    let p = Path::new(p);
-                    inside(root, &unit.dir, p, config.allow_outside_project, file, key)
-                        .map_err(|d| refused.push(d))
-                        .ok()
-                })
-                .collect()
+        let mut paths_of = |paths: Vec<&Path>, file: &str, key: &str| -> Vec<PathBuf> {
+            confine(root, &unit.dir, paths, allow, (file, key), &mut refused)
         };
+        let file = &unit.file;
         let model_dirs = if unit.package.is_none() && !config.models.is_empty() {
-            let models: Vec<String> = config
-                .models
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect();
-            confine(&models, crate::config::CONFIG_FILE, "models")
+            let paths = config.models.iter().map(PathBuf::as_path).collect();
+            paths_of(paths, crate::config::CONFIG_FILE, "models")
         } else {
-            confine(&unit.file.model_paths, &project_file, "model-paths")
+            paths_of(names(&file.model_paths), &project_file, "model-paths")
         };
-        let seed_dirs = confine(&unit.file.seed_paths, &project_file, "seed-paths");
-        let snapshot_dirs = confine(&unit.file.snapshot_paths, &project_file, "snapshot-paths");
-        let macro_dirs = confine(&unit.file.macro_paths, &project_file, "macro-paths");
+        let seed_dirs = paths_of(names(&file.seed_paths), &project_file, "seed-paths");
+        let snapshot_dirs = paths_of(names(&file.snapshot_paths), &project_file, "snapshot-paths");
+        let macro_dirs = paths_of(names(&file.macro_paths), &project_file, "macro-paths");
         out.diagnostics.extend(refused);
         let mut found = |dir: &Path, extensions: &[&str]| -> Vec<PathBuf> {
             let f = walk(root, dir, extensions);
