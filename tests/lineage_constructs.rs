@@ -664,10 +664,11 @@ fn dialect_specific_syntax() {
 
 #[test]
 fn copy_statements() {
+    // Files, URLs and stages are datasets named by their location.
     check(
         "postgres",
         "COPY raw.orders FROM '/tmp/orders.csv' WITH (FORMAT csv)",
-        &[],
+        &["/tmp/orders.csv"],
         &["raw.orders"],
     );
     check(
@@ -677,11 +678,93 @@ fn copy_statements() {
         &[],
     );
     check(
-        "snowflake",
-        "COPY INTO raw.orders FROM @landing/orders/ FILE_FORMAT = (TYPE = CSV)",
+        "postgres",
+        "COPY raw.orders FROM STDIN",
         &[],
         &["raw.orders"],
     );
+    check(
+        "postgres",
+        "COPY mart.t TO '/exports/t.csv'",
+        &["mart.t"],
+        &["/exports/t.csv"],
+    );
+    check(
+        "postgres",
+        "COPY (SELECT * FROM mart.t) TO '/exports/t.csv'",
+        &["mart.t"],
+        &["/exports/t.csv"],
+    );
+    check(
+        "snowflake",
+        "COPY INTO raw.orders FROM @landing/orders/ FILE_FORMAT = (TYPE = CSV)",
+        &["@landing/orders/"],
+        &["raw.orders"],
+    );
+    // The stage name folds like a name; the path after it keeps its case.
+    check(
+        "snowflake",
+        "COPY INTO raw.orders FROM @RAW.Landing/Orders/",
+        &["@raw.landing/Orders/"],
+        &["raw.orders"],
+    );
+    check(
+        "snowflake",
+        "COPY INTO raw.orders FROM @~/uploads/x.csv",
+        &["@~/uploads/x.csv"],
+        &["raw.orders"],
+    );
+    check(
+        "snowflake",
+        "COPY INTO raw.orders FROM 's3://lake/orders/' STORAGE_INTEGRATION = s3_int",
+        &["s3://lake/orders/"],
+        &["raw.orders"],
+    );
+    check(
+        "snowflake",
+        "COPY INTO raw.orders FROM (SELECT $1, $2 FROM @landing/orders/)",
+        &["@landing/orders/"],
+        &["raw.orders"],
+    );
+    check(
+        "snowflake",
+        "COPY INTO 's3://exports/x/' FROM mart.t",
+        &["mart.t"],
+        &["s3://exports/x/"],
+    );
+    check(
+        "redshift",
+        "UNLOAD ('select * from mart.a join mart.b using (id)') TO 's3://exports/ab_' IAM_ROLE 'r'",
+        &["mart.a", "mart.b"],
+        &["s3://exports/ab_"],
+    );
+    check(
+        "hive",
+        "INSERT OVERWRITE LOCAL DIRECTORY '/tmp/out' SELECT * FROM mart.t",
+        &["mart.t"],
+        &["/tmp/out"],
+    );
+    check(
+        "spark",
+        "INSERT INTO mart.t SELECT * FROM delta.`/mnt/lake/events` JOIN csv.`s3://x/y.csv` USING (id)",
+        &["/mnt/lake/events", "s3://x/y.csv"],
+        &["mart.t"],
+    );
+    check(
+        "duckdb",
+        "CREATE TABLE raw.o AS SELECT * FROM 'orders.csv'",
+        &["./orders.csv"],
+        &["raw.o"],
+    );
+    // `@x` is a variable outside Snowflake, and a backticked name with no
+    // file format before it is a table.
+    check(
+        "mssql",
+        "INSERT INTO mart.t SELECT * FROM @rows",
+        &[],
+        &["mart.t"],
+    );
+    check("spark", "SELECT * FROM mart.`a/b`", &["mart.a/b"], &[]);
 }
 
 // --- scripts ------------------------------------------------------------

@@ -700,6 +700,55 @@ fn an_unbounded_impact_is_refused() {
 }
 
 #[test]
+fn files_downstream_are_refused_and_files_upstream_are_sources() {
+    let dir = temp_project(&[
+        (
+            "load.sql",
+            "copy src from 's3://lake/src/' iam_role 'r' format as parquet",
+        ),
+        ("a.sql", "insert into a select * from src"),
+        (
+            "export.sql",
+            "unload ('select * from a') to 's3://exports/a_' iam_role 'r'",
+        ),
+        (
+            "ripple.yml",
+            "dialect: redshift\ndatasets:\n  src: { grain: day, partition_column: d }\n  a: { grain: day, partition_column: d }\n",
+        ),
+    ]);
+    let graph = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["graph", "--format", "json", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let graph: serde_json::Value = serde_json::from_slice(&graph.stdout).unwrap();
+    let kinds: BTreeMap<String, String> = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["id"].as_str().unwrap().to_string(),
+                n["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(kinds["path.s3://lake/src/"], "path");
+    assert_eq!(kinds["path.s3://exports/a_"], "path");
+    assert_eq!(kinds["table.a"], "table");
+    // Nothing can shadow files: the plan names them and their job.
+    plan_src_one_day(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "`s3://exports/a_` is files written by `sql:export.sql`",
+        ));
+    std::fs::remove_file(dir.path().join("export.sql")).unwrap();
+    plan_src_one_day(dir.path()).assert().success();
+}
+
+#[test]
 fn worked_example_plan_dot_and_mermaid_snapshots() {
     insta::assert_snapshot!("worked_example_plan_dot", plan_cli("dot"));
     let mermaid = plan_cli("mermaid");

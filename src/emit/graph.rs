@@ -98,6 +98,7 @@ pub fn dot(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
             crate::project::DatasetKind::Seed => "note",
             crate::project::DatasetKind::Snapshot => "component",
             crate::project::DatasetKind::Table => "box3d",
+            crate::project::DatasetKind::Path => "folder",
             crate::project::DatasetKind::Model => "box",
         };
         stmts.push(dot::node(

@@ -157,6 +157,9 @@ impl<'a> Resolver<'a> {
                 {
                     return Ok(Some(id.to_string()));
                 }
+                if crate::sql::is_path(&key) {
+                    return Ok(Some(format!("path.{key}")));
+                }
                 Ok(Some(format!("table.{key}")))
             }
         }
@@ -185,9 +188,10 @@ impl LineageGraph {
                 |target: &Target, line: u32, diagnostics: &mut Vec<Diagnostic>| -> Option<String> {
                     match resolver.resolve(target) {
                         Ok(Some(id)) => {
-                            if let (Some(rel), Target::Relation { relation }) =
-                                (id.strip_prefix("table."), target)
-                            {
+                            let rel = id
+                                .strip_prefix("table.")
+                                .or_else(|| id.strip_prefix("path."));
+                            if let (Some(rel), Target::Relation { relation }) = (rel, target) {
                                 new_tables.entry(id.clone()).or_insert_with(|| {
                                     debug_assert_eq!(rel, relation);
                                     relation.clone()
@@ -296,13 +300,18 @@ impl LineageGraph {
 
         drop(resolver);
         let mut all: Vec<Dataset> = datasets;
-        // Readers never make `table.` datasets, so these ids are all new.
+        // Readers never make `table.` or `path.` datasets, so these ids are
+        // all new.
         for (id, relation) in new_tables {
+            let kind = match id.starts_with("path.") {
+                true => DatasetKind::Path,
+                false => DatasetKind::Table,
+            };
             all.push(Dataset {
                 name: relation.clone(),
                 relation,
                 id,
-                kind: DatasetKind::Table,
+                kind,
                 package: None,
                 file: None,
                 line: None,

@@ -137,6 +137,16 @@ pub enum PlanError {
         /// What it would do.
         reason: String,
     },
+    /// An affected dataset that is files, not a table.
+    #[error(
+        "refusing to plan: `{path}` is files written by {jobs}, and files cannot be written to a shadow and swapped in atomically; take that job out of the folders ripple.yml reads (`sql:`, `dags:`) and re-run it by hand after the swap"
+    )]
+    PathOutput {
+        /// The location.
+        path: String,
+        /// The jobs writing it, quoted and joined.
+        jobs: String,
+    },
     /// A shadow that would be a production relation.
     #[error(
         "the shadow of `{dataset}` would be `{shadow}`, a production relation (or another dataset's shadow); set `backfill.shadow` to a pattern with `{{table}}` that names no table of the project, e.g. `{{schema}}.{{table}}__backfill`"
@@ -235,9 +245,19 @@ pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tas
         let Some(&node) = g.index.get(&d.id) else {
             continue;
         };
-        if !g.writers.contains_key(&d.id) {
+        let Some(writers) = g.writers.get(&d.id) else {
             assumed.push(d.id.clone());
             continue;
+        };
+        if g.graph[node].kind == crate::project::DatasetKind::Path {
+            return Err(PlanError::PathOutput {
+                path: g.graph[node].name.clone(),
+                jobs: writers
+                    .iter()
+                    .map(|j| format!("`{j}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
         }
         if d.unbounded {
             return Err(PlanError::Unbounded(d.name.clone()));

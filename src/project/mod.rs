@@ -92,6 +92,9 @@ pub enum DatasetKind {
     Snapshot,
     /// A table known from plain SQL or Airflow (`table.<relation>`).
     Table,
+    /// Files at a location: a URL, a Snowflake stage or a file path
+    /// (`path.s3://lake/x/`, `path.@raw.stage/dir/`); its name is the location.
+    Path,
 }
 
 impl DatasetKind {
@@ -103,6 +106,7 @@ impl DatasetKind {
             DatasetKind::Seed => "seed",
             DatasetKind::Snapshot => "snapshot",
             DatasetKind::Table => "table",
+            DatasetKind::Path => "path",
         }
     }
 }
@@ -111,7 +115,8 @@ impl DatasetKind {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Dataset {
     /// Node id: `model.orders`, `model.orders.v2`, `source.raw.orders`,
-    /// `seed.countries`, `snapshot.customers_snapshot`, `table.mart.daily`.
+    /// `seed.countries`, `snapshot.customers_snapshot`, `table.mart.daily`,
+    /// `path.s3://lake/events/`.
     pub id: String,
     /// What it is.
     pub kind: DatasetKind,

@@ -14,14 +14,14 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 use sqlparser::ast::{
-    AlterTableOperation, CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind, Expr, FromTable,
-    ObjectName, ObjectNamePart, ObjectType, Query, RenameTableNameKind, Select, SetExpr, Statement,
-    TableFactor, TableObject, TableWithJoins, Visit, Visitor, With, visit_relations,
+    AlterTableOperation, CopyIntoSnowflakeKind, CopySource, CopyTarget, CreateTableLikeKind, Expr,
+    FromTable, ObjectName, ObjectNamePart, ObjectType, Query, RenameTableNameKind, Select, SetExpr,
+    Statement, TableFactor, TableObject, TableWithJoins, Visit, Visitor, With, visit_relations,
 };
 
 use super::dialect::SqlDialect;
 use super::names::{
-    ident_name, identifier_call, qualified_like, relation_name, relation_name_of_idents,
+    ident_name, identifier_call, path_name, qualified_like, relation_name, relation_name_of_idents,
 };
 
 /// What a statement does, as far as lineage cares.
@@ -315,17 +315,25 @@ fn writes(
             }
             StatementKind::Delete
         }
-        Statement::Copy { source, to, .. } => {
+        Statement::Copy {
+            source, to, target, ..
+        } => {
+            // A file, URL or program on the other side is a path dataset
+            // (`COPY t FROM 's3://...'`); STDIN and STDOUT are nobody's.
+            let file = match target {
+                CopyTarget::File { filename } if !filename.is_empty() => Some(filename.clone()),
+                _ => None,
+            };
             match source {
                 CopySource::Table { table_name, .. } if !*to => {
                     out.add_target(relation_name(table_name, dialect), false);
+                    out.sources.extend(file);
                 }
                 CopySource::Table { table_name, .. } => {
-                    if let Some(rel) = relation_name(table_name, dialect) {
-                        out.sources.insert(rel);
-                    }
+                    out.sources.extend(relation_name(table_name, dialect));
+                    out.add_target(file, false);
                 }
-                CopySource::Query(_) => {}
+                CopySource::Query(_) => out.add_target(file.filter(|_| *to), false),
             }
             StatementKind::Copy
         }
@@ -339,13 +347,47 @@ fn writes(
             match kind {
                 CopyIntoSnowflakeKind::Table => {
                     out.add_target(relation_name(into, dialect), false);
-                    out.sources.extend(from.filter(|f| !is_location(f)));
                 }
+                // `COPY INTO @stage/dir/ FROM t`: the stage is written.
                 CopyIntoSnowflakeKind::Location => {
-                    out.sources.extend(from.filter(|f| !is_location(f)));
+                    out.add_target(path_name(into, dialect).or_else(|| location(into)), false);
                 }
             }
+            out.sources.extend(from);
             StatementKind::Copy
+        }
+        Statement::Unload {
+            query,
+            query_text,
+            to,
+            ..
+        } => {
+            // Redshift keeps the query in a string: its reads are those of
+            // the statements in it.
+            if query.is_none()
+                && let Some(text) = query_text
+            {
+                let parser_dialect = dialect.parser_dialect();
+                if let Ok(inner) =
+                    sqlparser::parser::Parser::parse_sql(parser_dialect.as_ref(), text)
+                {
+                    for stmt in &inner {
+                        out.sources
+                            .extend(statement_lineage(stmt, dialect).1.sources);
+                    }
+                }
+            }
+            out.add_target(Some(to.value.clone()).filter(|v| !v.is_empty()), false);
+            StatementKind::Copy
+        }
+        Statement::Directory {
+            path, overwrite, ..
+        } => {
+            out.add_target(Some(path.clone()).filter(|p| !p.is_empty()), false);
+            if *overwrite {
+                out.replaced.insert(path.clone());
+            }
+            StatementKind::InsertOverwrite
         }
         Statement::Drop {
             object_type, names, ..
@@ -449,7 +491,7 @@ fn writes(
 }
 
 impl TableLineage {
-    fn add_target(&mut self, rel: Option<String>, temporary: bool) {
+    pub(crate) fn add_target(&mut self, rel: Option<String>, temporary: bool) {
         if let Some(rel) = rel {
             // T-SQL: `#t` and `##t` are temporary by name.
             if temporary || rel.starts_with('#') {
@@ -460,9 +502,12 @@ impl TableLineage {
     }
 }
 
-/// A path, not a table: `COPY INTO t FROM 's3://...'` parses the URL as a name.
-fn is_location(rel: &str) -> bool {
-    rel.contains("://") || rel.starts_with('\'')
+/// The location `COPY INTO 's3://...'` names (a quoted URL parsed as a name).
+fn location(name: &ObjectName) -> Option<String> {
+    match name.0.as_slice() {
+        [ObjectNamePart::Identifier(i)] if i.value.contains("://") => Some(i.value.clone()),
+        _ => None,
+    }
 }
 
 /// `UPDATE a SET ... FROM t AS a` (T-SQL) names its target by an alias of a

@@ -7,6 +7,7 @@ mod dialect;
 mod extract;
 mod names;
 mod parse;
+mod recover;
 pub mod rewrite;
 mod script;
 mod session;
@@ -18,6 +19,7 @@ pub use columns::{
 };
 pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
+pub use names::is_path;
 pub use parse::with_statements;
 pub use script::{
     ScriptLineage, StatementError, StatementLineage, script_lineage, script_lineage_with_columns,

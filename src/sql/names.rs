@@ -8,11 +8,15 @@ use sqlparser::parser::Parser;
 
 use super::dialect::{IdentifierCase, SqlDialect};
 
-/// The relation name of `name`, or `None` when it is not a table (a stage
-/// `@s`, a variable, a name built by a function).
+/// The relation name of `name`, or `None` when it is not a table (a
+/// variable, a name built by a function). Files, stages and paths are
+/// datasets too: their name is the location itself ([`path_name`]).
 pub(crate) fn relation_name(name: &ObjectName, dialect: SqlDialect) -> Option<String> {
     if let [ObjectNamePart::Function(f)] = name.0.as_slice() {
         return identifier_call(&f.name, &f.args, dialect);
+    }
+    if let Some(path) = path_name(name, dialect) {
+        return Some(path);
     }
     let mut out = String::new();
     for part in &name.0 {
@@ -22,6 +26,83 @@ pub(crate) fn relation_name(name: &ObjectName, dialect: SqlDialect) -> Option<St
         push_ident(&mut out, ident, dialect);
     }
     checked(out)
+}
+
+/// Formats Spark and Databricks read a path with (`parquet.`s3://x/``).
+const FILE_FORMATS: &[&str] = &[
+    "parquet",
+    "csv",
+    "json",
+    "orc",
+    "avro",
+    "text",
+    "delta",
+    "binaryfile",
+    "iceberg",
+];
+
+/// The location a name denotes when it is a file, stage or path rather than
+/// a table: a single-quoted name (`FROM 's3://lake/x/'`, DuckDB's
+/// `FROM 'data/*.csv'`), Spark's `parquet.`/mnt/x``, or a Snowflake stage
+/// (`@raw.stage/dir/`, `@~/x`, `@%t`), whose stage name folds like any
+/// unquoted name while the path after it keeps its case.
+pub(crate) fn path_name(name: &ObjectName, dialect: SqlDialect) -> Option<String> {
+    let ident = |p: &ObjectNamePart| match p {
+        ObjectNamePart::Identifier(i) => Some(i.clone()),
+        ObjectNamePart::Function(_) => None,
+    };
+    match name.0.as_slice() {
+        [one] => {
+            let one = ident(one)?;
+            if one.quote_style == Some('\'') && !one.value.is_empty() {
+                return Some(match is_path(&one.value) {
+                    true => one.value,
+                    false => format!("./{}", one.value),
+                });
+            }
+        }
+        [format, path]
+            if matches!(
+                dialect,
+                SqlDialect::Spark | SqlDialect::Databricks | SqlDialect::Hive | SqlDialect::Generic
+            ) =>
+        {
+            let (format, path) = (ident(format)?, ident(path)?);
+            if format.quote_style.is_none()
+                && path.quote_style == Some('`')
+                && FILE_FORMATS.contains(&format.value.to_ascii_lowercase().as_str())
+                && (path.value.contains("://") || path.value.starts_with('/'))
+            {
+                return Some(path.value);
+            }
+        }
+        _ => {}
+    }
+    if dialect != SqlDialect::Snowflake {
+        return None;
+    }
+    let first = ident(name.0.first()?)?;
+    if !first.value.starts_with('@') {
+        return None;
+    }
+    let mut joined = String::new();
+    for part in &name.0 {
+        if !joined.is_empty() {
+            joined.push('.');
+        }
+        joined.push_str(&ident(part)?.value);
+    }
+    let stage_end = joined.find('/').unwrap_or(joined.len());
+    let (stage, path) = joined.split_at(stage_end);
+    Some(format!("{}{path}", stage.to_lowercase()))
+}
+
+/// Whether a relation name as [`relation_name`] prints it is a file, stage or
+/// path rather than a table.
+pub fn is_path(relation: &str) -> bool {
+    // Table names hold no `/` or `*` in practice, and a file named
+    // without a folder is printed as `./x.csv` for this test to see.
+    relation.starts_with('@') || relation.contains(['/', '*'])
 }
 
 /// The table `IDENTIFIER('db.schema.t')` names (Snowflake, Databricks);

@@ -11,8 +11,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    AlterTableOperation, CommentObject, Expr, GrantObjects, Ident, ObjectName, ObjectNamePart,
-    RenameTableNameKind, Statement, visit_expressions_mut, visit_relations, visit_relations_mut,
+    AlterTableOperation, CommentObject, CopyIntoSnowflakeKind, CopySource, Expr, GrantObjects,
+    Ident, ObjectName, ObjectNamePart, RenameTableNameKind, Statement, visit_expressions_mut,
+    visit_relations, visit_relations_mut,
 };
 
 use super::dialect::SqlDialect;
@@ -202,6 +203,16 @@ fn rewrite_statement(
             }
             _ => {}
         },
+        // The relation visitor does not reach the table a COPY loads.
+        Statement::Copy {
+            source: CopySource::Table { table_name, .. },
+            ..
+        } => swap(table_name),
+        Statement::CopyIntoSnowflake {
+            kind: CopyIntoSnowflakeKind::Table,
+            into,
+            ..
+        } => swap(into),
         Statement::Grant(g) => {
             grant_objects(&mut g.objects, &mut named, &mut opaque, dialect, &swap)
         }
@@ -462,6 +473,31 @@ mod tests {
             out[0].changes,
             BTreeSet::from(["mart.daily__backfill".to_string()])
         );
+    }
+
+    #[test]
+    fn loads_are_redirected_and_exports_change_their_files() {
+        let out = run("copy mart.daily from 's3://lake/daily/'; copy mart.events to '/tmp/e.csv'");
+        assert_eq!(
+            out[0].sql,
+            "COPY \"mart\".\"daily__backfill\" FROM 's3://lake/daily/'"
+        );
+        assert_eq!(
+            out[0].changes,
+            BTreeSet::from(["mart.daily__backfill".to_string()])
+        );
+        assert_eq!(out[1].changes, BTreeSet::from(["/tmp/e.csv".to_string()]));
+        let snow = redirect(
+            "copy into mart.daily from @landing/daily/; copy into @out/daily/ from mart.daily",
+            SqlDialect::Snowflake,
+            &shadows(),
+        )
+        .unwrap();
+        assert_eq!(
+            snow[0].changes,
+            BTreeSet::from(["mart.daily__backfill".to_string()])
+        );
+        assert_eq!(snow[1].changes, BTreeSet::from(["@out/daily/".to_string()]));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::canonical::canonical_text;
 use super::columns::{ColumnLineage, KnownColumns, column_lineage};
 use super::dialect::SqlDialect;
 use super::extract::{StatementKind, TableLineage, statement_lineage};
+use super::recover::{Recovered, recover};
 use super::session::Session;
 use super::split::{Chunk, join_blocks, split_statements};
 
@@ -217,64 +218,95 @@ fn analyse_chunk(
     errors: &mut Vec<StatementError>,
 ) {
     let end = last_location(&tokens).unwrap_or(start);
-    let mut parser = Parser::new(reading.parser_dialect);
-    if reading.dialect == SqlDialect::MsSql {
-        // T-SQL needs no `;` between statements.
-        let options = sqlparser::parser::ParserOptions {
-            require_semicolon_stmt_delimiter: false,
-            ..sqlparser::parser::ParserOptions::new()
-                .with_trailing_commas(reading.parser_dialect.supports_trailing_commas())
-        };
-        parser = parser.with_options(options);
-    }
-    let mut parser = parser.with_tokens_with_locations(tokens);
-    let parsed = parser.parse_statements().and_then(|parsed| {
-        // parse_statements stops quietly at a stray `END`; what follows
-        // would be lost without a word, so it is an error here.
-        let next = parser.peek_token();
-        match next.token {
-            Token::EOF => Ok(parsed),
-            _ => Err(ParserError::ParserError(format!(
-                "Expected: end of statement, found: {}{}",
-                next.token, next.span.start
-            ))),
-        }
-    });
-    match parsed {
-        Ok(parsed) => {
-            for (n, stmt) in parsed.iter().enumerate() {
-                *index += 1;
-                if let sqlparser::ast::Statement::Use(u) = stmt {
-                    reading.session.borrow_mut().apply(u, reading.dialect);
-                }
-                let (kind, mut lineage) = statement_lineage(stmt, reading.dialect);
-                reading.session.borrow().qualify_all(&mut lineage);
-                // Dialects that need no `;` can put several statements in
-                // one chunk; the later ones start where their span says.
-                let at = match n {
-                    0 => start,
-                    _ => Some(stmt.span().start)
-                        .filter(|l| l.line > 0)
-                        .unwrap_or(start),
-                };
-                let mut lineage = StatementLineage::new(*index, at, kind, lineage);
-                if let Some(known) = &reading.known {
-                    let columns = column_lineage(stmt, reading.dialect, &known.borrow());
-                    if let Some(c) = &columns {
-                        learn_columns(&mut known.borrow_mut(), stmt, &lineage.targets, c);
-                    }
-                    lineage.columns = columns;
-                }
-                if reading.canonical {
-                    lineage.canonical = Some(canonical_text(stmt, reading.dialect));
-                }
-                statements.push(lineage);
+    let mut parser = new_parser(reading).with_tokens_with_locations(tokens);
+    let error = match parse_all(&mut parser) {
+        Ok(parsed) => return push_parsed(&parsed, start, reading, index, statements),
+        Err(e) => e,
+    };
+    match recover(&parser.into_tokens(), reading.dialect) {
+        Some(Recovered::Tokens(tokens)) => {
+            let mut parser = new_parser(reading).with_tokens_with_locations(tokens);
+            if let Ok(parsed) = parse_all(&mut parser) {
+                return push_parsed(&parsed, start, reading, index, statements);
             }
         }
-        Err(e) => {
+        Some(Recovered::Lineage(kind, mut lineage)) => {
             *index += 1;
-            errors.push(parse_error(*index, e, start, end));
+            reading.session.borrow().qualify_all(&mut lineage);
+            statements.push(StatementLineage::new(*index, start, kind, lineage));
+            return;
         }
+        None => {}
+    }
+    *index += 1;
+    errors.push(parse_error(*index, error, start, end));
+}
+
+/// A parser for one chunk of `reading`'s dialect.
+fn new_parser<'a>(reading: &Reading<'a>) -> Parser<'a> {
+    let parser = Parser::new(reading.parser_dialect);
+    if reading.dialect != SqlDialect::MsSql {
+        return parser;
+    }
+    // T-SQL needs no `;` between statements.
+    let options = sqlparser::parser::ParserOptions {
+        require_semicolon_stmt_delimiter: false,
+        ..sqlparser::parser::ParserOptions::new()
+            .with_trailing_commas(reading.parser_dialect.supports_trailing_commas())
+    };
+    parser.with_options(options)
+}
+
+/// Every statement of the parser's chunk.
+fn parse_all(parser: &mut Parser) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
+    let parsed = parser.parse_statements()?;
+    // parse_statements stops quietly at a stray `END`; what follows
+    // would be lost without a word, so it is an error here.
+    let next = parser.peek_token();
+    match next.token {
+        Token::EOF => Ok(parsed),
+        _ => Err(ParserError::ParserError(format!(
+            "Expected: end of statement, found: {}{}",
+            next.token, next.span.start
+        ))),
+    }
+}
+
+/// Appends the lineage of a chunk's parsed statements.
+fn push_parsed(
+    parsed: &[sqlparser::ast::Statement],
+    start: Location,
+    reading: &Reading,
+    index: &mut usize,
+    statements: &mut Vec<StatementLineage>,
+) {
+    for (n, stmt) in parsed.iter().enumerate() {
+        *index += 1;
+        if let sqlparser::ast::Statement::Use(u) = stmt {
+            reading.session.borrow_mut().apply(u, reading.dialect);
+        }
+        let (kind, mut lineage) = statement_lineage(stmt, reading.dialect);
+        reading.session.borrow().qualify_all(&mut lineage);
+        // Dialects that need no `;` can put several statements in
+        // one chunk; the later ones start where their span says.
+        let at = match n {
+            0 => start,
+            _ => Some(stmt.span().start)
+                .filter(|l| l.line > 0)
+                .unwrap_or(start),
+        };
+        let mut lineage = StatementLineage::new(*index, at, kind, lineage);
+        if let Some(known) = &reading.known {
+            let columns = column_lineage(stmt, reading.dialect, &known.borrow());
+            if let Some(c) = &columns {
+                learn_columns(&mut known.borrow_mut(), stmt, &lineage.targets, c);
+            }
+            lineage.columns = columns;
+        }
+        if reading.canonical {
+            lineage.canonical = Some(canonical_text(stmt, reading.dialect));
+        }
+        statements.push(lineage);
     }
 }
 
