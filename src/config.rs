@@ -31,6 +31,9 @@ pub struct Config {
     pub dags: Vec<PathBuf>,
     /// A dbt `manifest.json` to read (relative to the project root).
     pub manifest: Option<PathBuf>,
+    /// A dbt `catalog.json` (`dbt docs generate`): the warehouse's columns
+    /// of models and sources, for column lineage.
+    pub catalog: Option<PathBuf>,
     /// Where dbt models are built, for their relation names.
     pub target: TargetConfig,
     /// dbt `vars`, overriding those of `dbt_project.yml`.

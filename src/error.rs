@@ -52,6 +52,18 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A `--schema` file that is not a mapping of tables to column lists.
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Schema {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line (0 when unknown).
+        line: u32,
+        /// 1-based column (0 when unknown).
+        column: u32,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// An input file that could not be read.
     #[error("cannot read {}", path.display())]
     Io {

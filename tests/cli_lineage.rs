@@ -273,3 +273,79 @@ fn columns_of_a_table_the_script_creates_expand_a_later_star() {
         serde_json::json!(["raw.o"])
     );
 }
+
+#[test]
+fn a_schema_settles_unqualified_columns_and_expands_stars() {
+    let sql = "insert into mart.t select o.id, amount, * from sales.orders o join sales.refunds r on o.id = r.order_id";
+    // Without a schema `amount` could be either table's: both are listed,
+    // and the statement says so.
+    let bare = lineage_json(&["--columns", "-"], Some(sql));
+    let columns = &bare["statements"][0]["columns"];
+    assert_eq!(
+        columns["ambiguous"]["amount"],
+        serde_json::json!(["sales.orders.amount", "sales.refunds.amount"])
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("schema.yml");
+    std::fs::write(
+        &schema,
+        "sales.orders: [id, amount]\nsales.refunds: [order_id, reason]\n",
+    )
+    .unwrap();
+    let with = lineage_json(&["--schema", schema.to_str().unwrap(), "-"], Some(sql));
+    let columns = &with["statements"][0]["columns"];
+    assert!(columns.get("ambiguous").is_none(), "{columns}");
+    let edges: Vec<(String, Vec<String>)> = columns["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let sources = c["sources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{}.{}",
+                        r["relation"].as_str().unwrap(),
+                        r["column"].as_str().unwrap()
+                    )
+                })
+                .collect();
+            (c["name"].as_str().unwrap().to_string(), sources)
+        })
+        .collect();
+    let expected: Vec<(String, Vec<String>)> = [
+        ("id", "sales.orders.id"),
+        ("amount", "sales.orders.amount"),
+        ("id", "sales.orders.id"),
+        ("amount", "sales.orders.amount"),
+        ("order_id", "sales.refunds.order_id"),
+        ("reason", "sales.refunds.reason"),
+    ]
+    .iter()
+    .map(|(n, s)| (n.to_string(), vec![s.to_string()]))
+    .collect();
+    assert_eq!(edges, expected);
+    // The text report names the ambiguity and the way out.
+    let text = ripple()
+        .args(["lineage", "--columns", "-"])
+        .write_stdin(sql)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("amount is ambiguous: it could be sales.orders.amount or sales.refunds.amount (give --schema to settle it)"),
+        "{text}"
+    );
+    // A schema file that is not one says where.
+    std::fs::write(&schema, "sales.orders: {id: int}\n").unwrap();
+    ripple()
+        .args(["lineage", "--schema", schema.to_str().unwrap(), "-"])
+        .write_stdin(sql)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "schema.yml:0:0: the columns of `sales.orders` must be a list",
+        ));
+}

@@ -13,7 +13,8 @@ pub const EXAMPLES: &str = "Examples:
   ripple lineage fixtures/sql/warehouse_load.sql --dialect postgres
   ripple lineage fixtures/sql/merge_upsert.sql --dialect snowflake --format json
   cat job.sql | ripple lineage - --dialect bigquery --strict
-  ripple lineage fixtures/sql/merge_upsert.sql --dialect snowflake --columns";
+  ripple lineage fixtures/sql/merge_upsert.sql --dialect snowflake --columns
+  ripple lineage job.sql --dialect postgres --schema warehouse_columns.json";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -33,6 +34,10 @@ pub struct Args {
     /// the columns that decide which rows come out.
     #[arg(long)]
     columns: bool,
+    /// Columns of the tables the script reads (JSON or YAML: `{"sales.orders": ["id", "amount"]}`),
+    /// so that unqualified names in joins and `*` resolve; implies --columns.
+    #[arg(long, value_name = "FILE")]
+    schema: Option<PathBuf>,
 }
 
 fn parse_dialect(s: &str) -> Result<SqlDialect, String> {
@@ -42,8 +47,12 @@ fn parse_dialect(s: &str) -> Result<SqlDialect, String> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let path = args.file.unwrap_or_else(|| PathBuf::from("-"));
     let sql = input::read_text(&path)?;
-    let lineage = if args.columns {
-        script_lineage_with_columns(&sql, args.dialect, &Default::default())
+    let known = match &args.schema {
+        Some(file) => ripple::ingest::read_schema(file, args.dialect)?,
+        None => Default::default(),
+    };
+    let lineage = if args.columns || args.schema.is_some() {
+        script_lineage_with_columns(&sql, args.dialect, &known)
     } else {
         script_lineage(&sql, args.dialect)
     };

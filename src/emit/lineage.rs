@@ -141,4 +141,11 @@ fn columns_text(out: &mut String, index: usize, c: &ColumnLineage) {
             "  {rel}.* not expanded (its columns are not known): every column possibly used"
         );
     }
+    for (column, candidates) in &c.ambiguous {
+        let _ = writeln!(
+            out,
+            "  {column} is ambiguous: it could be {} (give --schema to settle it)",
+            candidates.join(" or ")
+        );
+    }
 }

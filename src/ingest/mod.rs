@@ -3,10 +3,12 @@
 //! parts; they meet on dataset names when the graph is built.
 
 pub mod airflow;
+mod catalog;
 mod dbt;
 mod files;
 mod manifest;
 pub mod revision;
+mod schema_file;
 mod sql_files;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +18,7 @@ use crate::error::Result;
 use crate::project::{Dataset, Diagnostic, Project};
 
 pub use airflow::{Dags, read_dags};
+pub use schema_file::read_schema;
 
 /// Reports progress of long loads (the CLI draws a bar); every method has
 /// a do-nothing default.
@@ -81,6 +84,7 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     let sql = confine(&config.sql, "sql");
     let models = confine(&config.models, "models");
     let dags = confine(&config.dags, "dags");
+    let catalog = confine(config.catalog.as_slice(), "catalog");
     project.diagnostics.extend(refused);
     if let Some(path) = options.manifest.clone().or(manifest.into_iter().next()) {
         project.add(manifest::load(root, &path));
@@ -108,6 +112,9 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
 
     project.config = config;
     dedup_datasets(&mut project.datasets, &mut project.diagnostics);
+    if let Some(path) = catalog.first() {
+        catalog::apply(root, path, &mut project.datasets, &mut project.diagnostics);
+    }
     project.jobs.sort_by(|a, b| a.id.cmp(&b.id));
     project.jobs.dedup_by(|a, b| a.id == b.id);
     project.diagnostics.sort();

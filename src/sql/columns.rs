@@ -66,6 +66,12 @@ pub struct ColumnLineage {
     /// grouping, `DISTINCT`, set operators, limits.
     #[serde(skip)]
     pub row_fingerprints: BTreeSet<String>,
+    /// Unqualified columns that two or more tables of unknown columns could
+    /// hold, with every candidate (`relation.column`): each candidate is
+    /// among the sources, and a schema (`--schema`, declared columns)
+    /// would settle which one it is.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ambiguous: BTreeMap<String, Vec<String>>,
 }
 
 /// The column lineage of a statement that produces rows (a query, `INSERT
@@ -82,6 +88,7 @@ pub fn column_lineage(
         conditions: BTreeSet::new(),
         stars: BTreeSet::new(),
         row_prints: BTreeSet::new(),
+        ambiguous: BTreeMap::new(),
     };
     let columns = r.statement(statement)?;
     Some(ColumnLineage {
@@ -89,6 +96,11 @@ pub fn column_lineage(
         conditions: r.conditions,
         unexpanded_stars: r.stars,
         row_fingerprints: r.row_prints,
+        ambiguous: r
+            .ambiguous
+            .into_iter()
+            .map(|(c, rels)| (c, rels.into_iter().collect()))
+            .collect(),
     })
 }
 
@@ -127,6 +139,8 @@ struct Resolver<'a> {
     conditions: BTreeSet<ColumnRef>,
     stars: BTreeSet<String>,
     row_prints: BTreeSet<String>,
+    /// Unqualified column → the `relation.column`s it could be.
+    ambiguous: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Resolver<'_> {
@@ -644,6 +658,21 @@ impl Resolver<'_> {
             Expr::CompoundIdentifier(parts) => parts
                 .last()
                 .map_or_else(String::new, |id| ident_name(id, self.dialect)),
+            // PostgreSQL (and its kin) name a cast column after what it casts.
+            Expr::Cast { expr, .. }
+                if matches!(
+                    self.dialect,
+                    SqlDialect::Postgres
+                        | SqlDialect::Redshift
+                        | SqlDialect::Greenplum
+                        | SqlDialect::Vertica
+                        | SqlDialect::Materialize
+                        | SqlDialect::Generic
+                        | SqlDialect::Ansi
+                ) && matches!(**expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) =>
+            {
+                self.expr_name(expr)
+            }
             other => other.to_string(),
         }
     }
@@ -660,6 +689,12 @@ impl Resolver<'_> {
         let mut out = BTreeSet::new();
         for (qualifier, column) in c.names {
             let cols = resolve_ident(visible, &qualifier, &column, self.dialect);
+            if qualifier.is_empty() {
+                let name = ident_name(&column, self.dialect);
+                if let Some(candidates) = ambiguity(visible, &name, &cols) {
+                    self.ambiguous.entry(name).or_default().extend(candidates);
+                }
+            }
             out.extend(sources_of(&cols));
         }
         for sub in c.subqueries {
@@ -953,6 +988,29 @@ fn resolve(visible: &[Source], qualifier: &str, column: &str) -> Vec<OutputColum
     } else {
         local
     }
+}
+
+/// The candidates of an unqualified `column` resolved to `cols`, when no
+/// source of known columns holds it and the guess spans several tables.
+fn ambiguity(visible: &[Source], column: &str, cols: &[OutputColumn]) -> Option<BTreeSet<String>> {
+    let held = visible.iter().any(|s| {
+        s.columns
+            .as_ref()
+            .is_some_and(|c| c.iter().any(|o| o.name == column || o.name == "*"))
+    });
+    if held {
+        return None;
+    }
+    let candidates: BTreeSet<String> = sources_of(cols)
+        .into_iter()
+        .map(|r| format!("{}.{}", r.relation, r.column))
+        .collect();
+    let tables: BTreeSet<&str> = cols
+        .iter()
+        .flat_map(|c| c.sources.iter())
+        .map(|r| r.relation.as_str())
+        .collect();
+    (tables.len() > 1).then_some(candidates)
 }
 
 /// The names of `columns` as a table holds them: each once, first

@@ -15,8 +15,9 @@ use std::ops::ControlFlow;
 use serde::Serialize;
 use sqlparser::ast::{
     AlterTableOperation, CopyIntoSnowflakeKind, CopySource, CopyTarget, CreateTableLikeKind, Expr,
-    FromTable, ObjectName, ObjectNamePart, ObjectType, Query, RenameTableNameKind, Select, SetExpr,
-    Statement, TableFactor, TableObject, TableWithJoins, Visit, Visitor, With, visit_relations,
+    FromTable, FunctionArg, FunctionArgExpr, ObjectName, ObjectNamePart, ObjectType, Query,
+    RenameTableNameKind, Select, SetExpr, Statement, TableFactor, TableObject, TableWithJoins,
+    Visit, Visitor, With, visit_relations,
 };
 
 use super::dialect::SqlDialect;
@@ -247,9 +248,7 @@ fn writes(
             StatementKind::CreateView
         }
         Statement::Merge(merge) => {
-            if let TableFactor::Table { name, .. } = &merge.table {
-                out.add_target(relation_name(name, dialect), false);
-            }
+            out.add_target(factor_relation(&merge.table, dialect), false);
             skip.push(&merge.table);
             StatementKind::Merge
         }
@@ -260,9 +259,7 @@ fn writes(
                 None => &[],
             };
             let target = resolve_alias(&update.table.relation, from);
-            if let TableFactor::Table { name, .. } = target {
-                out.add_target(relation_name(name, dialect), false);
-            }
+            out.add_target(factor_relation(target, dialect), false);
             skip.push(&update.table.relation);
             skip.push(target);
             StatementKind::Update
@@ -279,11 +276,11 @@ fn writes(
                     && from.len() == 1
                     && from[0].joins.is_empty();
                 for twj in from {
-                    if let TableFactor::Table { name, .. } = &twj.relation {
-                        out.add_target(relation_name(name, dialect), false);
+                    if let Some(rel) = factor_relation(&twj.relation, dialect) {
                         if empties {
-                            out.replaced.extend(relation_name(name, dialect));
+                            out.replaced.insert(rel.clone());
                         }
+                        out.add_target(Some(rel), false);
                     }
                     skip.push(&twj.relation);
                 }
@@ -502,6 +499,57 @@ impl TableLineage {
     }
 }
 
+/// The relation a table factor names: a table (`s.t`), Databricks'
+/// `IDENTIFIER('s.t')`, a T-SQL table with old-style hints (`t(NOLOCK)`);
+/// `None` for a table function (`generate_series(...)`), a subquery, an
+/// `IDENTIFIER` of a variable.
+fn factor_relation(factor: &TableFactor, dialect: SqlDialect) -> Option<String> {
+    match factor {
+        TableFactor::Table {
+            name,
+            args: Some(args),
+            ..
+        } => {
+            if let [ObjectNamePart::Identifier(f)] = name.0.as_slice()
+                && f.value.eq_ignore_ascii_case("identifier")
+            {
+                return identifier_call(f, &args.args, dialect);
+            }
+            let hints_only = dialect == SqlDialect::MsSql
+                && !args.args.is_empty()
+                && args.args.iter().all(|a| {
+                    matches!(a, FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Identifier(i)))
+                        if i.quote_style.is_none() && TSQL_HINTS.contains(&i.value.to_ascii_uppercase().as_str()))
+                });
+            hints_only.then(|| relation_name(name, dialect)).flatten()
+        }
+        TableFactor::Table {
+            name, args: None, ..
+        }
+        | TableFactor::SemanticView { name, .. } => relation_name(name, dialect),
+        _ => None,
+    }
+}
+
+/// T-SQL table hints, which old scripts write without `WITH`: `t(NOLOCK)`.
+const TSQL_HINTS: &[&str] = &[
+    "NOLOCK",
+    "READUNCOMMITTED",
+    "READCOMMITTED",
+    "REPEATABLEREAD",
+    "SERIALIZABLE",
+    "HOLDLOCK",
+    "UPDLOCK",
+    "ROWLOCK",
+    "PAGLOCK",
+    "TABLOCK",
+    "TABLOCKX",
+    "XLOCK",
+    "NOWAIT",
+    "READPAST",
+    "NOEXPAND",
+];
+
 /// The location `COPY INTO 's3://...'` names (a quoted URL parsed as a name).
 fn location(name: &ObjectName) -> Option<String> {
     match name.0.as_slice() {
@@ -711,29 +759,14 @@ impl Visitor for Reads {
         if self.skip.contains(&(factor as *const TableFactor)) {
             return ControlFlow::Continue(());
         }
-        let name = match factor {
-            // Databricks: `FROM IDENTIFIER('main.sales.orders')`.
-            TableFactor::Table {
-                name,
-                args: Some(args),
-                ..
-            } => {
-                if let [ObjectNamePart::Identifier(f)] = name.0.as_slice()
-                    && let Some(rel) = identifier_call(f, &args.args, self.dialect)
-                {
-                    self.read(rel, 2);
-                }
-                return ControlFlow::Continue(());
-            }
-            // With arguments it is a table function (`generate_series(...)`).
-            TableFactor::Table {
-                name, args: None, ..
-            } => name,
-            TableFactor::SemanticView { name, .. } => name,
-            _ => return ControlFlow::Continue(()),
-        };
-        if let Some(rel) = relation_name(name, self.dialect) {
-            self.read(rel, name.0.len());
+        if let Some(rel) = factor_relation(factor, self.dialect) {
+            let parts = match factor {
+                TableFactor::Table {
+                    name, args: None, ..
+                } => name.0.len(),
+                _ => 2,
+            };
+            self.read(rel, parts);
         }
         ControlFlow::Continue(())
     }

@@ -55,10 +55,7 @@ pub(crate) fn path_name(name: &ObjectName, dialect: SqlDialect) -> Option<String
         [one] => {
             let one = ident(one)?;
             if one.quote_style == Some('\'') && !one.value.is_empty() {
-                return Some(match is_path(&one.value) {
-                    true => one.value,
-                    false => format!("./{}", one.value),
-                });
+                return Some(located(one.value));
             }
         }
         [format, path]
@@ -71,9 +68,9 @@ pub(crate) fn path_name(name: &ObjectName, dialect: SqlDialect) -> Option<String
             if format.quote_style.is_none()
                 && path.quote_style == Some('`')
                 && FILE_FORMATS.contains(&format.value.to_ascii_lowercase().as_str())
-                && (path.value.contains("://") || path.value.starts_with('/'))
+                && path.value.contains(['/', '.'])
             {
-                return Some(path.value);
+                return Some(located(path.value));
             }
         }
         _ => {}
@@ -95,6 +92,15 @@ pub(crate) fn path_name(name: &ObjectName, dialect: SqlDialect) -> Option<String
     let stage_end = joined.find('/').unwrap_or(joined.len());
     let (stage, path) = joined.split_at(stage_end);
     Some(format!("{}{path}", stage.to_lowercase()))
+}
+
+/// A location as a path dataset is named: as written, with `./` before a
+/// file named without a folder (so [`is_path`] knows it).
+fn located(location: String) -> String {
+    match is_path(&location) {
+        true => location,
+        false => format!("./{location}"),
+    }
 }
 
 /// Whether a relation name as [`relation_name`] prints it is a file, stage or

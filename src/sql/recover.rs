@@ -39,9 +39,14 @@ pub(crate) fn recover(tokens: &[TokenWithSpan], dialect: SqlDialect) -> Option<R
     let recovered = match (word(0), word(1)) {
         (Keyword::CREATE, _) => create_table(tokens, &sig, word),
         (Keyword::INSERT, Keyword::OVERWRITE) => directory(tokens, &sig, word),
+        (Keyword::INSERT, Keyword::INTO) => parenthesised_with(tokens, &sig, word),
         (Keyword::ALTER, Keyword::TABLE) => {
             return exchange_partition(tokens, &sig, word, dialect);
         }
+        (Keyword::COPY, Keyword::INTO) if dialect == SqlDialect::MsSql => {
+            return copy_into_from_url(tokens, &sig, word, dialect);
+        }
+        (Keyword::UPDATE, _) if dialect == SqlDialect::MsSql => compound_assignment(tokens, &sig),
         _ => None,
     };
     match recovered {
@@ -254,19 +259,134 @@ fn exchange_partition(
     if after_name(tokens, sig, other_at)? != sig.len() {
         return None;
     }
-    let name = |from: usize, to: usize| {
-        let part: Vec<TokenWithSpan> = sig[from..to].iter().map(|&i| tokens[i].clone()).collect();
-        let parser_dialect = dialect.parser_dialect();
-        let name = Parser::new(parser_dialect.as_ref())
-            .with_tokens_with_locations(part)
-            .parse_object_name(false)
-            .ok()?;
-        relation_name(&name, dialect)
-    };
     let mut lineage = TableLineage::default();
-    lineage.sources.insert(name(other_at, sig.len())?);
-    lineage.add_target(name(name_at, name_end), false);
+    lineage
+        .sources
+        .insert(name_of(tokens, &sig[other_at..], dialect)?);
+    lineage.add_target(name_of(tokens, &sig[name_at..name_end], dialect), false);
     Some(Recovered::Lineage(StatementKind::Other, lineage))
+}
+
+/// `INSERT INTO t [(columns)] (WITH ... SELECT ...)`: the parentheses
+/// around a query that starts with `WITH` dropped.
+fn parenthesised_with(
+    tokens: &[TokenWithSpan],
+    sig: &[usize],
+    word: impl Fn(usize) -> Keyword + Copy,
+) -> Option<Vec<TokenWithSpan>> {
+    let mut n = after_name(tokens, sig, 2)?;
+    let opens = |k: usize| matches!(sig.get(k).map(|&i| &tokens[i].token), Some(Token::LParen));
+    if opens(n) && word(n + 1) != Keyword::WITH {
+        n = after_group(tokens, sig, n)?;
+    }
+    if !opens(n) || word(n + 1) != Keyword::WITH || after_group(tokens, sig, n)? != sig.len() {
+        return None;
+    }
+    let close = sig[sig.len() - 1];
+    Some(
+        tokens
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != sig[n] && i != close)
+            .map(|(_, t)| t.clone())
+            .collect(),
+    )
+}
+
+/// Synapse's `COPY INTO t [(columns)] FROM 'url' [WITH (...)]`: the files
+/// at the URL load the table.
+fn copy_into_from_url(
+    tokens: &[TokenWithSpan],
+    sig: &[usize],
+    word: impl Fn(usize) -> Keyword + Copy,
+    dialect: SqlDialect,
+) -> Option<Recovered> {
+    let mut n = after_name(tokens, sig, 2)?;
+    let name_end = n;
+    if matches!(sig.get(n).map(|&i| &tokens[i].token), Some(Token::LParen)) {
+        n = after_group(tokens, sig, n)?;
+    }
+    if word(n) != Keyword::FROM {
+        return None;
+    }
+    let mut lineage = TableLineage::default();
+    let mut k = n + 1;
+    while let Some(Token::SingleQuotedString(url)) = sig.get(k).map(|&i| &tokens[i].token) {
+        lineage.sources.insert(url.clone());
+        k += 1;
+        if !matches!(sig.get(k).map(|&i| &tokens[i].token), Some(Token::Comma)) {
+            break;
+        }
+        k += 1;
+    }
+    if lineage.sources.is_empty() || (k < sig.len() && word(k) != Keyword::WITH) {
+        return None;
+    }
+    lineage.add_target(name_of(tokens, &sig[2..name_end], dialect), false);
+    Some(Recovered::Lineage(StatementKind::Copy, lineage))
+}
+
+/// T-SQL's compound assignment `SET x += e` (and `-=`, `*=`, `/=`, `%=`,
+/// `&=`, `|=`, `^=`) written out as `SET x = x + e`, which parses.
+fn compound_assignment(tokens: &[TokenWithSpan], sig: &[usize]) -> Option<Vec<TokenWithSpan>> {
+    // (first token of the name, the operator, the `=`), by token index.
+    let mut found = Vec::new();
+    let mut k = 0;
+    while k < sig.len() {
+        let Some(end) = after_name(tokens, sig, k) else {
+            k += 1;
+            continue;
+        };
+        let compound = end + 1 < sig.len()
+            && sig[end + 1] == sig[end] + 1
+            && matches!(tokens[sig[end + 1]].token, Token::Eq)
+            && matches!(
+                tokens[sig[end]].token,
+                Token::Plus
+                    | Token::Minus
+                    | Token::Mul
+                    | Token::Div
+                    | Token::Mod
+                    | Token::Ampersand
+                    | Token::Pipe
+                    | Token::Caret
+            );
+        if compound {
+            found.push((sig[k], sig[end], sig[end + 1]));
+            k = end + 2;
+        } else {
+            k = end;
+        }
+    }
+    if found.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(tokens.len() + 8 * found.len());
+    let mut at = 0;
+    for (name, op, eq) in found {
+        out.extend_from_slice(&tokens[at..op]);
+        out.push(tokens[eq].clone());
+        out.push(TokenWithSpan::new(
+            Token::Whitespace(Whitespace::Space),
+            tokens[eq].span,
+        ));
+        out.extend_from_slice(&tokens[name..op]);
+        out.push(tokens[op].clone());
+        at = eq + 1;
+    }
+    out.extend_from_slice(&tokens[at..]);
+    Some(out)
+}
+
+/// The relation the significant tokens at `name` spell, parsed as a name.
+fn name_of(tokens: &[TokenWithSpan], name: &[usize], dialect: SqlDialect) -> Option<String> {
+    let part: Vec<TokenWithSpan> = name.iter().map(|&i| tokens[i].clone()).collect();
+    let parser_dialect = dialect.parser_dialect();
+    let name = Parser::new(parser_dialect.as_ref())
+        .with_tokens_with_locations(part)
+        .parse_object_name(false)
+        .ok()?;
+    relation_name(&name, dialect)
 }
 
 /// `FROM (a)` / `JOIN (s.a)`: a table name alone in parentheses (MySQL,
@@ -368,6 +488,27 @@ mod tests {
                 &[],
             ),
             ("INSERT INTO t SELECT * FROM (a) x", Spark, &["a"], &["t"]),
+            (
+                "INSERT INTO t (WITH c AS (SELECT * FROM a) SELECT * FROM c)",
+                Ansi,
+                &["a"],
+                &["t"],
+            ),
+            (
+                "COPY INTO dbo.t FROM 'https://acct.blob.core.windows.net/c/f1/', 'https://acct.blob.core.windows.net/c/f2/' WITH (FILE_TYPE = 'CSV')",
+                MsSql,
+                &[
+                    "https://acct.blob.core.windows.net/c/f1/",
+                    "https://acct.blob.core.windows.net/c/f2/",
+                ],
+                &["dbo.t"],
+            ),
+            (
+                "UPDATE sr SET sr.Name += ' - x', sr.n *= 2 FROM Production.ScrapReason AS sr JOIN Production.WorkOrder AS wo ON sr.id = wo.id",
+                MsSql,
+                &["production.workorder"],
+                &["production.scrapreason"],
+            ),
         ];
         for (sql, dialect, sources, targets) in cases {
             let parser_dialect = dialect.parser_dialect();

@@ -16,6 +16,16 @@ pub(crate) struct Session {
     schema: Option<String>,
 }
 
+/// The schema a database's unqualified names fall in, where the engine has
+/// one by default.
+fn default_schema(dialect: SqlDialect) -> Option<&'static str> {
+    match dialect {
+        SqlDialect::Snowflake => Some("public"),
+        SqlDialect::Databricks => Some("default"),
+        _ => None,
+    }
+}
+
 impl Session {
     /// Follows one `USE`. Warehouses, roles and `USE DEFAULT` change no
     /// names. A bare `USE x` names a database on Snowflake (two levels
@@ -27,14 +37,29 @@ impl Session {
                 .map(|r| relation_parts(&r))
                 .unwrap_or_default()
         };
+        // Databases are schemas where the engine has no level above them.
+        let database_is_schema = matches!(
+            dialect,
+            SqlDialect::Databricks
+                | SqlDialect::Spark
+                | SqlDialect::Hive
+                | SqlDialect::MySql
+                | SqlDialect::MariaDb
+        );
         match u {
+            Use::Database(name) if database_is_schema => {
+                self.schema = Some(print_parts(&parts(name)));
+            }
+            // The engine then falls back to the database's default schema:
+            // PUBLIC on Snowflake (and PostgreSQL-likes), `default` in a
+            // Databricks catalog.
             Use::Catalog(name) | Use::Database(name) => {
                 self.database = Some(print_parts(&parts(name)));
-                self.schema = None;
+                self.schema = default_schema(dialect).map(str::to_string);
             }
             Use::Object(name) if dialect == SqlDialect::Snowflake && name.0.len() == 1 => {
                 self.database = Some(print_parts(&parts(name)));
-                self.schema = None;
+                self.schema = default_schema(dialect).map(str::to_string);
             }
             Use::Schema(name) | Use::Object(name) => match parts(name).as_slice() {
                 [schema] => self.schema = Some(print_parts(std::slice::from_ref(schema))),
@@ -53,8 +78,8 @@ impl Session {
     /// paths and `#temp` tables are left as they are.
     pub fn qualify(&self, relation: &str) -> String {
         if self.database.is_none() && self.schema.is_none()
-            || relation.starts_with(['@', '#'])
-            || relation.contains("://")
+            || relation.starts_with('#')
+            || super::names::is_path(relation)
         {
             return relation.to_string();
         }
@@ -78,6 +103,7 @@ impl Session {
             &mut lineage.targets,
             &mut lineage.temporary,
             &mut lineage.dropped,
+            &mut lineage.replaced,
         ] {
             *set = set.iter().map(|r| self.qualify(r)).collect();
         }
@@ -116,5 +142,15 @@ mod tests {
         let s = session("USE shop", SqlDialect::MySql);
         assert_eq!(s.qualify("@stage/x"), "@stage/x");
         assert_eq!(s.qualify("#tmp"), "#tmp");
+        assert_eq!(s.qualify("./orders.csv"), "./orders.csv");
+        // Where a database is a schema, `USE DATABASE` names the schema.
+        let s = session("USE DATABASE sales", SqlDialect::Databricks);
+        assert_eq!(s.qualify("orders"), "sales.orders");
+        // A database alone leaves names in its default schema.
+        let s = session("USE DATABASE prod", SqlDialect::Snowflake);
+        assert_eq!(s.qualify("kpis"), "prod.public.kpis");
+        assert_eq!(s.qualify("mart.kpis"), "prod.mart.kpis");
+        let s = session("USE CATALOG main", SqlDialect::Databricks);
+        assert_eq!(s.qualify("orders"), "main.default.orders");
     }
 }
