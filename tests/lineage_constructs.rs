@@ -764,7 +764,7 @@ fn copy_statements() {
         &[],
         &["mart.t"],
     );
-    check("spark", "SELECT * FROM mart.`a/b`", &["mart.a/b"], &[]);
+    check("spark", "SELECT * FROM mart.`a/b`", &["mart.\"a/b\""], &[]);
 }
 
 // --- scripts ------------------------------------------------------------

@@ -47,15 +47,18 @@ const FILE_FORMATS: &[&str] = &[
 /// (`@raw.stage/dir/`, `@~/x`, `@%t`), whose stage name folds like any
 /// unquoted name while the path after it keeps its case.
 pub(crate) fn path_name(name: &ObjectName, dialect: SqlDialect) -> Option<String> {
-    let ident = |p: &ObjectNamePart| match p {
-        ObjectNamePart::Identifier(i) => Some(i.clone()),
-        ObjectNamePart::Function(_) => None,
-    };
+    // Called for every table name: borrow, allocate only for a path.
+    fn ident(p: &ObjectNamePart) -> Option<&Ident> {
+        match p {
+            ObjectNamePart::Identifier(i) => Some(i),
+            ObjectNamePart::Function(_) => None,
+        }
+    }
     match name.0.as_slice() {
         [one] => {
             let one = ident(one)?;
             if one.quote_style == Some('\'') && !one.value.is_empty() {
-                return Some(located(one.value));
+                return Some(located(&one.value));
             }
         }
         [format, path]
@@ -67,10 +70,12 @@ pub(crate) fn path_name(name: &ObjectName, dialect: SqlDialect) -> Option<String
             let (format, path) = (ident(format)?, ident(path)?);
             if format.quote_style.is_none()
                 && path.quote_style == Some('`')
-                && FILE_FORMATS.contains(&format.value.to_ascii_lowercase().as_str())
                 && path.value.contains(['/', '.'])
+                && FILE_FORMATS
+                    .iter()
+                    .any(|f| format.value.eq_ignore_ascii_case(f))
             {
-                return Some(located(path.value));
+                return Some(located(&path.value));
             }
         }
         _ => {}
@@ -96,9 +101,9 @@ pub(crate) fn path_name(name: &ObjectName, dialect: SqlDialect) -> Option<String
 
 /// A location as a path dataset is named: as written, with `./` before a
 /// file named without a folder (so [`is_path`] knows it).
-fn located(location: String) -> String {
-    match is_path(&location) {
-        true => location,
+fn located(location: &str) -> String {
+    match is_path(location) {
+        true => location.to_string(),
         false => format!("./{location}"),
     }
 }
@@ -106,9 +111,11 @@ fn located(location: String) -> String {
 /// Whether a relation name as [`relation_name`] prints it is a file, stage or
 /// path rather than a table.
 pub fn is_path(relation: &str) -> bool {
-    // Table names hold no `/` or `*` in practice, and a file named
-    // without a folder is printed as `./x.csv` for this test to see.
-    relation.starts_with('@') || relation.contains(['/', '*'])
+    // A table part holding `/`, `*` or `@` is printed in quotes, and a file
+    // named without a folder as `./x.csv`, for this test to see.
+    !relation.starts_with('"')
+        && (relation.starts_with('@') || relation.contains(['/', '*']))
+        && !relation.contains(".\"")
 }
 
 /// The table `IDENTIFIER('db.schema.t')` names (Snowflake, Databricks);
@@ -163,7 +170,7 @@ pub(crate) fn ident_name(ident: &Ident, dialect: SqlDialect) -> String {
 
 /// `None` for what is not a table: nothing, or a stage / variable (`@x`).
 fn checked(name: String) -> Option<String> {
-    if name.is_empty() || name.starts_with('@') || name.starts_with('.') {
+    if name.is_empty() || name.starts_with(['@', '.']) || name.starts_with("\"@") {
         None
     } else {
         Some(name)
@@ -195,9 +202,7 @@ fn push_part(out: &mut String, quoted: bool, value: &str, dialect: SqlDialect) {
     };
     // Quotes keep a part that holds a dot, a quote or white space from being
     // read back as several parts.
-    let needs_quotes = value
-        .chars()
-        .any(|c| c == '.' || c == '"' || c.is_whitespace());
+    let needs_quotes = value.chars().any(needs_quotes);
     if needs_quotes {
         out.push('"');
     }
@@ -212,6 +217,13 @@ fn push_part(out: &mut String, quoted: bool, value: &str, dialect: SqlDialect) {
     if needs_quotes {
         out.push('"');
     }
+}
+
+/// Characters that make ripple print a name part in quotes: those that would
+/// read back as several parts (a dot, a quote, white space), and those that
+/// mark a path (`/`, `*`, `@`), so a table is never taken for files.
+fn needs_quotes(c: char) -> bool {
+    matches!(c, '.' | '"' | '/' | '*' | '@') || c.is_whitespace()
 }
 
 /// A name that an upper-folding engine would also get from the unquoted form.
@@ -249,7 +261,7 @@ pub fn print_parts(parts: &[String]) -> String {
     parts
         .iter()
         .map(|p| {
-            if p.chars().any(|c| c == '.' || c == '"' || c.is_whitespace()) {
+            if p.chars().any(needs_quotes) {
                 format!("\"{}\"", p.replace('"', "\"\""))
             } else {
                 p.clone()
@@ -356,9 +368,16 @@ mod tests {
     }
 
     #[test]
-    fn stages_and_variables_are_not_tables() {
+    fn stages_are_paths_and_variables_are_not_tables() {
+        // A Snowflake stage is a dataset named by its location.
         assert_eq!(
-            relation_name(&name(&[("@stage", None)]), SqlDialect::Snowflake),
+            relation_name(&name(&[("@stage", None)]), SqlDialect::Snowflake).as_deref(),
+            Some("@stage")
+        );
+        assert!(is_path("@stage"));
+        // Elsewhere `@x` is a variable: no table.
+        assert_eq!(
+            relation_name(&name(&[("@rows", None)]), SqlDialect::MsSql),
             None
         );
         assert_eq!(
