@@ -764,6 +764,12 @@ fn copy_statements() {
         &[],
         &["mart.t"],
     );
+    check(
+        "snowflake",
+        "CREATE STAGE IF NOT EXISTS raw.landing URL = 's3://lake/landing/' STORAGE_INTEGRATION = s3_int",
+        &["s3://lake/landing/"],
+        &["@raw.landing"],
+    );
     check("spark", "SELECT * FROM mart.`a/b`", &["mart.\"a/b\""], &[]);
 }
 

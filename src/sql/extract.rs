@@ -377,6 +377,16 @@ fn writes(
             out.add_target(Some(to.value.clone()).filter(|v| !v.is_empty()), false);
             StatementKind::Copy
         }
+        // Snowflake: a named stage over a URL reads the files there.
+        Statement::CreateStage {
+            name, stage_params, ..
+        } => {
+            if let (Some(url), Some(stage)) = (&stage_params.url, relation_name(name, dialect)) {
+                out.sources.insert(url.clone());
+                out.add_target(Some(format!("@{stage}")), false);
+            }
+            return Writes::Nothing(StatementKind::Other);
+        }
         Statement::Directory {
             path, overwrite, ..
         } => {
