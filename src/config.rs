@@ -43,6 +43,8 @@ pub struct Config {
     pub datasets: BTreeMap<String, DatasetConfig>,
     /// How backfills are run.
     pub backfill: BackfillConfig,
+    /// Names in OpenLineage events (`ripple graph --format openlineage`).
+    pub openlineage: OpenLineageConfig,
     /// Read folders and files that configuration places outside the project
     /// (`../shared/models`, `/srv/dags`). Off: such paths are refused, so a
     /// pull request cannot make ripple read `/etc`.
@@ -137,6 +139,19 @@ pub enum SwapMode {
     /// dropped): fast on huge tables, but dependents of the old table
     /// (views, grants) do not follow it.
     Rename,
+}
+
+/// Names in OpenLineage events, per the OpenLineage naming spec.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OpenLineageConfig {
+    /// The warehouse's dataset namespace (`postgres://db.example.com:5432`,
+    /// `snowflake://org-account`, `bigquery`).
+    pub namespace: Option<String>,
+    /// The namespace of the jobs (default `ripple`).
+    pub job_namespace: Option<String>,
+    /// The `producer` URI of every event (default `urn:ripple:<version>`).
+    pub producer: Option<String>,
 }
 
 /// How backfills are run.

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ripple::emit::{self, graph::Format};
+use ripple::emit::{self, graph::Format, openlineage};
 use ripple::graph::Selector;
 
 use super::{ProjectArgs, write_output};
@@ -12,7 +12,8 @@ use super::{ProjectArgs, write_output};
 pub const EXAMPLES: &str = "Examples:
   ripple graph --project fixtures/shop
   ripple graph --project fixtures/shop --select +fct_orders --format mermaid
-  ripple graph --project fixtures/shop --select 'tag:finance,path:models/marts' --format dot --output shop.dot";
+  ripple graph --project fixtures/shop --select 'tag:finance,path:models/marts' --format dot --output shop.dot
+  ripple graph --project fixtures/shop --format openlineage --output lineage.ndjson";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -27,6 +28,12 @@ pub struct Args {
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// With `--format openlineage`: static job events, or START/COMPLETE run events.
+    #[arg(long, value_enum, default_value_t = openlineage::Mode::Static)]
+    openlineage_mode: openlineage::Mode,
+    /// With `--format openlineage`: the events' time (a date or an hour, UTC; default: today).
+    #[arg(long, value_name = "DATE")]
+    event_time: Option<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -35,9 +42,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(sel) => Selector::parse(sel)?.select(&g)?,
         None => g.graph.node_indices().collect(),
     };
+    let options = openlineage::Options {
+        mode: args.openlineage_mode,
+        event_time: match &args.event_time {
+            Some(t) => super::time_key(t, "--event-time")?.start,
+            None => ripple::time::today(),
+        },
+    };
     write_output(
         args.output.as_deref(),
-        &emit::graph::render(&g, &nodes, args.format),
+        &emit::graph::render(&g, &nodes, args.format, &options),
     )?;
     let (errors, _) = emit::check::counts(&g.diagnostics);
     if errors > 0 {

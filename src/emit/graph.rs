@@ -147,13 +147,22 @@ pub enum Format {
     Dot,
     /// A Mermaid flowchart.
     Mermaid,
+    /// OpenLineage events, one JSON object per line (docs/openlineage.md).
+    Openlineage,
 }
 
-/// The subgraph of `g` on `nodes` in `format`.
-pub fn render(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>, format: Format) -> String {
+/// The subgraph of `g` on `nodes` in `format` (OpenLineage events written
+/// with `openlineage`).
+pub fn render(
+    g: &LineageGraph,
+    nodes: &BTreeSet<NodeIndex>,
+    format: Format,
+    openlineage: &super::openlineage::Options,
+) -> String {
     match format {
         Format::Json => json(g, nodes),
         Format::Dot => dot(g, nodes),
         Format::Mermaid => mermaid(g, nodes),
+        Format::Openlineage => super::openlineage::events(g, nodes, openlineage),
     }
 }

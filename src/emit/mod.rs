@@ -10,6 +10,7 @@ pub mod graph;
 pub mod impact;
 pub mod lineage;
 pub mod mermaid;
+pub mod openlineage;
 pub mod plan;
 pub mod schedule;
 

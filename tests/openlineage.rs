@@ -1,0 +1,315 @@
+//! `ripple graph --format openlineage`: every event validates against the
+//! official OpenLineage JSON Schema (vendored in tests/openlineage/, offline),
+//! every facet against its own facet schema; the events say what the graph
+//! says; the output is a snapshot and is byte-identical run after run.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+#[path = "support/temp_project.rs"]
+mod temp_project;
+
+const SCHEMA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/openlineage");
+const FACETS: &[(&str, &str)] = &[
+    ("sql", "SQLJobFacet"),
+    ("jobType", "JobTypeJobFacet"),
+    ("sourceCodeLocation", "SourceCodeLocationJobFacet"),
+    ("schema", "SchemaDatasetFacet"),
+    ("columnLineage", "ColumnLineageDatasetFacet"),
+    ("parent", "ParentRunFacet"),
+];
+
+fn load(name: &str) -> Value {
+    let text = std::fs::read_to_string(format!("{SCHEMA_DIR}/{name}.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Validators for the event and for each facet, references resolved
+/// against the vendored files only.
+struct Schemas {
+    event: jsonschema::Validator,
+    facets: BTreeMap<&'static str, jsonschema::Validator>,
+}
+
+impl Schemas {
+    fn new() -> Schemas {
+        let spec = load("OpenLineage");
+        let mut registry = jsonschema::Registry::new()
+            .add(spec["$id"].as_str().unwrap(), spec.clone())
+            .unwrap();
+        let mut facet_docs = Vec::new();
+        for (key, file) in FACETS {
+            let doc = load(file);
+            registry = registry
+                .add(doc["$id"].as_str().unwrap(), doc.clone())
+                .unwrap();
+            facet_docs.push((*key, doc));
+        }
+        let registry = registry.prepare().unwrap();
+        let build = |schema: &Value| {
+            jsonschema::options()
+                .offline()
+                .with_registry(&registry)
+                .build(schema)
+                .unwrap()
+        };
+        let event = build(&json!({"$ref": spec["$id"]}));
+        let facets = facet_docs
+            .iter()
+            .map(|(key, doc)| (*key, build(&json!({"$ref": doc["$id"]}))))
+            .collect();
+        Schemas { event, facets }
+    }
+
+    /// Every error of `event` and of each facet in it.
+    fn errors(&self, event: &Value) -> Vec<String> {
+        let mut errors: Vec<String> = self
+            .event
+            .iter_errors(event)
+            .map(|e| format!("event: {e} at {}", e.instance_path()))
+            .collect();
+        let mut facet_maps: Vec<&Value> = vec![&event["job"]["facets"], &event["run"]["facets"]];
+        for side in ["inputs", "outputs"] {
+            for d in event[side].as_array().into_iter().flatten() {
+                facet_maps.push(&d["facets"]);
+            }
+        }
+        for map in facet_maps {
+            for (key, facet) in map.as_object().into_iter().flatten() {
+                let validator = self
+                    .facets
+                    .get(key.as_str())
+                    .unwrap_or_else(|| panic!("no schema vendored for facet {key}"));
+                let wrapped = json!({ key.clone(): facet });
+                errors.extend(
+                    validator
+                        .iter_errors(&wrapped)
+                        .map(|e| format!("facet {key}: {e} at {}", e.instance_path())),
+                );
+                // Facets must name their producer and schema.
+                for field in ["_producer", "_schemaURL"] {
+                    if facet.get(field).and_then(Value::as_str).is_none() {
+                        errors.push(format!("facet {key}: no {field}"));
+                    }
+                }
+            }
+        }
+        errors
+    }
+}
+
+fn events(project: &std::path::Path, extra: &[&str]) -> (String, Vec<Value>) {
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "graph",
+            "--format",
+            "openlineage",
+            "--event-time",
+            "2026-01-10",
+            "--project",
+        ])
+        .arg(project)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let parsed = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    (text, parsed)
+}
+
+fn shop() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/shop")
+}
+
+#[test]
+fn shop_events_validate_and_match_the_snapshot() {
+    let schemas = Schemas::new();
+    let (text, parsed) = events(&shop(), &[]);
+    assert!(!parsed.is_empty());
+    for e in &parsed {
+        let errors = schemas.errors(e);
+        assert!(errors.is_empty(), "{errors:#?}\n{e:#}");
+    }
+    // dbt models and Airflow SQL tasks are there (plain SQL scripts are in
+    // `events_say_what_the_graph_says`).
+    let integrations: BTreeSet<&str> = parsed
+        .iter()
+        .map(|e| {
+            e["job"]["facets"]["jobType"]["integration"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(integrations, BTreeSet::from(["AIRFLOW", "DBT"]));
+    // The schemas do reject what is not OpenLineage.
+    let mut broken = parsed[0].clone();
+    broken["job"].as_object_mut().unwrap().remove("namespace");
+    broken["job"]["facets"]["sql"]
+        .as_object_mut()
+        .unwrap()
+        .remove("query");
+    broken["outputs"][0]["facets"]["columnLineage"]["fields"] =
+        json!({"x": {"inputFields": [{"name": "a"}]}});
+    let errors = schemas.errors(&broken);
+    for wanted in ["event:", "facet sql:", "facet columnLineage:"] {
+        assert!(
+            errors.iter().any(|e| e.starts_with(wanted)),
+            "{wanted} in {errors:#?}"
+        );
+    }
+    let (again, _) = events(&shop(), &[]);
+    assert_eq!(text, again, "byte-identical on a second run");
+    insta::assert_snapshot!("shop_openlineage", text);
+}
+
+#[test]
+fn run_mode_pairs_start_and_complete_with_stable_ids_and_parents() {
+    let schemas = Schemas::new();
+    let (_, parsed) = events(&shop(), &["--openlineage-mode", "run"]);
+    assert_eq!(parsed.len() % 2, 0);
+    for pair in parsed.chunks(2) {
+        for e in pair {
+            let errors = schemas.errors(e);
+            assert!(errors.is_empty(), "{errors:#?}\n{e:#}");
+        }
+        assert_eq!(pair[0]["eventType"], "START");
+        assert_eq!(pair[1]["eventType"], "COMPLETE");
+        assert_eq!(pair[0]["run"], pair[1]["run"]);
+        let integration = pair[0]["job"]["facets"]["jobType"]["integration"]
+            .as_str()
+            .unwrap();
+        let parent = &pair[0]["run"]["facets"]["parent"];
+        match integration {
+            // An Airflow task's parent is its DAG, named as Airflow's
+            // integration names it (`dag.task` for the task).
+            "AIRFLOW" => {
+                let name = pair[0]["job"]["name"].as_str().unwrap();
+                let dag = parent["job"]["name"].as_str().unwrap();
+                assert!(name.starts_with(&format!("{dag}.")), "{name} under {dag}");
+            }
+            "DBT" => assert_eq!(parent["job"]["name"], "dbt.shop"),
+            _ => assert!(parent.is_null()),
+        }
+    }
+    let ids: BTreeSet<&str> = parsed
+        .iter()
+        .map(|e| e["run"]["runId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), parsed.len() / 2, "one run id per job");
+}
+
+#[test]
+fn events_say_what_the_graph_says() {
+    let dir = temp_project::temp_project(&[
+        (
+            "load.sql",
+            "copy raw.orders from 's3://lake/orders/' iam_role 'r' format as parquet",
+        ),
+        (
+            "daily.sql",
+            "insert into mart.daily select o.day, sum(o.amount) as revenue from raw.orders o join raw.fx f on f.day = o.day where o.status = 'ok' group by o.day",
+        ),
+        (
+            "ripple.yml",
+            "dialect: redshift\ntarget: { schema: mart, database: prod }\nopenlineage: { namespace: 'redshift://cluster.eu-west-1:5439', job_namespace: nightly }\n",
+        ),
+    ]);
+    let schemas = Schemas::new();
+    let (_, parsed) = events(dir.path(), &[]);
+    for e in &parsed {
+        let errors = schemas.errors(e);
+        assert!(errors.is_empty(), "{errors:#?}\n{e:#}");
+    }
+    let by_name: BTreeMap<&str, &Value> = parsed
+        .iter()
+        .map(|e| (e["job"]["name"].as_str().unwrap(), e))
+        .collect();
+    assert_eq!(
+        by_name.keys().copied().collect::<Vec<_>>(),
+        ["daily.sql", "load.sql"]
+    );
+    assert_eq!(
+        by_name["load.sql"]["job"]["facets"]["jobType"]["integration"],
+        "SQL"
+    );
+    let load = by_name["load.sql"];
+    assert_eq!(load["job"]["namespace"], "nightly");
+    // A URL is named per the spec: bucket as namespace, key as name.
+    assert_eq!(
+        load["inputs"],
+        json!([{"namespace": "s3://lake", "name": "orders/"}])
+    );
+    assert_eq!(load["outputs"][0]["name"], "prod.raw.orders");
+    let daily = by_name["daily.sql"];
+    let ns = "redshift://cluster.eu-west-1:5439";
+    assert_eq!(
+        daily["inputs"],
+        json!([{"namespace": ns, "name": "prod.raw.fx"}, {"namespace": ns, "name": "prod.raw.orders"}])
+    );
+    let facets = &daily["outputs"][0]["facets"];
+    assert_eq!(daily["outputs"][0]["name"], "prod.mart.daily");
+    let fields = &facets["columnLineage"]["fields"];
+    let inputs = |col: &str| -> Vec<String> {
+        fields[col]["inputFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}.{}",
+                    f["name"].as_str().unwrap(),
+                    f["field"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(inputs("day"), ["prod.raw.orders.day"]);
+    assert_eq!(inputs("revenue"), ["prod.raw.orders.amount"]);
+    let conditions: BTreeSet<String> = facets["columnLineage"]["dataset"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            assert_eq!(f["transformations"][0]["type"], "INDIRECT");
+            format!(
+                "{}.{}",
+                f["name"].as_str().unwrap(),
+                f["field"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        conditions,
+        BTreeSet::from(
+            [
+                "prod.raw.fx.day",
+                "prod.raw.orders.day",
+                "prod.raw.orders.status"
+            ]
+            .map(String::from)
+        )
+    );
+    assert_eq!(
+        facets["schema"]["fields"],
+        json!([{"name": "day", "ordinal_position": 1}, {"name": "revenue", "ordinal_position": 2}])
+    );
+    assert_eq!(
+        daily["job"]["facets"]["sourceCodeLocation"]["url"],
+        "file:daily.sql#L1"
+    );
+    // --select narrows to the jobs that write the selection.
+    let (_, selected) = events(dir.path(), &["--select", "mart.daily"]);
+    assert_eq!(selected.len(), 1);
+    assert_eq!(selected[0]["job"]["name"], "daily.sql");
+}
