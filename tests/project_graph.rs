@@ -606,3 +606,82 @@ fn a_model_that_refs_itself_is_a_cycle() {
     // Reading itself through {{ this }} is how incremental models work.
     assert!(!text.contains("b.sql"), "{text}");
 }
+
+#[test]
+fn a_script_links_each_write_to_what_feeds_it_not_to_every_read() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            // Two unrelated statements: x feeds a, y feeds b.
+            (
+                "two.sql",
+                "create table a as select * from x;\ncreate table b as select * from y;",
+            ),
+            // Three tables deduplicated one by one through scratch tables:
+            // each is read and rewritten alone, so no cycle between them.
+            (
+                "dedupe.sql",
+                "create temp table c1 as select distinct * from customers;\n\
+                 truncate customers;\ninsert into customers select * from c1;\n\
+                 create temp table e1 as select distinct * from employees;\n\
+                 truncate employees;\ninsert into employees select * from e1;",
+            ),
+            // Through a staging table: raw feeds stage feeds mart; lookup
+            // joins in at the end; an append keeps its earlier rows.
+            (
+                "chain.sql",
+                "create table stage as select * from raw;\n\
+                 insert into mart select s.*, l.v from stage s join lookup l using (k);\n\
+                 insert into log select * from log2;\ninsert into summary select count(*) from log;",
+            ),
+        ],
+    );
+    let g = graph_of(dir.path());
+    let got = edges(&g);
+    let want: BTreeSet<(String, String)> = [
+        ("table.x", "table.a"),
+        ("table.y", "table.b"),
+        ("table.customers", "table.customers"),
+        ("table.employees", "table.employees"),
+        ("table.raw", "table.stage"),
+        // stage is the script's own output: mart is fed by what fed it.
+        ("table.raw", "table.mart"),
+        ("table.lookup", "table.mart"),
+        ("table.log2", "table.log"),
+        ("table.log", "table.summary"),
+        ("table.log2", "table.summary"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .filter(|(a, b)| a != b)
+    .collect();
+    assert_eq!(got, want);
+    // Each table that reads itself back is a self-read, not a cycle.
+    assert!(g.cycles().is_empty(), "{:?}", g.cycles());
+}
+
+#[test]
+fn a_script_that_only_creates_a_table_empty_does_not_produce_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            (
+                "ddl.sql",
+                "create table if not exists mart.t (id int, day date);",
+            ),
+            (
+                "load.sql",
+                "insert into mart.t select id, day from raw.src;",
+            ),
+        ],
+    );
+    let g = graph_of(dir.path());
+    assert_eq!(g.writers["table.mart.t"], ["sql:load.sql"]);
+    assert!(
+        !g.diagnostics.iter().any(|d| d.code == "duplicate-writer"),
+        "{:?}",
+        g.diagnostics
+    );
+}

@@ -212,15 +212,29 @@ impl LineageGraph {
                         }
                     }
                 };
-            let writes: Vec<String> = job
+            // Each write with the relations that feed it (`None`: all reads).
+            let writes: Vec<(String, Option<&BTreeSet<String>>)> = job
                 .writes
                 .iter()
-                .filter_map(|w| resolve(&w.target, w.line, &mut diagnostics))
+                .filter_map(|w| {
+                    let id = resolve(&w.target, w.line, &mut diagnostics)?;
+                    let fed = match (&job.feeds, &w.target) {
+                        (Some(feeds), Target::Relation { relation }) => feeds.get(relation),
+                        _ => None,
+                    };
+                    Some((id, fed))
+                })
                 .collect();
-            let reads: Vec<(String, u32)> = job
+            let reads: Vec<(String, u32, Option<&str>)> = job
                 .reads
                 .iter()
-                .filter_map(|r| resolve(&r.target, r.line, &mut diagnostics).map(|id| (id, r.line)))
+                .filter_map(|r| {
+                    let relation = match &r.target {
+                        Target::Relation { relation } => Some(relation.as_str()),
+                        _ => None,
+                    };
+                    resolve(&r.target, r.line, &mut diagnostics).map(|id| (id, r.line, relation))
+                })
                 .collect();
             // The ids a dbt model reads through `ref()` (not `{{ this }}`).
             let refs: BTreeSet<(String, u32)> = job
@@ -235,9 +249,14 @@ impl LineageGraph {
                         .map(|id| (id, r.line))
                 })
                 .collect();
-            for w in &writes {
+            for (w, fed) in &writes {
                 writers.entry(w.clone()).or_default().push(job.id.clone());
-                for (r, line) in &reads {
+                for (r, line, relation) in &reads {
+                    if let (Some(fed), Some(relation)) = (fed, relation)
+                        && !fed.contains(*relation)
+                    {
+                        continue;
+                    }
                     if r == w {
                         // A dbt model's reads are its `ref()`s: one naming
                         // the model itself is a cycle to dbt (`{{ this }}` is

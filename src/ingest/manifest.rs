@@ -135,6 +135,7 @@ pub(crate) fn load(root: &Path, path: &Path) -> Part {
                         target: Target::Node { id },
                         line: 0,
                     }],
+                    feeds: None,
                     sql: node
                         .get("compiled_code")
                         .or_else(|| node.get("raw_code"))

@@ -70,7 +70,7 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
         })
         .collect();
     let mut writes: Vec<Reference> = lineage
-        .targets
+        .filled_targets()
         .iter()
         .map(|t| Reference {
             target: Target::Relation {
@@ -93,12 +93,15 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
             line: lineage.statements.first().map_or(1, |s| s.line as u32),
         });
     }
+    // A file that only selects feeds its model from all it reads.
+    let feeds = (!lineage.targets.is_empty()).then(|| lineage.feeds());
     let job = Job {
         id: format!("sql:{file}"),
         kind: JobKind::Sql,
         file,
         reads,
         writes,
+        feeds,
         sql: Some(text),
         airflow: None,
     };

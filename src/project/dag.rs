@@ -64,6 +64,10 @@ pub struct Task {
     pub reads: Vec<String>,
     /// Tables its SQL writes (and `outlets`).
     pub writes: Vec<String>,
+    /// Which reads feed each write, from its SQL's statements; `None` when
+    /// every read feeds every write (declared inlets and outlets).
+    #[serde(skip)]
+    pub feeds: Option<std::collections::BTreeMap<String, std::collections::BTreeSet<String>>>,
     /// Upstream task ids (in this DAG, or `dag_id:task_id` in another).
     pub upstream: Vec<String>,
     /// DAGs this task triggers (`TriggerDagRunOperator`).

@@ -5,7 +5,7 @@
 mod dag;
 mod diagnostic;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -169,6 +169,11 @@ pub struct Job {
     pub reads: Vec<Reference>,
     /// What it writes.
     pub writes: Vec<Reference>,
+    /// For a SQL job, which reads feed each write (relation → relations
+    /// read), from its statements; `None` when every read feeds every
+    /// write (a dbt model, a task with declared inlets).
+    #[serde(skip)]
+    pub feeds: Option<BTreeMap<String, BTreeSet<String>>>,
     /// Its SQL (rendered, for dbt), for time facts read off the query.
     #[serde(skip)]
     pub sql: Option<String>,

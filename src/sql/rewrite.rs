@@ -11,9 +11,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    AlterTableOperation, CommentObject, CopyIntoSnowflakeKind, CopySource, Expr, GrantObjects,
-    Ident, ObjectName, ObjectNamePart, RenameTableNameKind, Statement, visit_expressions_mut,
-    visit_relations, visit_relations_mut,
+    AlterTableOperation, CommentObject, CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind,
+    Expr, GrantObjects, Ident, ObjectName, ObjectNamePart, RenameTableNameKind, Statement,
+    visit_expressions_mut, visit_relations, visit_relations_mut,
 };
 
 use super::dialect::SqlDialect;
@@ -203,6 +203,19 @@ fn rewrite_statement(
             }
             _ => {}
         },
+        // `CREATE TABLE t (LIKE s)` and `CLONE s` name a relation the
+        // visitor does not reach: a scratch table copied must be the shadow's.
+        Statement::CreateTable(ct) => {
+            if let Some(
+                CreateTableLikeKind::Parenthesized(like) | CreateTableLikeKind::Plain(like),
+            ) = &mut ct.like
+            {
+                swap(&mut like.name);
+            }
+            if let Some(clone) = &mut ct.clone {
+                swap(clone);
+            }
+        }
         // The relation visitor does not reach the table a COPY loads.
         Statement::Copy {
             source: CopySource::Table { table_name, .. },
@@ -472,6 +485,26 @@ mod tests {
         assert_eq!(
             out[0].changes,
             BTreeSet::from(["mart.daily__backfill".to_string()])
+        );
+    }
+
+    #[test]
+    fn like_and_clone_follow_the_redirected_table() {
+        let out = run("create table mart.daily (like mart.events)");
+        assert_eq!(
+            out[0].sql,
+            "CREATE TABLE \"mart\".\"daily__backfill\" (LIKE \"mart\".\"events__backfill\")"
+        );
+        let snow = redirect(
+            "create table mart.daily clone mart.events",
+            SqlDialect::Snowflake,
+            &shadows(),
+        )
+        .unwrap();
+        assert!(
+            snow[0].sql.contains("CLONE \"mart\".\"events__backfill\""),
+            "{}",
+            snow[0].sql
         );
     }
 

@@ -33,6 +33,75 @@ pub struct ScriptLineage {
     pub errors: Vec<StatementError>,
 }
 
+impl ScriptLineage {
+    /// The targets some statement puts rows in: a table the script only
+    /// creates empty (`CREATE TABLE t (cols)`, DDL run before another job
+    /// loads it) is not produced by the script.
+    pub fn filled_targets(&self) -> Vec<String> {
+        self.targets
+            .iter()
+            .filter(|t| {
+                self.statements
+                    .iter()
+                    .any(|s| s.kind != StatementKind::CreateTable && s.targets.contains(t))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// For each of the script's targets, the script sources its rows come
+    /// from: a statement's reads feed what it writes, a table the script
+    /// wrote earlier passes on what fed it (and its own earlier rows, unless
+    /// the script replaced it whole). Two unrelated statements in one file
+    /// (`create table a as select * from x; create table b as select * from
+    /// y`) then give `x → a` and `y → b`, not every read to every write.
+    pub fn feeds(&self) -> BTreeMap<String, BTreeSet<String>> {
+        let mut fed: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        let mut replaced: BTreeSet<&str> = BTreeSet::new();
+        for stmt in &self.statements {
+            let mut ins: BTreeSet<&str> = BTreeSet::new();
+            for r in &stmt.sources {
+                match fed.get(r.as_str()) {
+                    Some(f) => {
+                        ins.extend(f.iter().copied());
+                        if !replaced.contains(r.as_str()) {
+                            ins.insert(r);
+                        }
+                    }
+                    None => {
+                        ins.insert(r);
+                    }
+                }
+            }
+            replaced.extend(stmt.replaced.iter().map(String::as_str));
+            replaced.extend(stmt.dropped.iter().map(String::as_str));
+            for t in &stmt.targets {
+                let whole = stmt.replaced.iter().any(|x| x == t);
+                let entry = fed.entry(t.as_str()).or_default();
+                if whole {
+                    *entry = ins.clone();
+                } else {
+                    entry.extend(ins.iter().copied());
+                }
+            }
+        }
+        let sources: BTreeSet<&str> = self.sources.iter().map(String::as_str).collect();
+        self.targets
+            .iter()
+            .map(|t| {
+                let from = fed
+                    .get(t.as_str())
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| sources.contains(*s))
+                    .map(|s| s.to_string())
+                    .collect();
+                (t.clone(), from)
+            })
+            .collect()
+    }
+}
+
 /// The lineage of one statement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StatementLineage {

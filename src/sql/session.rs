@@ -37,6 +37,16 @@ impl Session {
                 .map(|r| relation_parts(&r))
                 .unwrap_or_default()
         };
+        // `USE DATABASE IDENTIFIER($db)`: only the run knows where names
+        // point, so they are read as written again (never as `.s.t`).
+        let named = match u {
+            Use::Catalog(n) | Use::Database(n) | Use::Schema(n) | Use::Object(n) => Some(n),
+            _ => None,
+        };
+        if named.is_some_and(|n| parts(n).is_empty()) {
+            *self = Session::default();
+            return;
+        }
         // Databases are schemas where the engine has no level above them.
         let database_is_schema = matches!(
             dialect,
@@ -56,6 +66,12 @@ impl Session {
             Use::Catalog(name) | Use::Database(name) => {
                 self.database = Some(print_parts(&parts(name)));
                 self.schema = default_schema(dialect).map(str::to_string);
+            }
+            // T-SQL: `USE db` names a database; unqualified names fall in
+            // the user's default schema, `dbo` as a rule.
+            Use::Object(name) if dialect == SqlDialect::MsSql && name.0.len() == 1 => {
+                self.database = Some(print_parts(&parts(name)));
+                self.schema = Some("dbo".to_string());
             }
             Use::Object(name) if dialect == SqlDialect::Snowflake && name.0.len() == 1 => {
                 self.database = Some(print_parts(&parts(name)));
@@ -152,5 +168,16 @@ mod tests {
         assert_eq!(s.qualify("mart.kpis"), "prod.mart.kpis");
         let s = session("USE CATALOG main", SqlDialect::Databricks);
         assert_eq!(s.qualify("orders"), "main.default.orders");
+        let s = session("USE WideWorldImportersDW", SqlDialect::MsSql);
+        assert_eq!(s.qualify("Sales"), "wideworldimportersdw.dbo.Sales");
+        assert_eq!(s.qualify("Fact.Sale"), "wideworldimportersdw.Fact.Sale");
+        // A variable leaves names as written, whatever came before.
+        let s = session(
+            "USE DATABASE prod; USE SCHEMA mart; USE SCHEMA IDENTIFIER($s)",
+            SqlDialect::Snowflake,
+        );
+        assert_eq!(s.qualify("t"), "t");
+        let s = session("USE DATABASE IDENTIFIER($db)", SqlDialect::Snowflake);
+        assert_eq!(s.qualify("raw.customers"), "raw.customers");
     }
 }

@@ -133,6 +133,7 @@ pub fn build(c: &Case) -> LineageGraph {
                 target: Target::Relation { relation: name(i) },
                 line: 1,
             }],
+            feeds: None,
             sql: None,
             airflow: Some(AirflowTask {
                 dag_id: "dag".to_string(),

@@ -62,8 +62,12 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
                         for task in &mut dag.tasks {
                             if let Some(sql) = &task.sql {
                                 let lineage = script_lineage(sql, dialect);
+                                // Declared inlets and outlets feed all.
+                                if task.reads.is_empty() && task.writes.is_empty() {
+                                    task.feeds = Some(lineage.feeds());
+                                }
+                                task.writes.extend(lineage.filled_targets());
                                 task.reads.extend(lineage.sources);
-                                task.writes.extend(lineage.targets);
                             }
                             task.reads.sort();
                             task.reads.dedup();
@@ -111,6 +115,7 @@ impl Dags {
                     file: dag.file.clone(),
                     reads: t.reads.iter().map(reference).collect(),
                     writes: t.writes.iter().map(reference).collect(),
+                    feeds: t.feeds.clone(),
                     sql: t.sql.clone(),
                     airflow: Some(AirflowTask {
                         dag_id: dag.dag_id.clone(),

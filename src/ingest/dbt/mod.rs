@@ -771,6 +771,7 @@ fn render_template(
             target: Target::Node { id: t.id.clone() },
             line: t.first_line,
         }],
+        feeds: None,
         sql: result.ok(),
         airflow: None,
     };
