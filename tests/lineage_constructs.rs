@@ -321,7 +321,7 @@ fn create_table_as_and_views() {
     check(
         "duckdb",
         "CREATE TABLE t AS SELECT * FROM read_parquet('x.parquet')",
-        &[],
+        &["./x.parquet"],
         &["t"],
     );
     assert_eq!(
@@ -769,6 +769,38 @@ fn copy_statements() {
         "CREATE STAGE IF NOT EXISTS raw.landing URL = 's3://lake/landing/' STORAGE_INTEGRATION = s3_int",
         &["s3://lake/landing/"],
         &["@raw.landing"],
+    );
+    // Tables over files read them.
+    check(
+        "hive",
+        "CREATE EXTERNAL TABLE raw.e (id INT) STORED AS PARQUET LOCATION 's3://lake/e/'",
+        &["s3://lake/e/"],
+        &["raw.e"],
+    );
+    check(
+        "duckdb",
+        "CREATE TABLE raw.e AS SELECT * FROM read_parquet('s3://lake/e/*.parquet')",
+        &["s3://lake/e/*.parquet"],
+        &["raw.e"],
+    );
+    check(
+        "databricks",
+        "INSERT INTO raw.e SELECT * FROM read_files('/Volumes/main/landing/e/', format => 'json')",
+        &["/Volumes/main/landing/e/"],
+        &["raw.e"],
+    );
+    // A variable set from a query reads its table (a watermark).
+    check(
+        "mssql",
+        "DECLARE @since DATE = (SELECT MAX(day) FROM mart.daily)",
+        &["mart.daily"],
+        &[],
+    );
+    check(
+        "postgres",
+        "SET my.since = (SELECT max(day) FROM mart.daily)",
+        &["mart.daily"],
+        &[],
     );
     check("spark", "SELECT * FROM mart.`a/b`", &["mart.\"a/b\""], &[]);
 }

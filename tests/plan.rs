@@ -704,16 +704,13 @@ fn files_downstream_are_refused_and_files_upstream_are_sources() {
     let dir = temp_project(&[
         (
             "load.sql",
-            "copy src from 's3://lake/src/' iam_role 'r' format as parquet",
+            "copy src from '/data/src.csv' with (format csv)",
         ),
         ("a.sql", "insert into a select * from src"),
-        (
-            "export.sql",
-            "unload ('select * from a') to 's3://exports/a_' iam_role 'r'",
-        ),
+        ("export.sql", "copy (select * from a) to '/exports/a.csv'"),
         (
             "ripple.yml",
-            "dialect: redshift\ndatasets:\n  src: { grain: day, partition_column: d }\n  a: { grain: day, partition_column: d }\n",
+            "dialect: postgres\ndatasets:\n  src: { grain: day, partition_column: d }\n  a: { grain: day, partition_column: d }\n",
         ),
     ]);
     let graph = assert_cmd::Command::cargo_bin("ripple")
@@ -734,17 +731,44 @@ fn files_downstream_are_refused_and_files_upstream_are_sources() {
             )
         })
         .collect();
-    assert_eq!(kinds["path.s3://lake/src/"], "path");
-    assert_eq!(kinds["path.s3://exports/a_"], "path");
+    assert_eq!(kinds["path./data/src.csv"], "path");
+    assert_eq!(kinds["path./exports/a.csv"], "path");
     assert_eq!(kinds["table.a"], "table");
     // Nothing can shadow files: the plan names them and their job.
     plan_src_one_day(dir.path())
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "`s3://exports/a_` is files written by `sql:export.sql`",
+            "`/exports/a.csv` is files written by `sql:export.sql`",
         ));
     std::fs::remove_file(dir.path().join("export.sql")).unwrap();
+    plan_src_one_day(dir.path()).assert().success();
+}
+
+#[test]
+fn redshift_is_asked_for_the_columns_a_star_hides() {
+    // Redshift has no anonymous block to read the catalog with: the plan
+    // asks for the columns instead of writing SQL that cannot run.
+    let dir = temp_project(&[
+        ("a.sql", "insert into a select * from src"),
+        (
+            "ripple.yml",
+            "dialect: redshift\ndatasets:\n  src: { grain: day }\n  a: { grain: day, partition_column: d }\n",
+        ),
+    ]);
+    let out = plan_src_one_day(dir.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("redshift cannot insert by name; list the columns in the job"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("rewrite the job"), "{stderr}");
+    std::fs::write(
+        dir.path().join("a.sql"),
+        "insert into a (d, n) select d, n from src",
+    )
+    .unwrap();
     plan_src_one_day(dir.path()).assert().success();
 }
 

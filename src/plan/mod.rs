@@ -122,7 +122,7 @@ pub enum PlanError {
     AssumedGrain(Vec<String>),
     /// A job statement that would change a relation that is not a shadow.
     #[error(
-        "refusing to plan `{dataset}`: {}: {reason}; rewrite the job so that it writes only its own table, or leave the dataset out",
+        "refusing to plan `{dataset}`: {}: {reason}",
         place(file, *line, *statement)
     )]
     Unsafe {

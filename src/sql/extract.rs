@@ -121,7 +121,9 @@ pub(crate) fn statement_lineage(
     };
     let _ = stmt.visit(&mut reads);
     out.sources.extend(reads.tables);
+    // `SELECT ... INTO t` makes a new table: what it holds is all it wrote.
     for (rel, temporary) in reads.into_targets {
+        out.replaced.insert(rel.clone());
         out.add_target(Some(rel), temporary);
     }
     let kind = if kind == StatementKind::Select && !out.targets.is_empty() {
@@ -234,7 +236,17 @@ fn writes(
                     out.sources.insert(rel);
                 }
             }
-            if ct.query.is_some() || like.is_some() || ct.clone.is_some() {
+            // A table over files (`CREATE EXTERNAL TABLE t (...) LOCATION
+            // 's3://...'`, no query): its rows are the files'.
+            let location = ct
+                .location
+                .as_ref()
+                .or_else(|| ct.hive_formats.as_ref()?.location.as_ref())
+                .filter(|_| ct.query.is_none());
+            if let Some(path) = location {
+                out.sources.insert(path.clone());
+            }
+            if ct.query.is_some() || like.is_some() || ct.clone.is_some() || location.is_some() {
                 StatementKind::CreateTableAs
             } else {
                 StatementKind::CreateTable
@@ -379,10 +391,16 @@ fn writes(
         }
         // Snowflake: a named stage over a URL reads the files there.
         Statement::CreateStage {
-            name, stage_params, ..
+            name,
+            stage_params,
+            if_not_exists,
+            ..
         } => {
             if let (Some(url), Some(stage)) = (&stage_params.url, relation_name(name, dialect)) {
                 out.sources.insert(url.clone());
+                if !*if_not_exists {
+                    out.replaced.insert(format!("@{stage}"));
+                }
                 out.add_target(Some(format!("@{stage}")), false);
             }
             return Writes::Nothing(StatementKind::Other);
@@ -471,8 +489,10 @@ fn writes(
             }
             return Writes::Nothing(StatementKind::Truncate);
         }
-        Statement::Set(_)
-        | Statement::Use(_)
+        // A variable set from a query reads its tables (a watermark, a
+        // count): the visitor finds them.
+        Statement::Set(_) | Statement::Declare { .. } => StatementKind::Session,
+        Statement::Use(_)
         | Statement::StartTransaction { .. }
         | Statement::Commit { .. }
         | Statement::Rollback { .. }
@@ -525,6 +545,9 @@ fn factor_relation(factor: &TableFactor, dialect: SqlDialect) -> Option<String> 
             {
                 return identifier_call(f, &args.args, dialect);
             }
+            if let Some(path) = file_function(name, &args.args) {
+                return Some(path);
+            }
             let hints_only = dialect == SqlDialect::MsSql
                 && !args.args.is_empty()
                 && args.args.iter().all(|a| {
@@ -537,6 +560,38 @@ fn factor_relation(factor: &TableFactor, dialect: SqlDialect) -> Option<String> 
             name, args: None, ..
         }
         | TableFactor::SemanticView { name, .. } => relation_name(name, dialect),
+        _ => None,
+    }
+}
+
+/// Functions that read files, by name (Databricks' `read_files`, DuckDB's
+/// `read_parquet`, `read_csv[_auto]`, `read_json[_auto]`,
+/// `parquet_scan`): with a literal first argument, the path it reads.
+fn file_function(name: &ObjectName, args: &[FunctionArg]) -> Option<String> {
+    const READERS: &[&str] = &[
+        "read_files",
+        "read_parquet",
+        "parquet_scan",
+        "read_csv",
+        "read_csv_auto",
+        "read_json",
+        "read_json_auto",
+        "read_ndjson",
+        "read_ndjson_auto",
+    ];
+    let [ObjectNamePart::Identifier(f)] = name.0.as_slice() else {
+        return None;
+    };
+    if f.quote_style.is_some() || !READERS.iter().any(|r| f.value.eq_ignore_ascii_case(r)) {
+        return None;
+    }
+    let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))) = args.first() else {
+        return None;
+    };
+    match &v.value {
+        sqlparser::ast::Value::SingleQuotedString(p) if !p.is_empty() => {
+            Some(super::names::located(p))
+        }
         _ => None,
     }
 }

@@ -101,7 +101,7 @@ pub(crate) fn path_name(name: &ObjectName, dialect: SqlDialect) -> Option<String
 
 /// A location as a path dataset is named: as written, with `./` before a
 /// file named without a folder (so [`is_path`] knows it).
-fn located(location: &str) -> String {
+pub(crate) fn located(location: &str) -> String {
     match is_path(location) {
         true => location.to_string(),
         false => format!("./{location}"),

@@ -11,6 +11,8 @@
 //! lineage only: the plan's rewriter parses jobs without this, so a job
 //! holding such a statement is refused rather than run without its clauses.
 
+use std::collections::BTreeSet;
+
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
@@ -25,6 +27,9 @@ pub(crate) enum Recovered {
     Tokens(Vec<TokenWithSpan>),
     /// The lineage itself, for a form no parseable statement matches.
     Lineage(StatementKind, TableLineage),
+    /// A procedure whose header sqlparser rejects: its body, as a script,
+    /// whose lineage is the procedure's.
+    Body(String),
 }
 
 /// A reading of `tokens`, a statement that did not parse, or `None`.
@@ -36,23 +41,214 @@ pub(crate) fn recover(tokens: &[TokenWithSpan], dialect: SqlDialect) -> Option<R
         Some(Token::Word(w)) if w.quote_style.is_none() => w.keyword,
         _ => Keyword::NoKeyword,
     };
+    let text_of = |k: usize| match sig.get(k).map(|&i| &tokens[i].token) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_lowercase(),
+        _ => String::new(),
+    };
+    if dialect == SqlDialect::MsSql
+        && word(0) == Keyword::CREATE
+        && let Some(body) = procedure_body(tokens, &sig, word)
+    {
+        return Some(Recovered::Body(body));
+    }
+    if text_of(0) == "load" && text_of(1) == "data" {
+        return load_data(tokens, &sig, text_of, dialect);
+    }
     let recovered = match (word(0), word(1)) {
+        (Keyword::CREATE, _) if dialect == SqlDialect::Redshift => {
+            without_words(tokens, &sig, |k| text_of(k) == "encode", 2)
+                .or_else(|| create_table(tokens, &sig, word))
+        }
+        (Keyword::CREATE, Keyword::STAGE | Keyword::OR) if dialect == SqlDialect::Snowflake => {
+            // `file_format = name` (a named format without parentheses).
+            let named_format = |k: usize| {
+                word(k) == Keyword::FILE_FORMAT
+                    && matches!(sig.get(k + 1).map(|&i| &tokens[i].token), Some(Token::Eq))
+                    && matches!(
+                        sig.get(k + 2).map(|&i| &tokens[i].token),
+                        Some(Token::Word(_))
+                    )
+            };
+            without_words(tokens, &sig, named_format, 3)
+        }
         (Keyword::CREATE, _) => create_table(tokens, &sig, word),
         (Keyword::INSERT, Keyword::OVERWRITE) => directory(tokens, &sig, word),
         (Keyword::INSERT, Keyword::INTO) => parenthesised_with(tokens, &sig, word),
         (Keyword::ALTER, Keyword::TABLE) => {
             return exchange_partition(tokens, &sig, word, dialect);
         }
-        (Keyword::COPY, Keyword::INTO) if dialect == SqlDialect::MsSql => {
+        (Keyword::COPY, Keyword::INTO)
+            if matches!(
+                dialect,
+                SqlDialect::MsSql
+                    | SqlDialect::Databricks
+                    | SqlDialect::Spark
+                    | SqlDialect::Generic
+            ) =>
+        {
             return copy_into_from_url(tokens, &sig, word, dialect);
         }
         (Keyword::UPDATE, _) if dialect == SqlDialect::MsSql => compound_assignment(tokens, &sig),
         _ => None,
     };
+    let recovered = match (recovered, dialect) {
+        (Some(t), _) => Some(t),
+        // T-SQL query hints: `... OPTION (LABEL = 'x', MAXDOP 1)`.
+        (None, SqlDialect::MsSql) => without_option_hints(tokens, &sig, word),
+        (None, _) => None,
+    };
     match recovered {
         Some(tokens) => Some(Recovered::Tokens(tokens)),
         None => unparenthesised(tokens, &sig, word).map(Recovered::Tokens),
     }
+}
+
+/// `tokens` without each significant token `at(k)` marks, nor the `width
+/// - 1` significant tokens after it; `None` when nothing is marked.
+fn without_words(
+    tokens: &[TokenWithSpan],
+    sig: &[usize],
+    at: impl Fn(usize) -> bool,
+    width: usize,
+) -> Option<Vec<TokenWithSpan>> {
+    let mut drop = BTreeSet::new();
+    let mut k = 0;
+    while k < sig.len() {
+        if at(k) && k + width <= sig.len() {
+            drop.extend(sig[k..k + width].iter().copied());
+            k += width;
+        } else {
+            k += 1;
+        }
+    }
+    if drop.is_empty() {
+        return None;
+    }
+    Some(
+        tokens
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !drop.contains(i))
+            .map(|(_, t)| t.clone())
+            .collect(),
+    )
+}
+
+/// A T-SQL statement without its `OPTION (...)` query hints (depth 0).
+fn without_option_hints(
+    tokens: &[TokenWithSpan],
+    sig: &[usize],
+    word: impl Fn(usize) -> Keyword,
+) -> Option<Vec<TokenWithSpan>> {
+    let mut depth = 0i64;
+    for k in 0..sig.len() {
+        let opens = matches!(
+            sig.get(k + 1).map(|&i| &tokens[i].token),
+            Some(Token::LParen)
+        );
+        if depth == 0 && word(k) == Keyword::OPTION && opens {
+            let end = after_group(tokens, sig, k + 1)?;
+            let (from, to) = (sig[k], sig.get(end).copied().unwrap_or(tokens.len()));
+            let mut out = tokens[..from].to_vec();
+            out.extend_from_slice(&tokens[to..]);
+            return Some(out);
+        }
+        match tokens[sig[k]].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The body of `CREATE [OR ALTER] PROC[EDURE] name [params] [WITH ...] AS
+/// [BEGIN] body [END]` as SQL text: T-SQL headers sqlparser rejects
+/// (`@p int` without parentheses, `WITH EXECUTE AS OWNER`, a body without
+/// `;`).
+fn procedure_body(
+    tokens: &[TokenWithSpan],
+    sig: &[usize],
+    word: impl Fn(usize) -> Keyword,
+) -> Option<String> {
+    let mut n = 1;
+    if word(n) == Keyword::OR && word(n + 1) == Keyword::ALTER {
+        n += 2;
+    }
+    if !matches!(word(n), Keyword::PROC | Keyword::PROCEDURE) {
+        return None;
+    }
+    // The `AS` that opens the body (not `EXECUTE AS`), at depth 0.
+    let mut depth = 0i64;
+    let mut body = None;
+    for k in n + 1..sig.len() {
+        match tokens[sig[k]].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 && word(k) == Keyword::AS && word(k - 1) != Keyword::EXECUTE {
+            body = Some(k + 1);
+            break;
+        }
+    }
+    let mut from = body?;
+    let mut to = sig.len();
+    while to > from && matches!(tokens[sig[to - 1]].token, Token::SemiColon) {
+        to -= 1;
+    }
+    if word(from) == Keyword::BEGIN && to > from + 1 && word(to - 1) == Keyword::END {
+        from += 1;
+        to -= 1;
+    }
+    if from >= to {
+        return None;
+    }
+    Some(
+        tokens[sig[from]..=sig[to - 1]]
+            .iter()
+            .map(|t| t.token.to_string())
+            .collect(),
+    )
+}
+
+/// Hive's `LOAD DATA [LOCAL] INPATH 'p' [OVERWRITE] INTO TABLE t
+/// [PARTITION (...)]`: the files at `p` load `t`.
+fn load_data(
+    tokens: &[TokenWithSpan],
+    sig: &[usize],
+    text_of: impl Fn(usize) -> String,
+    dialect: SqlDialect,
+) -> Option<Recovered> {
+    let mut n = 2;
+    if text_of(n) == "local" {
+        n += 1;
+    }
+    if text_of(n) != "inpath" {
+        return None;
+    }
+    let Some(Token::SingleQuotedString(path)) = sig.get(n + 1).map(|&i| &tokens[i].token) else {
+        return None;
+    };
+    n += 2;
+    let overwrite = text_of(n) == "overwrite";
+    if overwrite {
+        n += 1;
+    }
+    if text_of(n) != "into" || text_of(n + 1) != "table" {
+        return None;
+    }
+    let name_at = n + 2;
+    let end = after_name(tokens, sig, name_at)?;
+    let partitioned = text_of(end) == "partition";
+    let mut lineage = TableLineage::default();
+    lineage.sources.insert(path.clone());
+    let target = name_of(tokens, &sig[name_at..end], dialect)?;
+    if overwrite && !partitioned {
+        lineage.replaced.insert(target.clone());
+    }
+    lineage.add_target(Some(target), false);
+    Some(Recovered::Lineage(StatementKind::Copy, lineage))
 }
 
 /// The significant position after a dotted name starting at `n`.
@@ -192,7 +388,25 @@ fn create_table(
         // not what failed.
         return None;
     }
-    Some(splice(tokens, sig, n, query.map(|q| (q, true))))
+    let mut out = splice(tokens, sig, n, query.map(|q| (q, true)));
+    // Without a query, a table over files keeps its `LOCATION 'path'`: the
+    // files are its rows.
+    if query.is_none()
+        && let Some(k) = (n..sig.len()).find(|&k| {
+            word(k) == Keyword::LOCATION
+                && matches!(
+                    sig.get(k + 1).map(|&i| &tokens[i].token),
+                    Some(Token::SingleQuotedString(_))
+                )
+        })
+    {
+        let at = tokens[sig[k]].span;
+        out.push(TokenWithSpan::new(Token::Whitespace(Whitespace::Space), at));
+        out.push(tokens[sig[k]].clone());
+        out.push(TokenWithSpan::new(Token::Whitespace(Whitespace::Space), at));
+        out.push(tokens[sig[k + 1]].clone());
+    }
+    Some(out)
 }
 
 /// `INSERT OVERWRITE [LOCAL] DIRECTORY ['path'] <clauses> query`: the
@@ -221,8 +435,11 @@ fn directory(
         return Some(splice(tokens, sig, n, Some((query, false))));
     }
     let path = (n..query).find_map(|k| {
-        let is_path_key =
-            matches!(&tokens[sig[k]].token, Token::Word(w) if w.value.eq_ignore_ascii_case("path"));
+        let is_path_key = match &tokens[sig[k]].token {
+            Token::Word(w) => w.value.eq_ignore_ascii_case("path"),
+            Token::SingleQuotedString(w) => w.eq_ignore_ascii_case("path"),
+            _ => false,
+        };
         match sig.get(k + 1).map(|&i| &tokens[i].token) {
             Some(Token::SingleQuotedString(p)) if is_path_key => Some((k + 1, p.clone())),
             _ => None,
@@ -319,7 +536,10 @@ fn copy_into_from_url(
         }
         k += 1;
     }
-    if lineage.sources.is_empty() || (k < sig.len() && word(k) != Keyword::WITH) {
+    // Synapse follows the URLs with `WITH (...)`, Databricks with
+    // `FILEFORMAT = ...` and its options: neither names a table.
+    let tail_ok = dialect != SqlDialect::MsSql || k == sig.len() || word(k) == Keyword::WITH;
+    if lineage.sources.is_empty() || !tail_ok {
         return None;
     }
     lineage.add_target(name_of(tokens, &sig[2..name_end], dialect), false);
@@ -504,6 +724,66 @@ mod tests {
                 &["dbo.t"],
             ),
             (
+                "CREATE TABLE h.q (a INTEGER NOT NULL ENCODE lzo, b VARCHAR(10) ENCODE zstd) DISTSTYLE EVEN",
+                Redshift,
+                &[],
+                &["h.q"],
+            ),
+            (
+                "CREATE OR REPLACE STAGE st URL = 's3://b/p/' FILE_FORMAT = csv_ff",
+                Snowflake,
+                &["s3://b/p/"],
+                &["@st"],
+            ),
+            (
+                "COPY INTO main.raw.events FROM 's3://bucket/events/' FILEFORMAT = JSON COPY_OPTIONS ('mergeSchema' = 'true')",
+                Databricks,
+                &["s3://bucket/events/"],
+                &["main.raw.events"],
+            ),
+            (
+                "LOAD DATA LOCAL INPATH '/data/x' OVERWRITE INTO TABLE s.t PARTITION (ds = '1')",
+                Spark,
+                &["/data/x"],
+                &["s.t"],
+            ),
+            (
+                "CREATE TABLE bronze.events USING JSON LOCATION 's3://lake/raw/events/'",
+                Databricks,
+                &["s3://lake/raw/events/"],
+                &["bronze.events"],
+            ),
+            (
+                "INSERT OVERWRITE DIRECTORY USING parquet OPTIONS ('path' '/tmp/d', 'compression' 'snappy') SELECT * FROM t",
+                Spark,
+                &["t"],
+                &["/tmp/d"],
+            ),
+            (
+                "CREATE TABLE wwi.d AS SELECT * FROM ext.d OPTION (LABEL = 'x')",
+                MsSql,
+                &["ext.d"],
+                &["wwi.d"],
+            ),
+            (
+                "CREATE PROCEDURE dbo.p WITH EXECUTE AS OWNER AS BEGIN INSERT INTO dbo.t SELECT * FROM dbo.s; END;",
+                MsSql,
+                &["dbo.s"],
+                &["dbo.t"],
+            ),
+            (
+                "CREATE PROCEDURE dbo.p @y int = 5, @z varchar(10) AS INSERT INTO dbo.t SELECT * FROM dbo.s WHERE y = @y",
+                MsSql,
+                &["dbo.s"],
+                &["dbo.t"],
+            ),
+            (
+                "CREATE OR ALTER PROCEDURE dbo.p AS BEGIN SELECT * INTO #tmp FROM dbo.s INSERT INTO dbo.b SELECT * FROM #tmp END",
+                MsSql,
+                &["dbo.s"],
+                &["dbo.b"],
+            ),
+            (
                 "UPDATE sr SET sr.Name += ' - x', sr.n *= 2 FROM Production.ScrapReason AS sr JOIN Production.WorkOrder AS wo ON sr.id = wo.id",
                 MsSql,
                 &["production.workorder"],
@@ -526,12 +806,19 @@ mod tests {
 
     #[test]
     fn what_stays_wrong_is_still_an_error() {
+        // A procedure whose body does not read as a script keeps its error.
+        let (_, _, errors) = read(
+            "CREATE PROCEDURE dbo.p @y int AS BEGIN INSERT INTO (( END",
+            SqlDialect::MsSql,
+        );
+        assert_eq!(errors, 1);
         for sql in [
             "CREATE TABLE t (id int",
             "CREATE TABLE USING x",
             "ALTER TABLE a EXCHANGE PARTITION (ds='1') WITH TABLE",
             "INSERT OVERWRITE DIRECTORY USING parquet SELECT 1 FROM",
             "SELECT * FROM (a",
+            "LOAD DATA INPATH '/x' INTO",
         ] {
             let (_, _, errors) = read(sql, SqlDialect::Spark);
             assert_eq!(errors, 1, "{sql}");

@@ -299,6 +299,30 @@ fn analyse_chunk(
                 return push_parsed(&parsed, start, reading, index, statements);
             }
         }
+        Some(Recovered::Body(body)) => {
+            // The body read as a script: what calling the procedure does.
+            let inner = script_lineage(&body, reading.dialect);
+            if inner.errors.is_empty() {
+                let mut lineage = TableLineage {
+                    sources: inner.sources.into_iter().collect(),
+                    targets: inner.targets.into_iter().collect(),
+                    ..TableLineage::default()
+                };
+                for s in &inner.statements {
+                    lineage.temporary.extend(s.temporary.iter().cloned());
+                    lineage.dropped.extend(s.dropped.iter().cloned());
+                }
+                *index += 1;
+                reading.session.borrow().qualify_all(&mut lineage);
+                statements.push(StatementLineage::new(
+                    *index,
+                    start,
+                    StatementKind::Other,
+                    lineage,
+                ));
+                return;
+            }
+        }
         Some(Recovered::Lineage(kind, mut lineage)) => {
             *index += 1;
             reading.session.borrow().qualify_all(&mut lineage);

@@ -127,6 +127,10 @@ fn task_script(
     })
 }
 
+/// The way out of a statement that changes more than its job's own table.
+const REWRITE: &str =
+    "rewrite the job so that it writes only its own table, or leave the dataset out";
+
 /// What keeps one task's work and scratch tables apart from another's of
 /// the same dataset (batches may run at once): its first partition.
 pub fn task_suffix(task: &crate::plan::PlanTask) -> String {
@@ -207,7 +211,7 @@ pub fn guarded_script(
             e.line,
             e.statement,
             format!(
-                "does not parse ({}); ripple runs only SQL it can check",
+                "does not parse ({}); ripple runs only SQL it can check: fix the statement or leave the dataset out",
                 e.message
             ),
         ));
@@ -273,7 +277,7 @@ pub fn guarded_script(
             e.line,
             e.statement,
             format!(
-                "does not parse ({}); ripple runs only SQL it can check",
+                "does not parse ({}); ripple runs only SQL it can check: fix the statement or leave the dataset out",
                 e.message
             ),
         )
@@ -322,14 +326,14 @@ pub fn guarded_script(
         .collect();
     for r in &rewritten {
         if let Some(why) = &r.opaque {
-            return Err((line_of(r.index), r.index, why.clone()));
+            return Err((line_of(r.index), r.index, format!("{why}; {REWRITE}")));
         }
         if let Some(bad) = r.changes.iter().find(|c| !allowed.contains(*c)) {
             return Err((
                 line_of(r.index),
                 r.index,
                 format!(
-                    "{} ({} statement)",
+                    "{} ({} statement); {REWRITE}",
                     match map.iter().find(|(_, to)| *to == bad) {
                         Some((from, _)) => format!(
                             "it would change `{from}` (another restated table, whose shadow only its own task writes)"
