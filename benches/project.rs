@@ -36,3 +36,17 @@ fn load_and_build_graph(bencher: divan::Bencher, models: usize) {
         graph
     });
 }
+
+/// OpenLineage export of the whole graph (static events with column
+/// lineage): the graph is built once, outside the timing.
+#[divan::bench(args = [1_000, 10_000], sample_count = 5)]
+fn openlineage_export(bencher: divan::Bencher, models: usize) {
+    let (_dir, root, _) = project(models);
+    let graph = LineageGraph::build(load_project(&root, &LoadOptions::default()).unwrap());
+    let nodes = graph.graph.node_indices().collect();
+    let options = ripple::emit::openlineage::Options {
+        mode: ripple::emit::openlineage::Mode::Static,
+        event_time: 0,
+    };
+    bencher.bench(|| ripple::emit::openlineage::events(&graph, &nodes, &options));
+}

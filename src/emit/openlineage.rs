@@ -72,7 +72,8 @@ pub fn events(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>, options: &Options) 
             }
         }
     }
-    let mut semantics = Semantics::new(g);
+    let mut semantics = Semantics::new(g).edges_only();
+    semantics.read_all();
     let time = event_time(options.event_time);
     let mut out = String::new();
     for (job_id, written) in outputs {
@@ -354,38 +355,54 @@ fn default_namespace(dialect: SqlDialect) -> String {
 /// as dataset-level `INDIRECT` inputs).
 fn column_lineage(semantics: &mut Semantics, names: &Names, job: &str) -> HashMap<String, Value> {
     let g = semantics.g;
+    // A model (dbt, or a file that only selects) is its last query: it
+    // writes no table by name, the job's one output is its result.
+    let model_output = match semantics.written(job) {
+        [only] => Some(g.graph[*only].relation.clone()),
+        _ => None,
+    };
     let Some(script) = semantics.job(job) else {
         return HashMap::new();
     };
-    let field = |r: &crate::sql::ColumnRef, kind: &str| {
-        let (namespace, name) = names.of_relation(&r.relation, g);
-        json!({"namespace": namespace, "name": name, "field": r.column, "transformations": [{"type": kind}]})
+    // (namespace, name) per relation, worked out once.
+    let mut named: HashMap<String, (String, String)> = HashMap::new();
+    type Field = (String, String, String);
+    let mut field = |r: &crate::sql::ColumnRef| -> Field {
+        let (namespace, name) = match named.get(&r.relation) {
+            Some(n) => n.clone(),
+            None => {
+                let n = names.of_relation(&r.relation, g);
+                named.insert(r.relation.clone(), n.clone());
+                n
+            }
+        };
+        (namespace, name, r.column.clone())
     };
-    let mut fields: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-    let mut rows: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut values: HashMap<String, Value> = HashMap::new();
-    for s in &script.statements {
-        let (Some(c), [target]) = (&s.columns, s.targets.as_slice()) else {
+    let mut fields: BTreeMap<String, BTreeMap<String, BTreeSet<Field>>> = BTreeMap::new();
+    let mut rows: BTreeMap<String, BTreeSet<Field>> = BTreeMap::new();
+    let last_query = script
+        .statements
+        .iter()
+        .rposition(|s| s.columns.is_some() && s.targets.is_empty());
+    for (i, s) in script.statements.iter().enumerate() {
+        let target = match (s.targets.as_slice(), &model_output) {
+            ([t], _) => t,
+            ([], Some(out)) if Some(i) == last_query => out,
+            _ => continue,
+        };
+        let Some(c) = &s.columns else {
             continue;
         };
         let per_target = fields.entry(target.clone()).or_default();
         for o in &c.columns {
             let inputs = per_target.entry(o.name.clone()).or_default();
-            for r in &o.sources {
-                let v = field(r, "DIRECT");
-                let key = v.to_string();
-                values.insert(key.clone(), v);
-                inputs.insert(key);
-            }
+            inputs.extend(o.sources.iter().map(&mut field));
         }
-        let conditions = rows.entry(target.clone()).or_default();
-        for r in &c.conditions {
-            let v = field(r, "INDIRECT");
-            let key = v.to_string();
-            values.insert(key.clone(), v);
-            conditions.insert(key);
-        }
+        rows.entry(target.clone())
+            .or_default()
+            .extend(c.conditions.iter().map(&mut field));
     }
+    let json_field = |(namespace, name, field): &Field, kind: &str| json!({"namespace": namespace, "name": name, "field": field, "transformations": [{"type": kind}]});
     // Keyed by the dataset's relation as the graph prints it.
     let relation_of = |target: &str| match names.by_relation.get(&target.to_lowercase()) {
         Some(&n) => g.graph[n].relation.clone(),
@@ -397,7 +414,7 @@ fn column_lineage(semantics: &mut Semantics, names: &Names, job: &str) -> HashMa
             let out_fields: serde_json::Map<String, Value> = columns
                 .into_iter()
                 .map(|(name, inputs)| {
-                    let list: Vec<Value> = inputs.iter().map(|k| values[k].clone()).collect();
+                    let list: Vec<Value> = inputs.iter().map(|f| json_field(f, "DIRECT")).collect();
                     (name, json!({"inputFields": list}))
                 })
                 .collect();
@@ -405,7 +422,7 @@ fn column_lineage(semantics: &mut Semantics, names: &Names, job: &str) -> HashMa
                 .get(&target)
                 .into_iter()
                 .flatten()
-                .map(|k| values[k].clone())
+                .map(|f| json_field(f, "INDIRECT"))
                 .collect();
             (
                 relation_of(&target),

@@ -12,7 +12,7 @@ use petgraph::visit::EdgeRef;
 
 use super::LineageGraph;
 use crate::project::JobKind;
-use crate::sql::{KnownColumns, ScriptLineage, script_semantics};
+use crate::sql::{KnownColumns, ScriptLineage, script_column_edges, script_semantics};
 
 /// Job semantics and dataset columns of one graph, computed once each.
 pub struct Semantics<'g> {
@@ -28,6 +28,9 @@ pub struct Semantics<'g> {
     /// Expand `*` from the upstreams' columns (which parses every
     /// ancestor's query); off, a `*` over an upstream stays a `*`.
     expand_stars: bool,
+    /// Read only which column comes from which (no canonical text, no
+    /// fingerprints): for exports, not for comparing versions.
+    edges_only: bool,
 }
 
 impl<'g> Semantics<'g> {
@@ -48,7 +51,78 @@ impl<'g> Semantics<'g> {
             columns: HashMap::new(),
             renames: Vec::new(),
             expand_stars: true,
+            edges_only: false,
         }
+    }
+
+    /// Jobs read for their column edges only (see
+    /// [`crate::sql::script_column_edges`]): what an export needs.
+    pub fn edges_only(mut self) -> Self {
+        self.edges_only = true;
+        self
+    }
+
+    /// Reads every job now, on all cores: in waves, each job once the
+    /// columns of everything it reads are known (stars expand from them),
+    /// so the result is the one [`Semantics::job`] gives one by one.
+    pub fn read_all(&mut self) {
+        use rayon::prelude::*;
+        let g = self.g;
+        // Datasets nobody writes: their columns are what is declared.
+        for n in g.graph.node_indices() {
+            if !g.writers.contains_key(&g.graph[n].id) {
+                let cols = self.compute_columns(n);
+                self.columns.insert(n, cols);
+            }
+        }
+        let mut pending: Vec<&str> = g
+            .jobs
+            .keys()
+            .map(String::as_str)
+            .filter(|j| !self.jobs.contains_key(*j))
+            .collect();
+        while !pending.is_empty() {
+            let (ready, waiting): (Vec<&str>, Vec<&str>) = pending.iter().partition(|j| {
+                self.upstreams(j)
+                    .iter()
+                    .all(|u| self.columns.contains_key(u))
+            });
+            if ready.is_empty() {
+                // A cycle: the rest are read one by one, as asked.
+                for j in waiting {
+                    self.job(j);
+                }
+                break;
+            }
+            let this: &Semantics = self;
+            let read: Vec<(&str, Option<ScriptLineage>)> =
+                ready.par_iter().map(|&j| (j, this.read_job(j))).collect();
+            for (j, lineage) in read {
+                self.jobs.insert(j.to_string(), lineage);
+            }
+            for &j in &ready {
+                for n in self.written(j).to_vec() {
+                    if !self.columns.contains_key(&n) {
+                        let cols = self.compute_columns(n);
+                        self.columns.insert(n, cols);
+                    }
+                }
+            }
+            pending = waiting;
+        }
+    }
+
+    /// The datasets whose columns `job`'s reading depends on.
+    fn upstreams(&self, id: &str) -> Vec<NodeIndex> {
+        if !self.expand_stars {
+            return Vec::new();
+        }
+        self.written(id)
+            .iter()
+            .flat_map(|&n| self.g.graph.edges_directed(n, Direction::Incoming))
+            .filter(|e| e.weight().via == id)
+            .map(|e| e.source())
+            .collect()
     }
 
     /// Jobs read without their upstreams' columns: each job's own query
@@ -100,28 +174,28 @@ impl<'g> Semantics<'g> {
     }
 
     fn compute_job(&mut self, id: &str) -> Option<ScriptLineage> {
+        for u in self.upstreams(id) {
+            self.columns_of(u);
+        }
+        self.read_job(id)
+    }
+
+    /// Reads `id` with the upstream columns known so far.
+    fn read_job(&self, id: &str) -> Option<ScriptLineage> {
         let sql = self.sql(id)?;
-        let upstreams: Vec<NodeIndex> = self
-            .written(id)
-            .iter()
-            .flat_map(|&n| self.g.graph.edges_directed(n, Direction::Incoming))
-            .filter(|e| e.weight().via == id)
-            .map(|e| e.source())
-            .collect();
         let mut known = KnownColumns::new();
-        let upstreams = if self.expand_stars {
-            upstreams
-        } else {
-            Vec::new()
-        };
-        for u in upstreams {
-            if let Some(cols) = self.columns_of(u) {
+        for u in self.upstreams(id) {
+            if let Some(cols) = self.columns.get(&u).cloned().flatten() {
                 let relation = &self.g.graph[u].relation;
                 known.insert(relation.to_lowercase(), cols.clone());
                 known.insert(relation.clone(), cols);
             }
         }
-        Some(script_semantics(&sql, self.g.config.dialect, &known))
+        let dialect = self.g.config.dialect;
+        Some(match self.edges_only {
+            true => script_column_edges(&sql, dialect, &known),
+            false => script_semantics(&sql, dialect, &known),
+        })
     }
 
     /// The columns of a dataset, when known: computed from the query that

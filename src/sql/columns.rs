@@ -81,9 +81,21 @@ pub fn column_lineage(
     dialect: SqlDialect,
     known: &KnownColumns,
 ) -> Option<ColumnLineage> {
+    column_lineage_with(statement, dialect, known, true)
+}
+
+/// [`column_lineage`], with or without the fingerprints (which print
+/// every expression: most of the cost when only the edges are wanted).
+pub(crate) fn column_lineage_with(
+    statement: &Statement,
+    dialect: SqlDialect,
+    known: &KnownColumns,
+    fingerprints: bool,
+) -> Option<ColumnLineage> {
     let mut r = Resolver {
         dialect,
         known,
+        fingerprints,
         ctes: Vec::new(),
         conditions: BTreeSet::new(),
         stars: BTreeSet::new(),
@@ -133,6 +145,8 @@ fn visible(scope: &[Source], outer: &[Source]) -> Vec<Source> {
 
 struct Resolver<'a> {
     dialect: SqlDialect,
+    /// Whether expressions are printed into fingerprints.
+    fingerprints: bool,
     known: &'a KnownColumns,
     /// Visible CTEs, innermost last.
     ctes: Vec<(String, Vec<OutputColumn>)>,
@@ -709,6 +723,9 @@ impl Resolver<'_> {
 impl Resolver<'_> {
     /// The fingerprint of `e` (see [`OutputColumn::fingerprint`]).
     fn print(&self, e: &Expr, visible: &[Source]) -> String {
+        if !self.fingerprints {
+            return String::new();
+        }
         let mut e = e.clone();
         let mut s = Substitute {
             depth: 0,

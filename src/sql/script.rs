@@ -10,7 +10,7 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan};
 
 use super::canonical::canonical_text;
-use super::columns::{ColumnLineage, KnownColumns, column_lineage};
+use super::columns::{ColumnLineage, KnownColumns, column_lineage_with};
 use super::dialect::SqlDialect;
 use super::extract::{StatementKind, TableLineage, statement_lineage};
 use super::recover::{Recovered, recover};
@@ -156,7 +156,7 @@ pub struct StatementError {
 /// Never fails: statements that do not parse are listed in
 /// [`ScriptLineage::errors`] and every other statement is still analysed.
 pub fn script_lineage(sql: &str, dialect: SqlDialect) -> ScriptLineage {
-    analyse_script(sql, dialect, None, false)
+    analyse_script(sql, dialect, None, false, false)
 }
 
 /// [`script_lineage`] with each statement's column lineage, `known` giving
@@ -167,13 +167,20 @@ pub fn script_lineage_with_columns(
     dialect: SqlDialect,
     known: &KnownColumns,
 ) -> ScriptLineage {
-    analyse_script(sql, dialect, Some(known), false)
+    analyse_script(sql, dialect, Some(known), false, true)
+}
+
+/// [`script_lineage_with_columns`] without the expression fingerprints
+/// (no [`super::OutputColumn::fingerprint`]): which column comes from
+/// which, for exports, at a fraction of the cost.
+pub fn script_column_edges(sql: &str, dialect: SqlDialect, known: &KnownColumns) -> ScriptLineage {
+    analyse_script(sql, dialect, Some(known), false, false)
 }
 
 /// [`script_lineage_with_columns`] with each statement's canonical text:
 /// what two versions of a script are compared by.
 pub fn script_semantics(sql: &str, dialect: SqlDialect, known: &KnownColumns) -> ScriptLineage {
-    analyse_script(sql, dialect, Some(known), true)
+    analyse_script(sql, dialect, Some(known), true, true)
 }
 
 /// What every statement of one script is read with.
@@ -185,6 +192,8 @@ struct Reading<'a> {
     known: Option<RefCell<KnownColumns>>,
     /// Whether each statement's canonical text is wanted.
     canonical: bool,
+    /// Whether output columns carry fingerprints.
+    fingerprints: bool,
     /// Where unqualified names point, as `USE` statements go by.
     session: RefCell<Session>,
 }
@@ -194,6 +203,7 @@ fn analyse_script(
     dialect: SqlDialect,
     known: Option<&KnownColumns>,
     canonical: bool,
+    fingerprints: bool,
 ) -> ScriptLineage {
     let known = known.map(|k| RefCell::new(k.clone()));
     let parser_dialect = dialect.parser_dialect();
@@ -202,6 +212,7 @@ fn analyse_script(
         parser_dialect: parser_dialect.as_ref(),
         known,
         canonical,
+        fingerprints,
         session: RefCell::new(Session::default()),
     };
     let mut statements = Vec::new();
@@ -390,7 +401,8 @@ fn push_parsed(
         };
         let mut lineage = StatementLineage::new(*index, at, kind, lineage);
         if let Some(known) = &reading.known {
-            let columns = column_lineage(stmt, reading.dialect, &known.borrow());
+            let columns =
+                column_lineage_with(stmt, reading.dialect, &known.borrow(), reading.fingerprints);
             if let Some(c) = &columns {
                 learn_columns(&mut known.borrow_mut(), stmt, &lineage.targets, c);
             }
