@@ -373,13 +373,13 @@ impl BadValue {
 /// The widest window a `ripple.yml` mapping may give, in partitions.
 const MAX_WINDOW: u64 = 100_000;
 
-/// A readable error: `ripple.yml:4:5: datasets.orders_7d: unknown key
-/// `grian`; did you mean `grain`?`.
-fn config_error(path: &Path, key_path: &str, err: &serde_saphyr::Error) -> Error {
+/// Where a YAML (or JSON) error is and why, the reason without the place
+/// serde-saphyr writes before it: its Display draws a snippet, and the
+/// first line holds `error: line L column C: <reason>`.
+pub(crate) fn yaml_error(err: &serde_saphyr::Error) -> (u32, u32, String) {
     let (line, column) = err
         .location()
         .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
-    // serde-saphyr's Display draws a snippet; the first line holds the reason.
     let full = err.to_string();
     let first = full.lines().next().unwrap_or_default();
     let reason = first
@@ -391,6 +391,13 @@ fn config_error(path: &Path, key_path: &str, err: &serde_saphyr::Error) -> Error
         .filter(|(head, _)| head.starts_with("line "))
         .map_or(reason, |(_, rest)| rest)
         .to_string();
+    (line, column, reason)
+}
+
+/// A readable error: `ripple.yml:4:5: datasets.orders_7d: unknown key
+/// `grian`; did you mean `grain`?`.
+fn config_error(path: &Path, key_path: &str, err: &serde_saphyr::Error) -> Error {
+    let (line, column, reason) = yaml_error(err);
     let message = match unknown_field(&reason) {
         Some((field, expected)) => {
             let parent = key_path

@@ -27,16 +27,7 @@ pub fn read_schema(path: &Path, dialect: SqlDialect) -> Result<KnownColumns> {
     }
     let parsed: BTreeMap<String, serde_json::Value> =
         serde_saphyr::from_str(&text).map_err(|e| {
-            let (line, column) = e
-                .location()
-                .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
-            let reason = e.to_string();
-            let reason = reason.lines().next().unwrap_or_default();
-            // The place is said once, in front.
-            let reason = reason
-                .strip_prefix("error: line ")
-                .and_then(|r| r.split_once(": ").map(|(_, why)| why))
-                .unwrap_or(reason);
+            let (line, column, reason) = crate::config::yaml_error(&e);
             bad(
                 line,
                 column,

@@ -153,11 +153,7 @@ fn without_option_hints(
             out.extend_from_slice(&tokens[to..]);
             return Some(out);
         }
-        match tokens[sig[k]].token {
-            Token::LParen => depth += 1,
-            Token::RParen => depth -= 1,
-            _ => {}
-        }
+        depth += nesting(&tokens[sig[k]].token);
     }
     None
 }
@@ -182,11 +178,7 @@ fn procedure_body(
     let mut depth = 0i64;
     let mut body = None;
     for k in n + 1..sig.len() {
-        match tokens[sig[k]].token {
-            Token::LParen => depth += 1,
-            Token::RParen => depth -= 1,
-            _ => {}
-        }
+        depth += nesting(&tokens[sig[k]].token);
         if depth == 0 && word(k) == Keyword::AS && word(k - 1) != Keyword::EXECUTE {
             body = Some(k + 1);
             break;
@@ -251,6 +243,15 @@ fn load_data(
     Some(Recovered::Lineage(StatementKind::Copy, lineage))
 }
 
+/// How a token changes the parenthesis depth.
+fn nesting(t: &Token) -> i64 {
+    match t {
+        Token::LParen => 1,
+        Token::RParen => -1,
+        _ => 0,
+    }
+}
+
 /// The significant position after a dotted name starting at `n`.
 fn after_name(tokens: &[TokenWithSpan], sig: &[usize], mut n: usize) -> Option<usize> {
     let is_part = |n: usize| {
@@ -310,11 +311,7 @@ fn query_start(
                 return Some(k + 1);
             }
         }
-        match tokens[sig[k]].token {
-            Token::LParen => depth += 1,
-            Token::RParen => depth -= 1,
-            _ => {}
-        }
+        depth += nesting(&tokens[sig[k]].token);
     }
     None
 }

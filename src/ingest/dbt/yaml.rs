@@ -32,11 +32,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Value, Diagnostic> {
         return Ok(Value::Null);
     }
     serde_saphyr::from_str::<Value>(text).map_err(|e| {
-        let (line, column) = e
-            .location()
-            .map_or((0, 0), |l| (l.line() as u32, l.column() as u32));
-        let reason = e.to_string();
-        let reason = reason.lines().next().unwrap_or_default().to_string();
+        let (line, column, reason) = crate::config::yaml_error(&e);
         Diagnostic::error(
             "yaml-error",
             Some(file.to_string()),
