@@ -11,6 +11,9 @@ use serde_json::{Value, json};
 #[path = "support/temp_project.rs"]
 mod temp_project;
 
+#[path = "../benches/support/dbt_project.rs"]
+mod generated;
+
 const SCHEMA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/openlineage");
 const FACETS: &[(&str, &str)] = &[
     ("sql", "SQLJobFacet"),
@@ -312,4 +315,42 @@ fn events_say_what_the_graph_says() {
     let (_, selected) = events(dir.path(), &["--select", "mart.daily"]);
     assert_eq!(selected.len(), 1);
     assert_eq!(selected[0]["job"]["name"], "daily.sql");
+}
+
+#[test]
+fn every_event_of_a_10k_model_project_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = generated::generate(dir.path(), 10_000).unwrap();
+    let g = ripple::graph::LineageGraph::build(
+        ripple::ingest::load_project(dir.path(), &ripple::ingest::LoadOptions::default()).unwrap(),
+    );
+    let nodes = g.graph.node_indices().collect();
+    let schemas = Schemas::new();
+    for mode in [
+        ripple::emit::openlineage::Mode::Static,
+        ripple::emit::openlineage::Mode::Run,
+    ] {
+        let options = ripple::emit::openlineage::Options {
+            mode,
+            event_time: 0,
+        };
+        let text = ripple::emit::openlineage::events(&g, &nodes, &options);
+        let mut count = 0;
+        let mut edges = 0;
+        for line in text.lines() {
+            let e: Value = serde_json::from_str(line).unwrap();
+            let errors = schemas.errors(&e);
+            assert!(errors.is_empty(), "{errors:#?}\n{e:#}");
+            count += 1;
+            edges += e["inputs"].as_array().unwrap().len();
+        }
+        let per_job = if mode == ripple::emit::openlineage::Mode::Run {
+            2
+        } else {
+            1
+        };
+        assert_eq!(count, made.models * per_job, "one event (pair) per model");
+        // Every ref of every model is an input of its event.
+        assert_eq!(edges, made.edges * per_job);
+    }
 }
