@@ -685,3 +685,69 @@ fn a_script_that_only_creates_a_table_empty_does_not_produce_it() {
         g.diagnostics
     );
 }
+
+#[test]
+fn a_thousand_unknown_refs_among_twenty_thousand_models_are_each_named_with_a_suggestion() {
+    use ripple::project::{Dataset, DatasetKind, Job, JobKind, Project, Reference, Target};
+    let model = |i: usize| Dataset {
+        id: format!("model.model_{i:05}"),
+        kind: DatasetKind::Model,
+        name: format!("model_{i:05}"),
+        relation: format!("analytics.model_{i:05}"),
+        package: None,
+        file: Some(format!("models/model_{i:05}.sql")),
+        line: Some(1),
+        tags: Vec::new(),
+        columns: Vec::new(),
+        config: Default::default(),
+    };
+    let datasets: Vec<Dataset> = (0..20_000).map(model).collect();
+    // One job per model; a thousand of them ref a misspelt model.
+    let jobs: Vec<Job> = (0..20_000)
+        .map(|i| Job {
+            id: format!("model.model_{i:05}"),
+            kind: JobKind::Dbt,
+            file: format!("models/model_{i:05}.sql"),
+            reads: match i % 20 {
+                0 => vec![Reference {
+                    target: Target::Ref {
+                        package: None,
+                        name: format!("modl_{:05}", (i + 1) % 20_000),
+                        version: None,
+                    },
+                    line: 3,
+                }],
+                _ => Vec::new(),
+            },
+            writes: vec![Reference {
+                target: Target::Node {
+                    id: format!("model.model_{i:05}"),
+                },
+                line: 1,
+            }],
+            feeds: None,
+            sql: None,
+            airflow: None,
+        })
+        .collect();
+    let g = LineageGraph::build(Project {
+        datasets,
+        jobs,
+        ..Project::default()
+    });
+    let unknown: Vec<&ripple::project::Diagnostic> = g
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "unknown-ref")
+        .collect();
+    assert_eq!(unknown.len(), 1_000);
+    for d in unknown {
+        let wanted = d.message.split('\'').nth(1).unwrap();
+        let expected = wanted.replacen("modl_", "model_", 1);
+        assert!(
+            d.message.ends_with(&format!("did you mean `{expected}`?")),
+            "{}",
+            d.message
+        );
+    }
+}

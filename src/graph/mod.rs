@@ -23,7 +23,7 @@ pub use semantics::{Semantics, same};
 
 use crate::project::UNKNOWN_PLACEHOLDER;
 use crate::project::{Dataset, DatasetKind, Diagnostic, Job, Project, Target};
-use crate::text::did_you_mean;
+use crate::text::Suggestions;
 
 /// An edge: the downstream dataset reads the upstream one through `via`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -68,6 +68,9 @@ struct Resolver<'a> {
     by_relation: HashMap<String, &'a str>,
     by_name: HashMap<&'a str, &'a str>,
     latest: HashMap<&'a str, &'a str>,
+    /// "Did you mean" for unknown refs and sources, built once.
+    model_names: Suggestions<'a>,
+    source_names: Suggestions<'a>,
 }
 
 impl<'a> Resolver<'a> {
@@ -77,6 +80,15 @@ impl<'a> Resolver<'a> {
             by_relation: HashMap::new(),
             by_name: HashMap::new(),
             latest: HashMap::new(),
+            model_names: Suggestions::new(
+                datasets
+                    .iter()
+                    .filter(|d| d.kind != DatasetKind::Source)
+                    .map(|d| d.name.as_str()),
+            ),
+            source_names: Suggestions::new(
+                datasets.iter().filter_map(|d| d.id.strip_prefix("source.")),
+            ),
         };
         // Datasets come sorted by id: the first of equal relations or names
         // wins, whatever order the readers ran in.
@@ -119,8 +131,9 @@ impl<'a> Resolver<'a> {
                 if let Some(id) = candidates.iter().find(|c| self.ids.contains(c.as_str())) {
                     return Ok(Some(id.clone()));
                 }
-                let names = self.by_name.keys().copied();
-                let hint = did_you_mean(name, names)
+                let hint = self
+                    .model_names
+                    .best(name)
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
                 Err(format!(
@@ -132,8 +145,9 @@ impl<'a> Resolver<'a> {
                 if self.ids.contains(id.as_str()) {
                     return Ok(Some(id));
                 }
-                let sources = self.ids.iter().filter_map(|i| i.strip_prefix("source."));
-                let hint = did_you_mean(&format!("{source}.{table}"), sources)
+                let hint = self
+                    .source_names
+                    .best(&format!("{source}.{table}"))
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_else(|| "; declare it under `sources:` in a YAML file".to_string());
                 Err(format!(
