@@ -40,5 +40,6 @@ pub mod schedule;
 pub mod sql;
 pub mod text;
 pub mod time;
+pub mod timings;
 
 pub use error::{Error, Result};

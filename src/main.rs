@@ -21,6 +21,9 @@ use commands::EXIT_BAD_INPUT;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print each phase's wall time to standard error (also `RIPPLE_LOG=timings`).
+    #[arg(long, global = true)]
+    timings: bool,
 }
 
 #[derive(Subcommand)]
@@ -52,7 +55,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let result = match Cli::parse().command {
+    let cli = Cli::parse();
+    let timings = cli.timings
+        || std::env::var("RIPPLE_LOG").is_ok_and(|v| v.split(',').any(|p| p.trim() == "timings"));
+    if timings {
+        ripple::timings::enable();
+    }
+    let result = match cli.command {
         Command::Lineage(args) => commands::lineage::run(args),
         Command::Graph(args) => commands::graph::run(args),
         Command::Check(args) => commands::check::run(args),
@@ -62,6 +71,9 @@ fn main() -> ExitCode {
         Command::Plan(args) => commands::plan::run(args),
         Command::Diff(args) => commands::diff::run(args),
     };
+    if timings {
+        eprint!("{}", ripple::timings::report());
+    }
     result.unwrap_or_else(|err| {
         eprintln!("error: {err:#}");
         ExitCode::from(EXIT_BAD_INPUT)

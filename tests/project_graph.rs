@@ -751,3 +751,37 @@ fn a_thousand_unknown_refs_among_twenty_thousand_models_are_each_named_with_a_su
         );
     }
 }
+
+#[test]
+fn timings_go_to_stderr_and_leave_the_output_alone() {
+    let plain = ripple()
+        .args(["graph", "--project", "fixtures/shop"])
+        .output()
+        .unwrap();
+    for (flag, env) in [(Some("--timings"), None), (None, Some("timings"))] {
+        let mut cmd = ripple();
+        cmd.args(["graph", "--project", "fixtures/shop"]);
+        cmd.args(flag);
+        if let Some(v) = env {
+            cmd.env("RIPPLE_LOG", v);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.stdout, plain.stdout);
+        let err = String::from_utf8(out.stderr).unwrap();
+        for phase in [
+            "ripple.yml",
+            "dbt models",
+            "airflow dags",
+            "graph",
+            "output",
+            "total",
+        ] {
+            assert!(
+                err.lines()
+                    .any(|l| l.trim_start().starts_with(phase) && l.ends_with(" ms")),
+                "{phase} in {err}"
+            );
+        }
+    }
+    assert!(plain.stderr.is_empty());
+}

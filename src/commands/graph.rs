@@ -49,10 +49,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             None => ripple::time::today(),
         },
     };
-    write_output(
-        args.output.as_deref(),
-        &emit::graph::render(&g, &nodes, args.format, &options),
-    )?;
+    let text = ripple::timings::phase("output", || {
+        emit::graph::render(&g, &nodes, args.format, &options)
+    });
+    write_output(args.output.as_deref(), &text)?;
     let (errors, _) = emit::check::counts(&g.diagnostics);
     if errors > 0 {
         eprintln!(

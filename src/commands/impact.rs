@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use ripple::emit::{self, impact::Format};
 
+use ripple::timings::phase;
+
 use super::{ChangeArgs, write_output};
 
 pub const EXAMPLES: &str = "Examples:
@@ -30,11 +32,13 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let request = args.change.request()?;
     let g = args.change.project.graph()?;
-    let facts = ripple::impact::TimeFacts::build(&g)?;
-    let (result, model) = ripple::impact::impact(&g, &facts, &request, args.explain)?;
-    write_output(
-        args.output.as_deref(),
-        &emit::impact::render(&g, &model, &result, args.format),
-    )?;
+    let facts = phase("time facts", || ripple::impact::TimeFacts::build(&g))?;
+    let (result, model) = phase("impact", || {
+        ripple::impact::impact(&g, &facts, &request, args.explain)
+    })?;
+    let text = phase("output", || {
+        emit::impact::render(&g, &model, &result, args.format)
+    });
+    write_output(args.output.as_deref(), &text)?;
     Ok(ExitCode::SUCCESS)
 }

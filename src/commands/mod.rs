@@ -42,7 +42,9 @@ impl ProjectArgs {
             progress: &bar,
         };
         let project = load_project(&self.project, &options)?;
-        Ok(LineageGraph::build(project))
+        Ok(ripple::timings::phase("graph", || {
+            LineageGraph::build(project)
+        }))
     }
 }
 

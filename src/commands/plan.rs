@@ -70,15 +70,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         deadline: minute(&args.deadline, "--deadline")?,
     };
     let g = args.change.project.graph()?;
-    let doc = ripple::plan::for_change(&g, &request, &options)?;
+    let doc = ripple::timings::phase("plan", || ripple::plan::for_change(&g, &request, &options))?;
     let max_concurrency = g
         .config
         .backfill
         .max_concurrency
         .unwrap_or(DEFAULT_MAX_CONCURRENCY);
-    write_output(
-        args.output.as_deref(),
-        &emit::plan::render(&doc, args.format, args.executor, max_concurrency)?,
-    )?;
+    let text = ripple::timings::phase("output", || {
+        emit::plan::render(&doc, args.format, args.executor, max_concurrency)
+    })?;
+    write_output(args.output.as_deref(), &text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -63,14 +63,17 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a folder"),
         });
     }
-    let config = Config::load(root)?;
+    use crate::timings::phase;
+    let config = phase("ripple.yml", || Config::load(root))?;
     let mut project = Project {
         root: root.to_path_buf(),
         ..Project::default()
     };
     let is_dbt = dbt::is_dbt_project(root);
     if is_dbt {
-        project.add(dbt::load(root, &config, options.progress));
+        project.add(phase("dbt models", || {
+            dbt::load(root, &config, options.progress)
+        }));
     }
     // Paths ripple.yml names stay inside the project; `--manifest` on the
     // command line is the user's own choice.
@@ -87,7 +90,7 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     let catalog = confine(config.catalog.as_slice(), "catalog");
     project.diagnostics.extend(refused);
     if let Some(path) = options.manifest.clone().or(manifest.into_iter().next()) {
-        project.add(manifest::load(root, &path));
+        project.add(phase("manifest", || manifest::load(root, &path)));
     }
     let models = (!config.models.is_empty()).then_some(models);
     let sql_dirs = sql_folders(root, &sql, models.as_deref(), is_dbt);
@@ -107,8 +110,12 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
         );
         project.diagnostics.extend(found.problems);
     }
-    project.add(sql_files::load(root, &sql_paths, config.dialect));
-    project.add(airflow::load(root, &excluded, config.dialect));
+    project.add(phase("sql files", || {
+        sql_files::load(root, &sql_paths, config.dialect)
+    }));
+    project.add(phase("airflow dags", || {
+        airflow::load(root, &excluded, config.dialect)
+    }));
 
     project.config = config;
     dedup_datasets(&mut project.datasets, &mut project.diagnostics);
