@@ -2,10 +2,10 @@
 //! end to end (read, render Jinja, resolve refs, build the petgraph).
 //!
 //! `cargo bench --bench project` — sizes 1,000 and 10,000 models. The
-//! 100,000-model run is too slow for a benchmark loop; measure it with
-//! `cargo run --release --example gen_project -- 100000 DIR` and
-//! `/usr/bin/time -v target/release/ripple graph --project DIR` (see
-//! docs/performance.md).
+//! 100,000-model run is too slow for a benchmark loop; measure it with the
+//! shared generator (`python3 ../shared/tools/gen_project.py 100000 --out
+//! DIR`) and `/usr/bin/time -v target/release/ripple graph --project DIR`,
+//! and against dbt with `scripts/bench_vs_dbt.sh` (see docs/performance.md).
 
 use std::path::PathBuf;
 
