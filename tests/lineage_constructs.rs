@@ -1021,3 +1021,12 @@ fn procedure_bodies_are_read_whole() {
     assert_eq!(l.statements.len(), 2, "{:?}", l.errors);
     assert_eq!(l.sources, ["after.proc"]);
 }
+
+#[test]
+fn tsql_statements_without_semicolons_start_at_their_verb() {
+    let sql = "CREATE TABLE a (x int)\nCREATE TABLE b (y int)\n  INSERT INTO c SELECT * FROM (SELECT x FROM a) s\nUPDATE c SET x = 1";
+    let l = script_lineage(sql, "mssql".parse().unwrap());
+    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    let at: Vec<(u64, u64)> = l.statements.iter().map(|s| (s.line, s.column)).collect();
+    assert_eq!(at, [(1, 1), (2, 1), (3, 3), (4, 1)]);
+}

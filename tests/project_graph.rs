@@ -785,3 +785,25 @@ fn timings_go_to_stderr_and_leave_the_output_alone() {
     }
     assert!(plain.stderr.is_empty());
 }
+
+#[test]
+fn a_statement_that_names_no_table_and_does_not_parse_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            (
+                "job.sql",
+                "create user etl password 'x' in group loaders;\ninsert into mart.t select * from raw.s;\nselect (( from broken;",
+            ),
+            ("ripple.yml", "dialect: redshift\n"),
+        ],
+    );
+    let g = graph_of(dir.path());
+    let codes: Vec<(&str, u32)> = g.diagnostics.iter().map(|d| (d.code, d.line)).collect();
+    // The user is a warning; the broken select, which could read anything,
+    // stays an error.
+    assert!(codes.contains(&("unparsed-statement", 1)), "{codes:?}");
+    assert!(codes.contains(&("parse-error", 3)), "{codes:?}");
+    assert!(has_edge(&g, "table.raw.s", "table.mart.t"));
+}

@@ -34,6 +34,20 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
         .errors
         .iter()
         .map(|e| {
+            // A statement that names no table (a user, a grant) loses no
+            // lineage by failing: a warning, not a failed job.
+            if lineage.tableless.contains(&e.statement) {
+                return Diagnostic::warning(
+                    "unparsed-statement",
+                    Some(file.clone()),
+                    e.line as u32,
+                    e.column as u32,
+                    format!(
+                        "statement {} does not parse ({}); it names no table, so the job's lineage is whole, but a plan will not run this job",
+                        e.statement, e.message
+                    ),
+                );
+            }
             Diagnostic::error(
                 "parse-error",
                 Some(file.clone()),

@@ -32,6 +32,44 @@ pub(crate) enum Recovered {
     Body(String),
 }
 
+/// Whether a statement that did not parse names no table ripple follows:
+/// users, roles, grants, warehouses, file formats, data sources. Its
+/// failure loses no lineage, so readers report it as a warning.
+pub(crate) fn names_no_table(tokens: &[TokenWithSpan]) -> bool {
+    let words: Vec<String> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
+        .take(6)
+        .map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_lowercase(),
+            _ => String::new(),
+        })
+        .collect();
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    let object = match w.as_slice() {
+        ["grant" | "revoke", ..] => return true,
+        ["create", "or", "replace", rest @ ..] | ["create" | "alter" | "drop", rest @ ..] => rest,
+        _ => return false,
+    };
+    let object = match object {
+        ["if", "not", "exists", ..] | ["if", "exists", ..] => return false,
+        o => o,
+    };
+    matches!(
+        object,
+        [
+            "user" | "role" | "group" | "login" | "warehouse" | "integration" | "tag",
+            ..
+        ] | ["file", "format", ..]
+            | ["resource", "monitor", ..]
+            | ["network", "policy", ..]
+            | ["masking", "policy", ..]
+            | ["storage" | "notification" | "security", "integration", ..]
+            | ["external", "data", "source", ..]
+            | ["external", "file", "format", ..]
+    )
+}
+
 /// A reading of `tokens`, a statement that did not parse, or `None`.
 pub(crate) fn recover(tokens: &[TokenWithSpan], dialect: SqlDialect) -> Option<Recovered> {
     let sig: Vec<usize> = (0..tokens.len())

@@ -13,7 +13,7 @@ use super::canonical::canonical_text;
 use super::columns::{ColumnLineage, KnownColumns, column_lineage_with};
 use super::dialect::SqlDialect;
 use super::extract::{StatementKind, TableLineage, statement_lineage};
-use super::recover::{Recovered, recover};
+use super::recover::{Recovered, names_no_table, recover};
 use super::session::Session;
 use super::split::{Chunk, join_blocks, split_statements};
 
@@ -31,6 +31,10 @@ pub struct ScriptLineage {
     pub statements: Vec<StatementLineage>,
     /// Each statement that did not parse.
     pub errors: Vec<StatementError>,
+    /// The statements among `errors` that name no table ripple follows
+    /// (`CREATE USER`, `GRANT`, a file format): their failure loses no lineage.
+    #[serde(skip)]
+    pub tableless: BTreeSet<usize>,
 }
 
 impl ScriptLineage {
@@ -217,6 +221,7 @@ fn analyse_script(
     };
     let mut statements = Vec::new();
     let mut errors = Vec::new();
+    let mut tableless = BTreeSet::new();
     let mut index = 0;
     for Chunk {
         start,
@@ -262,7 +267,7 @@ fn analyse_script(
                 &reading,
                 &mut index,
                 &mut statements,
-                &mut errors,
+                (&mut errors, &mut tableless),
             )
         });
     }
@@ -273,6 +278,7 @@ fn analyse_script(
         intermediates,
         statements,
         errors,
+        tableless,
     }
 }
 
@@ -295,19 +301,32 @@ fn analyse_chunk(
     reading: &Reading,
     index: &mut usize,
     statements: &mut Vec<StatementLineage>,
-    errors: &mut Vec<StatementError>,
+    (errors, tableless): (&mut Vec<StatementError>, &mut BTreeSet<usize>),
 ) {
     let end = last_location(&tokens).unwrap_or(start);
+    // T-SQL chunks can hold several statements; sqlparser's span of one
+    // starts at its name (`CREATE TABLE b` at `b`): the statement starts
+    // at the verb before it.
+    let starts: Vec<Location> = match reading.dialect {
+        SqlDialect::MsSql => tokens
+            .iter()
+            .filter(|t| matches!(&t.token, Token::Word(w) if STATEMENT_VERBS.contains(&w.keyword)))
+            .map(|t| t.span.start)
+            .collect(),
+        _ => Vec::new(),
+    };
     let mut parser = new_parser(reading).with_tokens_with_locations(tokens);
     let error = match parse_all(&mut parser) {
-        Ok(parsed) => return push_parsed(&parsed, start, reading, index, statements),
+        Ok(parsed) => return push_parsed(&parsed, (start, &starts), reading, index, statements),
         Err(e) => e,
     };
-    match recover(&parser.into_tokens(), reading.dialect) {
+    let tokens = parser.into_tokens();
+    let no_table = names_no_table(&tokens);
+    match recover(&tokens, reading.dialect) {
         Some(Recovered::Tokens(tokens)) => {
             let mut parser = new_parser(reading).with_tokens_with_locations(tokens);
             if let Ok(parsed) = parse_all(&mut parser) {
-                return push_parsed(&parsed, start, reading, index, statements);
+                return push_parsed(&parsed, (start, &starts), reading, index, statements);
             }
         }
         Some(Recovered::Body(body)) => {
@@ -343,6 +362,9 @@ fn analyse_chunk(
         None => {}
     }
     *index += 1;
+    if no_table {
+        tableless.insert(*index);
+    }
     errors.push(parse_error(*index, error, start, end));
 }
 
@@ -376,10 +398,19 @@ fn parse_all(parser: &mut Parser) -> Result<Vec<sqlparser::ast::Statement>, Pars
     }
 }
 
+/// Keywords a T-SQL statement starts with.
+const STATEMENT_VERBS: &[sqlparser::keywords::Keyword] = {
+    use sqlparser::keywords::Keyword::*;
+    &[
+        CREATE, INSERT, SELECT, UPDATE, DELETE, MERGE, WITH, DROP, ALTER, TRUNCATE, EXEC, EXECUTE,
+        DECLARE, SET, USE, BEGIN, COMMIT, ROLLBACK, GRANT, REVOKE, IF, WHILE, RETURN, PRINT, COPY,
+    ]
+};
+
 /// Appends the lineage of a chunk's parsed statements.
 fn push_parsed(
     parsed: &[sqlparser::ast::Statement],
-    start: Location,
+    (start, starts): (Location, &[Location]),
     reading: &Reading,
     index: &mut usize,
     statements: &mut Vec<StatementLineage>,
@@ -395,9 +426,17 @@ fn push_parsed(
         // one chunk; the later ones start where their span says.
         let at = match n {
             0 => start,
-            _ => Some(stmt.span().start)
-                .filter(|l| l.line > 0)
-                .unwrap_or(start),
+            _ => {
+                let named = stmt.span().start;
+                let key = |l: &Location| (l.line, l.column);
+                starts
+                    .iter()
+                    .rev()
+                    .find(|l| named.line > 0 && key(l) <= key(&named))
+                    .copied()
+                    .or(Some(named).filter(|l| l.line > 0))
+                    .unwrap_or(start)
+            }
         };
         let mut lineage = StatementLineage::new(*index, at, kind, lineage);
         if let Some(known) = &reading.known {
