@@ -349,3 +349,45 @@ fn dags_and_schedule_commands_on_the_shop() {
     ]);
     insta::assert_snapshot!("shop_schedule_json", schedule);
 }
+
+#[test]
+fn task_groups_are_dependency_endpoints() {
+    const GROUPS: &str = r#"from airflow.utils.task_group import TaskGroup
+from airflow.models.baseoperator import chain
+
+with DAG('groups', schedule='@daily') as d:
+    load = SQL(task_id='load', sql='insert into raw.o select 1')
+    with TaskGroup('marts') as marts:
+        a = SQL(task_id='a', sql='insert into m.a select * from raw.o')
+        b = SQL(task_id='b', sql='insert into m.b select * from m.a')
+        c = SQL(task_id='c', sql='insert into m.c select * from raw.o')
+        a >> b
+        with TaskGroup('inner') as inner:
+            i1 = SQL(task_id='i1', sql='select 1')
+        c >> inner
+    with TaskGroup('flat', prefix_group_id=False) as flat:
+        f1 = SQL(task_id='f1', sql='select 1')
+    done = SQL(task_id='done', sql='select 1')
+    after = SQL(task_id='after', sql='select 1')
+    load >> marts >> done
+    chain(marts, flat, after)
+    flat.set_downstream(done)
+"#;
+    let (dags, warnings) = read(&[("g.py", &format!("{HEADER}{GROUPS}"))]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let d = &dags[0];
+    let ups = |id: &str| {
+        let mut u = task(d, id).upstream.clone();
+        u.sort();
+        u
+    };
+    // Into a group: its roots; out of it: its leaves (nested groups count).
+    assert_eq!(ups("marts.a"), ["load"]);
+    assert_eq!(ups("marts.c"), ["load"]);
+    assert_eq!(ups("marts.b"), ["marts.a"]);
+    assert_eq!(ups("marts.inner.i1"), ["marts.c"]);
+    assert_eq!(ups("done"), ["f1", "marts.b", "marts.inner.i1"]);
+    // A group without the prefix is still an endpoint.
+    assert_eq!(ups("f1"), ["marts.b", "marts.inner.i1"]);
+    assert_eq!(ups("after"), ["f1"]);
+}

@@ -61,7 +61,18 @@ struct Reader<'a> {
     lines: LineIndex,
     /// Per DAG, its tasks by id (see [`Reader::depend`]).
     task_index: HashMap<usize, TaskIndex>,
+    /// The TaskGroups being read (innermost last), by key.
+    open_groups: Vec<String>,
+    /// Each TaskGroup's tasks (nested groups' tasks too), by key.
+    group_members: HashMap<String, Vec<String>>,
+    /// Dependencies with a TaskGroup at one end, made once every task is
+    /// known: a group stands for its first tasks downstream of something,
+    /// for its last ones upstream.
+    group_edges: Vec<(usize, Vec<String>, Vec<String>)>,
 }
+
+/// How a TaskGroup appears among task ids until its tasks are known.
+const GROUP_MARK: &str = "\u{1}group:";
 
 /// A DAG's tasks by id, kept up to date as tasks are added.
 #[derive(Default)]
@@ -183,6 +194,9 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         warnings: Vec::new(),
         task_index: HashMap::new(),
         lines: LineIndex::new(text),
+        open_groups: Vec::new(),
+        group_members: HashMap::new(),
+        group_edges: Vec::new(),
     };
     for e in parsed.errors() {
         // Airflow would not load the file at all: an error, not a warning.
@@ -200,6 +214,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
     }
     let module = parsed.into_syntax();
     r.body(&module.body, None, "");
+    r.group_dependencies();
     (r.dags, r.warnings)
 }
 
@@ -242,6 +257,7 @@ impl Reader<'_> {
             }
             Stmt::With(w) => {
                 let (mut inner_dag, mut inner_prefix) = (dag, prefix.to_string());
+                let mut opened = 0;
                 for item in &w.items {
                     let Expr::Call(call) = &item.context_expr else {
                         continue;
@@ -263,14 +279,31 @@ impl Reader<'_> {
                             .or(call.arguments.args.first())
                             .and_then(|e| self.string(e));
                         if let Some(group) = group {
-                            inner_prefix = format!("{prefix}{group}.");
-                            if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
-                                self.names.insert(var, Binding::Tasks(Vec::new()));
+                            let key = format!("{prefix}{group}");
+                            // `prefix_group_id=False`: the tasks keep their
+                            // own ids, the group is still an endpoint.
+                            let prefixed = !matches!(
+                                kw(&call.arguments.keywords, "prefix_group_id"),
+                                Some(Expr::BooleanLiteral(b)) if !b.value
+                            );
+                            if prefixed {
+                                inner_prefix = format!("{key}.");
                             }
+                            if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
+                                self.names.insert(
+                                    var,
+                                    Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]),
+                                );
+                            }
+                            self.group_members.entry(key.clone()).or_default();
+                            self.open_groups.push(key);
+                            opened += 1;
                         }
                     }
                 }
                 self.body(&w.body, inner_dag, &inner_prefix);
+                let keep = self.open_groups.len().saturating_sub(opened);
+                self.open_groups.truncate(keep);
             }
             Stmt::Assign(a) => {
                 let value = self.value(&a.value, dag, prefix);
@@ -791,6 +824,11 @@ impl Reader<'_> {
     }
 
     fn add_task(&mut self, dag: Option<usize>, task: Task) {
+        for group in &self.open_groups {
+            if let Some(members) = self.group_members.get_mut(group) {
+                members.push(task.task_id.clone());
+            }
+        }
         match dag {
             Some(d) => self.dags[d].tasks.push(task),
             None => {
@@ -804,6 +842,10 @@ impl Reader<'_> {
         let Some(d) = dag.or_else(|| self.dags.len().checked_sub(1)) else {
             return;
         };
+        if up.iter().chain(down).any(|t| t.starts_with(GROUP_MARK)) {
+            self.group_edges.push((d, up.to_vec(), down.to_vec()));
+            return;
+        }
         // By index, not by a scan of the DAG's tasks: a file of 100,000
         // `a >> b` lines would otherwise take minutes.
         let tasks = &mut self.dags[d].tasks;
@@ -828,6 +870,57 @@ impl Reader<'_> {
                 }
             }
         }
+    }
+
+    /// Makes the dependencies that have a TaskGroup at an end: upstream, a
+    /// group is its tasks nothing in the group runs after (its leaves);
+    /// downstream, its tasks that wait for nothing in the group (its
+    /// roots). In the order written, so a group built from other groups
+    /// sees their edges.
+    fn group_dependencies(&mut self) {
+        for (d, up, down) in std::mem::take(&mut self.group_edges) {
+            let up = self.expand_groups(d, &up, true);
+            let down = self.expand_groups(d, &down, false);
+            self.depend(Some(d), &up, &down);
+        }
+    }
+
+    /// `ids` with each group replaced by its leaves (`leaves`) or roots.
+    fn expand_groups(&self, d: usize, ids: &[String], leaves: bool) -> Vec<String> {
+        let tasks = &self.dags[d].tasks;
+        let mut out = Vec::new();
+        for id in ids {
+            let Some(key) = id.strip_prefix(GROUP_MARK) else {
+                out.push(id.clone());
+                continue;
+            };
+            let members: std::collections::BTreeSet<&str> = self
+                .group_members
+                .get(key)
+                .into_iter()
+                .flatten()
+                .map(String::as_str)
+                .collect();
+            let inside = |t: &&Task| members.contains(t.task_id.as_str());
+            // Members some member runs after: not leaves.
+            let followed: std::collections::BTreeSet<&str> = tasks
+                .iter()
+                .filter(inside)
+                .flat_map(|t| t.upstream.iter().map(String::as_str))
+                .filter(|u| members.contains(u))
+                .collect();
+            for t in tasks.iter().filter(inside) {
+                let end = if leaves {
+                    !followed.contains(t.task_id.as_str())
+                } else {
+                    !t.upstream.iter().any(|u| members.contains(u.as_str()))
+                };
+                if end {
+                    out.push(t.task_id.clone());
+                }
+            }
+        }
+        out
     }
 
     fn string(&self, e: &Expr) -> Option<String> {
