@@ -159,6 +159,11 @@ fn without_words(
             k += 1;
         }
     }
+    without(tokens, &drop)
+}
+
+/// `tokens` but those at the indices in `drop`; `None` when there are none.
+fn without(tokens: &[TokenWithSpan], drop: &BTreeSet<usize>) -> Option<Vec<TokenWithSpan>> {
     if drop.is_empty() {
         return None;
     }
@@ -534,15 +539,7 @@ fn parenthesised_with(
     if !opens(n) || word(n + 1) != Keyword::WITH || after_group(tokens, sig, n)? != sig.len() {
         return None;
     }
-    let close = sig[sig.len() - 1];
-    Some(
-        tokens
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != sig[n] && i != close)
-            .map(|(_, t)| t.clone())
-            .collect(),
-    )
+    without(tokens, &BTreeSet::from([sig[n], sig[sig.len() - 1]]))
 }
 
 /// Synapse's `COPY INTO t [(columns)] FROM 'url' [WITH (...)]`: the files
@@ -651,7 +648,7 @@ fn unparenthesised(
     sig: &[usize],
     word: impl Fn(usize) -> Keyword + Copy,
 ) -> Option<Vec<TokenWithSpan>> {
-    let mut drop = Vec::new();
+    let mut drop = BTreeSet::new();
     for k in 1..sig.len() {
         let opens = matches!(tokens[sig[k]].token, Token::LParen)
             && matches!(word(k - 1), Keyword::FROM | Keyword::JOIN);
@@ -664,17 +661,7 @@ fn unparenthesised(
             drop.extend([sig[k], sig[end]]);
         }
     }
-    if drop.is_empty() {
-        return None;
-    }
-    Some(
-        tokens
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !drop.contains(i))
-            .map(|(_, t)| t.clone())
-            .collect(),
-    )
+    without(tokens, &drop)
 }
 
 #[cfg(test)]

@@ -17,13 +17,22 @@ pub(crate) struct Session {
 }
 
 /// The schema a database's unqualified names fall in, where the engine has
-/// one by default.
+/// one by default: PUBLIC on Snowflake, `default` in a Databricks catalog,
+/// the user's default schema on SQL Server (`dbo` as a rule).
 fn default_schema(dialect: SqlDialect) -> Option<&'static str> {
     match dialect {
         SqlDialect::Snowflake => Some("public"),
         SqlDialect::Databricks => Some("default"),
+        SqlDialect::MsSql => Some("dbo"),
         _ => None,
     }
+}
+
+/// The parts of a name `USE` gives, folded; none for a variable.
+fn name_parts(name: &ObjectName, dialect: SqlDialect) -> Vec<String> {
+    relation_name(name, dialect)
+        .map(|r| relation_parts(&r))
+        .unwrap_or_default()
 }
 
 impl Session {
@@ -32,11 +41,7 @@ impl Session {
     /// below it) and a schema-level database elsewhere (MySQL, Hive,
     /// Spark, T-SQL, DuckDB: one level).
     pub fn apply(&mut self, u: &Use, dialect: SqlDialect) {
-        let parts = |name: &ObjectName| -> Vec<String> {
-            relation_name(name, dialect)
-                .map(|r| relation_parts(&r))
-                .unwrap_or_default()
-        };
+        let parts = |name: &ObjectName| name_parts(name, dialect);
         // `USE DATABASE IDENTIFIER($db)`: only the run knows where names
         // point, so they are read as written again (never as `.s.t`).
         let named = match u {
@@ -60,22 +65,14 @@ impl Session {
             Use::Database(name) if database_is_schema => {
                 self.schema = Some(print_parts(&parts(name)));
             }
-            // The engine then falls back to the database's default schema:
-            // PUBLIC on Snowflake (and PostgreSQL-likes), `default` in a
-            // Databricks catalog.
-            Use::Catalog(name) | Use::Database(name) => {
-                self.database = Some(print_parts(&parts(name)));
-                self.schema = default_schema(dialect).map(str::to_string);
-            }
-            // T-SQL: `USE db` names a database; unqualified names fall in
-            // the user's default schema, `dbo` as a rule.
-            Use::Object(name) if dialect == SqlDialect::MsSql && name.0.len() == 1 => {
-                self.database = Some(print_parts(&parts(name)));
-                self.schema = Some("dbo".to_string());
-            }
-            Use::Object(name) if dialect == SqlDialect::Snowflake && name.0.len() == 1 => {
-                self.database = Some(print_parts(&parts(name)));
-                self.schema = default_schema(dialect).map(str::to_string);
+            // A database (bare `USE d` on Snowflake and T-SQL): names then
+            // fall in its default schema.
+            Use::Catalog(name) | Use::Database(name) => self.use_database(name, dialect),
+            Use::Object(name)
+                if matches!(dialect, SqlDialect::Snowflake | SqlDialect::MsSql)
+                    && name.0.len() == 1 =>
+            {
+                self.use_database(name, dialect)
             }
             Use::Schema(name) | Use::Object(name) => match parts(name).as_slice() {
                 [schema] => self.schema = Some(print_parts(std::slice::from_ref(schema))),
@@ -87,6 +84,11 @@ impl Session {
             },
             Use::Warehouse(_) | Use::Role(_) | Use::SecondaryRoles(_) | Use::Default => {}
         }
+    }
+
+    fn use_database(&mut self, name: &ObjectName, dialect: SqlDialect) {
+        self.database = Some(print_parts(&name_parts(name, dialect)));
+        self.schema = default_schema(dialect).map(str::to_string);
     }
 
     /// `relation` with what the session adds: the schema (and database)
