@@ -3,7 +3,7 @@
 //! table order, so that column lineage resolves unqualified names and
 //! expands `*` the way the warehouse would.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Deserialize;
@@ -12,10 +12,13 @@ use crate::project::{Dataset, Diagnostic};
 
 #[derive(Deserialize)]
 struct Catalog {
+    // By unique id, in order: which of two tables of one `schema.name`
+    // (in different databases) answers a two-part relation must not
+    // depend on hashing.
     #[serde(default)]
-    nodes: HashMap<String, Table>,
+    nodes: BTreeMap<String, Table>,
     #[serde(default)]
-    sources: HashMap<String, Table>,
+    sources: BTreeMap<String, Table>,
 }
 
 #[derive(Deserialize)]
@@ -84,7 +87,7 @@ pub(crate) fn apply(
         if let Some(db) = &m.database {
             by_relation.insert(format!("{db}.{short}").to_lowercase(), names.clone());
         }
-        by_relation.insert(short, names);
+        by_relation.entry(short).or_insert(names);
     }
     for d in datasets.iter_mut() {
         if let Some(columns) = by_relation.get(&d.relation.to_lowercase()) {
