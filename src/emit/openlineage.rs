@@ -73,7 +73,11 @@ pub fn events(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>, options: &Options) 
         }
     }
     let mut semantics = Semantics::new(g).edges_only();
-    semantics.read_all();
+    // The whole graph is read on all cores at once; a selection reads only
+    // the jobs it exports and what their stars need, as asked.
+    if nodes.len() == g.graph.node_count() {
+        semantics.read_all();
+    }
     let time = event_time(options.event_time);
     let mut out = String::new();
     for (job_id, written) in outputs {
@@ -89,7 +93,7 @@ pub fn events(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>, options: &Options) 
             .flatten()
             .map(|&n| names.dataset_json(&g.graph[n], Value::Null))
             .collect();
-        let column_facets = column_lineage(&mut semantics, &names, job_id);
+        let mut column_facets = column_lineage(&mut semantics, &names, job_id);
         let outs: Vec<Value> = written
             .iter()
             .map(|&n| {
@@ -106,11 +110,8 @@ pub fn events(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>, options: &Options) 
                         names.facet(SCHEMA_FACET, json!({"fields": fields})),
                     );
                 }
-                if let Some(lineage) = column_facets.get(&d.relation) {
-                    facets.insert(
-                        "columnLineage".into(),
-                        names.facet(COLUMNS_FACET, lineage.clone()),
-                    );
+                if let Some(lineage) = column_facets.remove(&d.relation) {
+                    facets.insert("columnLineage".into(), names.facet(COLUMNS_FACET, lineage));
                 }
                 names.dataset_json(d, Value::Object(facets))
             })
