@@ -34,7 +34,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let g = args.change.project.graph()?;
     let facts = phase("time facts", || ripple::impact::TimeFacts::build(&g))?;
     let (result, model) = phase("impact", || {
-        ripple::impact::impact(&g, &facts, &request, args.explain)
+        // The HTML report shows every reason on click: it always explains.
+        let explain = args.explain || args.format == Format::Html;
+        ripple::impact::impact(&g, &facts, &request, explain)
     })?;
     let text = phase("output", || {
         emit::impact::render(&g, &model, &result, args.format)

@@ -70,14 +70,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         deadline: minute(&args.deadline, "--deadline")?,
     };
     let g = args.change.project.graph()?;
-    let doc = ripple::timings::phase("plan", || ripple::plan::for_change(&g, &request, &options))?;
+    let (doc, impact, model) = ripple::timings::phase("plan", || {
+        // The HTML report shows every reason on click: it always explains.
+        ripple::plan::for_change_with_impact(&g, &request, &options, args.format == Format::Html)
+    })?;
+    let planned = emit::plan::Planned {
+        graph: &g,
+        model: &model,
+        impact: &impact,
+    };
     let max_concurrency = g
         .config
         .backfill
         .max_concurrency
         .unwrap_or(DEFAULT_MAX_CONCURRENCY);
     let text = ripple::timings::phase("output", || {
-        emit::plan::render(&doc, args.format, args.executor, max_concurrency)
+        emit::plan::render(&doc, &planned, args.format, args.executor, max_concurrency)
     })?;
     write_output(args.output.as_deref(), &text)?;
     Ok(ExitCode::SUCCESS)

@@ -238,31 +238,7 @@ fn details(out: &mut String, c: &Change) {
 /// A Mermaid flowchart of the changed datasets and what they reach; empty
 /// when no change touches a dataset.
 pub fn mermaid(report: &DiffReport) -> String {
-    // Each dataset once, with the most severe role it has.
-    let mut role_of: BTreeMap<&str, (usize, &'static str)> = BTreeMap::new();
-    for c in &report.changes {
-        if c.kind == ChangeKind::NoOp {
-            continue;
-        }
-        let class = class_of(c.kind);
-        for w in &c.writes {
-            bump(&mut role_of, w, c.kind.rank(), class);
-        }
-        for d in &c.downstream {
-            let possibly = c.possibly.contains(d);
-            let (rank, class) = match possibly {
-                true => (ChangeKind::ALL.len() + 1, "possibly"),
-                false => (ChangeKind::ALL.len(), "impacted"),
-            };
-            bump(&mut role_of, d, rank, class);
-        }
-    }
-    // The most severe first (changed before impacted), then by name.
-    let mut ranked: Vec<(usize, &str, &'static str)> = role_of
-        .iter()
-        .map(|(k, (rank, class))| (*rank, *k, *class))
-        .collect();
-    ranked.sort();
+    let ranked = ranked_roles(report, class_of, "impacted");
     let hidden = ranked.len().saturating_sub(MAX_DRAWN);
     let roles: BTreeMap<&str, &'static str> = ranked
         .into_iter()
@@ -332,6 +308,38 @@ fn class_of(kind: ChangeKind) -> &'static str {
     }
 }
 
+/// Each dataset the changes name, once, with the most severe role it has
+/// (`class` of its change, else `impacted` or `possibly` downstream): the
+/// most severe first (changed before impacted), then by id.
+fn ranked_roles<'a>(
+    report: &'a DiffReport,
+    class: fn(ChangeKind) -> &'static str,
+    impacted: &'static str,
+) -> Vec<(usize, &'a str, &'static str)> {
+    let mut role_of: BTreeMap<&str, (usize, &'static str)> = BTreeMap::new();
+    for c in &report.changes {
+        if c.kind == ChangeKind::NoOp {
+            continue;
+        }
+        for w in &c.writes {
+            bump(&mut role_of, w, c.kind.rank(), class(c.kind));
+        }
+        for d in &c.downstream {
+            let (rank, class) = match c.possibly.contains(d) {
+                true => (ChangeKind::ALL.len() + 1, "possibly"),
+                false => (ChangeKind::ALL.len(), impacted),
+            };
+            bump(&mut role_of, d, rank, class);
+        }
+    }
+    let mut ranked: Vec<(usize, &str, &'static str)> = role_of
+        .iter()
+        .map(|(k, (rank, class))| (*rank, *k, *class))
+        .collect();
+    ranked.sort();
+    ranked
+}
+
 /// Keeps the most severe (lowest rank) role of a node.
 fn bump<'a>(
     roles: &mut BTreeMap<&'a str, (usize, &'static str)>,
@@ -396,6 +404,144 @@ pub enum Format {
     Github,
     /// Plain text.
     Text,
+    /// One self-contained HTML report (a CI artifact): graph and changes.
+    Html,
+}
+
+/// Boxes the HTML report's graph draws at most.
+const MAX_DRAWN_HTML: usize = 1_500;
+
+/// A dataset id as people name it: `model.orders` → `orders`,
+/// `source.raw.orders` → `raw.orders`.
+fn short(id: &str) -> &str {
+    id.split_once('.').map_or(id, |(_, rest)| rest)
+}
+
+/// The changed datasets and what they reach downstream, as a diagram
+/// coloured by kind of change.
+pub fn diagram(report: &DiffReport) -> super::svg::Diagram {
+    use super::svg::{Diagram, Edge, Node};
+    let ranked = ranked_roles(report, ChangeKind::as_str, "downstream");
+    let hidden = ranked.len().saturating_sub(MAX_DRAWN_HTML);
+    let mut nodes = Vec::new();
+    let mut at: BTreeMap<&str, usize> = BTreeMap::new();
+    for &(_, id, state) in ranked.iter().take(MAX_DRAWN_HTML) {
+        at.insert(id, nodes.len());
+        let changes: Vec<String> = report
+            .changes
+            .iter()
+            .filter(|c| c.writes.iter().any(|w| w == id))
+            .map(|c| format!("{} ({}): {}", c.model, c.kind.as_str(), c.reason))
+            .collect();
+        let reached: Vec<&str> = report
+            .changes
+            .iter()
+            .filter(|c| c.downstream.iter().any(|d| d == id))
+            .map(|c| c.model.as_str())
+            .collect();
+        let mut tip = vec![id.to_string()];
+        tip.extend(changes);
+        if !reached.is_empty() {
+            tip.push(format!("downstream of {}", reached.join(", ")));
+        }
+        nodes.push(Node {
+            id: id.to_string(),
+            title: short(id).to_string(),
+            detail: Some(match state {
+                "downstream" => "downstream".to_string(),
+                "possibly" => "possibly (through *)".to_string(),
+                kind => kind.to_string(),
+            }),
+            state,
+            tooltip: tip.join("\n"),
+        });
+    }
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (from, to) in &report.edges {
+        if let (Some(&a), Some(&b)) = (at.get(from.as_str()), at.get(to.as_str()))
+            && seen.insert((a, b))
+        {
+            edges.push(Edge {
+                from: a,
+                to: b,
+                label: None,
+            });
+        }
+    }
+    Diagram {
+        nodes,
+        edges,
+        folded: (hidden > 0).then(|| {
+            format!("{hidden} more datasets not drawn (the table lists every change)")
+        }),
+    }
+}
+
+/// The report as one self-contained HTML page (a CI artifact): summary,
+/// the graph with downstream highlighted, every change with its columns.
+pub fn html(report: &DiffReport, fail_on: FailOn) -> String {
+    use super::escape::xml;
+    use super::html::{badge, graph_section, page, section};
+    let mut summary_html = String::from("<p>");
+    for k in ChangeKind::ALL {
+        let n = report.count(k);
+        if n > 0 {
+            summary_html.push_str(&badge(k.as_str(), &format!("{n} {}", counted(k))));
+            summary_html.push(' ');
+        }
+    }
+    let downstream = report.downstream().len();
+    let failing = report.changes.iter().filter(|c| fail_on.fails(c.kind)).count();
+    let _ = write!(
+        summary_html,
+        "</p><p>{downstream} downstream dataset{} affected. {}</p>",
+        plural(downstream),
+        if failing > 0 {
+            format!(
+                "{failing} change{} fail{} this check.",
+                plural(failing),
+                if failing == 1 { "s" } else { "" }
+            )
+        } else {
+            "Nothing fails this check.".to_string()
+        }
+    );
+    let mut table = String::from(
+        "<table><tr><th>model or job</th><th>change</th><th>columns</th><th>downstream</th><th>where</th><th>why</th></tr>",
+    );
+    for c in &report.changes {
+        let listed: Vec<&str> = c.downstream.iter().map(|d| short(d)).collect();
+        let _ = write!(
+            table,
+            "<tr data-kind=\"{kind}\"><td class=\"mono\">{model}</td><td>{badge}</td><td class=\"mono\">{cols}</td><td><details data-id=\"{first}\"><summary>{n}</summary><span class=\"mono\">{list}</span></details></td><td class=\"mono\">{file}:{line}</td><td>{reason}{plan}</td></tr>",
+            kind = c.kind.as_str(),
+            first = xml(c.writes.first().map_or("", String::as_str)),
+            model = xml(&c.model),
+            badge = badge(c.kind.as_str(), c.kind.as_str()),
+            cols = xml(&c.columns.join("; ")),
+            n = c.downstream.len(),
+            list = xml(&listed.join(", ")),
+            file = xml(&c.file),
+            line = c.line,
+            reason = xml(&c.reason),
+            plan = c.plan.as_deref().map_or(String::new(), |p| format!(
+                "<br><code>{}</code>",
+                xml(p)
+            )),
+        );
+    }
+    table.push_str("</table>");
+    let mut sections = vec![section("rp-summary", "Summary", &summary_html)];
+    let d = diagram(report);
+    if !d.nodes.is_empty() {
+        sections.push(graph_section(
+            "Changed datasets and what they reach",
+            &super::svg::render(&d, false),
+        ));
+    }
+    sections.push(section("rp-changes", "Changes", &table));
+    page("ripple diff", &summary(report), &sections)
 }
 
 /// `report` in `format`; `fail_on` decides which annotations are errors.
@@ -405,5 +551,6 @@ pub fn render(report: &DiffReport, format: Format, fail_on: FailOn) -> String {
         Format::Json => json(report),
         Format::Github => github(report, fail_on),
         Format::Text => text(report),
+        Format::Html => html(report, fail_on),
     }
 }

@@ -92,6 +92,26 @@ pub fn github_property(s: &str) -> String {
     github_message(s).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// Text or an attribute value in HTML and SVG (XML): markup characters and
+/// both quotes as entities; control characters XML forbids shown as `?`, so
+/// a standalone SVG stays well-formed whatever a name holds.
+pub fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c.is_control() || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,5 +128,9 @@ mod tests {
         assert_eq!(code_span("`x"), "`` `x ``");
         assert_eq!(github_message("50%\nnext"), "50%25%0Anext");
         assert_eq!(github_property("a,b:c"), "a%2Cb%3Ac");
+        assert_eq!(
+            xml("</script><img src=x onerror='a()'>\u{1}\"&"),
+            "&lt;/script&gt;&lt;img src=x onerror=&#39;a()&#39;&gt;?&quot;&amp;"
+        );
     }
 }

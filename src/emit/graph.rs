@@ -1,5 +1,5 @@
-//! The lineage graph as JSON, DOT (through graphviz-rust's printer) and
-//! Mermaid, restricted to a set of selected nodes.
+//! The lineage graph as JSON, DOT (through graphviz-rust's printer),
+//! Mermaid and SVG, restricted to a set of selected nodes.
 
 use std::collections::BTreeSet;
 
@@ -138,6 +138,49 @@ pub fn mermaid(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
     f.finish()
 }
 
+/// The selected subgraph as a standalone SVG picture, boxes coloured by
+/// dataset kind (laid out in Rust: no Graphviz needed).
+pub fn svg(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
+    use super::svg::{Diagram, Edge, Node, render};
+    let at: std::collections::HashMap<NodeIndex, usize> =
+        nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    let boxes = nodes
+        .iter()
+        .map(|&n| {
+            let d = &g.graph[n];
+            let mut tip = format!("{} ({})\nrelation {}", d.name, d.kind.as_str(), d.relation);
+            if let Some(f) = &d.file {
+                tip.push_str(&format!("\n{f}:{}", d.line.unwrap_or(1)));
+            }
+            Node {
+                id: d.id.clone(),
+                title: d.name.clone(),
+                detail: (d.relation != d.name).then(|| d.relation.clone()),
+                state: d.kind.as_str(),
+                tooltip: tip,
+            }
+        })
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let arrows = edges(g, nodes)
+        .into_iter()
+        .filter(|(a, b, _)| seen.insert((*a, *b)))
+        .map(|(a, b, _)| Edge {
+            from: at[&a],
+            to: at[&b],
+            label: None,
+        })
+        .collect();
+    render(
+        &Diagram {
+            nodes: boxes,
+            edges: arrows,
+            folded: None,
+        },
+        true,
+    )
+}
+
 /// Output formats of `ripple graph`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -149,6 +192,8 @@ pub enum Format {
     Mermaid,
     /// OpenLineage events, one JSON object per line (docs/openlineage.md).
     Openlineage,
+    /// A standalone SVG picture, laid out by ripple (no Graphviz needed).
+    Svg,
 }
 
 /// The subgraph of `g` on `nodes` in `format` (OpenLineage events written
@@ -164,5 +209,6 @@ pub fn render(
         Format::Dot => dot(g, nodes),
         Format::Mermaid => mermaid(g, nodes),
         Format::Openlineage => super::openlineage::events(g, nodes, openlineage),
+        Format::Svg => svg(g, nodes),
     }
 }

@@ -7,12 +7,15 @@ pub mod diff;
 pub mod dot;
 pub mod escape;
 pub mod graph;
+pub mod html;
 pub mod impact;
+pub mod layout;
 pub mod lineage;
 pub mod mermaid;
 pub mod openlineage;
 pub mod plan;
 pub mod schedule;
+pub mod svg;
 
 /// The version of every JSON document ripple writes; bumped on any change
 /// that could break a reader.

@@ -482,6 +482,10 @@ pub enum Format {
     Commands,
     /// One Airflow DAG file running the tasks, validations and swaps.
     AirflowDag,
+    /// The datasets to restate as a standalone SVG picture.
+    Svg,
+    /// One self-contained HTML report: graph, schedule (Gantt), partitions, swaps.
+    Html,
 }
 
 impl Format {
@@ -506,6 +510,7 @@ pub enum RenderError {
 /// with an executor that does not write shadows is refused.
 pub fn render(
     plan: &PlanDocument,
+    planned: &Planned<'_>,
     format: Format,
     executor: Option<Executor>,
     max_concurrency: u32,
@@ -518,11 +523,18 @@ pub fn render(
             _ => "airflow3",
         }));
     }
-    Ok(render_unchecked(plan, format, executor, max_concurrency))
+    Ok(render_unchecked(
+        plan,
+        planned,
+        format,
+        executor,
+        max_concurrency,
+    ))
 }
 
 fn render_unchecked(
     plan: &PlanDocument,
+    planned: &Planned<'_>,
     format: Format,
     executor: Option<Executor>,
     max_concurrency: u32,
@@ -536,5 +548,280 @@ fn render_unchecked(
         Format::Shell => shell(plan, executor),
         Format::Commands => commands(plan, executor),
         Format::AirflowDag => airflow_dag(plan, executor, max_concurrency),
+        Format::Svg => svg(plan, planned),
+        Format::Html => html(plan, planned),
     }
+}
+
+/// What a picture of a plan needs beside the plan: the graph and the
+/// impact the plan restates (`plan::for_change_with_impact`).
+pub struct Planned<'a> {
+    /// The lineage graph.
+    pub graph: &'a crate::graph::LineageGraph,
+    /// Its time model.
+    pub model: &'a crate::impact::TimeModel,
+    /// The impact planned.
+    pub impact: &'a crate::impact::Impact,
+}
+
+/// The plan's datasets as a standalone SVG: the impact's graph, each box
+/// also counting its tasks.
+pub fn svg(plan: &PlanDocument, planned: &Planned<'_>) -> String {
+    super::svg::render(&plan_diagram(plan, planned), true)
+}
+
+fn plan_diagram(plan: &PlanDocument, planned: &Planned<'_>) -> super::svg::Diagram {
+    let mut d = super::impact::diagram(planned.graph, planned.model, planned.impact);
+    for n in &mut d.nodes {
+        let tasks = plan.tasks.iter().filter(|t| t.task.dataset == n.id).count();
+        if tasks > 0 {
+            n.detail = Some(format!(
+                "{} · {tasks} task{}",
+                n.detail.take().unwrap_or_default(),
+                crate::text::plural(tasks)
+            ));
+        } else if n.state != "context" && plan.assumed.contains(&n.id) {
+            n.detail = Some(format!(
+                "{} · assumed correct",
+                n.detail.take().unwrap_or_default()
+            ));
+        }
+    }
+    d
+}
+
+/// The plan as one self-contained HTML page: summary, graph, the schedule
+/// as a Gantt chart, partition timelines, and swaps and validations per
+/// dataset.
+pub fn html(plan: &PlanDocument, planned: &Planned<'_>) -> String {
+    use super::escape::xml;
+    use super::html::{Bar, Clock, gantt, graph_section, page, section};
+    let impact = planned.impact;
+    let state: std::collections::HashMap<&str, (&str, &'static str)> = impact
+        .datasets
+        .iter()
+        .map(|d| {
+            (
+                d.id.as_str(),
+                (d.name.as_str(), super::impact::state_of(impact, d)),
+            )
+        })
+        .collect();
+    let name = |id: &str| state.get(id).map_or(id.to_string(), |s| s.0.to_string());
+
+    let datasets: std::collections::BTreeSet<&str> =
+        plan.tasks.iter().map(|t| t.task.dataset.as_str()).collect();
+    let mut summary = format!(
+        "<p>{} task{} on {} dataset{}, {} swap{}.",
+        plan.tasks.len(),
+        crate::text::plural(plan.tasks.len()),
+        datasets.len(),
+        crate::text::plural(datasets.len()),
+        plan.swaps.len(),
+        crate::text::plural(plan.swaps.len())
+    );
+    if !plan.assumed.is_empty() {
+        let names: Vec<String> = plan.assumed.iter().map(|a| name(a)).collect();
+        let _ = write!(
+            summary,
+            " Assumed correct (no job writes them): <code>{}</code>.",
+            xml(&names.join(", "))
+        );
+    }
+    summary.push_str("</p>");
+    match &plan.schedule {
+        Some(s) => {
+            let _ = write!(
+                summary,
+                "<p>Scheduled from {} to {} ({} min) in {} allowed window{}, at most {} tasks at once, clear of {} production run{}.</p>",
+                xml(&s.start),
+                xml(&s.end),
+                s.makespan_minutes,
+                s.windows_used,
+                crate::text::plural(s.windows_used),
+                s.max_concurrency,
+                s.blackouts,
+                crate::text::plural(s.blackouts)
+            );
+        }
+        None => summary.push_str(
+            "<p class=\"rp-muted\">Not scheduled: tasks are shown in wavefront order. Give <code>--start</code> to place them in the allowed windows, clear of production runs.</p>",
+        ),
+    }
+    if !plan.warnings.is_empty() {
+        summary.push_str("<ul>");
+        for w in &plan.warnings {
+            let _ = write!(summary, "<li>{}</li>", xml(w));
+        }
+        summary.push_str("</ul>");
+    }
+
+    // One Gantt row per dataset, in plan order.
+    let mut rows: Vec<String> = Vec::new();
+    let mut row_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for t in &plan.tasks {
+        row_of.entry(t.task.dataset.as_str()).or_insert_with(|| {
+            rows.push(name(&t.task.dataset));
+            rows.len() - 1
+        });
+    }
+    let waves = waves(plan);
+    let tips: Vec<String> = plan
+        .tasks
+        .iter()
+        .map(|t| {
+            let when = match (&t.task.start, &t.task.end) {
+                (Some(s), Some(e)) => format!("\n{s} → {e}"),
+                _ => String::new(),
+            };
+            format!(
+                "{}\n{} partition{}, writes {}{when}",
+                t.task.id,
+                t.task.partitions,
+                crate::text::plural(t.task.partitions as usize),
+                t.writes
+            )
+        })
+        .collect();
+    let placed = plan.schedule.as_ref().map(|s| &s.placed);
+    let bars: Vec<Bar<'_>> = plan
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Bar {
+            row: row_of[t.task.dataset.as_str()],
+            span: match placed.and_then(|p| p.get(i)) {
+                Some(&span) => span,
+                None => (waves[i], waves[i] + 1),
+            },
+            state: state
+                .get(t.task.dataset.as_str())
+                .map_or("partitions", |s| s.1),
+            tooltip: &tips[i],
+            task: &t.task.id,
+        })
+        .collect();
+    let clock = match &plan.schedule {
+        Some(s) => Clock::Minutes {
+            blackouts: &s.blackout_spans,
+            windows: &s.windows,
+            cap: s.max_concurrency,
+        },
+        None => Clock::Waves,
+    };
+    let legend = "<p class=\"rp-muted\">Bars are tasks, coloured as their dataset in the graph; red bands are production runs, hatched grey is outside the allowed windows; the lower chart counts tasks running at once against the cap.</p>";
+
+    // Swaps and validations, per dataset.
+    let mut per = String::from(
+        "<table><tr><th>dataset</th><th>shadow</th><th>tasks</th><th>validations before the swap</th><th>swap</th></tr>",
+    );
+    for sw in &plan.swaps {
+        let tasks: Vec<&super::super::plan::DocTask> = plan
+            .tasks
+            .iter()
+            .filter(|t| t.task.dataset == sw.dataset)
+            .collect();
+        let shadow = plan
+            .setup
+            .iter()
+            .find(|s| s.dataset == sw.dataset)
+            .map(|s| s.shadow.clone())
+            .or_else(|| tasks.first().map(|t| t.writes.clone()))
+            .unwrap_or_default();
+        let mut checks: Vec<&str> = tasks
+            .iter()
+            .flat_map(|t| t.validations.iter().map(|v| v.check.as_str()))
+            .collect();
+        checks.sort_unstable();
+        checks.dedup();
+        let _ = write!(
+            per,
+            "<tr data-id=\"{}\"><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td><td>{}</td><td><details><summary>{} statement{}</summary><pre class=\"mono\">{}</pre></details></td></tr>",
+            xml(&sw.dataset),
+            xml(&name(&sw.dataset)),
+            xml(&shadow),
+            tasks.len(),
+            xml(&checks.join(", ")),
+            sw.sql.len(),
+            crate::text::plural(sw.sql.len()),
+            xml(&sw.sql.join(";\n"))
+        );
+    }
+    per.push_str("</table>");
+    let mut more = String::new();
+    for (title, sql) in [
+        ("Swap scripts, in order", plan.swap_scripts.concat()),
+        ("Clean-up after a good swap", plan.cleanup.clone()),
+        ("Rollback before the swap", plan.rollback.clone()),
+    ] {
+        let _ = write!(
+            more,
+            "<details><summary>{} ({} statement{})</summary><pre class=\"mono\">{}</pre></details>",
+            xml(title),
+            sql.len(),
+            crate::text::plural(sql.len()),
+            xml(&sql.join(";\n"))
+        );
+    }
+    let sections = vec![
+        section("rp-summary", "Summary", &summary),
+        graph_section(
+            "Datasets to restate (click one for its reasons)",
+            &super::svg::render(&plan_diagram(plan, planned), false),
+        ),
+        section(
+            "rp-schedule",
+            if plan.schedule.is_some() {
+                "Schedule"
+            } else {
+                "Order"
+            },
+            &format!(
+                "{legend}<div class=\"rp-scroll\">{}</div>",
+                gantt(&rows, &bars, &clock)
+            ),
+        ),
+        section(
+            "rp-partitions",
+            "Partitions restated",
+            &super::impact::timelines(impact),
+        ),
+        section(
+            "rp-swaps",
+            "Shadows, validations and swaps",
+            &format!("{per}{more}"),
+        ),
+    ];
+    page(
+        &format!(
+            "Backfill plan for {}",
+            super::impact::changed_names(impact).join(", ")
+        ),
+        &super::impact::subtitle(impact),
+        &sections,
+    )
+}
+
+/// Each task's wave: one more than the latest wave it depends on.
+fn waves(plan: &PlanDocument) -> Vec<i64> {
+    let index: std::collections::HashMap<&str, usize> = plan
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.task.id.as_str(), i))
+        .collect();
+    let mut wave = vec![0i64; plan.tasks.len()];
+    // Tasks are in order: every dependency comes earlier.
+    for (i, t) in plan.tasks.iter().enumerate() {
+        wave[i] = t
+            .task
+            .depends_on
+            .iter()
+            .filter_map(|d| index.get(d.as_str()))
+            .filter(|&&j| j < i)
+            .map(|&j| wave[j] + 1)
+            .max()
+            .unwrap_or(0);
+    }
+    wave
 }

@@ -112,6 +112,15 @@ pub struct AffectedDataset {
     /// rows may change, or ripple cannot tell which columns).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub columns: Vec<String>,
+    /// The affected hours as `[from, to)` spans on partition boundaries
+    /// (empty when rebuilt whole), for pictures; `intervals` says the same
+    /// in keys.
+    #[serde(skip)]
+    pub spans: Vec<(Hour, Hour)>,
+    /// When widened to its whole history: the spans its upstreams made
+    /// wrong, before widening.
+    #[serde(skip)]
+    pub widened_from: Option<Vec<(Hour, Hour)>>,
 }
 
 /// An inclusive range of partition keys; `from` is `None` when unbounded.
@@ -165,6 +174,7 @@ pub struct Pruned {
 #[derive(Debug, Clone, Default)]
 struct State {
     time: IntervalSet,
+    widened_from: Option<Vec<(Hour, Hour)>>,
     full: bool,
     reasons: Vec<String>,
     explain: Vec<String>,
@@ -392,6 +402,7 @@ pub fn propagate(
             && let Some(why) = &t.non_idempotent
             && t.grain != Grain::None
         {
+            s.widened_from = Some(s.time.align(t.grain).spans().to_vec());
             // Cannot restate part of it: all of its history is affected.
             s.time
                 .add(t.start.unwrap_or(UNBOUNDED), t.grain.ceil(as_of));
@@ -470,6 +481,8 @@ pub fn propagate(
             reasons,
             explain: explain_lines,
             columns: affected_columns,
+            spans: time.spans().to_vec(),
+            widened_from: if full { None } else { s.widened_from },
         });
     }
     Ok(Impact {

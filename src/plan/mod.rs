@@ -193,8 +193,19 @@ pub fn for_change(
     request: &crate::impact::ImpactRequest,
     options: &PlanOptions,
 ) -> Result<PlanDocument, PlanError> {
+    Ok(for_change_with_impact(g, request, options, false)?.0)
+}
+
+/// [`for_change`], also returning the impact it planned (with `--explain`
+/// lines when `explain`) and its time model, for pictures of the plan.
+pub fn for_change_with_impact(
+    g: &LineageGraph,
+    request: &crate::impact::ImpactRequest,
+    options: &PlanOptions,
+    explain: bool,
+) -> Result<(PlanDocument, Impact, TimeModel), PlanError> {
     let facts = crate::impact::TimeFacts::build(g)?;
-    let (result, model) = crate::impact::impact(g, &facts, request, false)?;
+    let (result, model) = crate::impact::impact(g, &facts, request, explain)?;
     let tasks = tasks(g, &model, &result)?;
     if !options.allow_partial {
         // A job whose SQL or template failed to read would be run blind.
@@ -224,7 +235,7 @@ pub fn for_change(
     if let Some(start) = options.start {
         schedule::apply(&mut doc, g, &g.dags, start, options.deadline)?;
     }
-    Ok(doc)
+    Ok((doc, result, model))
 }
 
 /// The tasks of a plan and the datasets taken as correct, in topological

@@ -68,6 +68,19 @@ pub struct ScheduleSummary {
     pub max_concurrency: u32,
     /// Production runs avoided.
     pub blackouts: usize,
+    /// For pictures: the allowed windows as minutes of the day, `[from, to)`
+    /// (empty: any time).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub windows: Vec<(i64, i64)>,
+    /// For pictures: production runs met between start and end, merged.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub blackout_spans: Vec<(Minute, Minute)>,
+    /// For pictures: each task's `[start, end)`, in the plan's task order.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub placed: Vec<(Minute, Minute)>,
 }
 
 /// Why no schedule could be made.
@@ -206,6 +219,13 @@ pub fn schedule(
             .iter()
             .filter(|&&(a, b)| a < end && c.start < b)
             .count(),
+        windows: c.windows.clone(),
+        blackout_spans: busy_production
+            .iter()
+            .filter(|&&(a, b)| a < end && c.start < b)
+            .copied()
+            .collect(),
+        placed: Vec::new(),
     };
     Ok((placed, summary))
 }
@@ -457,11 +477,12 @@ pub fn apply(
         blackouts,
         deadline,
     };
-    let (placed, summary) = schedule(&jobs, &constraints)?;
-    for (t, (s, e)) in doc.tasks.iter_mut().zip(placed) {
+    let (placed, mut summary) = schedule(&jobs, &constraints)?;
+    for (t, &(s, e)) in doc.tasks.iter_mut().zip(&placed) {
         t.task.start = Some(display_minute(s));
         t.task.end = Some(display_minute(e));
     }
+    summary.placed = placed;
     doc.schedule = Some(summary);
     Ok(())
 }
