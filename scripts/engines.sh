@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Real database engines for ripple's tests: PostgreSQL (Debian's packages, a
 # throw-away cluster on a unix socket), the DuckDB CLI, dbt with dbt-duckdb,
-# and Airflow (each in its own Python venv).
+# and Airflow (each in its own Python venv); and a browser for the HTML
+# reports: Debian's chromium, driven by playwright-core from npm (which uses
+# that chromium and downloads no browser of its own).
 #
 #   bash scripts/engines.sh install   install what is missing (idempotent)
 #   bash scripts/engines.sh start     start the PostgreSQL cluster (no-op if up)
@@ -15,7 +17,7 @@
 #
 # Settings (environment):
 #   RIPPLE_ENGINES_DIR     venvs and the cluster's data (default <repo>/.engines)
-#   RIPPLE_ENGINES         which engines (default "postgres duckdb dbt airflow")
+#   RIPPLE_ENGINES         which engines (default "postgres duckdb dbt airflow browser")
 #   RIPPLE_PG_PORT         the cluster's port, i.e. its socket's name (default 54329)
 #   RIPPLE_PG_SOCKET_DIR   the socket's folder (default /tmp/ripple-pg as root,
 #                          /tmp/ripple-pg-<uid> otherwise)
@@ -27,7 +29,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 engines_dir=${RIPPLE_ENGINES_DIR:-$repo/.engines}
-engines=${RIPPLE_ENGINES:-postgres duckdb dbt airflow}
+engines=${RIPPLE_ENGINES:-postgres duckdb dbt airflow browser}
 python=${RIPPLE_PYTHON:-python3}
 pg_port=${RIPPLE_PG_PORT:-54329}
 pg_role=ripple
@@ -49,6 +51,8 @@ dbt_spec=(dbt-core==1.11.16 dbt-duckdb==1.11.1 "duckdb==$duckdb_version")
 airflow_spec=(apache-airflow==3.3.2)
 # The generated DAG must import on Airflow 2 too (its operators' import paths).
 airflow2_spec=(apache-airflow==2.10.5)
+# Drives Debian's chromium for the HTML report tests (tests/browser/check.mjs).
+playwright_spec=playwright-core@1.65.1
 
 say() { echo "engines: $*" >&2; }
 die() {
@@ -216,6 +220,42 @@ stop_postgres() {
   fi
 }
 
+# ------------------------------------------------------------------- browser
+
+install_browser() {
+  local t0 dir=$engines_dir/browser
+  if [ ! -x /usr/bin/chromium ]; then
+    [ "$is_root" -eq 1 ] ||
+      die "chromium is not installed and installing it needs root: apt-get install chromium"
+    t0=$(now)
+    say "browser: apt-get update && apt-get install -y chromium"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2 || die "apt-get update failed"
+    apt-get install -y -qq chromium >&2 || die "apt-get install chromium failed"
+    say "browser: chromium installed in $(($(now) - t0))s"
+  else
+    say "browser: /usr/bin/chromium is there"
+  fi
+  command -v node >/dev/null || die "node not found (the browser tests run playwright-core with it)"
+  command -v npm >/dev/null || die "npm not found (it installs playwright-core)"
+  if [ -f "$dir/.ripple-installed" ] && [ "$(cat "$dir/.ripple-installed")" = "$playwright_spec" ] &&
+    [ -f "$dir/node_modules/playwright-core/package.json" ]; then
+    say "browser: $dir is there ($playwright_spec)"
+    return
+  fi
+  t0=$(now)
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  say "browser: npm install $playwright_spec into $dir"
+  # PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: playwright-core downloads nothing, but
+  # say so, in case a later version would.
+  (cd "$dir" && echo '{"private":true}' >package.json &&
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --silent "$playwright_spec" >&2) ||
+    die "npm install $playwright_spec failed"
+  echo "$playwright_spec" >"$dir/.ripple-installed"
+  say "browser: installed in $(($(now) - t0))s"
+}
+
 # --------------------------------------------------------------- Python venvs
 
 # ensure_venv NAME CHECK-COMMAND PACKAGE...: a venv at $engines_dir/NAME with
@@ -252,6 +292,7 @@ install_all() {
   if wants postgres; then install_postgres; fi
   if wants duckdb; then ensure_venv duckdb 'duckdb --version' "${duckdb_spec[@]}"; fi
   if wants dbt; then ensure_venv dbt 'dbt --version' "${dbt_spec[@]}"; fi
+  if wants browser; then install_browser; fi
   if wants airflow; then
     # Importing airflow writes an airflow.cfg into AIRFLOW_HOME: a temp one.
     # shellcheck disable=SC2016 # expanded by the check's own shell
@@ -315,6 +356,12 @@ print_env() {
   fi
   if wants airflow && venv_ok airflow2 python; then
     printf 'export RIPPLE_TEST_AIRFLOW2_PYTHON=%q\n' "$engines_dir/airflow2/bin/python"
+  fi
+  if wants browser && [ -x /usr/bin/chromium ] && [ -f "$engines_dir/browser/.ripple-installed" ] &&
+    command -v node >/dev/null; then
+    printf 'export RIPPLE_TEST_CHROMIUM=%q\n' /usr/bin/chromium
+    printf 'export RIPPLE_TEST_NODE=%q\n' "$(command -v node)"
+    printf 'export RIPPLE_TEST_PLAYWRIGHT=%q\n' "$engines_dir/browser/node_modules/playwright-core"
   fi
 }
 

@@ -472,9 +472,8 @@ pub fn diagram(report: &DiffReport) -> super::svg::Diagram {
     Diagram {
         nodes,
         edges,
-        folded: (hidden > 0).then(|| {
-            format!("{hidden} more datasets not drawn (the table lists every change)")
-        }),
+        folded: (hidden > 0)
+            .then(|| format!("{hidden} more datasets not drawn (the table lists every change)")),
     }
 }
 
@@ -492,7 +491,11 @@ pub fn html(report: &DiffReport, fail_on: FailOn) -> String {
         }
     }
     let downstream = report.downstream().len();
-    let failing = report.changes.iter().filter(|c| fail_on.fails(c.kind)).count();
+    let failing = report
+        .changes
+        .iter()
+        .filter(|c| fail_on.fails(c.kind))
+        .count();
     let _ = write!(
         summary_html,
         "</p><p>{downstream} downstream dataset{} affected. {}</p>",
@@ -525,10 +528,10 @@ pub fn html(report: &DiffReport, fail_on: FailOn) -> String {
             file = xml(&c.file),
             line = c.line,
             reason = xml(&c.reason),
-            plan = c.plan.as_deref().map_or(String::new(), |p| format!(
-                "<br><code>{}</code>",
-                xml(p)
-            )),
+            plan = c
+                .plan
+                .as_deref()
+                .map_or(String::new(), |p| format!("<br><code>{}</code>", xml(p))),
         );
     }
     table.push_str("</table>");

@@ -505,7 +505,8 @@ fn closed(out: &mut String, x0: f64, x1: f64, top: f64, bottom: f64) {
 fn short_minute(m: Minute) -> String {
     let full = crate::schedule::display_minute(m);
     // 2026-02-01T20:00Z → 02-01 20:00
-    full.get(5..16).map_or(full.clone(), |s| s.replace('T', " "))
+    full.get(5..16)
+        .map_or(full.clone(), |s| s.replace('T', " "))
 }
 
 fn clip(s: &str, n: usize) -> String {

@@ -230,12 +230,7 @@ fn acyclic_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
 
 /// Barycentre sweeps down and up the layers, keeping the order with the
 /// fewest crossings seen.
-fn order_columns(
-    columns: &mut [Vec<usize>],
-    up: &[Vec<usize>],
-    down: &[Vec<usize>],
-    total: usize,
-) {
+fn order_columns(columns: &mut [Vec<usize>], up: &[Vec<usize>], down: &[Vec<usize>], total: usize) {
     if columns.len() < 2 {
         return;
     }

@@ -62,9 +62,24 @@ pub struct State {
 pub const STATES: &[State] = &[
     // Impact and plan.
     state("changed", "changed (the wrong table)", "#fecaca", "#b91c1c"),
-    state("partitions", "some partitions affected", "#fed7aa", "#c2410c"),
-    state("widened", "widened to its whole history", "#fef08a", "#a16207"),
-    state("full", "rebuilt whole (unpartitioned)", "#e9d5ff", "#7e22ce"),
+    state(
+        "partitions",
+        "some partitions affected",
+        "#fed7aa",
+        "#c2410c",
+    ),
+    state(
+        "widened",
+        "widened to its whole history",
+        "#fef08a",
+        "#a16207",
+    ),
+    state(
+        "full",
+        "rebuilt whole (unpartitioned)",
+        "#e9d5ff",
+        "#7e22ce",
+    ),
     state("context", "not affected", "#f1f5f9", "#94a3b8"),
     // Diff.
     state("breaking", "breaking change", "#fecaca", "#b91c1c"),
@@ -77,7 +92,12 @@ pub const STATES: &[State] = &[
     ),
     state("column", "column change", "#fed7aa", "#c2410c"),
     state("config", "settings change", "#bfdbfe", "#1d4ed8"),
-    state("non-breaking", "non-breaking (columns added)", "#bbf7d0", "#15803d"),
+    state(
+        "non-breaking",
+        "non-breaking (columns added)",
+        "#bbf7d0",
+        "#15803d",
+    ),
     state("added", "added", "#99f6e4", "#0f766e"),
     state("no-op", "no change in meaning", "#f3f4f6", "#9ca3af"),
     state("downstream", "downstream of a change", "#fef9c3", "#ca8a04"),

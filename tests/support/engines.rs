@@ -330,3 +330,40 @@ pub fn airflow_python() -> Option<PathBuf> {
 pub fn airflow2_python() -> Option<PathBuf> {
     var("RIPPLE_TEST_AIRFLOW2_PYTHON").map(PathBuf::from)
 }
+
+/// Headless Chromium driven by playwright-core, named by
+/// `RIPPLE_TEST_CHROMIUM`, `RIPPLE_TEST_NODE` and `RIPPLE_TEST_PLAYWRIGHT`.
+pub struct Browser {
+    /// The chromium binary.
+    pub chromium: PathBuf,
+    /// node, which runs `tests/browser/check.mjs`.
+    pub node: PathBuf,
+    /// The playwright-core package folder.
+    pub playwright: PathBuf,
+}
+
+/// The browser for the HTML report tests, or `None` when not set up.
+pub fn browser() -> Option<Browser> {
+    Some(Browser {
+        chromium: PathBuf::from(var("RIPPLE_TEST_CHROMIUM")?),
+        node: PathBuf::from(var("RIPPLE_TEST_NODE")?),
+        playwright: PathBuf::from(var("RIPPLE_TEST_PLAYWRIGHT")?),
+    })
+}
+
+impl Browser {
+    /// Loads `report` and returns what `tests/browser/check.mjs` saw, as
+    /// JSON, its full-page screenshot written to `screenshot`.
+    pub fn check(&self, report: &Path, screenshot: &Path) -> serde_json::Value {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/check.mjs");
+        let output = Command::new(&self.node)
+            .arg(&script)
+            .arg(report)
+            .arg(screenshot)
+            .env("RIPPLE_TEST_CHROMIUM", &self.chromium)
+            .env("RIPPLE_TEST_PLAYWRIGHT", &self.playwright)
+            .output();
+        let text = outcome(output, &self.node).unwrap_or_else(|e| panic!("browser check: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("browser check printed {text}: {e}"))
+    }
+}
