@@ -435,3 +435,95 @@ fn reports_are_byte_identical_run_to_run() {
     let b = ripple(&[&["plan"][..], &PLAN, &["--format", "html"]].concat());
     assert_eq!(a, b);
 }
+
+#[path = "../benches/support/dbt_project.rs"]
+mod generated;
+
+fn request(changed: &str) -> ripple::impact::ImpactRequest {
+    let key = |s: &str| ripple::time::TimeKey::parse(s).unwrap();
+    ripple::impact::ImpactRequest {
+        changed: vec![changed.to_string()],
+        from: key("2026-01-10"),
+        to: key("2026-01-12"),
+        as_of: key("2026-02-01").start,
+        columns: Vec::new(),
+    }
+}
+
+#[test]
+fn at_10k_models_the_report_folds_to_the_affected_subgraph_and_one_hop() {
+    let dir = tempfile::tempdir().unwrap();
+    generated::generate(dir.path(), 10_000).unwrap();
+    let g = ripple::graph::LineageGraph::build(
+        ripple::ingest::load_project(dir.path(), &ripple::ingest::LoadOptions::default()).unwrap(),
+    );
+    let total = g.graph.node_count();
+    assert!(total > 10_000);
+    let facts = ripple::impact::TimeFacts::build(&g).unwrap();
+    // A change near the end of the graph: few affected, drawn with the
+    // datasets one hop away and nothing else.
+    let leafish = g
+        .graph
+        .node_indices()
+        .filter(|&n| g.graph[n].id.starts_with("model.m_"))
+        .max_by_key(|&n| {
+            g.graph[n]
+                .id
+                .trim_start_matches("model.m_")
+                .parse::<u32>()
+                .unwrap()
+        })
+        .unwrap();
+    let upstream = g
+        .graph
+        .neighbors_directed(leafish, petgraph::Direction::Incoming)
+        .next()
+        .unwrap();
+    let (small, model) =
+        ripple::impact::impact(&g, &facts, &request(&g.graph[upstream].id), true).unwrap();
+    let affected: std::collections::HashSet<petgraph::graph::NodeIndex> =
+        small.datasets.iter().map(|d| g.index[&d.id]).collect();
+    let mut hop = std::collections::HashSet::new();
+    for &n in &affected {
+        for m in g.graph.neighbors_undirected(n) {
+            if !affected.contains(&m) {
+                hop.insert(m);
+            }
+        }
+    }
+    let d = ripple::emit::impact::diagram(&g, &model, &small);
+    assert_eq!(d.nodes.len(), affected.len() + hop.len());
+    let context = d.nodes.iter().filter(|n| n.state == "context").count();
+    assert_eq!(context, hop.len());
+    let folded = d.folded.as_deref().unwrap();
+    assert!(
+        folded.starts_with(&format!(
+            "{} of {total} datasets not drawn",
+            total - d.nodes.len()
+        )),
+        "{folded}"
+    );
+
+    // A change at the root reaches thousands: at most MAX_DRAWN boxes, every
+    // affected dataset still listed, the file well under 5 MB.
+    let (big, model) = ripple::impact::impact(&g, &facts, &request("raw.*"), true).unwrap();
+    let html = ripple::emit::impact::html(&g, &model, &big);
+    assert!(
+        big.datasets.len() > ripple::emit::impact::MAX_DRAWN,
+        "{}",
+        big.datasets.len()
+    );
+    assert!(html.len() < 5 * 1024 * 1024, "{} bytes", html.len());
+    assert_eq!(
+        html.matches("class=\"rp-node ").count(),
+        ripple::emit::impact::MAX_DRAWN
+    );
+    let listed =
+        html.matches("<details class=\"rp-strip\"").count() + html.matches("<tr data-id=").count();
+    assert_eq!(listed, big.datasets.len());
+    assert!(html.contains("datasets not drawn"));
+    if let Some(seen) = load_quietly(&html, "big-impact") {
+        assert_eq!(seen["nodes"], ripple::emit::impact::MAX_DRAWN);
+        assert_eq!(seen["console_errors"], Value::Array(vec![]));
+    }
+}

@@ -460,6 +460,8 @@ pub fn timelines(impact: &Impact) -> String {
                 },
                 partitions: if d.full {
                     "1 rebuild".to_string()
+                } else if d.unbounded {
+                    "unbounded: no start known".to_string()
                 } else {
                     format!(
                         "{}{} {} partition{}",
