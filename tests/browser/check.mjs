@@ -86,7 +86,11 @@ try {
       target,
     );
   }
-  await page.evaluate(() => document.querySelectorAll('details[open]').forEach((d) => (d.open = false)));
+  await page.evaluate(() => {
+    document.querySelectorAll('details[open]').forEach((d) => (d.open = false));
+    document.querySelectorAll('.rp-hit').forEach((d) => d.classList.remove('rp-hit'));
+    window.scrollTo(0, 0);
+  });
   const png = await page.screenshot({ path: shot, fullPage: true });
   // Blank or not: distinct colours among sampled pixels, decoded by the
   // browser itself on a page of its own.
