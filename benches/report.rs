@@ -35,7 +35,9 @@ fn graph(n: usize) -> Vec<(usize, usize)> {
 }
 
 fn sizes(n: usize) -> Vec<(f64, f64)> {
-    (0..n).map(|i| (80.0 + (i % 7) as f64 * 12.0, 26.0)).collect()
+    (0..n)
+        .map(|i| (80.0 + (i % 7) as f64 * 12.0, 26.0))
+        .collect()
 }
 
 /// layout-rs: box centres and the drawing's size.
@@ -109,7 +111,9 @@ fn bbox(centres: &[(f64, f64)]) -> (f64, f64) {
 }
 
 fn compare() {
-    eprintln!("layout comparison (straight-line crossings between box centres; span of centres; one run's time)");
+    eprintln!(
+        "layout comparison (straight-line crossings between box centres; span of centres; one run's time)"
+    );
     for n in [30, 60, 200, 500, 1000] {
         let edges = graph(n);
         let t = std::time::Instant::now();

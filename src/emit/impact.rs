@@ -500,13 +500,32 @@ pub fn summary_html(impact: &Impact) -> String {
             out.push(' ');
         }
     }
-    let partitions: u64 = impact.datasets.iter().map(|d| d.partitions).sum();
+    let partitions: u64 = impact
+        .datasets
+        .iter()
+        .filter(|d| !d.full)
+        .map(|d| d.partitions)
+        .sum();
+    let whole = impact.datasets.iter().filter(|d| d.full).count();
     let _ = write!(
         out,
-        "</p><p>{} dataset{} affected, {partitions} partition{} to recompute in all (changed tables included).</p>",
+        "</p><p>{} dataset{} affected: {partitions} partition{}{} to recompute (changed tables included){}.</p>",
         impact.datasets.len(),
         crate::text::plural(impact.datasets.len()),
-        crate::text::plural(partitions as usize)
+        crate::text::plural(partitions as usize),
+        if whole > 0 {
+            format!(
+                " and {whole} table{} to rebuild whole",
+                crate::text::plural(whole)
+            )
+        } else {
+            String::new()
+        },
+        if impact.datasets.iter().any(|d| d.unbounded) {
+            "; some are unbounded (no start known)"
+        } else {
+            ""
+        }
     );
     if let Some(p) = &impact.pruned {
         let _ = write!(
