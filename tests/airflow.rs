@@ -391,3 +391,91 @@ with DAG('groups', schedule='@daily') as d:
     assert_eq!(ups("f1"), ["marts.b", "marts.inner.i1"]);
     assert_eq!(ups("after"), ["f1"]);
 }
+
+#[test]
+fn task_group_functions_cross_downstream_and_set_upstream_on_groups() {
+    const FLOW: &str = r#"from airflow.decorators import task_group
+from airflow.utils.task_group import TaskGroup
+from airflow.models.baseoperator import chain, cross_downstream
+
+@dag(schedule='@daily')
+def tg_flow():
+    @task
+    def extract():
+        return 1
+    @task
+    def clean(x):
+        return x
+    @task
+    def publish():
+        pass
+
+    @task_group
+    def transform(raw):
+        @task
+        def stage(x):
+            return x
+        @task_group(group_id='checks')
+        def quality():
+            SQL(task_id='rows', sql='select 1')
+            SQL(task_id='nulls', sql='select 1')
+        staged = stage(raw)
+        staged >> quality()
+
+    @task_group(group_id='enrich')
+    def enrich_group():
+        return clean(extract())
+
+    start = SQL(task_id='start', sql='select 1')
+    t1 = transform(start)
+    t2 = transform(start)
+    e = enrich_group()
+    e >> publish()
+    with TaskGroup('side') as side:
+        s1 = SQL(task_id='s1', sql='select 1')
+        s2 = SQL(task_id='s2', sql='select 1')
+    end1 = SQL(task_id='end1', sql='select 1')
+    end2 = SQL(task_id='end2', sql='select 1')
+    cross_downstream(from_tasks=[side], to_tasks=[end1, end2])
+    side.set_upstream(t2)
+    p1 = SQL(task_id='p1', sql='select 1')
+    p2 = SQL(task_id='p2', sql='select 1')
+    q1 = SQL(task_id='q1', sql='select 1')
+    q2 = SQL(task_id='q2', sql='select 1')
+    chain(start, [p1, p2], [q1, q2])
+
+tg_flow()
+"#;
+    let (dags, warnings) = read(&[("tg.py", &format!("{HEADER}{FLOW}"))]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let d = &dags[0];
+    let ups = |id: &str| {
+        let mut u = task(d, id).upstream.clone();
+        u.sort();
+        u
+    };
+    // The group function's parameter carries the call's argument in.
+    assert_eq!(ups("transform.stage"), ["start"]);
+    // A nested group function: prefixed by both group ids.
+    assert_eq!(ups("transform.checks.rows"), ["transform.stage"]);
+    assert_eq!(ups("transform.checks.nulls"), ["transform.stage"]);
+    // Called twice: the second group is `transform__1`, as Airflow names it.
+    assert_eq!(ups("transform__1.stage"), ["start"]);
+    assert_eq!(ups("transform__1.checks.rows"), ["transform__1.stage"]);
+    // A group function returning a task stands for that task.
+    assert_eq!(ups("enrich.clean"), ["enrich.extract"]);
+    assert_eq!(ups("publish"), ["enrich.clean"]);
+    // set_upstream on a group: its roots wait for the other group's leaves.
+    assert_eq!(
+        ups("side.s1"),
+        ["transform__1.checks.nulls", "transform__1.checks.rows"]
+    );
+    assert_eq!(ups("side.s2"), ups("side.s1"));
+    // cross_downstream from a group: its leaves to every listed task.
+    assert_eq!(ups("end1"), ["side.s1", "side.s2"]);
+    assert_eq!(ups("end2"), ["side.s1", "side.s2"]);
+    // chain of two lists pairs them, element by element.
+    assert_eq!(ups("p1"), ["start"]);
+    assert_eq!(ups("q1"), ["p1"]);
+    assert_eq!(ups("q2"), ["p2"]);
+}

@@ -35,6 +35,16 @@ struct TaskFlow {
     returns_sql: Option<String>,
 }
 
+/// A `@task_group`-decorated function: calling it opens the group and
+/// reads its body inside it.
+#[derive(Debug, Clone)]
+struct GroupFn {
+    group_id: String,
+    prefixed: bool,
+    params: Vec<String>,
+    body: Vec<Stmt>,
+}
+
 /// What a DAG's tasks inherit from it: `default_args` pool, template search
 /// path, params.
 #[derive(Debug, Clone, Default)]
@@ -69,6 +79,13 @@ struct Reader<'a> {
     /// known: a group stands for its first tasks downstream of something,
     /// for its last ones upstream.
     group_edges: Vec<(usize, Vec<String>, Vec<String>)>,
+    /// `@task_group` functions by name.
+    group_fns: HashMap<String, GroupFn>,
+    /// Group ids already used: a `@task_group` called again gets `__1`,
+    /// `__2`, as Airflow names it.
+    used_groups: std::collections::HashSet<String>,
+    /// The value of the last `return` read (a `@task_group` body's).
+    returned: Option<Binding>,
 }
 
 /// How a TaskGroup appears among task ids until its tasks are known.
@@ -197,6 +214,9 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         open_groups: Vec::new(),
         group_members: HashMap::new(),
         group_edges: Vec::new(),
+        group_fns: HashMap::new(),
+        used_groups: std::collections::HashSet::new(),
+        returned: None,
     };
     for e in parsed.errors() {
         // Airflow would not load the file at all: an error, not a warning.
@@ -279,24 +299,15 @@ impl Reader<'_> {
                             .or(call.arguments.args.first())
                             .and_then(|e| self.string(e));
                         if let Some(group) = group {
-                            let key = format!("{prefix}{group}");
-                            // `prefix_group_id=False`: the tasks keep their
-                            // own ids, the group is still an endpoint.
-                            let prefixed = !matches!(
-                                kw(&call.arguments.keywords, "prefix_group_id"),
-                                Some(Expr::BooleanLiteral(b)) if !b.value
-                            );
-                            if prefixed {
-                                inner_prefix = format!("{key}.");
-                            }
+                            let prefixed = prefixed(&call.arguments.keywords);
+                            let (key, p) = self.open_group(&group, prefix, prefixed, false);
+                            inner_prefix = p;
                             if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
                                 self.names.insert(
                                     var,
                                     Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]),
                                 );
                             }
-                            self.group_members.entry(key.clone()).or_default();
-                            self.open_groups.push(key);
                             opened += 1;
                         }
                     }
@@ -342,6 +353,30 @@ impl Reader<'_> {
                         self.body(&f.body, Some(d), prefix);
                         return;
                     }
+                    if head == "task_group" || head.ends_with(".task_group") {
+                        let group_id = kw(keywords, "group_id")
+                            .or(call.and_then(|c| c.arguments.args.first()))
+                            .and_then(|e| self.string(e))
+                            .unwrap_or_else(|| f.name.to_string());
+                        let params = f
+                            .parameters
+                            .posonlyargs
+                            .iter()
+                            .chain(&f.parameters.args)
+                            .chain(&f.parameters.kwonlyargs)
+                            .map(|p| p.parameter.name.to_string())
+                            .collect();
+                        self.group_fns.insert(
+                            f.name.to_string(),
+                            GroupFn {
+                                group_id,
+                                prefixed: prefixed(keywords),
+                                params,
+                                body: f.body.to_vec(),
+                            },
+                        );
+                        return;
+                    }
                     if head == "task" || head.starts_with("task.") {
                         let task_id = kw(keywords, "task_id")
                             .and_then(|e| self.string(e))
@@ -379,6 +414,9 @@ impl Reader<'_> {
             Stmt::While(w) if self.contains_task_call(&w.body) => {
                 let line = self.line(w);
                 self.warn(line, "tasks made in a loop are not expanded; declare them one by one to have them read".to_string());
+            }
+            Stmt::Return(r) => {
+                self.returned = r.value.as_deref().and_then(|v| self.value(v, dag, prefix));
             }
             Stmt::If(i) => {
                 self.body(&i.body, dag, prefix);
@@ -502,15 +540,34 @@ impl Reader<'_> {
         match name.as_str() {
             "DAG" => return Some(Binding::Dag(self.dag_from_call(args, keywords, None, line))),
             "chain" => {
-                let groups: Vec<Vec<String>> =
-                    args.iter().map(|a| self.tasks_of(a, dag, prefix)).collect();
+                let groups: Vec<(bool, Vec<String>)> = args
+                    .iter()
+                    .map(|a| {
+                        let list = matches!(a, Expr::List(_) | Expr::Tuple(_));
+                        (list, self.tasks_of(a, dag, prefix))
+                    })
+                    .collect();
                 for pair in groups.windows(2) {
-                    self.depend(dag, &pair[0], &pair[1]);
+                    let ((up_list, up), (down_list, down)) = (&pair[0], &pair[1]);
+                    if *up_list && *down_list {
+                        // Two lists in a row pair up, element by element.
+                        if up.len() != down.len() {
+                            self.warn(line, format!("chain() of two lists of different lengths ({} and {}): Airflow refuses it; the pair is left out", up.len(), down.len()));
+                            continue;
+                        }
+                        for (u, d) in up.iter().zip(down) {
+                            self.depend(dag, std::slice::from_ref(u), std::slice::from_ref(d));
+                        }
+                    } else {
+                        self.depend(dag, up, down);
+                    }
                 }
-                return groups.last().cloned().map(Binding::Tasks);
+                return groups.last().map(|g| Binding::Tasks(g.1.clone()));
             }
             "cross_downstream" => {
-                if let [from, to] = &args[..] {
+                let from = kw(keywords, "from_tasks").or(args.first());
+                let to = kw(keywords, "to_tasks").or(args.get(1));
+                if let (Some(from), Some(to)) = (from, to) {
                     let (from, to) = (
                         self.tasks_of(from, dag, prefix),
                         self.tasks_of(to, dag, prefix),
@@ -523,6 +580,9 @@ impl Reader<'_> {
                 return args.first().and_then(|a| self.string(a)).map(Binding::Str);
             }
             _ => {}
+        }
+        if let Some(g) = self.group_fns.get(&name).cloned() {
+            return Some(self.call_group_fn(&g, call, dag, prefix));
         }
         if let Some(flow) = self.taskflows.get(&name).cloned() {
             // TaskFlow: calling the function makes the task; task arguments
@@ -823,6 +883,84 @@ impl Reader<'_> {
         })
     }
 
+    /// Opens the TaskGroup `group` inside `prefix`: its key (the group id
+    /// Airflow gives it, `__1`-suffixed on a second use where Airflow does
+    /// so) and the prefix of the ids of its tasks.
+    fn open_group(
+        &mut self,
+        group: &str,
+        prefix: &str,
+        prefixed: bool,
+        suffix_on_collision: bool,
+    ) -> (String, String) {
+        let mut key = format!("{prefix}{group}");
+        if suffix_on_collision {
+            let base = key.clone();
+            let mut n = 0;
+            while self.used_groups.contains(&key) {
+                n += 1;
+                key = format!("{base}__{n}");
+            }
+        }
+        self.used_groups.insert(key.clone());
+        self.group_members.entry(key.clone()).or_default();
+        self.open_groups.push(key.clone());
+        // `prefix_group_id=False`: the tasks keep their own ids, the group
+        // is still an endpoint.
+        let inner = if prefixed {
+            format!("{key}.")
+        } else {
+            prefix.to_string()
+        };
+        (key, inner)
+    }
+
+    /// Calls a `@task_group` function: its body read inside the group, its
+    /// parameters bound to what the call passes. The call stands for what
+    /// the function returns, else for the group, as in Airflow.
+    fn call_group_fn(
+        &mut self,
+        g: &GroupFn,
+        call: &ruff_python_ast::ExprCall,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Binding {
+        let mut bound = Vec::new();
+        for (param, arg) in g.params.iter().zip(&call.arguments.args) {
+            bound.push((param.clone(), self.value(arg, dag, prefix)));
+        }
+        for k in &call.arguments.keywords {
+            if let Some(name) = &k.arg {
+                bound.push((name.to_string(), self.value(&k.value, dag, prefix)));
+            }
+        }
+        let (key, inner) = self.open_group(&g.group_id, prefix, g.prefixed, true);
+        let saved: Vec<(String, Option<Binding>)> = bound
+            .into_iter()
+            .map(|(name, value)| {
+                let old = match value {
+                    Some(v) => self.names.insert(name.clone(), v),
+                    None => self.names.remove(&name),
+                };
+                (name, old)
+            })
+            .collect();
+        let outer_return = self.returned.take();
+        self.body(&g.body, dag, &inner);
+        let returned = std::mem::replace(&mut self.returned, outer_return);
+        for (name, old) in saved {
+            match old {
+                Some(v) => self.names.insert(name, v),
+                None => self.names.remove(&name),
+            };
+        }
+        self.open_groups.pop();
+        match returned {
+            Some(Binding::Tasks(t)) if !t.is_empty() => Binding::Tasks(t),
+            _ => Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]),
+        }
+    }
+
     fn add_task(&mut self, dag: Option<usize>, task: Task) {
         for group in &self.open_groups {
             if let Some(members) = self.group_members.get_mut(group) {
@@ -933,6 +1071,15 @@ impl Reader<'_> {
             _ => None,
         }
     }
+}
+
+/// Whether a TaskGroup prefixes its tasks' ids (`prefix_group_id`, default
+/// true).
+fn prefixed(keywords: &[Keyword]) -> bool {
+    !matches!(
+        kw(keywords, "prefix_group_id"),
+        Some(Expr::BooleanLiteral(b)) if !b.value
+    )
 }
 
 /// An integer literal.
