@@ -196,7 +196,12 @@ fn what_cannot_be_read_statically_is_a_warning_and_a_partial_result() {
     };
     assert!(has("loop", 6), "{messages:#?}");
     assert!(has("f-string", 9), "{messages:#?}");
-    assert!(has("dynamic task mapping", 10), "{messages:#?}");
+    // A literal mapped list is read: no warning, one task marked mapped.
+    assert!(task(d, "mapped").mapped);
+    assert!(
+        !messages.iter().any(|m| m.contains("dyn.py:10")),
+        "{messages:#?}"
+    );
     assert!(has("no literal task_id", 11), "{messages:#?}");
     assert!(has("syntax error", 13), "{messages:#?}");
 }
@@ -478,4 +483,71 @@ tg_flow()
     assert_eq!(ups("p1"), ["start"]);
     assert_eq!(ups("q1"), ["p1"]);
     assert_eq!(ups("q2"), ["p2"]);
+}
+
+#[test]
+fn mapped_tasks_are_one_task_with_their_literal_sql_read() {
+    const MAPPED: &str = r#"
+with DAG('mapping', schedule='@daily') as d:
+    @task
+    def list_files():
+        return ['a', 'b']
+    @task
+    def load(path, target):
+        pass
+    @task
+    def queries():
+        return ['select 1']
+    files = list_files()
+    loads = load.partial(target='raw').expand(path=files)
+    tables = SQL.partial(task_id='refresh', conn_id='wh').expand(
+        sql=['insert into mart.a select * from raw.a', 'insert into mart.b select * from raw.b'])
+    kwargs = SQL.partial(task_id='by_kwargs').expand_kwargs([
+        {'sql': 'insert into mart.c select * from raw.c'},
+        {'sql': 'insert into mart.d select * from raw.d', 'parameters': {'x': 1}},
+    ])
+    base = SQL.partial(task_id='from_partial', sql='insert into mart.e select * from raw.e')
+    over = base.expand(parameters=[{'d': 1}, {'d': 2}])
+    runtime = SQL.partial(task_id='runtime').expand(sql=queries())
+    loads >> tables
+    over >> runtime
+"#;
+    let (dags, warnings) = read(&[("m.py", &format!("{HEADER}{MAPPED}"))]);
+    let d = &dags[0];
+    let ids: Vec<&str> = d.tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "list_files",
+            "load",
+            "refresh",
+            "by_kwargs",
+            "from_partial",
+            "queries",
+            "runtime"
+        ]
+    );
+    for id in ["load", "refresh", "by_kwargs", "from_partial", "runtime"] {
+        assert!(task(d, id).mapped, "{id} is mapped");
+    }
+    assert!(!task(d, "list_files").mapped);
+    // A TaskFlow mapped over another task's output runs after it.
+    assert_eq!(task(d, "load").upstream, ["list_files"]);
+    assert_eq!(task(d, "refresh").upstream, ["load"]);
+    assert_eq!(task(d, "refresh").writes, ["mart.a", "mart.b"]);
+    assert_eq!(task(d, "refresh").reads, ["raw.a", "raw.b"]);
+    assert_eq!(task(d, "by_kwargs").writes, ["mart.c", "mart.d"]);
+    assert_eq!(task(d, "from_partial").writes, ["mart.e"]);
+    // SQL from another task's output is runtime: a warning naming the
+    // line, and the upstream kept.
+    let mut up = task(d, "runtime").upstream.clone();
+    up.sort();
+    assert_eq!(up, ["from_partial", "queries"]);
+    assert!(task(d, "runtime").writes.is_empty());
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(
+        messages[0].contains("dags/m.py:25") && messages[0].contains("runtime value"),
+        "{messages:#?}"
+    );
 }

@@ -81,4 +81,8 @@ pub struct Task {
     /// The task's SQL as written, when it has SQL.
     #[serde(skip)]
     pub template: Option<SqlTemplate>,
+    /// Dynamically mapped (`.partial(...).expand(...)`): one task id, as
+    /// many copies as its mapped values at runtime.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub mapped: bool,
 }

@@ -24,6 +24,16 @@ enum Binding {
     Dag(usize),
     /// A dict of string constants (`default_args`, `params`).
     Dict(BTreeMap<String, String>),
+    /// `Op.partial(...)` or `flow.partial(...)`: a task once `.expand`ed.
+    Partial(Box<Partial>),
+}
+
+/// What `.partial(...)` fixed of a mapped task: the operator class or
+/// TaskFlow function, and its keyword arguments.
+#[derive(Debug, Clone)]
+struct Partial {
+    callee: String,
+    keywords: Vec<Keyword>,
 }
 
 /// A `@task`-decorated function: calling it makes a task.
@@ -84,6 +94,8 @@ struct Reader<'a> {
     /// Group ids already used: a `@task_group` called again gets `__1`,
     /// `__2`, as Airflow names it.
     used_groups: std::collections::HashSet<String>,
+    /// TaskFlow task ids made so far, by DAG.
+    taskflow_ids: std::collections::HashSet<(usize, String)>,
     /// The value of the last `return` read (a `@task_group` body's).
     returned: Option<Binding>,
 }
@@ -216,6 +228,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         group_edges: Vec::new(),
         group_fns: HashMap::new(),
         used_groups: std::collections::HashSet::new(),
+        taskflow_ids: std::collections::HashSet::new(),
         returned: None,
     };
     for e in parsed.errors() {
@@ -530,9 +543,15 @@ impl Reader<'_> {
                     }
                     return None;
                 }
-                "expand" | "expand_kwargs" | "partial" => {
-                    self.warn(line, "dynamic task mapping (`.expand`) is read as one task; its mapped copies depend on runtime values".to_string());
-                    return self.value(&attr.value, dag, prefix);
+                "partial" => {
+                    let callee = self.resolve(&attr.value);
+                    return Some(Binding::Partial(Box::new(Partial {
+                        callee,
+                        keywords: keywords.to_vec(),
+                    })));
+                }
+                "expand" | "expand_kwargs" => {
+                    return self.mapped(call, attr, dag, prefix);
                 }
                 _ => {}
             }
@@ -585,14 +604,144 @@ impl Reader<'_> {
             return Some(self.call_group_fn(&g, call, dag, prefix));
         }
         if let Some(flow) = self.taskflows.get(&name).cloned() {
-            // TaskFlow: calling the function makes the task; task arguments
-            // are its upstreams.
-            let upstream: Vec<String> = args
+            let inputs: Vec<&Expr> = args
                 .iter()
                 .chain(keywords.iter().map(|k| &k.value))
+                .collect();
+            return Some(self.taskflow_task(flow, &inputs, line, dag, prefix, false));
+        }
+        if is_operator(&name) {
+            return self.operator(keywords, &name, line, dag, prefix, false, Vec::new());
+        }
+        None
+    }
+
+    /// `x.expand(...)` / `x.expand_kwargs(...)` of an operator's or a
+    /// TaskFlow function's `.partial(...)`, or of a TaskFlow function: one
+    /// task, marked mapped. Literal mapped SQL is read (every value's
+    /// tables); a task's output mapped over is an upstream.
+    fn mapped(
+        &mut self,
+        call: &ruff_python_ast::ExprCall,
+        attr: &ruff_python_ast::ExprAttribute,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Option<Binding> {
+        let line = self.line(call);
+        let partial = match self.value(&attr.value, dag, prefix) {
+            Some(Binding::Partial(p)) => *p,
+            _ => Partial {
+                callee: self.resolve(&attr.value),
+                keywords: Vec::new(),
+            },
+        };
+        let mut keywords = partial.keywords;
+        let mut upstream = Vec::new();
+        let mut runtime = Vec::new();
+        if attr.attr.as_str() == "expand" {
+            for k in &call.arguments.keywords {
+                match self.value(&k.value, dag, prefix) {
+                    Some(Binding::Tasks(t)) => {
+                        upstream.extend(t);
+                        runtime.extend(k.arg.as_ref().map(ToString::to_string));
+                    }
+                    Some(_) => keywords.push(k.clone()),
+                    None => runtime.extend(k.arg.as_ref().map(ToString::to_string)),
+                }
+            }
+        } else {
+            // `expand_kwargs([{...}, ...])`: a literal list of dicts gives
+            // each key the list of its values; anything else is runtime.
+            match call.arguments.args.first() {
+                Some(Expr::List(l)) if l.elts.iter().all(|e| matches!(e, Expr::Dict(_))) => {
+                    let mut by_key: BTreeMap<String, Vec<Expr>> = BTreeMap::new();
+                    for e in &l.elts {
+                        if let Expr::Dict(d) = e {
+                            for item in &d.items {
+                                if let Some(key) = item.key.as_ref().and_then(|k| self.string(k)) {
+                                    by_key.entry(key).or_default().push(item.value.clone());
+                                }
+                            }
+                        }
+                    }
+                    for (key, values) in by_key {
+                        keywords.push(Keyword {
+                            range: l.range,
+                            node_index: Default::default(),
+                            arg: Some(ruff_python_ast::Identifier::new(key, l.range)),
+                            value: Expr::List(ruff_python_ast::ExprList {
+                                range: l.range,
+                                node_index: Default::default(),
+                                elts: values,
+                                ctx: ruff_python_ast::ExprContext::Load,
+                            }),
+                        });
+                    }
+                }
+                Some(other) => {
+                    upstream.extend(match self.value(other, dag, prefix) {
+                        Some(Binding::Tasks(t)) => t,
+                        _ => Vec::new(),
+                    });
+                    runtime.push("expand_kwargs".to_string());
+                }
+                None => {}
+            }
+        }
+        if runtime.iter().any(|k| k == "sql" || k == "expand_kwargs")
+            && kw(&keywords, "sql").is_none()
+        {
+            self.warn(line, "a mapped task's `sql` comes from a runtime value (another task's output); its tables are not read: pass a literal list to `.expand(sql=[...])` to have them read".to_string());
+        }
+        if let Some(flow) = self.taskflows.get(&partial.callee).cloned() {
+            let inputs: Vec<&Expr> = call
+                .arguments
+                .args
+                .iter()
+                .chain(call.arguments.keywords.iter().map(|k| &k.value))
+                .collect();
+            return Some(self.taskflow_task(flow, &inputs, line, dag, prefix, true));
+        }
+        if is_operator(&partial.callee) {
+            let name = partial.callee.clone();
+            return self.operator(&keywords, &name, line, dag, prefix, true, upstream);
+        }
+        self.warn(
+            line,
+            format!(
+                "`.{}(...)` of something that is no operator or @task ripple can see; it is left out",
+                attr.attr
+            ),
+        );
+        None
+    }
+
+    /// The task a TaskFlow function call makes; task arguments are its
+    /// upstreams. A second call of one function in a DAG is `id__1`, as
+    /// Airflow names it.
+    fn taskflow_task(
+        &mut self,
+        flow: TaskFlow,
+        inputs: &[&Expr],
+        line: u32,
+        dag: Option<usize>,
+        prefix: &str,
+        mapped: bool,
+    ) -> Binding {
+        {
+            let upstream: Vec<String> = inputs
+                .iter()
                 .flat_map(|a| self.tasks_of(a, dag, prefix))
                 .collect();
-            let task_id = format!("{prefix}{}", flow.task_id);
+            let base = format!("{prefix}{}", flow.task_id);
+            let mut task_id = base.clone();
+            let d = dag.unwrap_or(usize::MAX);
+            let mut n = 0;
+            while self.taskflow_ids.contains(&(d, task_id.clone())) {
+                n += 1;
+                task_id = format!("{base}__{n}");
+            }
+            self.taskflow_ids.insert((d, task_id.clone()));
             let sql = flow
                 .returns_sql
                 .as_deref()
@@ -615,25 +764,26 @@ impl Reader<'_> {
                     line,
                     sql,
                     template: None,
+                    mapped,
                 },
             );
-            return Some(Binding::Tasks(vec![task_id]));
+            Binding::Tasks(vec![task_id])
         }
-        if is_operator(&name) {
-            return self.operator(call, &name, dag, prefix);
-        }
-        None
     }
 
+    /// The task an operator call makes (`mapped`: through `.partial` and
+    /// `.expand`, with the upstreams its mapped arguments name).
+    #[allow(clippy::too_many_arguments)]
     fn operator(
         &mut self,
-        call: &ruff_python_ast::ExprCall,
+        keywords: &[Keyword],
         name: &str,
+        line: u32,
         dag: Option<usize>,
         prefix: &str,
+        mapped: bool,
+        mut upstream: Vec<String>,
     ) -> Option<Binding> {
-        let keywords = &call.arguments.keywords;
-        let line = self.line(call);
         let Some(task_id) = kw(keywords, "task_id").and_then(|e| self.string(e)) else {
             self.warn(
                 line,
@@ -672,7 +822,6 @@ impl Reader<'_> {
         });
         let mut reads = self.uris(kw(keywords, "inlets"), dag, prefix);
         let writes = self.uris(kw(keywords, "outlets"), dag, prefix);
-        let mut upstream = Vec::new();
         if name == "ExternalTaskSensor" || name == "ExternalTaskMarker" {
             let other_dag = kw(keywords, "external_dag_id").and_then(|e| self.string(e));
             let other_task = kw(keywords, "external_task_id").and_then(|e| self.string(e));
@@ -704,6 +853,7 @@ impl Reader<'_> {
                 line,
                 sql,
                 template,
+                mapped,
             },
         );
         Some(Binding::Tasks(vec![task_id]))
