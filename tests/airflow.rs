@@ -125,7 +125,13 @@ fn taskflow_task_groups_datasets_and_sensors() {
             "{HEADER}from airflow.utils.task_group import TaskGroup\nfrom airflow.datasets import Dataset\nfrom airflow.sensors.external_task import ExternalTaskSensor\n@dag(schedule='@hourly')\ndef flow():\n    @task\n    def extract():\n        return 1\n    @task(task_id='load_it')\n    def load(x):\n        pass\n    @task.sql\n    def agg():\n        return 'insert into mart.agg select * from raw.ev'\n    with TaskGroup('grp'):\n        inner = SQL(task_id='inner', sql='select 1', outlets=[Dataset('warehouse.mart.out')], inlets=[Dataset('warehouse.raw.in')])\n    wait = ExternalTaskSensor(task_id='wait', external_dag_id='other', external_task_id='done')\n    kick = TriggerDagRunOperator(task_id='kick', trigger_dag_id='downstream_dag')\n    data = extract()\n    load(data) >> agg() >> inner\n    wait >> data\n\nflow()\n"
         ),
     )]);
-    assert!(warnings.is_empty(), "{warnings:?}");
+    // The DAGs the sensor and the trigger name are in no file read here.
+    let unknown: Vec<(&str, u32)> = warnings.iter().map(|w| (w.code, w.line)).collect();
+    assert_eq!(
+        unknown,
+        [("unknown-dag", 20), ("unknown-dag", 21)],
+        "{warnings:?}"
+    );
     let d = &dags[0];
     assert_eq!(task(d, "load_it").upstream, ["extract"]);
     assert_eq!(task(d, "agg").upstream, ["load_it"]);
@@ -550,4 +556,170 @@ with DAG('mapping', schedule='@daily') as d:
         messages[0].contains("dags/m.py:25") && messages[0].contains("runtime value"),
         "{messages:#?}"
     );
+}
+
+#[test]
+fn datasets_assets_sensors_markers_and_triggers_link_dags() {
+    const PRODUCER: &str = r#"from airflow.datasets import Dataset
+from airflow.sensors.external_task import ExternalTaskMarker
+ORDERS = Dataset('postgres://wh:5432/analytics/mart/orders')
+EVENTS = Dataset('s3://lake/events/')
+with DAG('producer', schedule='0 1 * * *') as d:
+    load = SQL(task_id='load', sql='insert into mart.orders select * from raw.orders', outlets=[ORDERS])
+    ev = SQL(task_id='events', sql='select 1', outlets=[EVENTS, Dataset('mysql://db:3306/shop/items')])
+    mark = ExternalTaskMarker(task_id='mark', external_dag_id='sensed', external_task_id='wait')
+    kick = TriggerDagRunOperator(task_id='kick', trigger_dag_id='triggered')
+    load >> ev >> mark >> kick
+"#;
+    const CONSUMERS: &str = r#"from airflow.sdk import Asset, AssetAll, asset
+from airflow.datasets import Dataset, DatasetOrTimeSchedule
+from airflow.timetables.trigger import CronTriggerTimetable
+from airflow.sensors.external_task import ExternalTaskSensor
+with DAG('on_orders', schedule=[Asset('postgres://wh:5432/analytics/mart/orders')]) as a:
+    SQL(task_id='report', sql='insert into mart.report select * from mart.orders')
+both = Asset(name='events', uri='s3://lake/events/') | Dataset('mysql://db:3306/shop/items')
+with DAG('on_either', schedule=both) as b:
+    SQL(task_id='x', sql='select 1')
+with DAG('or_time', schedule=DatasetOrTimeSchedule(timetable=CronTriggerTimetable('0 6 * * *', timezone='UTC'), datasets=AssetAll(Asset('s3://lake/events/')))) as c:
+    SQL(task_id='y', sql='select 1')
+with DAG('sensed', schedule='0 3 * * *') as e:
+    wait = ExternalTaskSensor(task_id='wait', external_dag_id='producer', external_task_id='load')
+    ghost = ExternalTaskSensor(task_id='ghost', external_dag_id='nowhere', external_task_ids=['a', 'b'])
+with DAG('triggered', schedule=None) as f:
+    SQL(task_id='z', sql='select 1')
+@asset(schedule=[Asset('s3://lake/events/')], uri='s3://lake/summary/')
+def summary():
+    pass
+with DAG('on_summary', schedule=[summary]) as g:
+    SQL(task_id='w', sql='select 1')
+"#;
+    let (dags, warnings) = read(&[
+        ("producer.py", &format!("{HEADER}{PRODUCER}")),
+        ("consumers.py", &format!("{HEADER}{CONSUMERS}")),
+    ]);
+    let by = |id: &str| dags.iter().find(|d| d.dag_id == id).unwrap();
+    let edges = |id: &str| -> Vec<String> {
+        by(id)
+            .upstream_dags
+            .iter()
+            .map(|e| {
+                let via = serde_json::to_value(e.via).unwrap();
+                format!(
+                    "{}:{} {} {}{}",
+                    e.dag_id,
+                    e.task_id,
+                    via.as_str().unwrap(),
+                    e.dataset,
+                    e.task
+                )
+            })
+            .collect()
+    };
+    // A URI naming a table is that table: the outlet joins the SQL's write.
+    assert_eq!(task(by("producer"), "load").writes, ["mart.orders"]);
+    assert_eq!(by("on_orders").schedule_datasets, ["mart.orders"]);
+    assert_eq!(by("on_orders").schedule.as_deref(), Some("datasets"));
+    assert_eq!(edges("on_orders"), ["producer:load dataset mart.orders"]);
+    assert_eq!(
+        by("on_either").schedule_datasets,
+        ["s3://lake/events/", "shop.items"]
+    );
+    assert_eq!(
+        edges("on_either"),
+        [
+            "producer:events dataset s3://lake/events/",
+            "producer:events dataset shop.items"
+        ]
+    );
+    // Datasets or'ed with time: scheduled by its cron, and by the producer.
+    assert_eq!(by("or_time").schedule.as_deref(), Some("0 6 * * *"));
+    assert_eq!(
+        edges("or_time"),
+        ["producer:events dataset s3://lake/events/"]
+    );
+    // A sensor waits in its own DAG; a marker in the upstream one names
+    // the downstream task.
+    assert_eq!(
+        edges("sensed"),
+        [
+            "nowhere:a sensor ghost",
+            "nowhere:b sensor ghost",
+            "producer:load sensor wait",
+            "producer:mark marker wait"
+        ]
+    );
+    assert!(task(by("producer"), "mark").upstream == ["events"]);
+    assert_eq!(edges("triggered"), ["producer:kick trigger "]);
+    // Airflow 3's @asset is a DAG writing its asset; scheduling on the
+    // function is scheduling on the asset.
+    assert_eq!(
+        task(by("summary"), "summary").writes,
+        ["s3://lake/summary/"]
+    );
+    assert_eq!(
+        edges("summary"),
+        ["producer:events dataset s3://lake/events/"]
+    );
+    assert_eq!(
+        edges("on_summary"),
+        ["summary:summary dataset s3://lake/summary/"]
+    );
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(
+        messages[0].contains("unknown-dag")
+            && messages[0].contains("dags/consumers.py:17")
+            && messages[0].contains("`nowhere`"),
+        "{messages:#?}"
+    );
+}
+
+#[test]
+fn dags_started_by_other_dags_run_after_them_in_the_production_schedule() {
+    const FILES: &str = r#"from airflow.datasets import Dataset
+with DAG('producer', schedule='0 1 * * *') as p:
+    SQL(task_id='load', sql='select 1', outlets=[Dataset('postgres://h/db/mart/orders')])
+with DAG('on_orders', schedule=[Dataset('postgres://h/db/mart/orders')]) as c:
+    TriggerDagRunOperator(task_id='kick', trigger_dag_id='triggered')
+with DAG('triggered', schedule=None) as t:
+    SQL(task_id='z', sql='select 1')
+with DAG('loop_a', schedule=None) as la:
+    TriggerDagRunOperator(task_id='go', trigger_dag_id='loop_b')
+with DAG('loop_b', schedule=None) as lb:
+    TriggerDagRunOperator(task_id='go', trigger_dag_id='loop_a')
+"#;
+    let (dags, _) = read(&[("chain.py", &format!("{HEADER}{FILES}"))]);
+    let hour = |s: &str| ripple::time::TimeKey::parse(s).unwrap().start;
+    let s = ripple::schedule::production_schedule(
+        &dags,
+        &ripple::config::Config::default(),
+        hour("2026-01-10"),
+        hour("2026-01-11"),
+    );
+    let runs = |id: &str| -> Vec<(String, String)> {
+        let d = s.dags.iter().find(|d| d.dag_id == id).unwrap();
+        d.runs
+            .iter()
+            .map(|r| (r.start.clone(), r.end.clone()))
+            .collect()
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        runs("producer"),
+        [pair("2026-01-10T01:00Z", "2026-01-10T02:00Z")]
+    );
+    // Each starts as the run that starts it ends (60 minutes by default).
+    assert_eq!(
+        runs("on_orders"),
+        [pair("2026-01-10T02:00Z", "2026-01-10T03:00Z")]
+    );
+    assert_eq!(
+        runs("triggered"),
+        [pair("2026-01-10T03:00Z", "2026-01-10T04:00Z")]
+    );
+    let on_orders = s.dags.iter().find(|d| d.dag_id == "on_orders").unwrap();
+    assert_eq!(on_orders.after, ["producer"]);
+    // DAGs that only start each other have no time to start from.
+    let unscheduled: Vec<&str> = s.not_scheduled.iter().map(|u| u.dag_id.as_str()).collect();
+    assert_eq!(unscheduled, ["loop_a", "loop_b"]);
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-pub use dag::{Dag, SqlTemplate, Task};
+pub use dag::{Dag, DagEdge, EdgeKind, SqlTemplate, Task};
 pub use diagnostic::{Diagnostic, Severity};
 
 use crate::config::{Config, DatasetConfig};

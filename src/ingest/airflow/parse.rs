@@ -43,6 +43,9 @@ struct TaskFlow {
     operator: String,
     /// `@task.sql`: the function returns its SQL.
     returns_sql: Option<String>,
+    /// `@task(inlets=..., outlets=...)`: datasets read and written.
+    inlets: Vec<String>,
+    outlets: Vec<String>,
 }
 
 /// A `@task_group`-decorated function: calling it opens the group and
@@ -94,6 +97,8 @@ struct Reader<'a> {
     /// Group ids already used: a `@task_group` called again gets `__1`,
     /// `__2`, as Airflow names it.
     used_groups: std::collections::HashSet<String>,
+    /// Names bound to datasets (assets), which a schedule may list.
+    dataset_names: std::collections::HashSet<String>,
     /// TaskFlow task ids made so far, by DAG.
     taskflow_ids: std::collections::HashSet<(usize, String)>,
     /// The value of the last `return` read (a `@task_group` body's).
@@ -229,6 +234,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         group_fns: HashMap::new(),
         used_groups: std::collections::HashSet::new(),
         taskflow_ids: std::collections::HashSet::new(),
+        dataset_names: std::collections::HashSet::new(),
         returned: None,
     };
     for e in parsed.errors() {
@@ -330,6 +336,29 @@ impl Reader<'_> {
                 self.open_groups.truncate(keep);
             }
             Stmt::Assign(a) => {
+                let datasets = match a.value.as_ref() {
+                    Expr::Call(_) | Expr::List(_) | Expr::Tuple(_) | Expr::BinOp(_) => {
+                        self.schedule_datasets(&a.value)
+                    }
+                    _ => Vec::new(),
+                };
+                if !datasets.is_empty() {
+                    // `orders = Dataset(...)` is bound as its name; an
+                    // expression of several (`a | b`) as their list.
+                    for t in &a.targets {
+                        if let Some(var) = name_of(t) {
+                            self.dataset_names.insert(var.clone());
+                            if !matches!(a.value.as_ref(), Expr::Call(c) if matches!(self.resolve(&c.func).as_str(), "Dataset" | "Asset"))
+                            {
+                                self.names.insert(var, Binding::Strs(datasets.clone()));
+                            }
+                        }
+                    }
+                    if !matches!(a.value.as_ref(), Expr::Call(c) if matches!(self.resolve(&c.func).as_str(), "Dataset" | "Asset"))
+                    {
+                        return;
+                    }
+                }
                 let value = self.value(&a.value, dag, prefix);
                 for t in &a.targets {
                     if let (Some(var), Some(v)) = (name_of(t), value.clone()) {
@@ -364,6 +393,40 @@ impl Reader<'_> {
                         );
                         self.names.insert(f.name.to_string(), Binding::Dag(d));
                         self.body(&f.body, Some(d), prefix);
+                        return;
+                    }
+                    if head == "asset" || head.ends_with(".asset") {
+                        // Airflow 3's `@asset`: a DAG named after the
+                        // function, one task of that name writing the asset.
+                        let line = self.line(f);
+                        let name = f.name.to_string();
+                        let uri = kw(keywords, "uri")
+                            .or(kw(keywords, "name"))
+                            .and_then(|e| self.string(e))
+                            .unwrap_or_else(|| name.clone());
+                        let uri = dataset_name(&uri);
+                        let d = self.dag_from_call(&[], keywords, Some(name.clone()), line);
+                        self.taskflows.insert(
+                            name.clone(),
+                            TaskFlow {
+                                task_id: name.clone(),
+                                operator: "@asset".to_string(),
+                                returns_sql: None,
+                                inlets: Vec::new(),
+                                outlets: vec![uri.clone()],
+                            },
+                        );
+                        self.taskflow_task(
+                            self.taskflows[&name].clone(),
+                            &[],
+                            line,
+                            Some(d),
+                            "",
+                            false,
+                        );
+                        self.taskflows.remove(&name);
+                        self.names.insert(name.clone(), Binding::Str(uri));
+                        self.dataset_names.insert(name);
                         return;
                     }
                     if head == "task_group" || head.ends_with(".task_group") {
@@ -408,12 +471,16 @@ impl Reader<'_> {
                         } else {
                             None
                         };
+                        let inlets = self.uris(kw(keywords, "inlets"), None, "");
+                        let outlets = self.uris(kw(keywords, "outlets"), None, "");
                         self.taskflows.insert(
                             f.name.to_string(),
                             TaskFlow {
                                 task_id,
                                 operator,
                                 returns_sql,
+                                inlets,
+                                outlets,
                             },
                         );
                         return;
@@ -596,7 +663,17 @@ impl Reader<'_> {
                 return None;
             }
             "Dataset" | "Asset" => {
-                return args.first().and_then(|a| self.string(a)).map(Binding::Str);
+                // Airflow 3's Asset is (name, uri), either alone naming both.
+                let uri = kw(keywords, "uri")
+                    .or(if name == "Asset" { args.get(1) } else { None })
+                    .or(kw(keywords, "name"))
+                    .or(args.first())
+                    .and_then(|a| self.string(a));
+                return uri.map(|u| Binding::Str(dataset_name(&u)));
+            }
+            "DatasetAlias" | "AssetAlias" => {
+                self.warn(line, format!("`{name}` resolves to datasets at runtime; name the datasets (`Dataset(...)` / `Asset(...)`) to have the edge read"));
+                return None;
             }
             _ => {}
         }
@@ -757,14 +834,16 @@ impl Reader<'_> {
                     pool_slots: None,
                     depends_on_past,
                     triggers: Vec::new(),
-                    reads: Vec::new(),
-                    writes: Vec::new(),
+                    reads: flow.inlets,
+                    writes: flow.outlets.clone(),
                     feeds: None,
                     upstream,
                     line,
                     sql,
                     template: None,
                     mapped,
+                    marks: Vec::new(),
+                    outlets: flow.outlets,
                 },
             );
             Binding::Tasks(vec![task_id])
@@ -822,11 +901,37 @@ impl Reader<'_> {
         });
         let mut reads = self.uris(kw(keywords, "inlets"), dag, prefix);
         let writes = self.uris(kw(keywords, "outlets"), dag, prefix);
+        let outlets = writes.clone();
+        let mut marks = Vec::new();
         if name == "ExternalTaskSensor" || name == "ExternalTaskMarker" {
             let other_dag = kw(keywords, "external_dag_id").and_then(|e| self.string(e));
-            let other_task = kw(keywords, "external_task_id").and_then(|e| self.string(e));
-            if let Some(d) = other_dag {
-                upstream.push(format!("{d}:{}", other_task.unwrap_or_default()));
+            let mut other_tasks: Vec<String> = kw(keywords, "external_task_id")
+                .or(kw(keywords, "external_task_group_id"))
+                .and_then(|e| self.string(e))
+                .into_iter()
+                .collect();
+            if let Some(Binding::Strs(v)) =
+                kw(keywords, "external_task_ids").and_then(|e| self.value(e, dag, prefix))
+            {
+                other_tasks.extend(v);
+            }
+            if other_tasks.is_empty() {
+                // No task named: the whole other DAG run.
+                other_tasks.push(String::new());
+            }
+            match other_dag {
+                // A marker sits in the upstream DAG: the task it names is
+                // downstream of it.
+                Some(d) if name == "ExternalTaskMarker" => {
+                    marks.extend(other_tasks.iter().map(|t| format!("{d}:{t}")));
+                }
+                Some(d) => upstream.extend(other_tasks.iter().map(|t| format!("{d}:{t}"))),
+                None => self.warn(
+                    line,
+                    format!(
+                        "`{name}` without a literal external_dag_id: its cross-DAG edge is not read"
+                    ),
+                ),
             }
         }
         let triggers: Vec<String> = match name {
@@ -854,6 +959,8 @@ impl Reader<'_> {
                 sql,
                 template,
                 mapped,
+                marks,
+                outlets,
             },
         );
         Some(Binding::Tasks(vec![task_id]))
@@ -861,11 +968,12 @@ impl Reader<'_> {
 
     /// `inlets` / `outlets`: dataset URIs as relation-like names.
     fn uris(&mut self, e: Option<&Expr>, dag: Option<usize>, prefix: &str) -> Vec<String> {
-        match e.and_then(|e| self.value(e, dag, prefix)) {
+        let names = match e.and_then(|e| self.value(e, dag, prefix)) {
             Some(Binding::Str(s)) => vec![s],
             Some(Binding::Strs(v)) => v,
             _ => Vec::new(),
-        }
+        };
+        names.iter().map(|n| dataset_name(n)).collect()
     }
 
     /// The SQL a `sql=` argument holds: a literal, a list, a name bound to
@@ -950,10 +1058,13 @@ impl Reader<'_> {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default()
             });
-        let schedule = kw(keywords, "schedule")
+        let schedule_expr = kw(keywords, "schedule")
             .or(kw(keywords, "schedule_interval"))
-            .or(kw(keywords, "timetable"))
-            .map(|e| self.schedule_text(e));
+            .or(kw(keywords, "timetable"));
+        let schedule = schedule_expr.map(|e| self.schedule_text(e));
+        let schedule_datasets = schedule_expr
+            .map(|e| self.schedule_datasets(e))
+            .unwrap_or_default();
         let default_args = match kw(keywords, "default_args").and_then(|e| self.value(e, None, ""))
         {
             Some(Binding::Dict(m)) => m,
@@ -996,6 +1107,8 @@ impl Reader<'_> {
             max_active_tasks,
             tags,
             tasks: Vec::new(),
+            schedule_datasets,
+            upstream_dags: Vec::new(),
         });
         self.dag_settings.push(DagSettings {
             pool: default_args.get("pool").cloned(),
@@ -1009,15 +1122,87 @@ impl Reader<'_> {
     /// The schedule as written: a cron or preset string, `None`,
     /// `timedelta(...)`, or `datasets` for data-aware schedules.
     fn schedule_text(&mut self, e: &Expr) -> String {
+        if !self.schedule_datasets(e).is_empty() {
+            // Datasets or'ed with a time schedule: the time part runs it.
+            if let Expr::Call(c) = e
+                && self.resolve(&c.func).ends_with("OrTimeSchedule")
+                && let Some(t) = kw(&c.arguments.keywords, "timetable")
+            {
+                return self.schedule_text(t);
+            }
+            return "datasets".to_string();
+        }
         match e {
             Expr::NoneLiteral(_) => "None".to_string(),
-            Expr::List(_) | Expr::Tuple(_) => "datasets".to_string(),
-            Expr::Call(c) if matches!(self.resolve(&c.func).as_str(), "Dataset" | "Asset") => {
-                "datasets".to_string()
+            // `CronTriggerTimetable("0 1 * * *", timezone=...)`: its cron.
+            Expr::Call(c)
+                if self.resolve(&c.func).starts_with("Cron")
+                    && c.arguments
+                        .args
+                        .first()
+                        .and_then(|a| self.string(a))
+                        .is_some() =>
+            {
+                self.string(&c.arguments.args[0]).unwrap_or_default()
             }
             other => self
                 .string(other)
                 .unwrap_or_else(|| source_text(self.text, other)),
+        }
+    }
+
+    /// The datasets (assets) a data-aware schedule waits for: a list, `|`
+    /// and `&` of them, `DatasetAll` / `AssetAny` and the like, the dataset
+    /// part of `DatasetOrTimeSchedule` / `AssetOrTimeSchedule`; sorted.
+    fn schedule_datasets(&mut self, e: &Expr) -> Vec<String> {
+        let mut out = Vec::new();
+        self.collect_datasets(e, &mut out);
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn collect_datasets(&mut self, e: &Expr, out: &mut Vec<String>) {
+        match e {
+            Expr::List(l) => l.elts.iter().for_each(|x| self.collect_datasets(x, out)),
+            Expr::Tuple(t) => t.elts.iter().for_each(|x| self.collect_datasets(x, out)),
+            Expr::BinOp(b) if matches!(b.op, Operator::BitOr | Operator::BitAnd) => {
+                self.collect_datasets(&b.left, out);
+                self.collect_datasets(&b.right, out);
+            }
+            Expr::Call(c) => {
+                let name = self.resolve(&c.func);
+                match name.as_str() {
+                    "Dataset" | "Asset" | "DatasetAlias" | "AssetAlias" => {
+                        if let Some(Binding::Str(s)) = self.value(e, None, "") {
+                            out.push(s);
+                        }
+                    }
+                    "DatasetAll" | "DatasetAny" | "AssetAll" | "AssetAny" => {
+                        c.arguments
+                            .args
+                            .iter()
+                            .for_each(|x| self.collect_datasets(x, out));
+                    }
+                    n if n.ends_with("OrTimeSchedule") => {
+                        let keywords = &c.arguments.keywords;
+                        if let Some(d) = kw(keywords, "datasets").or(kw(keywords, "assets")) {
+                            self.collect_datasets(d, out);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Expr::Name(n) => match self.names.get(n.id.as_str()) {
+                Some(Binding::Str(s)) if self.dataset_names.contains(n.id.as_str()) => {
+                    out.push(s.clone());
+                }
+                Some(Binding::Strs(v)) if self.dataset_names.contains(n.id.as_str()) => {
+                    out.extend(v.iter().cloned());
+                }
+                _ => {}
+            },
+            _ => {}
         }
     }
 
@@ -1223,6 +1408,26 @@ impl Reader<'_> {
     }
 }
 
+/// The dataset a Dataset / Asset URI stands for: a URI that names a table
+/// (`postgres://host/db/schema/table`, `mysql://host/db/table`,
+/// `bigquery://project/dataset/table`, ...) is that table, as the project's
+/// SQL names it (`schema.table`); any other URI or name is kept as written.
+pub(super) fn dataset_name(uri: &str) -> String {
+    let Some((scheme, rest)) = uri.split_once("://") else {
+        return uri.to_string();
+    };
+    let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
+    match (scheme.to_ascii_lowercase().as_str(), &parts[..]) {
+        (
+            "postgres" | "postgresql" | "redshift" | "snowflake" | "trino" | "mssql" | "sqlserver"
+            | "databricks" | "bigquery",
+            [.., schema, table],
+        ) if parts.len() >= 3 => format!("{schema}.{table}"),
+        ("mysql" | "mariadb", [_, db, table]) => format!("{db}.{table}"),
+        _ => uri.to_string(),
+    }
+}
+
 /// Whether a TaskGroup prefixes its tasks' ids (`prefix_group_id`, default
 /// true).
 fn prefixed(keywords: &[Keyword]) -> bool {
@@ -1287,7 +1492,23 @@ fn source_text(text: &str, node: &impl Ranged) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::longest_statement;
+    use super::{dataset_name, longest_statement};
+
+    #[test]
+    fn uris_that_name_tables_are_those_tables() {
+        assert_eq!(
+            dataset_name("postgres://h:5432/db/mart/orders"),
+            "mart.orders"
+        );
+        assert_eq!(dataset_name("snowflake://acct/DB/PUBLIC/T"), "PUBLIC.T");
+        assert_eq!(dataset_name("bigquery://proj/ds/t"), "ds.t");
+        assert_eq!(dataset_name("trino://h:8080/hive/s/t"), "s.t");
+        assert_eq!(dataset_name("mysql://h/shop/items"), "shop.items");
+        // Too short to hold a table, or not a database: kept as written.
+        assert_eq!(dataset_name("postgres://h/db"), "postgres://h/db");
+        assert_eq!(dataset_name("s3://lake/events/"), "s3://lake/events/");
+        assert_eq!(dataset_name("raw.orders"), "raw.orders");
+    }
 
     #[test]
     fn statements_span_brackets_and_continuations_not_strings_or_comments() {
