@@ -129,7 +129,7 @@ fn taskflow_task_groups_datasets_and_sensors() {
     let unknown: Vec<(&str, u32)> = warnings.iter().map(|w| (w.code, w.line)).collect();
     assert_eq!(
         unknown,
-        [("unknown-dag", 20), ("unknown-dag", 21)],
+        [("airflow-unknown-dag", 20), ("airflow-unknown-dag", 21)],
         "{warnings:?}"
     );
     let d = &dags[0];
@@ -667,7 +667,7 @@ with DAG('on_summary', schedule=[summary]) as g:
     let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     assert_eq!(messages.len(), 1, "{messages:#?}");
     assert!(
-        messages[0].contains("unknown-dag")
+        messages[0].contains("airflow-unknown-dag")
             && messages[0].contains("dags/consumers.py:17")
             && messages[0].contains("`nowhere`"),
         "{messages:#?}"
@@ -722,4 +722,206 @@ with DAG('loop_b', schedule=None) as lb:
     // DAGs that only start each other have no time to start from.
     let unscheduled: Vec<&str> = s.not_scheduled.iter().map(|u| u.dag_id.as_str()).collect();
     assert_eq!(unscheduled, ["loop_a", "loop_b"]);
+}
+
+/// A dbt project with DAGs beside it, as one ripple project.
+fn dbt_and_dags(dags: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let files: &[(&str, &str)] = &[
+        (
+            "dbt_project.yml",
+            "name: shop\nversion: '1.0'\nconfig-version: 2\nprofile: shop\nmodel-paths: [models]\nseed-paths: [seeds]\n",
+        ),
+        ("seeds/countries.csv", "code,name\nfr,France\n"),
+        ("models/stg_orders.sql", "select * from raw.orders"),
+        (
+            "models/orders_daily.sql",
+            "select o.*, c.name from {{ ref('stg_orders') }} o join {{ ref('countries') }} c on true",
+        ),
+        (
+            "models/orders_weekly.sql",
+            "select * from {{ ref('orders_daily') }}",
+        ),
+        (
+            "models/schema.yml",
+            "version: 2\nmodels:\n  - name: orders_daily\n    columns:\n      - name: id\n        data_tests: [not_null]\n",
+        ),
+    ];
+    for (path, text) in files.iter().chain(dags) {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn dbt_in_airflow_maps_each_model_to_the_task_that_builds_it() {
+    const COSMOS: &str = r#"from cosmos import DbtTaskGroup, DbtDag, ProjectConfig, RenderConfig
+from cosmos.constants import TestBehavior
+from airflow.operators.bash import BashOperator
+with DAG('elt', schedule='@daily') as d:
+    extract = SQL(task_id='extract', sql='insert into raw.orders select * from landing.orders')
+    transform = DbtTaskGroup(group_id='transform', project_config=ProjectConfig('/usr/app/dbt'),
+                             render_config=RenderConfig(select=['path:models', 'countries']))
+    publish = SQL(task_id='publish', sql='select 1')
+    extract >> transform >> publish
+BUILD = RenderConfig(select=['tag:none_such', 'orders_weekly'], test_behavior=TestBehavior.BUILD)
+DbtDag(dag_id='dbt_weekly', schedule='@weekly', project_config=ProjectConfig('/usr/app/dbt'), render_config=BUILD)
+with DAG('bash_dbt', schedule=None) as b:
+    BashOperator(task_id='dbt_stg', bash_command='cd /dbt && dbt run --select stg_orders --profiles-dir .')
+"#;
+    let dir = dbt_and_dags(&[
+        ("dags/elt.py", &format!("{HEADER}{COSMOS}")),
+        ("ripple.yml", "datasets:\n  stg_orders: { grain: none }\n"),
+    ]);
+    let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
+    let dag = |id: &str| project.dags.iter().find(|d| d.dag_id == id).unwrap();
+    let elt = dag("elt");
+    let tasks: Vec<(&str, Vec<&str>)> = elt
+        .tasks
+        .iter()
+        .map(|t| {
+            let mut up: Vec<&str> = t.upstream.iter().map(String::as_str).collect();
+            up.sort();
+            (t.task_id.as_str(), up)
+        })
+        .collect();
+    // Cosmos's names: `<model>_run`, a seed `_seed`; a tested model a
+    // group of `run` then `test`; all inside the DbtTaskGroup's prefix.
+    assert_eq!(
+        tasks,
+        [
+            ("extract", vec![]),
+            ("transform.countries_seed", vec!["extract"]),
+            (
+                "transform.orders_daily.run",
+                vec!["transform.countries_seed", "transform.stg_orders_run"]
+            ),
+            (
+                "transform.orders_daily.test",
+                vec!["transform.orders_daily.run"]
+            ),
+            (
+                "transform.orders_weekly_run",
+                vec!["transform.orders_daily.test"]
+            ),
+            ("transform.stg_orders_run", vec!["extract"]),
+            ("publish", vec!["transform.orders_weekly_run"]),
+        ]
+    );
+    let weekly: Vec<&str> = dag("dbt_weekly")
+        .tasks
+        .iter()
+        .map(|t| t.task_id.as_str())
+        .collect();
+    assert_eq!(weekly, ["orders_weekly_build"]);
+    let airflow_of = |id: &str| {
+        let job = project.jobs.iter().find(|j| j.id == id).unwrap();
+        job.airflow
+            .as_ref()
+            .map(|a| format!("{}:{}", a.dag_id, a.task_id))
+    };
+    // Built by two tasks: the first by DAG id is the one its executor runs.
+    assert_eq!(
+        airflow_of("model.stg_orders").as_deref(),
+        Some("bash_dbt:dbt_stg")
+    );
+    assert_eq!(
+        airflow_of("model.orders_daily").as_deref(),
+        Some("elt:transform.orders_daily.run")
+    );
+    assert_eq!(
+        airflow_of("model.orders_weekly").as_deref(),
+        Some("dbt_weekly:orders_weekly_build")
+    );
+    let bash = &dag("bash_dbt").tasks[0];
+    assert_eq!(bash.dbt.as_ref().unwrap().nodes, ["model.stg_orders"]);
+    let text: Vec<String> = project
+        .diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    // Built twice: said, with the task that wins.
+    assert!(
+        text.iter().any(|m| m.contains("airflow-dbt")
+            && m.contains("model.stg_orders")
+            && m.contains("`bash_dbt:dbt_stg` and by `elt:transform.stg_orders_run`")),
+        "{text:#?}"
+    );
+    // The plan's Airflow commands for a dbt model name the cosmos task.
+    let g = LineageGraph::build(project);
+    let key = |s: &str| ripple::time::TimeKey::parse(s).unwrap();
+    let request = ripple::impact::ImpactRequest {
+        changed: vec!["stg_orders".to_string()],
+        from: key("2026-01-10"),
+        to: key("2026-01-10"),
+        as_of: key("2026-02-01").start,
+        columns: Vec::new(),
+    };
+    let doc =
+        ripple::plan::for_change(&g, &request, &ripple::plan::PlanOptions::default()).unwrap();
+    let airflow2 = |dataset: &str| {
+        doc.tasks
+            .iter()
+            .find(|t| t.task.dataset == dataset)
+            .and_then(|t| t.commands.airflow2.as_deref().map(str::to_string))
+            .unwrap_or_else(|| panic!("no Airflow command for {dataset}"))
+    };
+    assert!(
+        airflow2("model.orders_daily").ends_with("-t '^transform\\.orders_daily\\.run$' elt"),
+        "{}",
+        airflow2("model.orders_daily")
+    );
+}
+
+#[test]
+fn dbt_run_by_airflow_without_the_dbt_project_is_a_warning() {
+    let (dags, warnings) = read(&[(
+        "b.py",
+        &format!(
+            "{HEADER}from airflow.operators.bash import BashOperator
+with DAG('b') as d:
+    BashOperator(task_id='dbt', bash_command='dbt --no-write-json build -s +orders_daily --exclude tag:slow && dbt test')
+"
+        ),
+    )]);
+    let run = dags[0].tasks[0].dbt.as_ref().unwrap();
+    assert_eq!(run.command, "build");
+    assert_eq!(run.select, ["+orders_daily"]);
+    assert_eq!(run.exclude, ["tag:slow"]);
+    let _ = warnings;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+    std::fs::write(
+        dir.path().join("dags/c.py"),
+        format!(
+            "{HEADER}from cosmos import DbtTaskGroup
+with DAG('c') as d:
+    a = SQL(task_id='a', sql='select 1')
+    g = DbtTaskGroup(group_id='dbt')
+    a >> g
+"
+        ),
+    )
+    .unwrap();
+    let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
+    // The group stays one task standing for it, its edges kept.
+    let g = &project.dags[0].tasks[1];
+    assert_eq!(
+        (g.task_id.as_str(), g.operator.as_str()),
+        ("dbt", "DbtTaskGroup")
+    );
+    assert_eq!(g.upstream, ["a"]);
+    let text: Vec<String> = project
+        .diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        text.iter().any(|m| m.contains("airflow-dbt")
+            && m.contains("dags/c.py:7")
+            && m.contains("no dbt project")),
+        "{text:#?}"
+    );
 }

@@ -139,8 +139,45 @@ pub struct Task {
     /// this task (its downstream).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub marks: Vec<String>,
+    /// The dbt it runs: a BashOperator's `dbt run|build ...`, or an
+    /// astronomer-cosmos DbtDag / DbtTaskGroup (then this task stands for
+    /// the group until the dbt project is read and its tasks replace it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dbt: Option<DbtRun>,
     /// Dynamically mapped (`.partial(...).expand(...)`): one task id, as
     /// many copies as its mapped values at runtime.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub mapped: bool,
+}
+
+/// dbt run from Airflow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DbtRun {
+    /// The dbt command (`run`, `build`, `seed`, `snapshot`); `cosmos` for a
+    /// DbtDag / DbtTaskGroup (one task per node).
+    pub command: String,
+    /// `--select` / cosmos `RenderConfig(select=...)`: a union of selectors
+    /// (empty: every node).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub select: Vec<String>,
+    /// `--exclude` / `RenderConfig(exclude=...)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    /// For cosmos: the prefix of its tasks' ids (`group.`, empty for a
+    /// DbtDag) and `RenderConfig(test_behavior=...)` (`after_each` unless
+    /// set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosmos: Option<Cosmos>,
+    /// The dbt nodes it runs, once the project's dbt is read (node ids).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
+}
+
+/// How astronomer-cosmos names the tasks of a DbtDag / DbtTaskGroup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cosmos {
+    /// The prefix of its tasks' ids.
+    pub prefix: String,
+    /// `after_each`, `build`, `after_all` or `none`.
+    pub test_behavior: String,
 }

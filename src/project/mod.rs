@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-pub use dag::{Dag, DagEdge, EdgeKind, SqlTemplate, Task};
+pub use dag::{Cosmos, Dag, DagEdge, DbtRun, EdgeKind, SqlTemplate, Task};
 pub use diagnostic::{Diagnostic, Severity};
 
 use crate::config::{Config, DatasetConfig};
@@ -138,6 +138,10 @@ pub struct Dataset {
     /// The dataset's dbt configuration as read (materialized, event_time,
     /// unique_key, partition_by, ...), for later steps to interpret.
     pub config: BTreeMap<String, serde_json::Value>,
+    /// Whether dbt tests it (tests declared in YAML): astronomer-cosmos
+    /// names its Airflow tasks differently then.
+    #[serde(skip)]
+    pub tests: bool,
 }
 
 impl Dataset {

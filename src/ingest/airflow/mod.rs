@@ -4,8 +4,11 @@
 //! tell (tasks made in loops, f-strings of unknown variables, dynamic task
 //! mapping) becomes a warning with file:line and a partial result.
 
+mod dbt;
 mod parse;
 mod template;
+
+pub(crate) use dbt::link as link_dbt;
 
 pub use template::render_for_run;
 
@@ -247,7 +250,7 @@ impl Dags {
                 for other in named {
                     if !dag_ids.contains(other) {
                         out.push(Diagnostic::warning(
-                            "unknown-dag",
+                            "airflow-unknown-dag",
                             Some(dag.file.clone()),
                             t.line,
                             0,

@@ -9,7 +9,7 @@ use ruff_text_size::Ranged;
 use super::template::render_sql;
 use crate::ingest::files::LineIndex;
 use crate::project::Diagnostic;
-use crate::project::{Dag, SqlTemplate, Task};
+use crate::project::{Cosmos, Dag, DbtRun, SqlTemplate, Task};
 
 /// What a name in the file stands for.
 #[derive(Debug, Clone)]
@@ -97,6 +97,8 @@ struct Reader<'a> {
     /// Group ids already used: a `@task_group` called again gets `__1`,
     /// `__2`, as Airflow names it.
     used_groups: std::collections::HashSet<String>,
+    /// Names bound to cosmos `RenderConfig(...)` calls: their keywords.
+    render_configs: HashMap<String, Vec<Keyword>>,
     /// Names bound to datasets (assets), which a schedule may list.
     dataset_names: std::collections::HashSet<String>,
     /// TaskFlow task ids made so far, by DAG.
@@ -235,6 +237,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         used_groups: std::collections::HashSet::new(),
         taskflow_ids: std::collections::HashSet::new(),
         dataset_names: std::collections::HashSet::new(),
+        render_configs: HashMap::new(),
         returned: None,
     };
     for e in parsed.errors() {
@@ -302,7 +305,14 @@ impl Reader<'_> {
                         continue;
                     };
                     let name = self.resolve(&call.func);
-                    if name == "DAG" {
+                    if name == "DbtDag" {
+                        if let Some(Binding::Dag(d)) = self.cosmos(call, &name, dag, prefix) {
+                            inner_dag = Some(d);
+                            if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
+                                self.names.insert(var, Binding::Dag(d));
+                            }
+                        }
+                    } else if name == "DAG" {
                         let d = self.dag_from_call(
                             &call.arguments.args,
                             &call.arguments.keywords,
@@ -336,6 +346,16 @@ impl Reader<'_> {
                 self.open_groups.truncate(keep);
             }
             Stmt::Assign(a) => {
+                if let Expr::Call(c) = a.value.as_ref()
+                    && self.resolve(&c.func) == "RenderConfig"
+                {
+                    for t in &a.targets {
+                        if let Some(var) = name_of(t) {
+                            self.render_configs
+                                .insert(var, c.arguments.keywords.to_vec());
+                        }
+                    }
+                }
                 let datasets = match a.value.as_ref() {
                     Expr::Call(_) | Expr::List(_) | Expr::Tuple(_) | Expr::BinOp(_) => {
                         self.schedule_datasets(&a.value)
@@ -671,6 +691,9 @@ impl Reader<'_> {
                     .and_then(|a| self.string(a));
                 return uri.map(|u| Binding::Str(dataset_name(&u)));
             }
+            "DbtTaskGroup" | "DbtDag" => {
+                return self.cosmos(call, &name, dag, prefix);
+            }
             "DatasetAlias" | "AssetAlias" => {
                 self.warn(line, format!("`{name}` resolves to datasets at runtime; name the datasets (`Dataset(...)` / `Asset(...)`) to have the edge read"));
                 return None;
@@ -793,6 +816,89 @@ impl Reader<'_> {
         None
     }
 
+    /// An astronomer-cosmos DbtDag (a DAG) or DbtTaskGroup (a group in
+    /// one): a task standing for its dbt nodes, which the dbt project's
+    /// nodes replace once read (see `airflow::dbt`), with what it selects.
+    fn cosmos(
+        &mut self,
+        call: &ruff_python_ast::ExprCall,
+        name: &str,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Option<Binding> {
+        let keywords = &call.arguments.keywords;
+        let line = self.line(call);
+        let render: Vec<Keyword> = match kw(keywords, "render_config") {
+            Some(Expr::Call(c)) => c.arguments.keywords.to_vec(),
+            Some(Expr::Name(n)) => self
+                .render_configs
+                .get(n.id.as_str())
+                .cloned()
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let mut strings = |k: &str| -> Vec<String> {
+            match kw(&render, k).and_then(|e| self.value(e, None, "")) {
+                Some(Binding::Str(s)) => vec![s],
+                Some(Binding::Strs(v)) => v,
+                _ => Vec::new(),
+            }
+        };
+        let select = strings("select");
+        let exclude = strings("exclude");
+        let test_behavior = match kw(&render, "test_behavior") {
+            Some(Expr::Attribute(a)) => a.attr.to_ascii_lowercase(),
+            Some(e) => self.string(e).unwrap_or_default().to_ascii_lowercase(),
+            None => "after_each".to_string(),
+        };
+        let (dag, task_id, task_prefix, result) = if name == "DbtDag" {
+            let d = self.dag_from_call(&call.arguments.args, keywords, None, line);
+            let id = self.dags[d].dag_id.clone();
+            (Some(d), id, String::new(), Binding::Dag(d))
+        } else {
+            let group = kw(keywords, "group_id")
+                .or(call.arguments.args.first())
+                .and_then(|e| self.string(e))
+                .unwrap_or_else(|| "dbt_task_group".to_string());
+            let (key, inner) = self.open_group(&group, prefix, prefixed(keywords), false);
+            self.open_groups.pop();
+            (dag, key.clone(), inner, Binding::Tasks(vec![key]))
+        };
+        let pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
+        self.add_task(
+            dag,
+            Task {
+                task_id,
+                operator: name.to_string(),
+                pool,
+                pool_slots: None,
+                depends_on_past: false,
+                triggers: Vec::new(),
+                reads: Vec::new(),
+                writes: Vec::new(),
+                feeds: None,
+                upstream: Vec::new(),
+                line,
+                sql: None,
+                template: None,
+                mapped: false,
+                marks: Vec::new(),
+                outlets: Vec::new(),
+                dbt: Some(DbtRun {
+                    command: "cosmos".to_string(),
+                    select,
+                    exclude,
+                    cosmos: Some(Cosmos {
+                        prefix: task_prefix,
+                        test_behavior,
+                    }),
+                    nodes: Vec::new(),
+                }),
+            },
+        );
+        Some(result)
+    }
+
     /// The task a TaskFlow function call makes; task arguments are its
     /// upstreams. A second call of one function in a DAG is `id__1`, as
     /// Airflow names it.
@@ -844,6 +950,7 @@ impl Reader<'_> {
                     mapped,
                     marks: Vec::new(),
                     outlets: flow.outlets,
+                    dbt: None,
                 },
             );
             Binding::Tasks(vec![task_id])
@@ -902,6 +1009,34 @@ impl Reader<'_> {
         let mut reads = self.uris(kw(keywords, "inlets"), dag, prefix);
         let writes = self.uris(kw(keywords, "outlets"), dag, prefix);
         let outlets = writes.clone();
+        let dbt = match name {
+            "BashOperator" => kw(keywords, "bash_command")
+                .and_then(|e| self.string(e))
+                .and_then(|c| dbt_command(&c)),
+            // cosmos's own operators: `DbtRunLocalOperator(select=...)`.
+            n if n.starts_with("Dbt") => {
+                let verb = ["Run", "Build", "Seed", "Snapshot"]
+                    .into_iter()
+                    .find(|v| n[3..].starts_with(v));
+                let mut list =
+                    |k: &str| match kw(keywords, k).and_then(|e| self.value(e, dag, prefix)) {
+                        Some(Binding::Str(s)) => s.split_whitespace().map(str::to_string).collect(),
+                        Some(Binding::Strs(v)) => v,
+                        _ => Vec::new(),
+                    };
+                let mut select = list("select");
+                select.extend(list("models"));
+                let exclude = list("exclude");
+                verb.map(|v| DbtRun {
+                    command: v.to_ascii_lowercase(),
+                    select,
+                    exclude,
+                    cosmos: None,
+                    nodes: Vec::new(),
+                })
+            }
+            _ => None,
+        };
         let mut marks = Vec::new();
         if name == "ExternalTaskSensor" || name == "ExternalTaskMarker" {
             let other_dag = kw(keywords, "external_dag_id").and_then(|e| self.string(e));
@@ -961,6 +1096,7 @@ impl Reader<'_> {
                 mapped,
                 marks,
                 outlets,
+                dbt,
             },
         );
         Some(Binding::Tasks(vec![task_id]))
@@ -1426,6 +1562,58 @@ pub(super) fn dataset_name(uri: &str) -> String {
         ("mysql" | "mariadb", [_, db, table]) => format!("{db}.{table}"),
         _ => uri.to_string(),
     }
+}
+
+/// The dbt a shell command runs: the `dbt run|build|seed|snapshot` words
+/// of each command in it (`cd x && dbt run -s a+ --exclude b`), their
+/// selectors unioned; `None` when it runs no dbt that builds anything.
+pub(super) fn dbt_command(command: &str) -> Option<DbtRun> {
+    let mut run: Option<DbtRun> = None;
+    for part in command.split(['&', ';', '|', '\n']) {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let Some(at) = words
+            .iter()
+            .position(|w| *w == "dbt" || w.ends_with("/dbt"))
+        else {
+            continue;
+        };
+        // Global flags may come before the command (`dbt --no-write-json run`).
+        let Some((i, verb)) = words[at + 1..]
+            .iter()
+            .enumerate()
+            .find(|(_, w)| !w.starts_with('-'))
+        else {
+            continue;
+        };
+        if !matches!(*verb, "run" | "build" | "seed" | "snapshot") {
+            continue;
+        }
+        let r = run.get_or_insert_with(|| DbtRun {
+            command: verb.to_string(),
+            select: Vec::new(),
+            exclude: Vec::new(),
+            cosmos: None,
+            nodes: Vec::new(),
+        });
+        if r.command != *verb {
+            r.command = "build".to_string();
+        }
+        let mut into: Option<bool> = None;
+        for w in &words[at + 2 + i..] {
+            let w = w.trim_matches(['"', '\'']);
+            match w {
+                "--select" | "-s" | "--models" | "-m" => into = Some(true),
+                "--exclude" => into = Some(false),
+                flag if flag.starts_with('-') => into = None,
+                value => match into {
+                    Some(true) => r.select.push(value.to_string()),
+                    Some(false) => r.exclude.push(value.to_string()),
+                    None => {}
+                },
+            }
+        }
+    }
+    run
 }
 
 /// Whether a TaskGroup prefixes its tasks' ids (`prefix_group_id`, default
