@@ -438,7 +438,7 @@ impl Reader<'_> {
                         );
                         self.taskflow_task(
                             self.taskflows[&name].clone(),
-                            &[],
+                            Vec::new(),
                             line,
                             Some(d),
                             "",
@@ -704,11 +704,13 @@ impl Reader<'_> {
             return Some(self.call_group_fn(&g, call, dag, prefix));
         }
         if let Some(flow) = self.taskflows.get(&name).cloned() {
-            let inputs: Vec<&Expr> = args
+            // Task arguments are its upstreams.
+            let upstream: Vec<String> = args
                 .iter()
                 .chain(keywords.iter().map(|k| &k.value))
+                .flat_map(|a| self.tasks_of(a, dag, prefix))
                 .collect();
-            return Some(self.taskflow_task(flow, &inputs, line, dag, prefix, false));
+            return Some(self.taskflow_task(flow, upstream, line, dag, prefix, false));
         }
         if is_operator(&name) {
             return self.operator(keywords, &name, line, dag, prefix, false, Vec::new());
@@ -794,13 +796,7 @@ impl Reader<'_> {
             self.warn(line, "a mapped task's `sql` comes from a runtime value (another task's output); its tables are not read: pass a literal list to `.expand(sql=[...])` to have them read".to_string());
         }
         if let Some(flow) = self.taskflows.get(&partial.callee).cloned() {
-            let inputs: Vec<&Expr> = call
-                .arguments
-                .args
-                .iter()
-                .chain(call.arguments.keywords.iter().map(|k| &k.value))
-                .collect();
-            return Some(self.taskflow_task(flow, &inputs, line, dag, prefix, true));
+            return Some(self.taskflow_task(flow, upstream, line, dag, prefix, true));
         }
         if is_operator(&partial.callee) {
             let name = partial.callee.clone();
@@ -899,23 +895,18 @@ impl Reader<'_> {
         Some(result)
     }
 
-    /// The task a TaskFlow function call makes; task arguments are its
-    /// upstreams. A second call of one function in a DAG is `id__1`, as
-    /// Airflow names it.
+    /// The task a TaskFlow function call makes. A second call of one
+    /// function in a DAG is `id__1`, as Airflow names it.
     fn taskflow_task(
         &mut self,
         flow: TaskFlow,
-        inputs: &[&Expr],
+        upstream: Vec<String>,
         line: u32,
         dag: Option<usize>,
         prefix: &str,
         mapped: bool,
     ) -> Binding {
         {
-            let upstream: Vec<String> = inputs
-                .iter()
-                .flat_map(|a| self.tasks_of(a, dag, prefix))
-                .collect();
             let base = format!("{prefix}{}", flow.task_id);
             let mut task_id = base.clone();
             let d = dag.unwrap_or(usize::MAX);
