@@ -1,8 +1,11 @@
 //! Airflow DAG files, parsed statically with Astral's Python parser — never
 //! imported, never executed. What a file declares literally (DAGs, tasks,
-//! dependencies, SQL, pools, schedules) is read; what only running it would
-//! tell (tasks made in loops, f-strings of unknown variables, dynamic task
-//! mapping) becomes a warning with file:line and a partial result.
+//! task groups, mapped tasks, dependencies, SQL, pools, schedules, datasets,
+//! cross-DAG sensors and triggers, dbt run from Airflow) is read; what only
+//! running it would tell (tasks made in loops, f-strings of unknown
+//! variables, values mapped over at runtime) becomes a warning with
+//! file:line and a partial result. `dbt.rs` links dbt nodes to the tasks
+//! that build them once the project's dbt is read.
 
 mod dbt;
 mod parse;
