@@ -818,7 +818,8 @@ with DAG('bash_dbt', schedule=None) as b:
     assert_eq!(weekly, ["orders_weekly_build"]);
     let airflow_of = |id: &str| {
         let job = project.jobs.iter().find(|j| j.id == id).unwrap();
-        job.airflow
+        assert!(job.airflow.is_none(), "a dbt job stays a dbt job");
+        job.built_by
             .as_ref()
             .map(|a| format!("{}:{}", a.dag_id, a.task_id))
     };

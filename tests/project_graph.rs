@@ -729,6 +729,7 @@ fn a_thousand_unknown_refs_among_twenty_thousand_models_are_each_named_with_a_su
             feeds: None,
             sql: None,
             airflow: None,
+            built_by: None,
         })
         .collect();
     let g = LineageGraph::build(Project {

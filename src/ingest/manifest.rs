@@ -158,6 +158,7 @@ pub(crate) fn load(root: &Path, path: &Path) -> Part {
                         .and_then(Value::as_str)
                         .map(str::to_string),
                     airflow: None,
+                    built_by: None,
                 });
             }
         }

@@ -184,6 +184,11 @@ pub struct Job {
     /// The Airflow DAG and task that run it, for executors.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub airflow: Option<AirflowTask>,
+    /// For a dbt node: the Airflow task that builds it (an astronomer-cosmos
+    /// task, a BashOperator running `dbt run`), for the Airflow executors.
+    /// The job stays a dbt job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub built_by: Option<AirflowTask>,
 }
 
 /// The Airflow task behind a job.

@@ -3,7 +3,7 @@
 //! `Dbt*Operator`) builds what it selects; an astronomer-cosmos DbtDag /
 //! DbtTaskGroup is one task per node, named as cosmos names them, which
 //! replace the task that stood for the group. Each dbt job then carries its
-//! Airflow task, so the Airflow executors target it.
+//! Airflow task (`Job::built_by`), so the Airflow executors target it.
 //!
 //! Cosmos's names (its `airflow/graph.py`): a node's task is
 //! `<name>_<suffix>`, the suffix `run` for a model, `seed`, `snapshot`, or
@@ -182,7 +182,7 @@ pub(crate) fn link(project: &mut Project) {
         if let Some((dag_id, task_id)) = builder.get(&job.id)
             && job.kind.is_dbt()
         {
-            job.airflow = Some(AirflowTask {
+            job.built_by = Some(AirflowTask {
                 dag_id: dag_id.clone(),
                 task_id: task_id.clone(),
                 template: None,

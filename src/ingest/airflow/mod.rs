@@ -201,6 +201,7 @@ impl Dags {
                         task_id: t.task_id.clone(),
                         template: t.template.clone(),
                     }),
+                    built_by: None,
                 });
             }
         }

@@ -780,6 +780,7 @@ fn render_template(
         feeds: None,
         sql: result.ok(),
         airflow: None,
+        built_by: None,
     };
     let mut ds = dataset(
         t.id,
