@@ -926,3 +926,69 @@ with DAG('c') as d:
         "{text:#?}"
     );
 }
+
+#[test]
+fn groups_made_outside_with_and_mapped_task_groups() {
+    const FLOW: &str = r#"from airflow.utils.task_group import TaskGroup
+from airflow.decorators import task_group
+with DAG('outside', schedule=None) as d:
+    start = SQL(task_id='start', sql='select 1')
+    tg = TaskGroup('extract')
+    a = SQL(task_id='a', sql='select 1', task_group=tg)
+    with tg:
+        b = SQL(task_id='b', sql='select 1')
+    start >> tg
+
+    @task
+    def files():
+        return ['x', 'y']
+
+    @task_group
+    def per_file(name):
+        @task
+        def load(n):
+            pass
+        @task
+        def check():
+            pass
+        load(name) >> check()
+
+    per_file.expand(name=files()) >> SQL(task_id='end', sql='select 1')
+"#;
+    let (dags, warnings) = read(&[("o.py", &format!("{HEADER}{FLOW}"))]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let d = &dags[0];
+    let ups = |id: &str| task(d, id).upstream.clone();
+    assert_eq!(ups("extract.a"), ["start"]);
+    assert_eq!(ups("extract.b"), ["start"]);
+    // A mapped task group: each of its tasks is mapped, its edges kept.
+    assert!(task(d, "per_file.load").mapped && task(d, "per_file.check").mapped);
+    assert!(!task(d, "files").mapped);
+    assert_eq!(ups("per_file.load"), ["files"]);
+    assert_eq!(ups("end"), ["per_file.check"]);
+}
+
+#[test]
+fn ripple_dags_lists_cross_dag_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+    std::fs::write(
+        dir.path().join("dags/x.py"),
+        format!("{HEADER}from airflow.datasets import Dataset\nwith DAG('producer', schedule='@daily') as p:\n    SQL(task_id='load', sql='select 1', outlets=[Dataset('postgres://h/db/mart/orders')])\nwith DAG('consumer', schedule=[Dataset('postgres://h/db/mart/orders')]) as c:\n    SQL(task_id='use', sql='select 1')\n"),
+    )
+    .unwrap();
+    let out = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["dags", "--project"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("consumer (dags/x.py:7) schedule datasets\n  after DAG producer:load (dataset mart.orders)\n"),
+        "{text}"
+    );
+}

@@ -92,6 +92,8 @@ struct Reader<'a> {
     /// known: a group stands for its first tasks downstream of something,
     /// for its last ones upstream.
     group_edges: Vec<(usize, Vec<String>, Vec<String>)>,
+    /// The prefix of each TaskGroup's tasks' ids, by key.
+    group_prefixes: HashMap<String, String>,
     /// `@task_group` functions by name.
     group_fns: HashMap<String, GroupFn>,
     /// Group ids already used: a `@task_group` called again gets `__1`,
@@ -234,6 +236,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         group_members: HashMap::new(),
         group_edges: Vec::new(),
         group_fns: HashMap::new(),
+        group_prefixes: HashMap::new(),
         used_groups: std::collections::HashSet::new(),
         taskflow_ids: std::collections::HashSet::new(),
         dataset_names: std::collections::HashSet::new(),
@@ -301,6 +304,15 @@ impl Reader<'_> {
                 let (mut inner_dag, mut inner_prefix) = (dag, prefix.to_string());
                 let mut opened = 0;
                 for item in &w.items {
+                    // `tg = TaskGroup(...)`, then `with tg:`.
+                    if let Expr::Name(n) = &item.context_expr
+                        && let Some(key) = self.group_key(n.id.as_str())
+                    {
+                        inner_prefix = self.group_prefixes[&key].clone();
+                        self.open_groups.push(key);
+                        opened += 1;
+                        continue;
+                    }
                     let Expr::Call(call) = &item.context_expr else {
                         continue;
                     };
@@ -346,8 +358,12 @@ impl Reader<'_> {
                 self.open_groups.truncate(keep);
             }
             Stmt::Assign(a) => {
-                if let Expr::Call(c) = a.value.as_ref()
-                    && self.resolve(&c.func) == "RenderConfig"
+                // The callee once: DAG files are mostly `t = Op(...)`.
+                let callee = match a.value.as_ref() {
+                    Expr::Call(c) => Some(self.resolve(&c.func)),
+                    _ => None,
+                };
+                if let (Some("RenderConfig"), Expr::Call(c)) = (callee.as_deref(), a.value.as_ref())
                 {
                     for t in &a.targets {
                         if let Some(var) = name_of(t) {
@@ -356,8 +372,12 @@ impl Reader<'_> {
                         }
                     }
                 }
-                let datasets = match a.value.as_ref() {
-                    Expr::Call(_) | Expr::List(_) | Expr::Tuple(_) | Expr::BinOp(_) => {
+                let single = matches!(callee.as_deref(), Some("Dataset" | "Asset"));
+                let datasets = match (a.value.as_ref(), callee.as_deref()) {
+                    (Expr::List(_) | Expr::Tuple(_) | Expr::BinOp(_), _) => {
+                        self.schedule_datasets(&a.value)
+                    }
+                    (Expr::Call(_), Some(c)) if single || is_dataset_expression(c) => {
                         self.schedule_datasets(&a.value)
                     }
                     _ => Vec::new(),
@@ -368,14 +388,12 @@ impl Reader<'_> {
                     for t in &a.targets {
                         if let Some(var) = name_of(t) {
                             self.dataset_names.insert(var.clone());
-                            if !matches!(a.value.as_ref(), Expr::Call(c) if matches!(self.resolve(&c.func).as_str(), "Dataset" | "Asset"))
-                            {
+                            if !single {
                                 self.names.insert(var, Binding::Strs(datasets.clone()));
                             }
                         }
                     }
-                    if !matches!(a.value.as_ref(), Expr::Call(c) if matches!(self.resolve(&c.func).as_str(), "Dataset" | "Asset"))
-                    {
+                    if !single {
                         return;
                     }
                 }
@@ -691,6 +709,16 @@ impl Reader<'_> {
                     .and_then(|a| self.string(a));
                 return uri.map(|u| Binding::Str(dataset_name(&u)));
             }
+            "TaskGroup" => {
+                // Made outside `with`: entered later (`with tg:`) or named
+                // by its tasks (`task_group=tg`).
+                let group = kw(keywords, "group_id")
+                    .or(args.first())
+                    .and_then(|e| self.string(e))?;
+                let (key, _) = self.open_group(&group, prefix, prefixed(keywords), false);
+                self.open_groups.pop();
+                return Some(Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]));
+            }
             "DbtTaskGroup" | "DbtDag" => {
                 return self.cosmos(call, &name, dag, prefix);
             }
@@ -740,9 +768,16 @@ impl Reader<'_> {
         let mut keywords = partial.keywords;
         let mut upstream = Vec::new();
         let mut runtime = Vec::new();
+        // Each expanded argument as read, once: a task made inline in it
+        // must not be made again.
+        let mut evaluated = Vec::new();
         if attr.attr.as_str() == "expand" {
             for k in &call.arguments.keywords {
-                match self.value(&k.value, dag, prefix) {
+                let value = self.value(&k.value, dag, prefix);
+                if let Some(name) = &k.arg {
+                    evaluated.push((name.to_string(), value.clone()));
+                }
+                match value {
                     Some(Binding::Tasks(t)) => {
                         upstream.extend(t);
                         runtime.extend(k.arg.as_ref().map(ToString::to_string));
@@ -797,6 +832,18 @@ impl Reader<'_> {
         }
         if let Some(flow) = self.taskflows.get(&partial.callee).cloned() {
             return Some(self.taskflow_task(flow, upstream, line, dag, prefix, true));
+        }
+        if let Some(g) = self.group_fns.get(&partial.callee).cloned() {
+            // A mapped task group: its tasks are each mapped.
+            let d = dag.or_else(|| self.dags.len().checked_sub(1));
+            let before = d.map_or(0, |d| self.dags[d].tasks.len());
+            let group = self.enter_group_fn(&g, evaluated, dag, prefix);
+            if let Some(d) = d {
+                for t in &mut self.dags[d].tasks[before..] {
+                    t.mapped = true;
+                }
+            }
+            return Some(group);
         }
         if is_operator(&partial.callee) {
             let name = partial.callee.clone();
@@ -975,6 +1022,16 @@ impl Reader<'_> {
                 _ => None,
             })
             .or(dag);
+        // `task_group=tg`: the task is that group's.
+        let group = match kw(keywords, "task_group") {
+            Some(Expr::Name(n)) => self.group_key(n.id.as_str()),
+            _ => None,
+        };
+        let prefix = match &group {
+            Some(key) => self.group_prefixes[key].clone(),
+            None => prefix.to_string(),
+        };
+        let prefix = prefix.as_str();
         let task_id = format!("{prefix}{task_id}");
         let default_pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
         let pool = kw(keywords, "pool")
@@ -1068,6 +1125,10 @@ impl Reader<'_> {
             _ => Vec::new(),
         };
         reads.sort();
+        let opened = group.is_some();
+        if let Some(key) = group {
+            self.open_groups.push(key);
+        }
         self.add_task(
             dag,
             Task {
@@ -1090,6 +1151,9 @@ impl Reader<'_> {
                 dbt,
             },
         );
+        if opened {
+            self.open_groups.pop();
+        }
         Some(Binding::Tasks(vec![task_id]))
     }
 
@@ -1374,7 +1438,19 @@ impl Reader<'_> {
         } else {
             prefix.to_string()
         };
+        self.group_prefixes.insert(key.clone(), inner.clone());
         (key, inner)
+    }
+
+    /// The TaskGroup a name is bound to, if it is bound to one.
+    fn group_key(&self, name: &str) -> Option<String> {
+        match self.names.get(name) {
+            Some(Binding::Tasks(t)) if t.len() == 1 => t[0]
+                .strip_prefix(GROUP_MARK)
+                .filter(|k| self.group_prefixes.contains_key(*k))
+                .map(str::to_string),
+            _ => None,
+        }
     }
 
     /// Calls a `@task_group` function: its body read inside the group, its
@@ -1396,6 +1472,18 @@ impl Reader<'_> {
                 bound.push((name.to_string(), self.value(&k.value, dag, prefix)));
             }
         }
+        self.enter_group_fn(g, bound, dag, prefix)
+    }
+
+    /// Reads a `@task_group` function's body inside its group, its
+    /// parameters bound to `bound` (what the call passes, already read).
+    fn enter_group_fn(
+        &mut self,
+        g: &GroupFn,
+        bound: Vec<(String, Option<Binding>)>,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Binding {
         let (key, inner) = self.open_group(&g.group_id, prefix, g.prefixed, true);
         let saved: Vec<(String, Option<Binding>)> = bound
             .into_iter()
@@ -1605,6 +1693,15 @@ pub(super) fn dbt_command(command: &str) -> Option<DbtRun> {
         }
     }
     run
+}
+
+/// Whether a callee combines datasets (`DatasetAll`, `AssetAny`,
+/// `AssetOrTimeSchedule`, ...).
+fn is_dataset_expression(callee: &str) -> bool {
+    matches!(
+        callee,
+        "DatasetAll" | "DatasetAny" | "AssetAll" | "AssetAny" | "DatasetAlias" | "AssetAlias"
+    ) || callee.ends_with("OrTimeSchedule")
 }
 
 /// Whether a TaskGroup prefixes its tasks' ids (`prefix_group_id`, default
