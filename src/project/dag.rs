@@ -143,7 +143,7 @@ pub struct Task {
     /// astronomer-cosmos DbtDag / DbtTaskGroup (then this task stands for
     /// the group until the dbt project is read and its tasks replace it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dbt: Option<DbtRun>,
+    pub dbt: Option<Box<DbtRun>>,
     /// Dynamically mapped (`.partial(...).expand(...)`): one task id, as
     /// many copies as its mapped values at runtime.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -140,13 +140,13 @@ pub(crate) fn link(project: &mut Project) {
                     task_id,
                     operator: format!("cosmos:{command}"),
                     upstream,
-                    dbt: Some(DbtRun {
+                    dbt: Some(Box::new(DbtRun {
                         command: command.to_string(),
                         select: vec![name(n)],
                         exclude: Vec::new(),
                         cosmos: Some(cosmos.clone()),
                         nodes: vec![n.clone()],
-                    }),
+                    })),
                     ..stand_in.clone()
                 };
                 made.push(task(run_id(n), suffix(n), upstream));

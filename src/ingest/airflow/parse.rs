@@ -927,7 +927,7 @@ impl Reader<'_> {
                 mapped: false,
                 marks: Vec::new(),
                 outlets: Vec::new(),
-                dbt: Some(DbtRun {
+                dbt: Some(Box::new(DbtRun {
                     command: "cosmos".to_string(),
                     select,
                     exclude,
@@ -936,7 +936,7 @@ impl Reader<'_> {
                         test_behavior,
                     }),
                     nodes: Vec::new(),
-                }),
+                })),
             },
         );
         Some(result)
@@ -1027,11 +1027,11 @@ impl Reader<'_> {
             Some(Expr::Name(n)) => self.group_key(n.id.as_str()),
             _ => None,
         };
-        let prefix = match &group {
-            Some(key) => self.group_prefixes[key].clone(),
-            None => prefix.to_string(),
+        let prefix: std::borrow::Cow<str> = match &group {
+            Some(key) => self.group_prefixes[key].clone().into(),
+            None => prefix.into(),
         };
-        let prefix = prefix.as_str();
+        let prefix = prefix.as_ref();
         let task_id = format!("{prefix}{task_id}");
         let default_pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
         let pool = kw(keywords, "pool")
@@ -1148,7 +1148,7 @@ impl Reader<'_> {
                 mapped,
                 marks,
                 outlets,
-                dbt,
+                dbt: dbt.map(Box::new),
             },
         );
         if opened {
