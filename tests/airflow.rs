@@ -992,3 +992,48 @@ fn ripple_dags_lists_cross_dag_edges() {
         "{text}"
     );
 }
+
+#[test]
+fn a_task_group_function_calling_itself_is_read_once() {
+    let (dags, warnings) = read(&[(
+        "r.py",
+        &format!(
+            "{HEADER}from airflow.decorators import task_group\nwith DAG('r') as d:\n    @task_group\n    def g():\n        SQL(task_id='t', sql='select 1')\n        g()\n    g()\n"
+        ),
+    )]);
+    let ids: Vec<&str> = dags[0].tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(ids, ["g.t"]);
+    let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        text.iter()
+            .any(|m| m.contains("calls itself") && m.contains("dags/r.py:9")),
+        "{text:#?}"
+    );
+}
+
+#[test]
+fn group_functions_that_multiply_are_cut_off() {
+    // g0 calls g1 twice, g1 calls g2 twice, ...: 2^40 groups in Airflow.
+    let mut text =
+        format!("{HEADER}from airflow.decorators import task_group\nwith DAG('m') as d:\n");
+    for i in 0..40 {
+        text.push_str(&format!(
+            "    @task_group\n    def g{i}():\n        g{}()\n        g{}()\n",
+            i + 1,
+            i + 1
+        ));
+    }
+    text.push_str(
+        "    @task_group\n    def g40():\n        SQL(task_id='t', sql='select 1')\n    g0()\n",
+    );
+    let started = std::time::Instant::now();
+    let (dags, warnings) = read(&[("m.py", &text)]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(!dags[0].tasks.is_empty());
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.message.contains("`@task_group` calls in one file")),
+        "{warnings:?}"
+    );
+}

@@ -52,6 +52,8 @@ struct TaskFlow {
 /// reads its body inside it.
 #[derive(Debug, Clone)]
 struct GroupFn {
+    /// The function's name.
+    name: String,
     group_id: String,
     prefixed: bool,
     params: Vec<String>,
@@ -105,9 +107,18 @@ struct Reader<'a> {
     dataset_names: std::collections::HashSet<String>,
     /// TaskFlow task ids made so far, by DAG.
     taskflow_ids: std::collections::HashSet<(usize, String)>,
+    /// How many `@task_group` calls were read (see [`MAX_GROUP_CALLS`]).
+    group_calls: usize,
+    /// The `@task_group` functions being read, innermost last: one that
+    /// calls itself is not read again (it would never end).
+    entered_fns: Vec<String>,
     /// The value of the last `return` read (a `@task_group` body's).
     returned: Option<Binding>,
 }
+
+/// `@task_group` calls read per file at most: nested group functions each
+/// calling the next twice would otherwise make 2^n groups.
+const MAX_GROUP_CALLS: usize = 10_000;
 
 /// How a TaskGroup appears among task ids until its tasks are known.
 const GROUP_MARK: &str = "\u{1}group:";
@@ -241,6 +252,8 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         taskflow_ids: std::collections::HashSet::new(),
         dataset_names: std::collections::HashSet::new(),
         render_configs: HashMap::new(),
+        entered_fns: Vec::new(),
+        group_calls: 0,
         returned: None,
     };
     for e in parsed.errors() {
@@ -483,6 +496,7 @@ impl Reader<'_> {
                         self.group_fns.insert(
                             f.name.to_string(),
                             GroupFn {
+                                name: f.name.to_string(),
                                 group_id,
                                 prefixed: prefixed(keywords),
                                 params,
@@ -837,7 +851,7 @@ impl Reader<'_> {
             // A mapped task group: its tasks are each mapped.
             let d = dag.or_else(|| self.dags.len().checked_sub(1));
             let before = d.map_or(0, |d| self.dags[d].tasks.len());
-            let group = self.enter_group_fn(&g, evaluated, dag, prefix);
+            let group = self.enter_group_fn(&g, evaluated, (dag, line), prefix);
             if let Some(d) = d {
                 for t in &mut self.dags[d].tasks[before..] {
                     t.mapped = true;
@@ -1472,7 +1486,8 @@ impl Reader<'_> {
                 bound.push((name.to_string(), self.value(&k.value, dag, prefix)));
             }
         }
-        self.enter_group_fn(g, bound, dag, prefix)
+        let line = self.line(call);
+        self.enter_group_fn(g, bound, (dag, line), prefix)
     }
 
     /// Reads a `@task_group` function's body inside its group, its
@@ -1481,9 +1496,23 @@ impl Reader<'_> {
         &mut self,
         g: &GroupFn,
         bound: Vec<(String, Option<Binding>)>,
-        dag: Option<usize>,
+        (dag, line): (Option<usize>, u32),
         prefix: &str,
     ) -> Binding {
+        // Group functions calling group functions multiply: a file may
+        // not make more groups than this.
+        self.group_calls += 1;
+        if self.group_calls > MAX_GROUP_CALLS {
+            if self.group_calls == MAX_GROUP_CALLS + 1 {
+                self.warn(line, format!("more than {MAX_GROUP_CALLS} `@task_group` calls in one file; the rest are not read"));
+            }
+            return Binding::Tasks(Vec::new());
+        }
+        if self.entered_fns.contains(&g.name) {
+            self.warn(line, format!("`@task_group` `{}` calls itself; Airflow would never finish making it; ripple reads it once: remove the call", g.name));
+            return Binding::Tasks(Vec::new());
+        }
+        self.entered_fns.push(g.name.clone());
         let (key, inner) = self.open_group(&g.group_id, prefix, g.prefixed, true);
         let saved: Vec<(String, Option<Binding>)> = bound
             .into_iter()
@@ -1505,6 +1534,7 @@ impl Reader<'_> {
             };
         }
         self.open_groups.pop();
+        self.entered_fns.pop();
         match returned {
             Some(Binding::Tasks(t)) if !t.is_empty() => Binding::Tasks(t),
             _ => Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]),
