@@ -1037,3 +1037,33 @@ fn group_functions_that_multiply_are_cut_off() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn cosmos_names_follow_the_test_behavior() {
+    const DAGS: &str = r#"from cosmos import DbtTaskGroup, RenderConfig
+from cosmos.constants import TestBehavior
+with DAG('none', schedule=None) as a:
+    DbtTaskGroup(group_id='t', render_config=RenderConfig(select=['+orders_daily'], test_behavior=TestBehavior.NONE))
+with DAG('build', schedule=None) as b:
+    DbtTaskGroup(render_config=RenderConfig(select=['countries', 'orders_daily'], test_behavior='build'))
+"#;
+    let dir = dbt_and_dags(&[("dags/c.py", &format!("{HEADER}{DAGS}"))]);
+    let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
+    let ids = |dag: &str| -> Vec<String> {
+        let d = project.dags.iter().find(|d| d.dag_id == dag).unwrap();
+        d.tasks.iter().map(|t| t.task_id.clone()).collect()
+    };
+    // Without tests after each model, a tested model is one task too.
+    assert_eq!(
+        ids("none"),
+        ["t.countries_seed", "t.orders_daily_run", "t.stg_orders_run"]
+    );
+    // Under BUILD every node is `_build`; the default group id is cosmos's.
+    assert_eq!(
+        ids("build"),
+        [
+            "dbt_task_group.countries_build",
+            "dbt_task_group.orders_daily_build"
+        ]
+    );
+}
