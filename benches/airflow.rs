@@ -1,5 +1,6 @@
 //! Reading 1,000 generated DAG files of 20 tasks each into the graph:
-//! parse (never import), render templates, SQL lineage per task, graph.
+//! parse (never import), render templates, SQL lineage per task, cross-DAG
+//! edges, graph.
 //!
 //! `cargo bench --bench airflow`
 
@@ -20,6 +21,8 @@ fn read_1000_dag_files_into_the_graph(bencher: divan::Bencher) {
     bencher.bench(|| {
         let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
         assert_eq!(project.dags.len(), 1_000);
+        // dag_1 runs after dag_0 (its dataset, and a sensor).
+        assert_eq!(project.dags[1].upstream_dags.len(), 2);
         LineageGraph::build(project)
     });
 }

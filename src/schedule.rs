@@ -71,6 +71,10 @@ pub struct DagRuns {
     /// Set when runs were cut at the listing limit.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// For a DAG started by others (datasets, TriggerDagRunOperator): the
+    /// DAGs whose runs start its runs, each as one of theirs ends.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
 }
 
 /// A DAG with no time schedule (`None`, `@once`, dataset-driven), or one
@@ -162,6 +166,7 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
                     duration_source,
                     runs,
                     truncated,
+                    after: Vec::new(),
                 });
             }
             Err(NoRuns { why, unreadable }) => out.not_scheduled.push(Unscheduled {
@@ -172,7 +177,90 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
             }),
         }
     }
+    started_by_others(&mut out, dags, config, (from_m, to_m));
     out
+}
+
+/// Moves DAGs without a time schedule that other DAGs start (a dataset
+/// they produce, a TriggerDagRunOperator) from `not_scheduled` to `dags`:
+/// a run as each run of a starter ends. Conservative for blackouts: a
+/// schedule on several datasets runs once all are updated, here after each.
+/// A DAG is placed once all its starters are (chains of them in turn); in a
+/// cycle of starters none is.
+fn started_by_others(
+    out: &mut Schedule,
+    dags: &[Dag],
+    config: &Config,
+    (from_m, to_m): (Minute, Minute),
+) {
+    let mut starters: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+        std::collections::BTreeMap::new();
+    for d in dags {
+        for e in d.upstream_dags.iter().filter(|e| e.via.starts_run()) {
+            starters
+                .entry(d.dag_id.as_str())
+                .or_default()
+                .insert(e.dag_id.as_str());
+        }
+    }
+    loop {
+        let placed: std::collections::BTreeSet<&str> =
+            out.dags.iter().map(|d| d.dag_id.as_str()).collect();
+        let waiting: std::collections::BTreeSet<&str> = out
+            .not_scheduled
+            .iter()
+            .filter(|u| !u.unreadable && starters.contains_key(u.dag_id.as_str()))
+            .map(|u| u.dag_id.as_str())
+            .collect();
+        let ready = out.not_scheduled.iter().position(|u| {
+            let id = u.dag_id.as_str();
+            waiting.contains(id)
+                && starters[id].iter().all(|s| !waiting.contains(s))
+                && starters[id].iter().any(|s| placed.contains(s))
+        });
+        let Some(i) = ready else { break };
+        let u = out.not_scheduled.remove(i);
+        let (duration, duration_source) = duration_of(config, &u.dag_id);
+        let after: Vec<String> = starters[u.dag_id.as_str()]
+            .iter()
+            .filter(|s| placed.contains(**s))
+            .map(|s| s.to_string())
+            .collect();
+        let mut starts: Vec<Minute> = out
+            .dags
+            .iter()
+            .filter(|d| after.contains(&d.dag_id))
+            .flat_map(|d| d.runs.iter().map(|r| r.end_minute))
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        let runs = starts
+            .into_iter()
+            .map(|t| Run {
+                start: display_minute(t),
+                end: display_minute(t + duration),
+                start_minute: t,
+                end_minute: t + duration,
+            })
+            .filter(|r| r.end_minute > from_m && r.start_minute < to_m)
+            .collect();
+        let source = dags
+            .iter()
+            .find(|d| d.dag_id == u.dag_id)
+            .map(|d| format!("{}:{}", d.file, d.line))
+            .unwrap_or_default();
+        out.dags.push(DagRuns {
+            dag_id: u.dag_id,
+            schedule: u.schedule,
+            source,
+            duration_minutes: duration,
+            duration_source,
+            runs,
+            truncated: false,
+            after,
+        });
+    }
+    out.dags.sort_by(|a, b| a.dag_id.cmp(&b.dag_id));
 }
 
 /// The expected duration of `dag`'s runs, and where it comes from.

@@ -125,7 +125,13 @@ fn taskflow_task_groups_datasets_and_sensors() {
             "{HEADER}from airflow.utils.task_group import TaskGroup\nfrom airflow.datasets import Dataset\nfrom airflow.sensors.external_task import ExternalTaskSensor\n@dag(schedule='@hourly')\ndef flow():\n    @task\n    def extract():\n        return 1\n    @task(task_id='load_it')\n    def load(x):\n        pass\n    @task.sql\n    def agg():\n        return 'insert into mart.agg select * from raw.ev'\n    with TaskGroup('grp'):\n        inner = SQL(task_id='inner', sql='select 1', outlets=[Dataset('warehouse.mart.out')], inlets=[Dataset('warehouse.raw.in')])\n    wait = ExternalTaskSensor(task_id='wait', external_dag_id='other', external_task_id='done')\n    kick = TriggerDagRunOperator(task_id='kick', trigger_dag_id='downstream_dag')\n    data = extract()\n    load(data) >> agg() >> inner\n    wait >> data\n\nflow()\n"
         ),
     )]);
-    assert!(warnings.is_empty(), "{warnings:?}");
+    // The DAGs the sensor and the trigger name are in no file read here.
+    let unknown: Vec<(&str, u32)> = warnings.iter().map(|w| (w.code, w.line)).collect();
+    assert_eq!(
+        unknown,
+        [("airflow-unknown-dag", 20), ("airflow-unknown-dag", 21)],
+        "{warnings:?}"
+    );
     let d = &dags[0];
     assert_eq!(task(d, "load_it").upstream, ["extract"]);
     assert_eq!(task(d, "agg").upstream, ["load_it"]);
@@ -196,7 +202,12 @@ fn what_cannot_be_read_statically_is_a_warning_and_a_partial_result() {
     };
     assert!(has("loop", 6), "{messages:#?}");
     assert!(has("f-string", 9), "{messages:#?}");
-    assert!(has("dynamic task mapping", 10), "{messages:#?}");
+    // A literal mapped list is read: no warning, one task marked mapped.
+    assert!(task(d, "mapped").mapped);
+    assert!(
+        !messages.iter().any(|m| m.contains("dyn.py:10")),
+        "{messages:#?}"
+    );
     assert!(has("no literal task_id", 11), "{messages:#?}");
     assert!(has("syntax error", 13), "{messages:#?}");
 }
@@ -390,4 +401,669 @@ with DAG('groups', schedule='@daily') as d:
     // A group without the prefix is still an endpoint.
     assert_eq!(ups("f1"), ["marts.b", "marts.inner.i1"]);
     assert_eq!(ups("after"), ["f1"]);
+}
+
+#[test]
+fn task_group_functions_cross_downstream_and_set_upstream_on_groups() {
+    const FLOW: &str = r#"from airflow.decorators import task_group
+from airflow.utils.task_group import TaskGroup
+from airflow.models.baseoperator import chain, cross_downstream
+
+@dag(schedule='@daily')
+def tg_flow():
+    @task
+    def extract():
+        return 1
+    @task
+    def clean(x):
+        return x
+    @task
+    def publish():
+        pass
+
+    @task_group
+    def transform(raw):
+        @task
+        def stage(x):
+            return x
+        @task_group(group_id='checks')
+        def quality():
+            SQL(task_id='rows', sql='select 1')
+            SQL(task_id='nulls', sql='select 1')
+        staged = stage(raw)
+        staged >> quality()
+
+    @task_group(group_id='enrich')
+    def enrich_group():
+        return clean(extract())
+
+    start = SQL(task_id='start', sql='select 1')
+    t1 = transform(start)
+    t2 = transform(start)
+    e = enrich_group()
+    e >> publish()
+    with TaskGroup('side') as side:
+        s1 = SQL(task_id='s1', sql='select 1')
+        s2 = SQL(task_id='s2', sql='select 1')
+    end1 = SQL(task_id='end1', sql='select 1')
+    end2 = SQL(task_id='end2', sql='select 1')
+    cross_downstream(from_tasks=[side], to_tasks=[end1, end2])
+    side.set_upstream(t2)
+    p1 = SQL(task_id='p1', sql='select 1')
+    p2 = SQL(task_id='p2', sql='select 1')
+    q1 = SQL(task_id='q1', sql='select 1')
+    q2 = SQL(task_id='q2', sql='select 1')
+    chain(start, [p1, p2], [q1, q2])
+
+tg_flow()
+"#;
+    let (dags, warnings) = read(&[("tg.py", &format!("{HEADER}{FLOW}"))]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let d = &dags[0];
+    let ups = |id: &str| {
+        let mut u = task(d, id).upstream.clone();
+        u.sort();
+        u
+    };
+    // The group function's parameter carries the call's argument in.
+    assert_eq!(ups("transform.stage"), ["start"]);
+    // A nested group function: prefixed by both group ids.
+    assert_eq!(ups("transform.checks.rows"), ["transform.stage"]);
+    assert_eq!(ups("transform.checks.nulls"), ["transform.stage"]);
+    // Called twice: the second group is `transform__1`, as Airflow names it.
+    assert_eq!(ups("transform__1.stage"), ["start"]);
+    assert_eq!(ups("transform__1.checks.rows"), ["transform__1.stage"]);
+    // A group function returning a task stands for that task.
+    assert_eq!(ups("enrich.clean"), ["enrich.extract"]);
+    assert_eq!(ups("publish"), ["enrich.clean"]);
+    // set_upstream on a group: its roots wait for the other group's leaves.
+    assert_eq!(
+        ups("side.s1"),
+        ["transform__1.checks.nulls", "transform__1.checks.rows"]
+    );
+    assert_eq!(ups("side.s2"), ups("side.s1"));
+    // cross_downstream from a group: its leaves to every listed task.
+    assert_eq!(ups("end1"), ["side.s1", "side.s2"]);
+    assert_eq!(ups("end2"), ["side.s1", "side.s2"]);
+    // chain of two lists pairs them, element by element.
+    assert_eq!(ups("p1"), ["start"]);
+    assert_eq!(ups("q1"), ["p1"]);
+    assert_eq!(ups("q2"), ["p2"]);
+}
+
+#[test]
+fn mapped_tasks_are_one_task_with_their_literal_sql_read() {
+    const MAPPED: &str = r#"
+with DAG('mapping', schedule='@daily') as d:
+    @task
+    def list_files():
+        return ['a', 'b']
+    @task
+    def load(path, target):
+        pass
+    @task
+    def queries():
+        return ['select 1']
+    files = list_files()
+    loads = load.partial(target='raw').expand(path=files)
+    tables = SQL.partial(task_id='refresh', conn_id='wh').expand(
+        sql=['insert into mart.a select * from raw.a', 'insert into mart.b select * from raw.b'])
+    kwargs = SQL.partial(task_id='by_kwargs').expand_kwargs([
+        {'sql': 'insert into mart.c select * from raw.c'},
+        {'sql': 'insert into mart.d select * from raw.d', 'parameters': {'x': 1}},
+    ])
+    base = SQL.partial(task_id='from_partial', sql='insert into mart.e select * from raw.e')
+    over = base.expand(parameters=[{'d': 1}, {'d': 2}])
+    runtime = SQL.partial(task_id='runtime').expand(sql=queries())
+    loads >> tables
+    over >> runtime
+"#;
+    let (dags, warnings) = read(&[("m.py", &format!("{HEADER}{MAPPED}"))]);
+    let d = &dags[0];
+    let ids: Vec<&str> = d.tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "list_files",
+            "load",
+            "refresh",
+            "by_kwargs",
+            "from_partial",
+            "queries",
+            "runtime"
+        ]
+    );
+    for id in ["load", "refresh", "by_kwargs", "from_partial", "runtime"] {
+        assert!(task(d, id).mapped, "{id} is mapped");
+    }
+    assert!(!task(d, "list_files").mapped);
+    // A TaskFlow mapped over another task's output runs after it.
+    assert_eq!(task(d, "load").upstream, ["list_files"]);
+    assert_eq!(task(d, "refresh").upstream, ["load"]);
+    assert_eq!(task(d, "refresh").writes, ["mart.a", "mart.b"]);
+    assert_eq!(task(d, "refresh").reads, ["raw.a", "raw.b"]);
+    assert_eq!(task(d, "by_kwargs").writes, ["mart.c", "mart.d"]);
+    assert_eq!(task(d, "from_partial").writes, ["mart.e"]);
+    // SQL from another task's output is runtime: a warning naming the
+    // line, and the upstream kept.
+    let mut up = task(d, "runtime").upstream.clone();
+    up.sort();
+    assert_eq!(up, ["from_partial", "queries"]);
+    assert!(task(d, "runtime").writes.is_empty());
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(
+        messages[0].contains("dags/m.py:25") && messages[0].contains("runtime value"),
+        "{messages:#?}"
+    );
+}
+
+#[test]
+fn datasets_assets_sensors_markers_and_triggers_link_dags() {
+    const PRODUCER: &str = r#"from airflow.datasets import Dataset
+from airflow.sensors.external_task import ExternalTaskMarker
+ORDERS = Dataset('postgres://wh:5432/analytics/mart/orders')
+EVENTS = Dataset('s3://lake/events/')
+with DAG('producer', schedule='0 1 * * *') as d:
+    load = SQL(task_id='load', sql='insert into mart.orders select * from raw.orders', outlets=[ORDERS])
+    ev = SQL(task_id='events', sql='select 1', outlets=[EVENTS, Dataset('mysql://db:3306/shop/items')])
+    mark = ExternalTaskMarker(task_id='mark', external_dag_id='sensed', external_task_id='wait')
+    kick = TriggerDagRunOperator(task_id='kick', trigger_dag_id='triggered')
+    load >> ev >> mark >> kick
+"#;
+    const CONSUMERS: &str = r#"from airflow.sdk import Asset, AssetAll, asset
+from airflow.datasets import Dataset, DatasetOrTimeSchedule
+from airflow.timetables.trigger import CronTriggerTimetable
+from airflow.sensors.external_task import ExternalTaskSensor
+with DAG('on_orders', schedule=[Asset('postgres://wh:5432/analytics/mart/orders')]) as a:
+    SQL(task_id='report', sql='insert into mart.report select * from mart.orders')
+both = Asset(name='events', uri='s3://lake/events/') | Dataset('mysql://db:3306/shop/items')
+with DAG('on_either', schedule=both) as b:
+    SQL(task_id='x', sql='select 1')
+with DAG('or_time', schedule=DatasetOrTimeSchedule(timetable=CronTriggerTimetable('0 6 * * *', timezone='UTC'), datasets=AssetAll(Asset('s3://lake/events/')))) as c:
+    SQL(task_id='y', sql='select 1')
+with DAG('sensed', schedule='0 3 * * *') as e:
+    wait = ExternalTaskSensor(task_id='wait', external_dag_id='producer', external_task_id='load')
+    ghost = ExternalTaskSensor(task_id='ghost', external_dag_id='nowhere', external_task_ids=['a', 'b'])
+with DAG('triggered', schedule=None) as f:
+    SQL(task_id='z', sql='select 1')
+@asset(schedule=[Asset('s3://lake/events/')], uri='s3://lake/summary/')
+def summary():
+    pass
+with DAG('on_summary', schedule=[summary]) as g:
+    SQL(task_id='w', sql='select 1')
+"#;
+    let (dags, warnings) = read(&[
+        ("producer.py", &format!("{HEADER}{PRODUCER}")),
+        ("consumers.py", &format!("{HEADER}{CONSUMERS}")),
+    ]);
+    let by = |id: &str| dags.iter().find(|d| d.dag_id == id).unwrap();
+    let edges = |id: &str| -> Vec<String> {
+        by(id)
+            .upstream_dags
+            .iter()
+            .map(|e| {
+                let via = serde_json::to_value(e.via).unwrap();
+                format!(
+                    "{}:{} {} {}{}",
+                    e.dag_id,
+                    e.task_id,
+                    via.as_str().unwrap(),
+                    e.dataset,
+                    e.task
+                )
+            })
+            .collect()
+    };
+    // A URI naming a table is that table: the outlet joins the SQL's write.
+    assert_eq!(task(by("producer"), "load").writes, ["mart.orders"]);
+    assert_eq!(by("on_orders").schedule_datasets, ["mart.orders"]);
+    assert_eq!(by("on_orders").schedule.as_deref(), Some("datasets"));
+    assert_eq!(edges("on_orders"), ["producer:load dataset mart.orders"]);
+    assert_eq!(
+        by("on_either").schedule_datasets,
+        ["s3://lake/events/", "shop.items"]
+    );
+    assert_eq!(
+        edges("on_either"),
+        [
+            "producer:events dataset s3://lake/events/",
+            "producer:events dataset shop.items"
+        ]
+    );
+    // Datasets or'ed with time: scheduled by its cron, and by the producer.
+    assert_eq!(by("or_time").schedule.as_deref(), Some("0 6 * * *"));
+    assert_eq!(
+        edges("or_time"),
+        ["producer:events dataset s3://lake/events/"]
+    );
+    // A sensor waits in its own DAG; a marker in the upstream one names
+    // the downstream task.
+    assert_eq!(
+        edges("sensed"),
+        [
+            "nowhere:a sensor ghost",
+            "nowhere:b sensor ghost",
+            "producer:load sensor wait",
+            "producer:mark marker wait"
+        ]
+    );
+    assert!(task(by("producer"), "mark").upstream == ["events"]);
+    assert_eq!(edges("triggered"), ["producer:kick trigger "]);
+    // Airflow 3's @asset is a DAG writing its asset; scheduling on the
+    // function is scheduling on the asset.
+    assert_eq!(
+        task(by("summary"), "summary").writes,
+        ["s3://lake/summary/"]
+    );
+    assert_eq!(
+        edges("summary"),
+        ["producer:events dataset s3://lake/events/"]
+    );
+    assert_eq!(
+        edges("on_summary"),
+        ["summary:summary dataset s3://lake/summary/"]
+    );
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(
+        messages[0].contains("airflow-unknown-dag")
+            && messages[0].contains("dags/consumers.py:17")
+            && messages[0].contains("`nowhere`"),
+        "{messages:#?}"
+    );
+}
+
+#[test]
+fn dags_started_by_other_dags_run_after_them_in_the_production_schedule() {
+    const FILES: &str = r#"from airflow.datasets import Dataset
+with DAG('producer', schedule='0 1 * * *') as p:
+    SQL(task_id='load', sql='select 1', outlets=[Dataset('postgres://h/db/mart/orders')])
+with DAG('on_orders', schedule=[Dataset('postgres://h/db/mart/orders')]) as c:
+    TriggerDagRunOperator(task_id='kick', trigger_dag_id='triggered')
+with DAG('triggered', schedule=None) as t:
+    SQL(task_id='z', sql='select 1')
+with DAG('loop_a', schedule=None) as la:
+    TriggerDagRunOperator(task_id='go', trigger_dag_id='loop_b')
+with DAG('loop_b', schedule=None) as lb:
+    TriggerDagRunOperator(task_id='go', trigger_dag_id='loop_a')
+"#;
+    let (dags, _) = read(&[("chain.py", &format!("{HEADER}{FILES}"))]);
+    let hour = |s: &str| ripple::time::TimeKey::parse(s).unwrap().start;
+    let s = ripple::schedule::production_schedule(
+        &dags,
+        &ripple::config::Config::default(),
+        hour("2026-01-10"),
+        hour("2026-01-11"),
+    );
+    let runs = |id: &str| -> Vec<(String, String)> {
+        let d = s.dags.iter().find(|d| d.dag_id == id).unwrap();
+        d.runs
+            .iter()
+            .map(|r| (r.start.clone(), r.end.clone()))
+            .collect()
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        runs("producer"),
+        [pair("2026-01-10T01:00Z", "2026-01-10T02:00Z")]
+    );
+    // Each starts as the run that starts it ends (60 minutes by default).
+    assert_eq!(
+        runs("on_orders"),
+        [pair("2026-01-10T02:00Z", "2026-01-10T03:00Z")]
+    );
+    assert_eq!(
+        runs("triggered"),
+        [pair("2026-01-10T03:00Z", "2026-01-10T04:00Z")]
+    );
+    let on_orders = s.dags.iter().find(|d| d.dag_id == "on_orders").unwrap();
+    assert_eq!(on_orders.after, ["producer"]);
+    // DAGs that only start each other have no time to start from.
+    let unscheduled: Vec<&str> = s.not_scheduled.iter().map(|u| u.dag_id.as_str()).collect();
+    assert_eq!(unscheduled, ["loop_a", "loop_b"]);
+}
+
+/// A dbt project with DAGs beside it, as one ripple project.
+fn dbt_and_dags(dags: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let files: &[(&str, &str)] = &[
+        (
+            "dbt_project.yml",
+            "name: shop\nversion: '1.0'\nconfig-version: 2\nprofile: shop\nmodel-paths: [models]\nseed-paths: [seeds]\n",
+        ),
+        ("seeds/countries.csv", "code,name\nfr,France\n"),
+        ("models/stg_orders.sql", "select * from raw.orders"),
+        (
+            "models/orders_daily.sql",
+            "select o.*, c.name from {{ ref('stg_orders') }} o join {{ ref('countries') }} c on true",
+        ),
+        (
+            "models/orders_weekly.sql",
+            "select * from {{ ref('orders_daily') }}",
+        ),
+        (
+            "models/schema.yml",
+            "version: 2\nmodels:\n  - name: orders_daily\n    columns:\n      - name: id\n        data_tests: [not_null]\n",
+        ),
+    ];
+    for (path, text) in files.iter().chain(dags) {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn dbt_in_airflow_maps_each_model_to_the_task_that_builds_it() {
+    const COSMOS: &str = r#"from cosmos import DbtTaskGroup, DbtDag, ProjectConfig, RenderConfig
+from cosmos.constants import TestBehavior
+from airflow.operators.bash import BashOperator
+with DAG('elt', schedule='@daily') as d:
+    extract = SQL(task_id='extract', sql='insert into raw.orders select * from landing.orders')
+    transform = DbtTaskGroup(group_id='transform', project_config=ProjectConfig('/usr/app/dbt'),
+                             render_config=RenderConfig(select=['path:models', 'countries']))
+    publish = SQL(task_id='publish', sql='select 1')
+    extract >> transform >> publish
+BUILD = RenderConfig(select=['tag:none_such', 'orders_weekly'], test_behavior=TestBehavior.BUILD)
+DbtDag(dag_id='dbt_weekly', schedule='@weekly', project_config=ProjectConfig('/usr/app/dbt'), render_config=BUILD)
+with DAG('bash_dbt', schedule=None) as b:
+    BashOperator(task_id='dbt_stg', bash_command='cd /dbt && dbt run --select stg_orders --profiles-dir .')
+"#;
+    let dir = dbt_and_dags(&[
+        ("dags/elt.py", &format!("{HEADER}{COSMOS}")),
+        ("ripple.yml", "datasets:\n  stg_orders: { grain: none }\n"),
+    ]);
+    let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
+    let dag = |id: &str| project.dags.iter().find(|d| d.dag_id == id).unwrap();
+    let elt = dag("elt");
+    let tasks: Vec<(&str, Vec<&str>)> = elt
+        .tasks
+        .iter()
+        .map(|t| {
+            let mut up: Vec<&str> = t.upstream.iter().map(String::as_str).collect();
+            up.sort();
+            (t.task_id.as_str(), up)
+        })
+        .collect();
+    // Cosmos's names: `<model>_run`, a seed `_seed`; a tested model a
+    // group of `run` then `test`; all inside the DbtTaskGroup's prefix.
+    assert_eq!(
+        tasks,
+        [
+            ("extract", vec![]),
+            ("transform.countries_seed", vec!["extract"]),
+            (
+                "transform.orders_daily.run",
+                vec!["transform.countries_seed", "transform.stg_orders_run"]
+            ),
+            (
+                "transform.orders_daily.test",
+                vec!["transform.orders_daily.run"]
+            ),
+            (
+                "transform.orders_weekly_run",
+                vec!["transform.orders_daily.test"]
+            ),
+            ("transform.stg_orders_run", vec!["extract"]),
+            ("publish", vec!["transform.orders_weekly_run"]),
+        ]
+    );
+    let weekly: Vec<&str> = dag("dbt_weekly")
+        .tasks
+        .iter()
+        .map(|t| t.task_id.as_str())
+        .collect();
+    assert_eq!(weekly, ["orders_weekly_build"]);
+    let airflow_of = |id: &str| {
+        let job = project.jobs.iter().find(|j| j.id == id).unwrap();
+        assert!(job.airflow.is_none(), "a dbt job stays a dbt job");
+        job.built_by
+            .as_ref()
+            .map(|a| format!("{}:{}", a.dag_id, a.task_id))
+    };
+    // Built by two tasks: the first by DAG id is the one its executor runs.
+    assert_eq!(
+        airflow_of("model.stg_orders").as_deref(),
+        Some("bash_dbt:dbt_stg")
+    );
+    assert_eq!(
+        airflow_of("model.orders_daily").as_deref(),
+        Some("elt:transform.orders_daily.run")
+    );
+    assert_eq!(
+        airflow_of("model.orders_weekly").as_deref(),
+        Some("dbt_weekly:orders_weekly_build")
+    );
+    let bash = &dag("bash_dbt").tasks[0];
+    assert_eq!(bash.dbt.as_ref().unwrap().nodes, ["model.stg_orders"]);
+    let text: Vec<String> = project
+        .diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    // Built twice: said, with the task that wins.
+    assert!(
+        text.iter().any(|m| m.contains("airflow-dbt")
+            && m.contains("model.stg_orders")
+            && m.contains("`bash_dbt:dbt_stg` and by `elt:transform.stg_orders_run`")),
+        "{text:#?}"
+    );
+    // The plan's Airflow commands for a dbt model name the cosmos task.
+    let g = LineageGraph::build(project);
+    let key = |s: &str| ripple::time::TimeKey::parse(s).unwrap();
+    let request = ripple::impact::ImpactRequest {
+        changed: vec!["stg_orders".to_string()],
+        from: key("2026-01-10"),
+        to: key("2026-01-10"),
+        as_of: key("2026-02-01").start,
+        columns: Vec::new(),
+    };
+    let doc =
+        ripple::plan::for_change(&g, &request, &ripple::plan::PlanOptions::default()).unwrap();
+    let airflow2 = |dataset: &str| {
+        doc.tasks
+            .iter()
+            .find(|t| t.task.dataset == dataset)
+            .and_then(|t| t.commands.airflow2.as_deref().map(str::to_string))
+            .unwrap_or_else(|| panic!("no Airflow command for {dataset}"))
+    };
+    assert!(
+        airflow2("model.orders_daily").ends_with("-t '^transform\\.orders_daily\\.run$' elt"),
+        "{}",
+        airflow2("model.orders_daily")
+    );
+}
+
+#[test]
+fn dbt_run_by_airflow_without_the_dbt_project_is_a_warning() {
+    let (dags, warnings) = read(&[(
+        "b.py",
+        &format!(
+            "{HEADER}from airflow.operators.bash import BashOperator
+with DAG('b') as d:
+    BashOperator(task_id='dbt', bash_command='dbt --no-write-json build -s +orders_daily --exclude tag:slow && dbt test')
+"
+        ),
+    )]);
+    let run = dags[0].tasks[0].dbt.as_ref().unwrap();
+    assert_eq!(run.command, "build");
+    assert_eq!(run.select, ["+orders_daily"]);
+    assert_eq!(run.exclude, ["tag:slow"]);
+    let _ = warnings;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+    std::fs::write(
+        dir.path().join("dags/c.py"),
+        format!(
+            "{HEADER}from cosmos import DbtTaskGroup
+with DAG('c') as d:
+    a = SQL(task_id='a', sql='select 1')
+    g = DbtTaskGroup(group_id='dbt')
+    a >> g
+"
+        ),
+    )
+    .unwrap();
+    let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
+    // The group stays one task standing for it, its edges kept.
+    let g = &project.dags[0].tasks[1];
+    assert_eq!(
+        (g.task_id.as_str(), g.operator.as_str()),
+        ("dbt", "DbtTaskGroup")
+    );
+    assert_eq!(g.upstream, ["a"]);
+    let text: Vec<String> = project
+        .diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        text.iter().any(|m| m.contains("airflow-dbt")
+            && m.contains("dags/c.py:7")
+            && m.contains("no dbt project")),
+        "{text:#?}"
+    );
+}
+
+#[test]
+fn groups_made_outside_with_and_mapped_task_groups() {
+    const FLOW: &str = r#"from airflow.utils.task_group import TaskGroup
+from airflow.decorators import task_group
+with DAG('outside', schedule=None) as d:
+    start = SQL(task_id='start', sql='select 1')
+    tg = TaskGroup('extract')
+    a = SQL(task_id='a', sql='select 1', task_group=tg)
+    with tg:
+        b = SQL(task_id='b', sql='select 1')
+    start >> tg
+
+    @task
+    def files():
+        return ['x', 'y']
+
+    @task_group
+    def per_file(name):
+        @task
+        def load(n):
+            pass
+        @task
+        def check():
+            pass
+        load(name) >> check()
+
+    per_file.expand(name=files()) >> SQL(task_id='end', sql='select 1')
+"#;
+    let (dags, warnings) = read(&[("o.py", &format!("{HEADER}{FLOW}"))]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let d = &dags[0];
+    let ups = |id: &str| task(d, id).upstream.clone();
+    assert_eq!(ups("extract.a"), ["start"]);
+    assert_eq!(ups("extract.b"), ["start"]);
+    // A mapped task group: each of its tasks is mapped, its edges kept.
+    assert!(task(d, "per_file.load").mapped && task(d, "per_file.check").mapped);
+    assert!(!task(d, "files").mapped);
+    assert_eq!(ups("per_file.load"), ["files"]);
+    assert_eq!(ups("end"), ["per_file.check"]);
+}
+
+#[test]
+fn ripple_dags_lists_cross_dag_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+    std::fs::write(
+        dir.path().join("dags/x.py"),
+        format!("{HEADER}from airflow.datasets import Dataset\nwith DAG('producer', schedule='@daily') as p:\n    SQL(task_id='load', sql='select 1', outlets=[Dataset('postgres://h/db/mart/orders')])\nwith DAG('consumer', schedule=[Dataset('postgres://h/db/mart/orders')]) as c:\n    SQL(task_id='use', sql='select 1')\n"),
+    )
+    .unwrap();
+    let out = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["dags", "--project"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("consumer (dags/x.py:7) schedule datasets\n  after DAG producer:load (dataset mart.orders)\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_task_group_function_calling_itself_is_read_once() {
+    let (dags, warnings) = read(&[(
+        "r.py",
+        &format!(
+            "{HEADER}from airflow.decorators import task_group\nwith DAG('r') as d:\n    @task_group\n    def g():\n        SQL(task_id='t', sql='select 1')\n        g()\n    g()\n"
+        ),
+    )]);
+    let ids: Vec<&str> = dags[0].tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(ids, ["g.t"]);
+    let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        text.iter()
+            .any(|m| m.contains("calls itself") && m.contains("dags/r.py:9")),
+        "{text:#?}"
+    );
+}
+
+#[test]
+fn group_functions_that_multiply_are_cut_off() {
+    // g0 calls g1 twice, g1 calls g2 twice, ...: 2^40 groups in Airflow.
+    let mut text =
+        format!("{HEADER}from airflow.decorators import task_group\nwith DAG('m') as d:\n");
+    for i in 0..40 {
+        text.push_str(&format!(
+            "    @task_group\n    def g{i}():\n        g{}()\n        g{}()\n",
+            i + 1,
+            i + 1
+        ));
+    }
+    text.push_str(
+        "    @task_group\n    def g40():\n        SQL(task_id='t', sql='select 1')\n    g0()\n",
+    );
+    let started = std::time::Instant::now();
+    let (dags, warnings) = read(&[("m.py", &text)]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(!dags[0].tasks.is_empty());
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.message.contains("`@task_group` calls in one file")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn cosmos_names_follow_the_test_behavior() {
+    const DAGS: &str = r#"from cosmos import DbtTaskGroup, RenderConfig
+from cosmos.constants import TestBehavior
+with DAG('none', schedule=None) as a:
+    DbtTaskGroup(group_id='t', render_config=RenderConfig(select=['+orders_daily'], test_behavior=TestBehavior.NONE))
+with DAG('build', schedule=None) as b:
+    DbtTaskGroup(render_config=RenderConfig(select=['countries', 'orders_daily'], test_behavior='build'))
+"#;
+    let dir = dbt_and_dags(&[("dags/c.py", &format!("{HEADER}{DAGS}"))]);
+    let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
+    let ids = |dag: &str| -> Vec<String> {
+        let d = project.dags.iter().find(|d| d.dag_id == dag).unwrap();
+        d.tasks.iter().map(|t| t.task_id.clone()).collect()
+    };
+    // Without tests after each model, a tested model is one task too.
+    assert_eq!(
+        ids("none"),
+        ["t.countries_seed", "t.orders_daily_run", "t.stg_orders_run"]
+    );
+    // Under BUILD every node is `_build`; the default group id is cosmos's.
+    assert_eq!(
+        ids("build"),
+        [
+            "dbt_task_group.countries_build",
+            "dbt_task_group.orders_daily_build"
+        ]
+    );
 }

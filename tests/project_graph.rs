@@ -700,6 +700,7 @@ fn a_thousand_unknown_refs_among_twenty_thousand_models_are_each_named_with_a_su
         tags: Vec::new(),
         columns: Vec::new(),
         config: Default::default(),
+        tests: false,
     };
     let datasets: Vec<Dataset> = (0..20_000).map(model).collect();
     // One job per model; a thousand of them ref a misspelt model.
@@ -728,6 +729,7 @@ fn a_thousand_unknown_refs_among_twenty_thousand_models_are_each_named_with_a_su
             feeds: None,
             sql: None,
             airflow: None,
+            built_by: None,
         })
         .collect();
     let g = LineageGraph::build(Project {

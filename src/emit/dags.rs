@@ -39,6 +39,22 @@ pub fn text(dags: &[Dag], warnings: &[Diagnostic]) -> String {
             d.line,
             d.schedule.as_deref().unwrap_or("-")
         );
+        for e in &d.upstream_dags {
+            let from = match e.task_id.as_str() {
+                "" => e.dag_id.clone(),
+                t => format!("{}:{t}", e.dag_id),
+            };
+            let via = serde_json::to_value(e.via).unwrap_or_default();
+            let _ = write!(
+                out,
+                "  after DAG {from} ({}",
+                via.as_str().unwrap_or_default()
+            );
+            for detail in [&e.dataset, &e.task].into_iter().filter(|s| !s.is_empty()) {
+                let _ = write!(out, " {detail}");
+            }
+            out.push_str(")\n");
+        }
         for t in &d.tasks {
             let _ = write!(out, "  {} [{}]", t.task_id, t.operator);
             if let Some(p) = &t.pool {

@@ -351,6 +351,7 @@ impl LineageGraph {
                 tags: Vec::new(),
                 columns: Vec::new(),
                 config: BTreeMap::new(),
+                tests: false,
             });
         }
         all.sort_by(|a, b| a.id.cmp(&b.id));

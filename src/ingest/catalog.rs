@@ -113,6 +113,7 @@ mod tests {
             tags: Vec::new(),
             columns: columns.iter().map(|c| c.to_string()).collect(),
             config: Default::default(),
+            tests: false,
         }
     }
 

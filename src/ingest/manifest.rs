@@ -53,6 +53,21 @@ pub(crate) fn load(root: &Path, path: &Path) -> Part {
             format!("manifest schema v{v} is older than v10; fields may be missing"),
         ));
     }
+    // What dbt tests: the nodes its test nodes depend on.
+    let tested: std::collections::BTreeSet<&str> = doc
+        .get("nodes")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(_, n)| n.get("resource_type").and_then(Value::as_str) == Some("test"))
+        .flat_map(|(_, n)| {
+            n.pointer("/depends_on/nodes")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+        })
+        .collect();
     for section in ["nodes", "sources"] {
         let Some(nodes) = doc.get(section).and_then(Value::as_object) else {
             continue;
@@ -111,6 +126,7 @@ pub(crate) fn load(root: &Path, path: &Path) -> Part {
                 tags,
                 columns,
                 config,
+                tests: tested.contains(unique_id.as_str()),
             });
             if matches!(kind, DatasetKind::Model | DatasetKind::Snapshot) {
                 let reads = node
@@ -142,6 +158,7 @@ pub(crate) fn load(root: &Path, path: &Path) -> Part {
                         .and_then(Value::as_str)
                         .map(str::to_string),
                     airflow: None,
+                    built_by: None,
                 });
             }
         }

@@ -119,6 +119,7 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
 
     project.config = config;
     dedup_datasets(&mut project.datasets, &mut project.diagnostics);
+    airflow::link_dbt(&mut project);
     if let Some(path) = catalog.first() {
         catalog::apply(root, path, &mut project.datasets, &mut project.diagnostics);
     }

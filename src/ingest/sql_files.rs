@@ -118,6 +118,7 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
         feeds,
         sql: Some(text),
         airflow: None,
+        built_by: None,
     };
     (Some(job), diagnostics)
 }

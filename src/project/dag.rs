@@ -35,6 +35,56 @@ pub struct Dag {
     pub tags: Vec<String>,
     /// Tasks in declaration order.
     pub tasks: Vec<Task>,
+    /// The datasets (Airflow 3: assets) a data-aware schedule waits for,
+    /// as [`Task::writes`] names them; sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedule_datasets: Vec<String>,
+    /// The DAGs this one runs after (datasets, sensors, markers, triggers),
+    /// across files; sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub upstream_dags: Vec<DagEdge>,
+}
+
+/// How one DAG follows another.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct DagEdge {
+    /// The upstream DAG.
+    pub dag_id: String,
+    /// Its task the edge leaves from (empty: the whole DAG run).
+    pub task_id: String,
+    /// `dataset` (an outlet this DAG's schedule waits for), `sensor`
+    /// (ExternalTaskSensor), `marker` (ExternalTaskMarker) or `trigger`
+    /// (TriggerDagRunOperator).
+    pub via: EdgeKind,
+    /// The task of this DAG that waits (sensor, marker); empty for a whole
+    /// run (dataset, trigger).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub task: String,
+    /// The dataset, for `dataset` edges.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub dataset: String,
+}
+
+/// What makes a cross-DAG edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// The upstream task's outlet is a dataset this DAG is scheduled on.
+    Dataset,
+    /// An ExternalTaskSensor here waits for the upstream task.
+    Sensor,
+    /// An ExternalTaskMarker in the upstream DAG names a task here.
+    Marker,
+    /// A TriggerDagRunOperator upstream starts this DAG.
+    Trigger,
+}
+
+impl EdgeKind {
+    /// Whether the upstream starts a run of this DAG (rather than a run
+    /// of this DAG waiting for it).
+    pub fn starts_run(self) -> bool {
+        matches!(self, EdgeKind::Dataset | EdgeKind::Trigger)
+    }
 }
 
 /// A task's SQL as written, before Airflow renders it.
@@ -81,4 +131,53 @@ pub struct Task {
     /// The task's SQL as written, when it has SQL.
     #[serde(skip)]
     pub template: Option<SqlTemplate>,
+    /// Its declared `outlets` (what it emits dataset events for), as
+    /// [`Task::writes`] names them.
+    #[serde(skip)]
+    pub outlets: Vec<String>,
+    /// ExternalTaskMarker: the `dag_id:task_id` in another DAG cleared with
+    /// this task (its downstream).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<String>,
+    /// The dbt it runs: a BashOperator's `dbt run|build ...`, or an
+    /// astronomer-cosmos DbtDag / DbtTaskGroup (then this task stands for
+    /// the group until the dbt project is read and its tasks replace it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dbt: Option<Box<DbtRun>>,
+    /// Dynamically mapped (`.partial(...).expand(...)`): one task id, as
+    /// many copies as its mapped values at runtime.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub mapped: bool,
+}
+
+/// dbt run from Airflow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DbtRun {
+    /// The dbt command (`run`, `build`, `seed`, `snapshot`); `cosmos` for a
+    /// DbtDag / DbtTaskGroup (one task per node).
+    pub command: String,
+    /// `--select` / cosmos `RenderConfig(select=...)`: a union of selectors
+    /// (empty: every node).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub select: Vec<String>,
+    /// `--exclude` / `RenderConfig(exclude=...)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    /// For cosmos: the prefix of its tasks' ids (`group.`, empty for a
+    /// DbtDag) and `RenderConfig(test_behavior=...)` (`after_each` unless
+    /// set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosmos: Option<Cosmos>,
+    /// The dbt nodes it runs, once the project's dbt is read (node ids).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
+}
+
+/// How astronomer-cosmos names the tasks of a DbtDag / DbtTaskGroup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cosmos {
+    /// The prefix of its tasks' ids.
+    pub prefix: String,
+    /// `after_each`, `build`, `after_all` or `none`.
+    pub test_behavior: String,
 }

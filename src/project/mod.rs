@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-pub use dag::{Dag, SqlTemplate, Task};
+pub use dag::{Cosmos, Dag, DagEdge, DbtRun, EdgeKind, SqlTemplate, Task};
 pub use diagnostic::{Diagnostic, Severity};
 
 use crate::config::{Config, DatasetConfig};
@@ -138,6 +138,10 @@ pub struct Dataset {
     /// The dataset's dbt configuration as read (materialized, event_time,
     /// unique_key, partition_by, ...), for later steps to interpret.
     pub config: BTreeMap<String, serde_json::Value>,
+    /// Whether dbt tests it (tests declared in YAML): astronomer-cosmos
+    /// names its Airflow tasks differently then.
+    #[serde(skip)]
+    pub tests: bool,
 }
 
 impl Dataset {
@@ -180,6 +184,11 @@ pub struct Job {
     /// The Airflow DAG and task that run it, for executors.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub airflow: Option<AirflowTask>,
+    /// For a dbt node: the Airflow task that builds it (an astronomer-cosmos
+    /// task, a BashOperator running `dbt run`), for the Airflow executors.
+    /// The job stays a dbt job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub built_by: Option<AirflowTask>,
 }
 
 /// The Airflow task behind a job.

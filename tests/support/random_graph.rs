@@ -140,6 +140,7 @@ pub fn build(c: &Case) -> LineageGraph {
                 task_id: name(i),
                 template: None,
             }),
+            built_by: None,
         })
         .collect();
     LineageGraph::build(Project {

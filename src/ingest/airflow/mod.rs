@@ -1,11 +1,17 @@
 //! Airflow DAG files, parsed statically with Astral's Python parser — never
 //! imported, never executed. What a file declares literally (DAGs, tasks,
-//! dependencies, SQL, pools, schedules) is read; what only running it would
-//! tell (tasks made in loops, f-strings of unknown variables, dynamic task
-//! mapping) becomes a warning with file:line and a partial result.
+//! task groups, mapped tasks, dependencies, SQL, pools, schedules, datasets,
+//! cross-DAG sensors and triggers, dbt run from Airflow) is read; what only
+//! running it would tell (tasks made in loops, f-strings of unknown
+//! variables, values mapped over at runtime) becomes a warning with
+//! file:line and a partial result. `dbt.rs` links dbt nodes to the tasks
+//! that build them once the project's dbt is read.
 
+mod dbt;
 mod parse;
 mod template;
+
+pub(crate) use dbt::link as link_dbt;
 
 pub use template::render_for_run;
 
@@ -14,7 +20,11 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::files::{read_error, relative, walk};
-use crate::project::{AirflowTask, Dag, Diagnostic, Job, JobKind, Part, Reference, Target};
+use std::collections::BTreeMap;
+
+use crate::project::{
+    AirflowTask, Dag, DagEdge, Diagnostic, EdgeKind, Job, JobKind, Part, Reference, Target,
+};
 use crate::sql::{SqlDialect, script_lineage};
 
 /// Every DAG of a project's DAG folders.
@@ -91,7 +101,76 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
     }
     out.dags
         .sort_by(|a, b| a.dag_id.cmp(&b.dag_id).then(a.file.cmp(&b.file)));
+    link_dags(&mut out.dags);
     out
+}
+
+/// Each DAG's [`Dag::upstream_dags`], across files: producers of the
+/// datasets its schedule waits for (their declared outlets: only those
+/// emit dataset events), the tasks its sensors wait for, markers naming
+/// its tasks, and the tasks that trigger it.
+fn link_dags(dags: &mut [Dag]) {
+    let mut producers: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+    let mut into: BTreeMap<String, Vec<DagEdge>> = BTreeMap::new();
+    for d in dags.iter() {
+        for t in &d.tasks {
+            for o in &t.outlets {
+                producers
+                    .entry(o.as_str())
+                    .or_default()
+                    .push((&d.dag_id, &t.task_id));
+            }
+            for (other, task) in t.upstream.iter().filter_map(|u| u.split_once(':')) {
+                into.entry(d.dag_id.clone()).or_default().push(DagEdge {
+                    dag_id: other.to_string(),
+                    task_id: task.to_string(),
+                    via: EdgeKind::Sensor,
+                    task: t.task_id.clone(),
+                    dataset: String::new(),
+                });
+            }
+            for (other, task) in t.marks.iter().filter_map(|u| u.split_once(':')) {
+                into.entry(other.to_string()).or_default().push(DagEdge {
+                    dag_id: d.dag_id.clone(),
+                    task_id: t.task_id.clone(),
+                    via: EdgeKind::Marker,
+                    task: task.to_string(),
+                    dataset: String::new(),
+                });
+            }
+            for other in &t.triggers {
+                into.entry(other.clone()).or_default().push(DagEdge {
+                    dag_id: d.dag_id.clone(),
+                    task_id: t.task_id.clone(),
+                    via: EdgeKind::Trigger,
+                    task: String::new(),
+                    dataset: String::new(),
+                });
+            }
+        }
+    }
+    for d in dags.iter() {
+        for u in &d.schedule_datasets {
+            for &(dag, task) in producers.get(u.as_str()).into_iter().flatten() {
+                if dag != d.dag_id {
+                    into.entry(d.dag_id.clone()).or_default().push(DagEdge {
+                        dag_id: dag.to_string(),
+                        task_id: task.to_string(),
+                        via: EdgeKind::Dataset,
+                        task: String::new(),
+                        dataset: u.clone(),
+                    });
+                }
+            }
+        }
+    }
+    for d in dags.iter_mut() {
+        if let Some(edges) = into.get(&d.dag_id) {
+            d.upstream_dags = edges.clone();
+            d.upstream_dags.sort();
+            d.upstream_dags.dedup();
+        }
+    }
 }
 
 impl Dags {
@@ -122,6 +201,7 @@ impl Dags {
                         task_id: t.task_id.clone(),
                         template: t.template.clone(),
                     }),
+                    built_by: None,
                 });
             }
         }
@@ -132,6 +212,8 @@ impl Dags {
     /// cycles in task order.
     pub fn check(&self) -> Vec<Diagnostic> {
         let mut out = Vec::new();
+        let dag_ids: std::collections::BTreeSet<&str> =
+            self.dags.iter().map(|d| d.dag_id.as_str()).collect();
         for dag in &self.dags {
             let mut seen = std::collections::BTreeMap::new();
             for t in &dag.tasks {
@@ -157,6 +239,26 @@ impl Dags {
                                 "`{}` depends on `{up}`, which is not a task of DAG `{}`",
                                 t.task_id, dag.dag_id
                             ),
+                        ));
+                    }
+                }
+            }
+            for t in &dag.tasks {
+                let named: std::collections::BTreeSet<&str> = t
+                    .upstream
+                    .iter()
+                    .chain(&t.marks)
+                    .filter_map(|u| u.split_once(':').map(|(d, _)| d))
+                    .chain(t.triggers.iter().map(String::as_str))
+                    .collect();
+                for other in named {
+                    if !dag_ids.contains(other) {
+                        out.push(Diagnostic::warning(
+                            "airflow-unknown-dag",
+                            Some(dag.file.clone()),
+                            t.line,
+                            0,
+                            format!("`{}` names DAG `{other}`, which no DAG file ripple reads declares; the cross-DAG edge leads nowhere (add its folder to `dags:` in ripple.yml)", t.task_id),
                         ));
                     }
                 }

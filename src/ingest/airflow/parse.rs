@@ -9,7 +9,7 @@ use ruff_text_size::Ranged;
 use super::template::render_sql;
 use crate::ingest::files::LineIndex;
 use crate::project::Diagnostic;
-use crate::project::{Dag, SqlTemplate, Task};
+use crate::project::{Cosmos, Dag, DbtRun, SqlTemplate, Task};
 
 /// What a name in the file stands for.
 #[derive(Debug, Clone)]
@@ -24,6 +24,16 @@ enum Binding {
     Dag(usize),
     /// A dict of string constants (`default_args`, `params`).
     Dict(BTreeMap<String, String>),
+    /// `Op.partial(...)` or `flow.partial(...)`: a task once `.expand`ed.
+    Partial(Box<Partial>),
+}
+
+/// What `.partial(...)` fixed of a mapped task: the operator class or
+/// TaskFlow function, and its keyword arguments.
+#[derive(Debug, Clone)]
+struct Partial {
+    callee: String,
+    keywords: Vec<Keyword>,
 }
 
 /// A `@task`-decorated function: calling it makes a task.
@@ -33,6 +43,21 @@ struct TaskFlow {
     operator: String,
     /// `@task.sql`: the function returns its SQL.
     returns_sql: Option<String>,
+    /// `@task(inlets=..., outlets=...)`: datasets read and written.
+    inlets: Vec<String>,
+    outlets: Vec<String>,
+}
+
+/// A `@task_group`-decorated function: calling it opens the group and
+/// reads its body inside it.
+#[derive(Debug, Clone)]
+struct GroupFn {
+    /// The function's name.
+    name: String,
+    group_id: String,
+    prefixed: bool,
+    params: Vec<String>,
+    body: Vec<Stmt>,
 }
 
 /// What a DAG's tasks inherit from it: `default_args` pool, template search
@@ -69,7 +94,31 @@ struct Reader<'a> {
     /// known: a group stands for its first tasks downstream of something,
     /// for its last ones upstream.
     group_edges: Vec<(usize, Vec<String>, Vec<String>)>,
+    /// The prefix of each TaskGroup's tasks' ids, by key.
+    group_prefixes: HashMap<String, String>,
+    /// `@task_group` functions by name.
+    group_fns: HashMap<String, GroupFn>,
+    /// Group ids already used: a `@task_group` called again gets `__1`,
+    /// `__2`, as Airflow names it.
+    used_groups: std::collections::HashSet<String>,
+    /// Names bound to cosmos `RenderConfig(...)` calls: their keywords.
+    render_configs: HashMap<String, Vec<Keyword>>,
+    /// Names bound to datasets (assets), which a schedule may list.
+    dataset_names: std::collections::HashSet<String>,
+    /// TaskFlow task ids made so far, by DAG.
+    taskflow_ids: std::collections::HashSet<(usize, String)>,
+    /// How many `@task_group` calls were read (see [`MAX_GROUP_CALLS`]).
+    group_calls: usize,
+    /// The `@task_group` functions being read, innermost last: one that
+    /// calls itself is not read again (it would never end).
+    entered_fns: Vec<String>,
+    /// The value of the last `return` read (a `@task_group` body's).
+    returned: Option<Binding>,
 }
+
+/// `@task_group` calls read per file at most: nested group functions each
+/// calling the next twice would otherwise make 2^n groups.
+const MAX_GROUP_CALLS: usize = 10_000;
 
 /// How a TaskGroup appears among task ids until its tasks are known.
 const GROUP_MARK: &str = "\u{1}group:";
@@ -197,6 +246,15 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         open_groups: Vec::new(),
         group_members: HashMap::new(),
         group_edges: Vec::new(),
+        group_fns: HashMap::new(),
+        group_prefixes: HashMap::new(),
+        used_groups: std::collections::HashSet::new(),
+        taskflow_ids: std::collections::HashSet::new(),
+        dataset_names: std::collections::HashSet::new(),
+        render_configs: HashMap::new(),
+        entered_fns: Vec::new(),
+        group_calls: 0,
+        returned: None,
     };
     for e in parsed.errors() {
         // Airflow would not load the file at all: an error, not a warning.
@@ -259,11 +317,27 @@ impl Reader<'_> {
                 let (mut inner_dag, mut inner_prefix) = (dag, prefix.to_string());
                 let mut opened = 0;
                 for item in &w.items {
+                    // `tg = TaskGroup(...)`, then `with tg:`.
+                    if let Expr::Name(n) = &item.context_expr
+                        && let Some(key) = self.group_key(n.id.as_str())
+                    {
+                        inner_prefix = self.group_prefixes[&key].clone();
+                        self.open_groups.push(key);
+                        opened += 1;
+                        continue;
+                    }
                     let Expr::Call(call) = &item.context_expr else {
                         continue;
                     };
                     let name = self.resolve(&call.func);
-                    if name == "DAG" {
+                    if name == "DbtDag" {
+                        if let Some(Binding::Dag(d)) = self.cosmos(call, &name, dag, prefix) {
+                            inner_dag = Some(d);
+                            if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
+                                self.names.insert(var, Binding::Dag(d));
+                            }
+                        }
+                    } else if name == "DAG" {
                         let d = self.dag_from_call(
                             &call.arguments.args,
                             &call.arguments.keywords,
@@ -279,24 +353,15 @@ impl Reader<'_> {
                             .or(call.arguments.args.first())
                             .and_then(|e| self.string(e));
                         if let Some(group) = group {
-                            let key = format!("{prefix}{group}");
-                            // `prefix_group_id=False`: the tasks keep their
-                            // own ids, the group is still an endpoint.
-                            let prefixed = !matches!(
-                                kw(&call.arguments.keywords, "prefix_group_id"),
-                                Some(Expr::BooleanLiteral(b)) if !b.value
-                            );
-                            if prefixed {
-                                inner_prefix = format!("{key}.");
-                            }
+                            let prefixed = prefixed(&call.arguments.keywords);
+                            let (key, p) = self.open_group(&group, prefix, prefixed, false);
+                            inner_prefix = p;
                             if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
                                 self.names.insert(
                                     var,
                                     Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]),
                                 );
                             }
-                            self.group_members.entry(key.clone()).or_default();
-                            self.open_groups.push(key);
                             opened += 1;
                         }
                     }
@@ -306,6 +371,45 @@ impl Reader<'_> {
                 self.open_groups.truncate(keep);
             }
             Stmt::Assign(a) => {
+                // The callee once: DAG files are mostly `t = Op(...)`.
+                let callee = match a.value.as_ref() {
+                    Expr::Call(c) => Some(self.resolve(&c.func)),
+                    _ => None,
+                };
+                if let (Some("RenderConfig"), Expr::Call(c)) = (callee.as_deref(), a.value.as_ref())
+                {
+                    for t in &a.targets {
+                        if let Some(var) = name_of(t) {
+                            self.render_configs
+                                .insert(var, c.arguments.keywords.to_vec());
+                        }
+                    }
+                }
+                let single = matches!(callee.as_deref(), Some("Dataset" | "Asset"));
+                let datasets = match (a.value.as_ref(), callee.as_deref()) {
+                    (Expr::List(_) | Expr::Tuple(_) | Expr::BinOp(_), _) => {
+                        self.schedule_datasets(&a.value)
+                    }
+                    (Expr::Call(_), Some(c)) if single || is_dataset_expression(c) => {
+                        self.schedule_datasets(&a.value)
+                    }
+                    _ => Vec::new(),
+                };
+                if !datasets.is_empty() {
+                    // `orders = Dataset(...)` is bound as its name; an
+                    // expression of several (`a | b`) as their list.
+                    for t in &a.targets {
+                        if let Some(var) = name_of(t) {
+                            self.dataset_names.insert(var.clone());
+                            if !single {
+                                self.names.insert(var, Binding::Strs(datasets.clone()));
+                            }
+                        }
+                    }
+                    if !single {
+                        return;
+                    }
+                }
                 let value = self.value(&a.value, dag, prefix);
                 for t in &a.targets {
                     if let (Some(var), Some(v)) = (name_of(t), value.clone()) {
@@ -342,6 +446,65 @@ impl Reader<'_> {
                         self.body(&f.body, Some(d), prefix);
                         return;
                     }
+                    if head == "asset" || head.ends_with(".asset") {
+                        // Airflow 3's `@asset`: a DAG named after the
+                        // function, one task of that name writing the asset.
+                        let line = self.line(f);
+                        let name = f.name.to_string();
+                        let uri = kw(keywords, "uri")
+                            .or(kw(keywords, "name"))
+                            .and_then(|e| self.string(e))
+                            .unwrap_or_else(|| name.clone());
+                        let uri = dataset_name(&uri);
+                        let d = self.dag_from_call(&[], keywords, Some(name.clone()), line);
+                        self.taskflows.insert(
+                            name.clone(),
+                            TaskFlow {
+                                task_id: name.clone(),
+                                operator: "@asset".to_string(),
+                                returns_sql: None,
+                                inlets: Vec::new(),
+                                outlets: vec![uri.clone()],
+                            },
+                        );
+                        self.taskflow_task(
+                            self.taskflows[&name].clone(),
+                            Vec::new(),
+                            line,
+                            Some(d),
+                            "",
+                            false,
+                        );
+                        self.taskflows.remove(&name);
+                        self.names.insert(name.clone(), Binding::Str(uri));
+                        self.dataset_names.insert(name);
+                        return;
+                    }
+                    if head == "task_group" || head.ends_with(".task_group") {
+                        let group_id = kw(keywords, "group_id")
+                            .or(call.and_then(|c| c.arguments.args.first()))
+                            .and_then(|e| self.string(e))
+                            .unwrap_or_else(|| f.name.to_string());
+                        let params = f
+                            .parameters
+                            .posonlyargs
+                            .iter()
+                            .chain(&f.parameters.args)
+                            .chain(&f.parameters.kwonlyargs)
+                            .map(|p| p.parameter.name.to_string())
+                            .collect();
+                        self.group_fns.insert(
+                            f.name.to_string(),
+                            GroupFn {
+                                name: f.name.to_string(),
+                                group_id,
+                                prefixed: prefixed(keywords),
+                                params,
+                                body: f.body.to_vec(),
+                            },
+                        );
+                        return;
+                    }
                     if head == "task" || head.starts_with("task.") {
                         let task_id = kw(keywords, "task_id")
                             .and_then(|e| self.string(e))
@@ -360,12 +523,16 @@ impl Reader<'_> {
                         } else {
                             None
                         };
+                        let inlets = self.uris(kw(keywords, "inlets"), None, "");
+                        let outlets = self.uris(kw(keywords, "outlets"), None, "");
                         self.taskflows.insert(
                             f.name.to_string(),
                             TaskFlow {
                                 task_id,
                                 operator,
                                 returns_sql,
+                                inlets,
+                                outlets,
                             },
                         );
                         return;
@@ -379,6 +546,9 @@ impl Reader<'_> {
             Stmt::While(w) if self.contains_task_call(&w.body) => {
                 let line = self.line(w);
                 self.warn(line, "tasks made in a loop are not expanded; declare them one by one to have them read".to_string());
+            }
+            Stmt::Return(r) => {
+                self.returned = r.value.as_deref().and_then(|v| self.value(v, dag, prefix));
             }
             Stmt::If(i) => {
                 self.body(&i.body, dag, prefix);
@@ -492,9 +662,15 @@ impl Reader<'_> {
                     }
                     return None;
                 }
-                "expand" | "expand_kwargs" | "partial" => {
-                    self.warn(line, "dynamic task mapping (`.expand`) is read as one task; its mapped copies depend on runtime values".to_string());
-                    return self.value(&attr.value, dag, prefix);
+                "partial" => {
+                    let callee = self.resolve(&attr.value);
+                    return Some(Binding::Partial(Box::new(Partial {
+                        callee,
+                        keywords: keywords.to_vec(),
+                    })));
+                }
+                "expand" | "expand_kwargs" => {
+                    return self.mapped(call, attr, dag, prefix);
                 }
                 _ => {}
             }
@@ -502,15 +678,34 @@ impl Reader<'_> {
         match name.as_str() {
             "DAG" => return Some(Binding::Dag(self.dag_from_call(args, keywords, None, line))),
             "chain" => {
-                let groups: Vec<Vec<String>> =
-                    args.iter().map(|a| self.tasks_of(a, dag, prefix)).collect();
+                let groups: Vec<(bool, Vec<String>)> = args
+                    .iter()
+                    .map(|a| {
+                        let list = matches!(a, Expr::List(_) | Expr::Tuple(_));
+                        (list, self.tasks_of(a, dag, prefix))
+                    })
+                    .collect();
                 for pair in groups.windows(2) {
-                    self.depend(dag, &pair[0], &pair[1]);
+                    let ((up_list, up), (down_list, down)) = (&pair[0], &pair[1]);
+                    if *up_list && *down_list {
+                        // Two lists in a row pair up, element by element.
+                        if up.len() != down.len() {
+                            self.warn(line, format!("chain() of two lists of different lengths ({} and {}): Airflow refuses it; the pair is left out", up.len(), down.len()));
+                            continue;
+                        }
+                        for (u, d) in up.iter().zip(down) {
+                            self.depend(dag, std::slice::from_ref(u), std::slice::from_ref(d));
+                        }
+                    } else {
+                        self.depend(dag, up, down);
+                    }
                 }
-                return groups.last().cloned().map(Binding::Tasks);
+                return groups.last().map(|g| Binding::Tasks(g.1.clone()));
             }
             "cross_downstream" => {
-                if let [from, to] = &args[..] {
+                let from = kw(keywords, "from_tasks").or(args.first());
+                let to = kw(keywords, "to_tasks").or(args.get(1));
+                if let (Some(from), Some(to)) = (from, to) {
                     let (from, to) = (
                         self.tasks_of(from, dag, prefix),
                         self.tasks_of(to, dag, prefix),
@@ -520,19 +715,268 @@ impl Reader<'_> {
                 return None;
             }
             "Dataset" | "Asset" => {
-                return args.first().and_then(|a| self.string(a)).map(Binding::Str);
+                // Airflow 3's Asset is (name, uri), either alone naming both.
+                let uri = kw(keywords, "uri")
+                    .or(if name == "Asset" { args.get(1) } else { None })
+                    .or(kw(keywords, "name"))
+                    .or(args.first())
+                    .and_then(|a| self.string(a));
+                return uri.map(|u| Binding::Str(dataset_name(&u)));
+            }
+            "TaskGroup" => {
+                // Made outside `with`: entered later (`with tg:`) or named
+                // by its tasks (`task_group=tg`).
+                let group = kw(keywords, "group_id")
+                    .or(args.first())
+                    .and_then(|e| self.string(e))?;
+                let (key, _) = self.open_group(&group, prefix, prefixed(keywords), false);
+                self.open_groups.pop();
+                return Some(Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]));
+            }
+            "DbtTaskGroup" | "DbtDag" => {
+                return self.cosmos(call, &name, dag, prefix);
+            }
+            "DatasetAlias" | "AssetAlias" => {
+                self.warn(line, format!("`{name}` resolves to datasets at runtime; name the datasets (`Dataset(...)` / `Asset(...)`) to have the edge read"));
+                return None;
             }
             _ => {}
         }
+        if let Some(g) = self.group_fns.get(&name).cloned() {
+            return Some(self.call_group_fn(&g, call, dag, prefix));
+        }
         if let Some(flow) = self.taskflows.get(&name).cloned() {
-            // TaskFlow: calling the function makes the task; task arguments
-            // are its upstreams.
+            // Task arguments are its upstreams.
             let upstream: Vec<String> = args
                 .iter()
                 .chain(keywords.iter().map(|k| &k.value))
                 .flat_map(|a| self.tasks_of(a, dag, prefix))
                 .collect();
-            let task_id = format!("{prefix}{}", flow.task_id);
+            return Some(self.taskflow_task(flow, upstream, line, dag, prefix, false));
+        }
+        if is_operator(&name) {
+            return self.operator(keywords, &name, line, dag, prefix, false, Vec::new());
+        }
+        None
+    }
+
+    /// `x.expand(...)` / `x.expand_kwargs(...)` of an operator's or a
+    /// TaskFlow function's `.partial(...)`, or of a TaskFlow function: one
+    /// task, marked mapped. Literal mapped SQL is read (every value's
+    /// tables); a task's output mapped over is an upstream.
+    fn mapped(
+        &mut self,
+        call: &ruff_python_ast::ExprCall,
+        attr: &ruff_python_ast::ExprAttribute,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Option<Binding> {
+        let line = self.line(call);
+        let partial = match self.value(&attr.value, dag, prefix) {
+            Some(Binding::Partial(p)) => *p,
+            _ => Partial {
+                callee: self.resolve(&attr.value),
+                keywords: Vec::new(),
+            },
+        };
+        let mut keywords = partial.keywords;
+        let mut upstream = Vec::new();
+        let mut runtime = Vec::new();
+        // Each expanded argument as read, once: a task made inline in it
+        // must not be made again.
+        let mut evaluated = Vec::new();
+        if attr.attr.as_str() == "expand" {
+            for k in &call.arguments.keywords {
+                let value = self.value(&k.value, dag, prefix);
+                if let Some(name) = &k.arg {
+                    evaluated.push((name.to_string(), value.clone()));
+                }
+                match value {
+                    Some(Binding::Tasks(t)) => {
+                        upstream.extend(t);
+                        runtime.extend(k.arg.as_ref().map(ToString::to_string));
+                    }
+                    Some(_) => keywords.push(k.clone()),
+                    None => runtime.extend(k.arg.as_ref().map(ToString::to_string)),
+                }
+            }
+        } else {
+            // `expand_kwargs([{...}, ...])`: a literal list of dicts gives
+            // each key the list of its values; anything else is runtime.
+            match call.arguments.args.first() {
+                Some(Expr::List(l)) if l.elts.iter().all(|e| matches!(e, Expr::Dict(_))) => {
+                    let mut by_key: BTreeMap<String, Vec<Expr>> = BTreeMap::new();
+                    for e in &l.elts {
+                        if let Expr::Dict(d) = e {
+                            for item in &d.items {
+                                if let Some(key) = item.key.as_ref().and_then(|k| self.string(k)) {
+                                    by_key.entry(key).or_default().push(item.value.clone());
+                                }
+                            }
+                        }
+                    }
+                    for (key, values) in by_key {
+                        keywords.push(Keyword {
+                            range: l.range,
+                            node_index: Default::default(),
+                            arg: Some(ruff_python_ast::Identifier::new(key, l.range)),
+                            value: Expr::List(ruff_python_ast::ExprList {
+                                range: l.range,
+                                node_index: Default::default(),
+                                elts: values,
+                                ctx: ruff_python_ast::ExprContext::Load,
+                            }),
+                        });
+                    }
+                }
+                Some(other) => {
+                    upstream.extend(match self.value(other, dag, prefix) {
+                        Some(Binding::Tasks(t)) => t,
+                        _ => Vec::new(),
+                    });
+                    runtime.push("expand_kwargs".to_string());
+                }
+                None => {}
+            }
+        }
+        if runtime.iter().any(|k| k == "sql" || k == "expand_kwargs")
+            && kw(&keywords, "sql").is_none()
+        {
+            self.warn(line, "a mapped task's `sql` comes from a runtime value (another task's output); its tables are not read: pass a literal list to `.expand(sql=[...])` to have them read".to_string());
+        }
+        if let Some(flow) = self.taskflows.get(&partial.callee).cloned() {
+            return Some(self.taskflow_task(flow, upstream, line, dag, prefix, true));
+        }
+        if let Some(g) = self.group_fns.get(&partial.callee).cloned() {
+            // A mapped task group: its tasks are each mapped.
+            let d = dag.or_else(|| self.dags.len().checked_sub(1));
+            let before = d.map_or(0, |d| self.dags[d].tasks.len());
+            let group = self.enter_group_fn(&g, evaluated, (dag, line), prefix);
+            if let Some(d) = d {
+                for t in &mut self.dags[d].tasks[before..] {
+                    t.mapped = true;
+                }
+            }
+            return Some(group);
+        }
+        if is_operator(&partial.callee) {
+            let name = partial.callee.clone();
+            return self.operator(&keywords, &name, line, dag, prefix, true, upstream);
+        }
+        self.warn(
+            line,
+            format!(
+                "`.{}(...)` of something that is no operator or @task ripple can see; it is left out",
+                attr.attr
+            ),
+        );
+        None
+    }
+
+    /// An astronomer-cosmos DbtDag (a DAG) or DbtTaskGroup (a group in
+    /// one): a task standing for its dbt nodes, which the dbt project's
+    /// nodes replace once read (see `airflow::dbt`), with what it selects.
+    fn cosmos(
+        &mut self,
+        call: &ruff_python_ast::ExprCall,
+        name: &str,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Option<Binding> {
+        let keywords = &call.arguments.keywords;
+        let line = self.line(call);
+        let render: Vec<Keyword> = match kw(keywords, "render_config") {
+            Some(Expr::Call(c)) => c.arguments.keywords.to_vec(),
+            Some(Expr::Name(n)) => self
+                .render_configs
+                .get(n.id.as_str())
+                .cloned()
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let mut strings = |k: &str| -> Vec<String> {
+            match kw(&render, k).and_then(|e| self.value(e, None, "")) {
+                Some(Binding::Str(s)) => vec![s],
+                Some(Binding::Strs(v)) => v,
+                _ => Vec::new(),
+            }
+        };
+        let select = strings("select");
+        let exclude = strings("exclude");
+        let test_behavior = match kw(&render, "test_behavior") {
+            Some(Expr::Attribute(a)) => a.attr.to_ascii_lowercase(),
+            Some(e) => self.string(e).unwrap_or_default().to_ascii_lowercase(),
+            None => "after_each".to_string(),
+        };
+        let (dag, task_id, task_prefix, result) = if name == "DbtDag" {
+            let d = self.dag_from_call(&call.arguments.args, keywords, None, line);
+            let id = self.dags[d].dag_id.clone();
+            (Some(d), id, String::new(), Binding::Dag(d))
+        } else {
+            let group = kw(keywords, "group_id")
+                .or(call.arguments.args.first())
+                .and_then(|e| self.string(e))
+                .unwrap_or_else(|| "dbt_task_group".to_string());
+            let (key, inner) = self.open_group(&group, prefix, prefixed(keywords), false);
+            self.open_groups.pop();
+            (dag, key.clone(), inner, Binding::Tasks(vec![key]))
+        };
+        let pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
+        self.add_task(
+            dag,
+            Task {
+                task_id,
+                operator: name.to_string(),
+                pool,
+                pool_slots: None,
+                depends_on_past: false,
+                triggers: Vec::new(),
+                reads: Vec::new(),
+                writes: Vec::new(),
+                feeds: None,
+                upstream: Vec::new(),
+                line,
+                sql: None,
+                template: None,
+                mapped: false,
+                marks: Vec::new(),
+                outlets: Vec::new(),
+                dbt: Some(Box::new(DbtRun {
+                    command: "cosmos".to_string(),
+                    select,
+                    exclude,
+                    cosmos: Some(Cosmos {
+                        prefix: task_prefix,
+                        test_behavior,
+                    }),
+                    nodes: Vec::new(),
+                })),
+            },
+        );
+        Some(result)
+    }
+
+    /// The task a TaskFlow function call makes. A second call of one
+    /// function in a DAG is `id__1`, as Airflow names it.
+    fn taskflow_task(
+        &mut self,
+        flow: TaskFlow,
+        upstream: Vec<String>,
+        line: u32,
+        dag: Option<usize>,
+        prefix: &str,
+        mapped: bool,
+    ) -> Binding {
+        {
+            let base = format!("{prefix}{}", flow.task_id);
+            let mut task_id = base.clone();
+            let d = dag.unwrap_or(usize::MAX);
+            let mut n = 0;
+            while self.taskflow_ids.contains(&(d, task_id.clone())) {
+                n += 1;
+                task_id = format!("{base}__{n}");
+            }
+            self.taskflow_ids.insert((d, task_id.clone()));
             let sql = flow
                 .returns_sql
                 .as_deref()
@@ -548,32 +992,36 @@ impl Reader<'_> {
                     pool_slots: None,
                     depends_on_past,
                     triggers: Vec::new(),
-                    reads: Vec::new(),
-                    writes: Vec::new(),
+                    reads: flow.inlets,
+                    writes: flow.outlets.clone(),
                     feeds: None,
                     upstream,
                     line,
                     sql,
                     template: None,
+                    mapped,
+                    marks: Vec::new(),
+                    outlets: flow.outlets,
+                    dbt: None,
                 },
             );
-            return Some(Binding::Tasks(vec![task_id]));
+            Binding::Tasks(vec![task_id])
         }
-        if is_operator(&name) {
-            return self.operator(call, &name, dag, prefix);
-        }
-        None
     }
 
+    /// The task an operator call makes (`mapped`: through `.partial` and
+    /// `.expand`, with the upstreams its mapped arguments name).
+    #[allow(clippy::too_many_arguments)]
     fn operator(
         &mut self,
-        call: &ruff_python_ast::ExprCall,
+        keywords: &[Keyword],
         name: &str,
+        line: u32,
         dag: Option<usize>,
         prefix: &str,
+        mapped: bool,
+        mut upstream: Vec<String>,
     ) -> Option<Binding> {
-        let keywords = &call.arguments.keywords;
-        let line = self.line(call);
         let Some(task_id) = kw(keywords, "task_id").and_then(|e| self.string(e)) else {
             self.warn(
                 line,
@@ -588,6 +1036,16 @@ impl Reader<'_> {
                 _ => None,
             })
             .or(dag);
+        // `task_group=tg`: the task is that group's.
+        let group = match kw(keywords, "task_group") {
+            Some(Expr::Name(n)) => self.group_key(n.id.as_str()),
+            _ => None,
+        };
+        let prefix: std::borrow::Cow<str> = match &group {
+            Some(key) => self.group_prefixes[key].clone().into(),
+            None => prefix.into(),
+        };
+        let prefix = prefix.as_ref();
         let task_id = format!("{prefix}{task_id}");
         let default_pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
         let pool = kw(keywords, "pool")
@@ -612,12 +1070,65 @@ impl Reader<'_> {
         });
         let mut reads = self.uris(kw(keywords, "inlets"), dag, prefix);
         let writes = self.uris(kw(keywords, "outlets"), dag, prefix);
-        let mut upstream = Vec::new();
+        let outlets = writes.clone();
+        let dbt = match name {
+            "BashOperator" => kw(keywords, "bash_command")
+                .and_then(|e| self.string(e))
+                .and_then(|c| dbt_command(&c)),
+            // cosmos's own operators: `DbtRunLocalOperator(select=...)`.
+            n if n.starts_with("Dbt") => {
+                let verb = ["Run", "Build", "Seed", "Snapshot"]
+                    .into_iter()
+                    .find(|v| n[3..].starts_with(v));
+                let mut list =
+                    |k: &str| match kw(keywords, k).and_then(|e| self.value(e, dag, prefix)) {
+                        Some(Binding::Str(s)) => s.split_whitespace().map(str::to_string).collect(),
+                        Some(Binding::Strs(v)) => v,
+                        _ => Vec::new(),
+                    };
+                let mut select = list("select");
+                select.extend(list("models"));
+                let exclude = list("exclude");
+                verb.map(|v| DbtRun {
+                    command: v.to_ascii_lowercase(),
+                    select,
+                    exclude,
+                    cosmos: None,
+                    nodes: Vec::new(),
+                })
+            }
+            _ => None,
+        };
+        let mut marks = Vec::new();
         if name == "ExternalTaskSensor" || name == "ExternalTaskMarker" {
             let other_dag = kw(keywords, "external_dag_id").and_then(|e| self.string(e));
-            let other_task = kw(keywords, "external_task_id").and_then(|e| self.string(e));
-            if let Some(d) = other_dag {
-                upstream.push(format!("{d}:{}", other_task.unwrap_or_default()));
+            let mut other_tasks: Vec<String> = kw(keywords, "external_task_id")
+                .or(kw(keywords, "external_task_group_id"))
+                .and_then(|e| self.string(e))
+                .into_iter()
+                .collect();
+            if let Some(Binding::Strs(v)) =
+                kw(keywords, "external_task_ids").and_then(|e| self.value(e, dag, prefix))
+            {
+                other_tasks.extend(v);
+            }
+            if other_tasks.is_empty() {
+                // No task named: the whole other DAG run.
+                other_tasks.push(String::new());
+            }
+            match other_dag {
+                // A marker sits in the upstream DAG: the task it names is
+                // downstream of it.
+                Some(d) if name == "ExternalTaskMarker" => {
+                    marks.extend(other_tasks.iter().map(|t| format!("{d}:{t}")));
+                }
+                Some(d) => upstream.extend(other_tasks.iter().map(|t| format!("{d}:{t}"))),
+                None => self.warn(
+                    line,
+                    format!(
+                        "`{name}` without a literal external_dag_id: its cross-DAG edge is not read"
+                    ),
+                ),
             }
         }
         let triggers: Vec<String> = match name {
@@ -628,6 +1139,10 @@ impl Reader<'_> {
             _ => Vec::new(),
         };
         reads.sort();
+        let opened = group.is_some();
+        if let Some(key) = group {
+            self.open_groups.push(key);
+        }
         self.add_task(
             dag,
             Task {
@@ -644,18 +1159,26 @@ impl Reader<'_> {
                 line,
                 sql,
                 template,
+                mapped,
+                marks,
+                outlets,
+                dbt: dbt.map(Box::new),
             },
         );
+        if opened {
+            self.open_groups.pop();
+        }
         Some(Binding::Tasks(vec![task_id]))
     }
 
     /// `inlets` / `outlets`: dataset URIs as relation-like names.
     fn uris(&mut self, e: Option<&Expr>, dag: Option<usize>, prefix: &str) -> Vec<String> {
-        match e.and_then(|e| self.value(e, dag, prefix)) {
+        let names = match e.and_then(|e| self.value(e, dag, prefix)) {
             Some(Binding::Str(s)) => vec![s],
             Some(Binding::Strs(v)) => v,
             _ => Vec::new(),
-        }
+        };
+        names.iter().map(|n| dataset_name(n)).collect()
     }
 
     /// The SQL a `sql=` argument holds: a literal, a list, a name bound to
@@ -740,10 +1263,13 @@ impl Reader<'_> {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default()
             });
-        let schedule = kw(keywords, "schedule")
+        let schedule_expr = kw(keywords, "schedule")
             .or(kw(keywords, "schedule_interval"))
-            .or(kw(keywords, "timetable"))
-            .map(|e| self.schedule_text(e));
+            .or(kw(keywords, "timetable"));
+        let schedule = schedule_expr.map(|e| self.schedule_text(e));
+        let schedule_datasets = schedule_expr
+            .map(|e| self.schedule_datasets(e))
+            .unwrap_or_default();
         let default_args = match kw(keywords, "default_args").and_then(|e| self.value(e, None, ""))
         {
             Some(Binding::Dict(m)) => m,
@@ -786,6 +1312,8 @@ impl Reader<'_> {
             max_active_tasks,
             tags,
             tasks: Vec::new(),
+            schedule_datasets,
+            upstream_dags: Vec::new(),
         });
         self.dag_settings.push(DagSettings {
             pool: default_args.get("pool").cloned(),
@@ -799,15 +1327,87 @@ impl Reader<'_> {
     /// The schedule as written: a cron or preset string, `None`,
     /// `timedelta(...)`, or `datasets` for data-aware schedules.
     fn schedule_text(&mut self, e: &Expr) -> String {
+        if !self.schedule_datasets(e).is_empty() {
+            // Datasets or'ed with a time schedule: the time part runs it.
+            if let Expr::Call(c) = e
+                && self.resolve(&c.func).ends_with("OrTimeSchedule")
+                && let Some(t) = kw(&c.arguments.keywords, "timetable")
+            {
+                return self.schedule_text(t);
+            }
+            return "datasets".to_string();
+        }
         match e {
             Expr::NoneLiteral(_) => "None".to_string(),
-            Expr::List(_) | Expr::Tuple(_) => "datasets".to_string(),
-            Expr::Call(c) if matches!(self.resolve(&c.func).as_str(), "Dataset" | "Asset") => {
-                "datasets".to_string()
+            // `CronTriggerTimetable("0 1 * * *", timezone=...)`: its cron.
+            Expr::Call(c)
+                if self.resolve(&c.func).starts_with("Cron")
+                    && c.arguments
+                        .args
+                        .first()
+                        .and_then(|a| self.string(a))
+                        .is_some() =>
+            {
+                self.string(&c.arguments.args[0]).unwrap_or_default()
             }
             other => self
                 .string(other)
                 .unwrap_or_else(|| source_text(self.text, other)),
+        }
+    }
+
+    /// The datasets (assets) a data-aware schedule waits for: a list, `|`
+    /// and `&` of them, `DatasetAll` / `AssetAny` and the like, the dataset
+    /// part of `DatasetOrTimeSchedule` / `AssetOrTimeSchedule`; sorted.
+    fn schedule_datasets(&mut self, e: &Expr) -> Vec<String> {
+        let mut out = Vec::new();
+        self.collect_datasets(e, &mut out);
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn collect_datasets(&mut self, e: &Expr, out: &mut Vec<String>) {
+        match e {
+            Expr::List(l) => l.elts.iter().for_each(|x| self.collect_datasets(x, out)),
+            Expr::Tuple(t) => t.elts.iter().for_each(|x| self.collect_datasets(x, out)),
+            Expr::BinOp(b) if matches!(b.op, Operator::BitOr | Operator::BitAnd) => {
+                self.collect_datasets(&b.left, out);
+                self.collect_datasets(&b.right, out);
+            }
+            Expr::Call(c) => {
+                let name = self.resolve(&c.func);
+                match name.as_str() {
+                    "Dataset" | "Asset" | "DatasetAlias" | "AssetAlias" => {
+                        if let Some(Binding::Str(s)) = self.value(e, None, "") {
+                            out.push(s);
+                        }
+                    }
+                    "DatasetAll" | "DatasetAny" | "AssetAll" | "AssetAny" => {
+                        c.arguments
+                            .args
+                            .iter()
+                            .for_each(|x| self.collect_datasets(x, out));
+                    }
+                    n if n.ends_with("OrTimeSchedule") => {
+                        let keywords = &c.arguments.keywords;
+                        if let Some(d) = kw(keywords, "datasets").or(kw(keywords, "assets")) {
+                            self.collect_datasets(d, out);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Expr::Name(n) => match self.names.get(n.id.as_str()) {
+                Some(Binding::Str(s)) if self.dataset_names.contains(n.id.as_str()) => {
+                    out.push(s.clone());
+                }
+                Some(Binding::Strs(v)) if self.dataset_names.contains(n.id.as_str()) => {
+                    out.extend(v.iter().cloned());
+                }
+                _ => {}
+            },
+            _ => {}
         }
     }
 
@@ -821,6 +1421,124 @@ impl Reader<'_> {
             };
             matches!(value.as_ref(), Expr::Call(c) if is_operator(&self.resolve(&c.func)))
         })
+    }
+
+    /// Opens the TaskGroup `group` inside `prefix`: its key (the group id
+    /// Airflow gives it, `__1`-suffixed on a second use where Airflow does
+    /// so) and the prefix of the ids of its tasks.
+    fn open_group(
+        &mut self,
+        group: &str,
+        prefix: &str,
+        prefixed: bool,
+        suffix_on_collision: bool,
+    ) -> (String, String) {
+        let mut key = format!("{prefix}{group}");
+        if suffix_on_collision {
+            let base = key.clone();
+            let mut n = 0;
+            while self.used_groups.contains(&key) {
+                n += 1;
+                key = format!("{base}__{n}");
+            }
+        }
+        self.used_groups.insert(key.clone());
+        self.group_members.entry(key.clone()).or_default();
+        self.open_groups.push(key.clone());
+        // `prefix_group_id=False`: the tasks keep their own ids, the group
+        // is still an endpoint.
+        let inner = if prefixed {
+            format!("{key}.")
+        } else {
+            prefix.to_string()
+        };
+        self.group_prefixes.insert(key.clone(), inner.clone());
+        (key, inner)
+    }
+
+    /// The TaskGroup a name is bound to, if it is bound to one.
+    fn group_key(&self, name: &str) -> Option<String> {
+        match self.names.get(name) {
+            Some(Binding::Tasks(t)) if t.len() == 1 => t[0]
+                .strip_prefix(GROUP_MARK)
+                .filter(|k| self.group_prefixes.contains_key(*k))
+                .map(str::to_string),
+            _ => None,
+        }
+    }
+
+    /// Calls a `@task_group` function: its body read inside the group, its
+    /// parameters bound to what the call passes. The call stands for what
+    /// the function returns, else for the group, as in Airflow.
+    fn call_group_fn(
+        &mut self,
+        g: &GroupFn,
+        call: &ruff_python_ast::ExprCall,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Binding {
+        let mut bound = Vec::new();
+        for (param, arg) in g.params.iter().zip(&call.arguments.args) {
+            bound.push((param.clone(), self.value(arg, dag, prefix)));
+        }
+        for k in &call.arguments.keywords {
+            if let Some(name) = &k.arg {
+                bound.push((name.to_string(), self.value(&k.value, dag, prefix)));
+            }
+        }
+        let line = self.line(call);
+        self.enter_group_fn(g, bound, (dag, line), prefix)
+    }
+
+    /// Reads a `@task_group` function's body inside its group, its
+    /// parameters bound to `bound` (what the call passes, already read).
+    fn enter_group_fn(
+        &mut self,
+        g: &GroupFn,
+        bound: Vec<(String, Option<Binding>)>,
+        (dag, line): (Option<usize>, u32),
+        prefix: &str,
+    ) -> Binding {
+        // Group functions calling group functions multiply: a file may
+        // not make more groups than this.
+        self.group_calls += 1;
+        if self.group_calls > MAX_GROUP_CALLS {
+            if self.group_calls == MAX_GROUP_CALLS + 1 {
+                self.warn(line, format!("more than {MAX_GROUP_CALLS} `@task_group` calls in one file; the rest are not read"));
+            }
+            return Binding::Tasks(Vec::new());
+        }
+        if self.entered_fns.contains(&g.name) {
+            self.warn(line, format!("`@task_group` `{}` calls itself; Airflow would never finish making it; ripple reads it once: remove the call", g.name));
+            return Binding::Tasks(Vec::new());
+        }
+        self.entered_fns.push(g.name.clone());
+        let (key, inner) = self.open_group(&g.group_id, prefix, g.prefixed, true);
+        let saved: Vec<(String, Option<Binding>)> = bound
+            .into_iter()
+            .map(|(name, value)| {
+                let old = match value {
+                    Some(v) => self.names.insert(name.clone(), v),
+                    None => self.names.remove(&name),
+                };
+                (name, old)
+            })
+            .collect();
+        let outer_return = self.returned.take();
+        self.body(&g.body, dag, &inner);
+        let returned = std::mem::replace(&mut self.returned, outer_return);
+        for (name, old) in saved {
+            match old {
+                Some(v) => self.names.insert(name, v),
+                None => self.names.remove(&name),
+            };
+        }
+        self.open_groups.pop();
+        self.entered_fns.pop();
+        match returned {
+            Some(Binding::Tasks(t)) if !t.is_empty() => Binding::Tasks(t),
+            _ => Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]),
+        }
     }
 
     fn add_task(&mut self, dag: Option<usize>, task: Task) {
@@ -935,6 +1653,96 @@ impl Reader<'_> {
     }
 }
 
+/// The dataset a Dataset / Asset URI stands for: a URI that names a table
+/// (`postgres://host/db/schema/table`, `mysql://host/db/table`,
+/// `bigquery://project/dataset/table`, ...) is that table, as the project's
+/// SQL names it (`schema.table`); any other URI or name is kept as written.
+pub(super) fn dataset_name(uri: &str) -> String {
+    let Some((scheme, rest)) = uri.split_once("://") else {
+        return uri.to_string();
+    };
+    let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
+    match (scheme.to_ascii_lowercase().as_str(), &parts[..]) {
+        (
+            "postgres" | "postgresql" | "redshift" | "snowflake" | "trino" | "mssql" | "sqlserver"
+            | "databricks" | "bigquery",
+            [.., schema, table],
+        ) if parts.len() >= 3 => format!("{schema}.{table}"),
+        ("mysql" | "mariadb", [_, db, table]) => format!("{db}.{table}"),
+        _ => uri.to_string(),
+    }
+}
+
+/// The dbt a shell command runs: the `dbt run|build|seed|snapshot` words
+/// of each command in it (`cd x && dbt run -s a+ --exclude b`), their
+/// selectors unioned; `None` when it runs no dbt that builds anything.
+pub(super) fn dbt_command(command: &str) -> Option<DbtRun> {
+    let mut run: Option<DbtRun> = None;
+    for part in command.split(['&', ';', '|', '\n']) {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let Some(at) = words
+            .iter()
+            .position(|w| *w == "dbt" || w.ends_with("/dbt"))
+        else {
+            continue;
+        };
+        // Global flags may come before the command (`dbt --no-write-json run`).
+        let Some((i, verb)) = words[at + 1..]
+            .iter()
+            .enumerate()
+            .find(|(_, w)| !w.starts_with('-'))
+        else {
+            continue;
+        };
+        if !matches!(*verb, "run" | "build" | "seed" | "snapshot") {
+            continue;
+        }
+        let r = run.get_or_insert_with(|| DbtRun {
+            command: verb.to_string(),
+            select: Vec::new(),
+            exclude: Vec::new(),
+            cosmos: None,
+            nodes: Vec::new(),
+        });
+        if r.command != *verb {
+            r.command = "build".to_string();
+        }
+        let mut into: Option<bool> = None;
+        for w in &words[at + 2 + i..] {
+            let w = w.trim_matches(['"', '\'']);
+            match w {
+                "--select" | "-s" | "--models" | "-m" => into = Some(true),
+                "--exclude" => into = Some(false),
+                flag if flag.starts_with('-') => into = None,
+                value => match into {
+                    Some(true) => r.select.push(value.to_string()),
+                    Some(false) => r.exclude.push(value.to_string()),
+                    None => {}
+                },
+            }
+        }
+    }
+    run
+}
+
+/// Whether a callee combines datasets (`DatasetAll`, `AssetAny`,
+/// `AssetOrTimeSchedule`, ...).
+fn is_dataset_expression(callee: &str) -> bool {
+    matches!(
+        callee,
+        "DatasetAll" | "DatasetAny" | "AssetAll" | "AssetAny" | "DatasetAlias" | "AssetAlias"
+    ) || callee.ends_with("OrTimeSchedule")
+}
+
+/// Whether a TaskGroup prefixes its tasks' ids (`prefix_group_id`, default
+/// true).
+fn prefixed(keywords: &[Keyword]) -> bool {
+    !matches!(
+        kw(keywords, "prefix_group_id"),
+        Some(Expr::BooleanLiteral(b)) if !b.value
+    )
+}
+
 /// An integer literal.
 fn int(e: &Expr) -> Option<i64> {
     match e {
@@ -990,7 +1798,23 @@ fn source_text(text: &str, node: &impl Ranged) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::longest_statement;
+    use super::{dataset_name, longest_statement};
+
+    #[test]
+    fn uris_that_name_tables_are_those_tables() {
+        assert_eq!(
+            dataset_name("postgres://h:5432/db/mart/orders"),
+            "mart.orders"
+        );
+        assert_eq!(dataset_name("snowflake://acct/DB/PUBLIC/T"), "PUBLIC.T");
+        assert_eq!(dataset_name("bigquery://proj/ds/t"), "ds.t");
+        assert_eq!(dataset_name("trino://h:8080/hive/s/t"), "s.t");
+        assert_eq!(dataset_name("mysql://h/shop/items"), "shop.items");
+        // Too short to hold a table, or not a database: kept as written.
+        assert_eq!(dataset_name("postgres://h/db"), "postgres://h/db");
+        assert_eq!(dataset_name("s3://lake/events/"), "s3://lake/events/");
+        assert_eq!(dataset_name("raw.orders"), "raw.orders");
+    }
 
     #[test]
     fn statements_span_brackets_and_continuations_not_strings_or_comments() {

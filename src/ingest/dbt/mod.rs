@@ -42,6 +42,8 @@ struct Template {
     /// Configuration known before rendering (project blocks, YAML).
     config: Map<String, Value>,
     columns: Vec<String>,
+    /// Whether its YAML declares data tests.
+    tests: bool,
 }
 
 /// Folder names as paths.
@@ -308,7 +310,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
             &name,
             DatasetKind::Seed,
         );
-        out.datasets.push(dataset(
+        let mut seed = dataset(
             format!("seed.{name}"),
             DatasetKind::Seed,
             name,
@@ -318,7 +320,9 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
             1,
             cfg,
             props.columns,
-        ));
+        );
+        seed.tests = props.tests;
+        out.datasets.push(seed);
     }
     for unit in &units {
         for s in &unit.props.sources {
@@ -497,6 +501,7 @@ fn template(
         }
         columns = props.columns.clone();
     }
+    let tests = props.is_some_and(|p| p.tests);
     let id = match (&kind, &version) {
         (DatasetKind::Snapshot, _) => format!("snapshot.{name}"),
         (_, Some(v)) => format!("model.{name}.v{v}"),
@@ -530,6 +535,7 @@ fn template(
         text,
         config,
         columns,
+        tests,
     }
 }
 
@@ -774,8 +780,9 @@ fn render_template(
         feeds: None,
         sql: result.ok(),
         airflow: None,
+        built_by: None,
     };
-    let ds = dataset(
+    let mut ds = dataset(
         t.id,
         t.kind,
         t.name,
@@ -786,6 +793,7 @@ fn render_template(
         cfg,
         t.columns,
     );
+    ds.tests = t.tests;
     (ds, job, diagnostics)
 }
 
@@ -837,5 +845,6 @@ fn dataset(
         tags,
         columns,
         config: config.into_iter().collect(),
+        tests: false,
     }
 }

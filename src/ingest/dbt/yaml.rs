@@ -172,6 +172,8 @@ pub(crate) struct SourceDecl {
 pub(crate) struct NodeProps {
     pub config: Map<String, Value>,
     pub columns: Vec<String>,
+    /// Whether it declares data tests (on itself or a column).
+    pub tests: bool,
     pub versions: Vec<VersionDecl>,
     pub latest_version: Option<String>,
     /// For YAML-defined snapshots (dbt 1.9+): `relation: ref('x')`.
@@ -293,6 +295,7 @@ impl Properties {
                     NodeProps {
                         config,
                         columns: columns(node),
+                        tests: has_tests(node),
                         versions,
                         latest_version: node.get("latest_version").map(scalar),
                         relation: node
@@ -313,6 +316,23 @@ fn scalar(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// Whether a node declares data tests (`tests:` / `data_tests:`), on itself
+/// or on one of its columns.
+fn has_tests(node: &Value) -> bool {
+    let declares = |v: &Value| {
+        ["tests", "data_tests"].iter().any(|k| {
+            v.get(k)
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+        })
+    };
+    declares(node)
+        || node
+            .get("columns")
+            .and_then(Value::as_array)
+            .is_some_and(|cols| cols.iter().any(declares))
 }
 
 fn columns(node: &Value) -> Vec<String> {

@@ -1,4 +1,5 @@
-//! Airflow: the DAG's own task, backfilled by the Airflow 2 or 3 CLI.
+//! Airflow: the DAG's own task (for a dbt node, the task that builds it),
+//! backfilled by the Airflow 2 or 3 CLI.
 
 use super::{Commands, ShellLine};
 use crate::project::Job;
@@ -10,7 +11,8 @@ pub(super) fn commands(
     (from, to): (&str, &str),
     max_active_runs: u32,
 ) {
-    let Some(a) = &job.airflow else {
+    // An Airflow task's job, or a dbt node an Airflow task builds.
+    let Some(a) = job.airflow.as_ref().or(job.built_by.as_ref()) else {
         return;
     };
     let regex = format!("^{}$", regex_escape(&a.task_id));

@@ -87,7 +87,11 @@ pub fn commands(
             airflow::commands(&mut c, cx.job, (from, to), cx.max_active_runs);
             note = sql::airflow_commands(&mut c, g, cx)?;
         }
-        JobKind::Dbt | JobKind::Manifest => dbt::commands(&mut c, cx),
+        JobKind::Dbt | JobKind::Manifest => {
+            dbt::commands(&mut c, cx);
+            // A model Airflow builds (cosmos, `dbt run` in a task): its task.
+            airflow::commands(&mut c, cx.job, (from, to), cx.max_active_runs);
+        }
         JobKind::Sql => sql::commands(&mut c, g, cx)?,
     }
     Ok((c, note))
