@@ -1067,3 +1067,98 @@ with DAG('build', schedule=None) as b:
         ]
     );
 }
+
+/// Loops the way teams write them: literal lists, tuples and ranges (read
+/// once per value), and loops ripple cannot unroll.
+const LOOPS: &str = r#"from airflow.operators.empty import EmptyOperator
+from airflow.utils.task_group import TaskGroup
+def make(name, dag):
+    a = EmptyOperator(task_id=f'make_{name}', dag=dag)
+    return a
+with DAG('loops') as d:
+    done = EmptyOperator(task_id='done')
+    for shop in [1, 2, 3]:
+        copy = EmptyOperator(task_id=f'copy_{shop}')
+        load = SQL(task_id=f'load_{shop}', sql=f'insert into mart.shop_{shop} select * from raw.shop_{shop}')
+        copy >> load >> done
+    for region in ('emea', 'amer'):
+        with TaskGroup(region):
+            for day in range(0, 4, 2):
+                EmptyOperator(task_id=f'{region}_{day}')
+    for t in get_tables():
+        EmptyOperator(task_id=f'runtime_{t}')
+    for x in ['a', 'b']:
+        if x == 'b':
+            break
+        EmptyOperator(task_id=f'early_{x}')
+    make('direct', d)
+"#;
+
+#[test]
+fn loops_over_literal_values_are_read_once_per_value_and_others_are_named() {
+    let (dags, warnings) = read(&[("loops.py", &format!("{HEADER}{LOOPS}"))]);
+    let d = &dags[0];
+    let mut ids: Vec<&str> = d.tasks.iter().map(|t| t.task_id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        [
+            "amer.amer_0",
+            "amer.amer_2",
+            "copy_1",
+            "copy_2",
+            "copy_3",
+            "done",
+            "emea.emea_0",
+            "emea.emea_2",
+            "load_1",
+            "load_2",
+            "load_3",
+        ]
+    );
+    // Each iteration's names are its own: load_2 follows copy_2 only.
+    assert_eq!(task(d, "load_2").upstream, ["copy_2"]);
+    assert_eq!(task(d, "done").upstream.len(), 3);
+    // The f-string SQL is read with the loop's value.
+    assert_eq!(task(d, "load_3").writes, ["mart.shop_3"]);
+    assert_eq!(task(d, "load_3").reads, ["raw.shop_3"]);
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    let has = |needle: &str, line: u32| {
+        messages
+            .iter()
+            .any(|m| m.contains(needle) && m.contains(&format!("dags/loops.py:{line}")))
+    };
+    // A loop over runtime values and one that breaks early are named.
+    assert!(
+        has("tasks made in a loop are not expanded", 19),
+        "{messages:#?}"
+    );
+    assert!(
+        has("tasks made in a loop are not expanded", 21),
+        "{messages:#?}"
+    );
+    assert!(
+        !messages.iter().any(|m| m.contains("f-string")),
+        "{messages:#?}"
+    );
+    // So is a call to a function of the file that makes tasks.
+    assert!(has("what calling `make` makes", 25), "{messages:#?}");
+    assert!(has("`def` at line 6", 25), "{messages:#?}");
+}
+
+#[test]
+fn loops_inside_loops_stay_bounded() {
+    let text = format!(
+        "{HEADER}from airflow.operators.empty import EmptyOperator\nwith DAG('big') as d:\n    for a in range(1000):\n        for b in range(1000):\n            EmptyOperator(task_id=f'{{a}}_{{b}}')\n"
+    );
+    let (dags, warnings) = read(&[("big.py", &text)]);
+    // 10,000 bodies read in all, outer ones counted: nine whole rows of
+    // 1,001, then the tenth's own read and 990 inner ones.
+    assert_eq!(dags[0].tasks.len(), 9 * 1000 + 990);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.to_string().contains("loop iterations in one file")),
+        "{warnings:#?}"
+    );
+}

@@ -48,6 +48,11 @@ impl Session {
             Use::Catalog(n) | Use::Database(n) | Use::Schema(n) | Use::Object(n) => Some(n),
             _ => None,
         };
+        // `USE SELECT`: the parser lets an unquoted reserved word through
+        // as a name no engine would take; it moves nothing.
+        if named.is_some_and(reserved) {
+            return;
+        }
         if named.is_some_and(|n| parts(n).is_empty()) {
             *self = Session::default();
             return;
@@ -128,6 +133,18 @@ impl Session {
     }
 }
 
+/// Whether a name holds an unquoted word SQL reserves (`SELECT`, `WHERE`,
+/// `ORDER` ...): a syntax error on every engine, however it parsed.
+fn reserved(name: &ObjectName) -> bool {
+    use sqlparser::keywords::{ALL_KEYWORDS, ALL_KEYWORDS_INDEX, RESERVED_FOR_TABLE_ALIAS};
+    name.0.iter().filter_map(|p| p.as_ident()).any(|i| {
+        i.quote_style.is_none()
+            && ALL_KEYWORDS
+                .binary_search(&i.value.to_ascii_uppercase().as_str())
+                .is_ok_and(|k| RESERVED_FOR_TABLE_ALIAS.contains(&ALL_KEYWORDS_INDEX[k]))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +174,12 @@ mod tests {
         assert_eq!(s.qualify("users"), "db.staging.users");
         let s = session("USE WAREHOUSE wh", SqlDialect::Snowflake);
         assert_eq!(s, Session::default());
+        // A reserved word is no name (the token soup found `USE SELECT`);
+        // quoted, it is one.
+        let s = session("USE sales; USE SELECT", SqlDialect::Generic);
+        assert_eq!(s.qualify("orders"), "sales.orders");
+        let s = session("USE \"select\"", SqlDialect::Generic);
+        assert_eq!(s.qualify("orders"), "select.orders");
         let s = session("USE shop", SqlDialect::MySql);
         assert_eq!(s.qualify("@stage/x"), "@stage/x");
         assert_eq!(s.qualify("#tmp"), "#tmp");

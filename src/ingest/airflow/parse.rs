@@ -98,6 +98,12 @@ struct Reader<'a> {
     group_prefixes: HashMap<String, String>,
     /// `@task_group` functions by name.
     group_fns: HashMap<String, GroupFn>,
+    /// Plain functions of the file that make tasks when called (task
+    /// factories), by name: the line of their `def`. Their tasks depend on
+    /// the call's runtime arguments, so they are named, not read.
+    factory_fns: HashMap<String, u32>,
+    /// Loop bodies read so far (see [`MAX_LOOP_READS`]).
+    loop_reads: usize,
     /// Group ids already used: a `@task_group` called again gets `__1`,
     /// `__2`, as Airflow names it.
     used_groups: std::collections::HashSet<String>,
@@ -247,6 +253,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         group_members: HashMap::new(),
         group_edges: Vec::new(),
         group_fns: HashMap::new(),
+        factory_fns: HashMap::new(),
         group_prefixes: HashMap::new(),
         used_groups: std::collections::HashSet::new(),
         taskflow_ids: std::collections::HashSet::new(),
@@ -254,6 +261,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         render_configs: HashMap::new(),
         entered_fns: Vec::new(),
         group_calls: 0,
+        loop_reads: 0,
         returned: None,
     };
     for e in parsed.errors() {
@@ -538,10 +546,43 @@ impl Reader<'_> {
                         return;
                     }
                 }
+                // A plain function making tasks or DAGs: what it makes
+                // depends on each call's arguments, so its calls are named.
+                if self.contains_task_call(&f.body) {
+                    let line = self.line(f);
+                    self.factory_fns.insert(f.name.to_string(), line);
+                }
             }
             Stmt::For(f) if self.contains_task_call(&f.body) => {
                 let line = self.line(f);
-                self.warn(line, "tasks made in a loop are not expanded (they depend on runtime values); declare them one by one to have them read".to_string());
+                // A loop over literal values (`for x in ["a", "b"]`,
+                // `range(1, 5)`) makes the same tasks every run: read its
+                // body once per value, as Airflow runs it.
+                let values = match f.target.as_ref() {
+                    Expr::Name(n) if f.orelse.is_empty() && !jumps(&f.body) => {
+                        self.loop_values(&f.iter).map(|v| (n.id.to_string(), v))
+                    }
+                    _ => None,
+                };
+                match values {
+                    Some((name, values)) => {
+                        let old = self.names.remove(&name);
+                        for v in values {
+                            self.loop_reads += 1;
+                            if self.loop_reads > MAX_LOOP_READS {
+                                self.warn(line, format!("more than {MAX_LOOP_READS} loop iterations in one file; the rest of this loop is not read"));
+                                break;
+                            }
+                            self.names.insert(name.clone(), Binding::Str(v));
+                            self.body(&f.body, dag, prefix);
+                        }
+                        match old {
+                            Some(o) => self.names.insert(name, o),
+                            None => self.names.remove(&name),
+                        };
+                    }
+                    None => self.warn(line, format!("tasks made in a loop are not expanded: ripple reads loops over literal lists, tuples and `range(...)` (at most {MAX_LOOP_VALUES} values, no `break`/`continue`), not over runtime values; declare the tasks one by one, or loop over a literal list, to have them read")),
+                }
             }
             Stmt::While(w) if self.contains_task_call(&w.body) => {
                 let line = self.line(w);
@@ -646,6 +687,10 @@ impl Reader<'_> {
         let args = &call.arguments.args;
         let keywords = &call.arguments.keywords;
         let line = self.line(call);
+        if let Some(&def) = self.factory_fns.get(&name) {
+            self.warn(line, format!("what calling `{name}` makes (tasks or DAGs; `def` at line {def}) is not read: it depends on the call's arguments at run time; declare the tasks in the DAG body, or make `{name}` a `@task_group` function"));
+            return None;
+        }
         // `a.set_downstream(b)`, `a.set_upstream(b)`, `op.expand(...)`.
         if let Expr::Attribute(attr) = call.func.as_ref() {
             match attr.attr.as_str() {
@@ -1185,14 +1230,18 @@ impl Reader<'_> {
     /// one, or a `.sql` file found beside the DAG or on its search path.
     fn sql_text(&mut self, e: &Expr, dag: Option<usize>, line: u32) -> Option<String> {
         let value = match e {
-            Expr::FString(_) => {
-                self.warn(
-                    line,
-                    "an f-string `sql=` depends on runtime values; its tables are not read"
-                        .to_string(),
-                );
-                return None;
-            }
+            // Known when every part is (a loop's value, a constant).
+            Expr::FString(_) => match self.string(e) {
+                Some(text) => Some(Binding::Str(text)),
+                None => {
+                    self.warn(
+                        line,
+                        "an f-string `sql=` depends on runtime values; its tables are not read"
+                            .to_string(),
+                    );
+                    return None;
+                }
+            },
             other => self.value(other, dag, ""),
         };
         let pieces = match value {
@@ -1411,16 +1460,51 @@ impl Reader<'_> {
         }
     }
 
-    /// Whether a loop body makes tasks (operator calls, alone or assigned).
+    /// Whether statements make tasks or DAGs: operator, `@task`,
+    /// `@task_group`, TaskGroup, DAG or task-factory calls, at any depth of
+    /// `with`, `if` and loops.
     fn contains_task_call(&self, stmts: &[Stmt]) -> bool {
-        stmts.iter().any(|s| {
-            let value = match s {
-                Stmt::Expr(e) => &e.value,
-                Stmt::Assign(a) => &a.value,
-                _ => return false,
-            };
-            matches!(value.as_ref(), Expr::Call(c) if is_operator(&self.resolve(&c.func)))
+        stmts.iter().any(|s| match s {
+            Stmt::Expr(e) => self.makes_tasks(&e.value),
+            Stmt::Assign(a) => self.makes_tasks(&a.value),
+            Stmt::Return(r) => r.value.as_deref().is_some_and(|v| self.makes_tasks(v)),
+            Stmt::With(w) => {
+                w.items.iter().any(|i| self.makes_tasks(&i.context_expr))
+                    || self.contains_task_call(&w.body)
+            }
+            Stmt::For(f) => self.contains_task_call(&f.body),
+            Stmt::While(w) => self.contains_task_call(&w.body),
+            Stmt::If(i) => {
+                self.contains_task_call(&i.body)
+                    || i.elif_else_clauses
+                        .iter()
+                        .any(|c| self.contains_task_call(&c.body))
+            }
+            _ => false,
         })
+    }
+
+    /// Whether an expression makes tasks or DAGs when run (see
+    /// [`Reader::contains_task_call`]).
+    fn makes_tasks(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Call(c) => {
+                let name = self.resolve(&c.func);
+                is_operator(&name)
+                    || name == "DAG"
+                    || name.ends_with(".DAG")
+                    || name.ends_with("TaskGroup")
+                    || self.factory_fns.contains_key(&name)
+                    || self.group_fns.contains_key(&name)
+                    || self.taskflows.contains_key(&name)
+                    // `Op.partial(...).expand(...)`, `f.expand(...)`.
+                    || matches!(c.func.as_ref(), Expr::Attribute(a) if self.makes_tasks(&a.value))
+                    || matches!(c.func.as_ref(), Expr::Attribute(a)
+                        if matches!(a.value.as_ref(), Expr::Name(n) if self.taskflows.contains_key(n.id.as_str()) || self.group_fns.contains_key(n.id.as_str())))
+            }
+            Expr::BinOp(b) => self.makes_tasks(&b.left) || self.makes_tasks(&b.right),
+            _ => false,
+        }
     }
 
     /// Opens the TaskGroup `group` inside `prefix`: its key (the group id
@@ -1648,8 +1732,80 @@ impl Reader<'_> {
                 Some(Binding::Str(s)) => Some(s.clone()),
                 _ => None,
             },
+            // `f"copy_{name}"` with every part known; a format spec or a
+            // conversion could print otherwise, so those stay unknown.
+            Expr::FString(f) => {
+                let mut out = String::new();
+                for part in f.value.iter() {
+                    match part {
+                        ruff_python_ast::FStringPart::Literal(l) => out.push_str(&l.value),
+                        ruff_python_ast::FStringPart::FString(fs) => {
+                            for el in &fs.elements {
+                                if let Some(l) = el.as_literal() {
+                                    out.push_str(&l.value);
+                                } else if let Some(i) = el.as_interpolation() {
+                                    if i.format_spec.is_some()
+                                        || i.debug_text.is_some()
+                                        || i.conversion != ruff_python_ast::ConversionFlag::None
+                                    {
+                                        return None;
+                                    }
+                                    match int(&i.expression) {
+                                        Some(n) => out.push_str(&n.to_string()),
+                                        None => out.push_str(&self.string(&i.expression)?),
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                Some(out)
+            }
             _ => None,
         }
+    }
+
+    /// The values a `for` loop takes when they are literal: a list or
+    /// tuple of strings and integers (or a name bound to such strings), or
+    /// `range(...)` of integers; at most [`MAX_LOOP_VALUES`].
+    fn loop_values(&self, e: &Expr) -> Option<Vec<String>> {
+        let values: Vec<String> = match e {
+            Expr::List(l) => l
+                .elts
+                .iter()
+                .map(|v| int(v).map(|n| n.to_string()).or_else(|| self.string(v)))
+                .collect::<Option<_>>()?,
+            Expr::Tuple(t) => t
+                .elts
+                .iter()
+                .map(|v| int(v).map(|n| n.to_string()).or_else(|| self.string(v)))
+                .collect::<Option<_>>()?,
+            Expr::Name(n) => match self.names.get(n.id.as_str()) {
+                Some(Binding::Strs(v)) => v.clone(),
+                _ => return None,
+            },
+            Expr::Call(c) if dotted(&c.func) == "range" && c.arguments.keywords.is_empty() => {
+                let a: Vec<i64> = c.arguments.args.iter().map(int).collect::<Option<_>>()?;
+                let (from, to, step) = match a[..] {
+                    [to] => (0, to, 1),
+                    [from, to] => (from, to, 1),
+                    [from, to, step] if step != 0 => (from, to, step),
+                    _ => return None,
+                };
+                let (span, stride) = if step > 0 {
+                    ((to - from).max(0), step)
+                } else {
+                    ((from - to).max(0), -step)
+                };
+                let count = (span + stride - 1) / stride;
+                if count > MAX_LOOP_VALUES as i64 {
+                    return None;
+                }
+                (0..count).map(|k| (from + k * step).to_string()).collect()
+            }
+            _ => return None,
+        };
+        (values.len() <= MAX_LOOP_VALUES).then_some(values)
     }
 }
 
@@ -1744,6 +1900,24 @@ fn prefixed(keywords: &[Keyword]) -> bool {
 }
 
 /// An integer literal.
+/// Most values a `for` loop is read with.
+const MAX_LOOP_VALUES: usize = 1_000;
+/// Most loop bodies one file is read through, all loops counted: loops
+/// inside loops multiply, and a file must stay cheap to read.
+const MAX_LOOP_READS: usize = 10_000;
+
+/// Whether a loop body leaves its iteration early (then reading it once
+/// per value would be wrong).
+fn jumps(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::Break(_) | Stmt::Continue(_) => true,
+        Stmt::If(i) => jumps(&i.body) || i.elif_else_clauses.iter().any(|c| jumps(&c.body)),
+        Stmt::With(w) => jumps(&w.body),
+        Stmt::Try(t) => jumps(&t.body),
+        _ => false,
+    })
+}
+
 fn int(e: &Expr) -> Option<i64> {
     match e {
         Expr::NumberLiteral(n) => n.value.as_int().and_then(|i| i.as_i64()),
