@@ -48,12 +48,15 @@ struct TaskFlow {
     outlets: Vec<String>,
 }
 
-/// A `@task_group`-decorated function: calling it opens the group and
-/// reads its body inside it.
+/// A function whose calls make tasks: a `@task_group` (calling it opens
+/// the group and reads its body inside it) or a plain task or DAG factory
+/// of the file (its body read where it is called, no group).
 #[derive(Debug, Clone)]
 struct GroupFn {
     /// The function's name.
     name: String,
+    /// A `@task_group`; else a plain factory.
+    group: bool,
     group_id: String,
     prefixed: bool,
     params: Vec<String>,
@@ -422,6 +425,19 @@ impl Reader<'_> {
                 for t in &a.targets {
                     if let (Some(var), Some(v)) = (name_of(t), value.clone()) {
                         self.names.insert(var, v);
+                    } else if let (
+                        Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })
+                        | Expr::List(ruff_python_ast::ExprList { elts, .. }),
+                        Some(Binding::Tasks(tasks)),
+                    ) = (t, &value)
+                        && elts.len() == tasks.len()
+                    {
+                        // `first, last = make_tasks(...)`: one task each.
+                        for (e, task) in elts.iter().zip(tasks) {
+                            if let Some(var) = name_of(e) {
+                                self.names.insert(var, Binding::Tasks(vec![task.clone()]));
+                            }
+                        }
                     }
                 }
             }
@@ -505,6 +521,7 @@ impl Reader<'_> {
                             f.name.to_string(),
                             GroupFn {
                                 name: f.name.to_string(),
+                                group: true,
                                 group_id,
                                 prefixed: prefixed(keywords),
                                 params,
@@ -546,11 +563,31 @@ impl Reader<'_> {
                         return;
                     }
                 }
-                // A plain function making tasks or DAGs: what it makes
-                // depends on each call's arguments, so its calls are named.
+                // A plain function making tasks or DAGs (a factory): each
+                // call reads its body with the call's arguments, as Airflow
+                // runs it.
                 if self.contains_task_call(&f.body) {
                     let line = self.line(f);
                     self.factory_fns.insert(f.name.to_string(), line);
+                    let params = f
+                        .parameters
+                        .posonlyargs
+                        .iter()
+                        .chain(&f.parameters.args)
+                        .chain(&f.parameters.kwonlyargs)
+                        .map(|p| p.parameter.name.to_string())
+                        .collect();
+                    self.group_fns.insert(
+                        f.name.to_string(),
+                        GroupFn {
+                            name: f.name.to_string(),
+                            group: false,
+                            group_id: String::new(),
+                            prefixed: false,
+                            params,
+                            body: f.body.to_vec(),
+                        },
+                    );
                 }
             }
             Stmt::For(f) if self.contains_task_call(&f.body) => {
@@ -687,10 +724,6 @@ impl Reader<'_> {
         let args = &call.arguments.args;
         let keywords = &call.arguments.keywords;
         let line = self.line(call);
-        if let Some(&def) = self.factory_fns.get(&name) {
-            self.warn(line, format!("what calling `{name}` makes (tasks or DAGs; `def` at line {def}) is not read: it depends on the call's arguments at run time; declare the tasks in the DAG body, or make `{name}` a `@task_group` function"));
-            return None;
-        }
         // `a.set_downstream(b)`, `a.set_upstream(b)`, `op.expand(...)`.
         if let Expr::Attribute(attr) = call.func.as_ref() {
             match attr.attr.as_str() {
@@ -1588,16 +1621,22 @@ impl Reader<'_> {
         self.group_calls += 1;
         if self.group_calls > MAX_GROUP_CALLS {
             if self.group_calls == MAX_GROUP_CALLS + 1 {
-                self.warn(line, format!("more than {MAX_GROUP_CALLS} `@task_group` calls in one file; the rest are not read"));
+                self.warn(line, format!("more than {MAX_GROUP_CALLS} calls of `@task_group` or task-making functions in one file; the rest are not read"));
             }
             return Binding::Tasks(Vec::new());
         }
+        let what = if g.group { "`@task_group`" } else { "function" };
         if self.entered_fns.contains(&g.name) {
-            self.warn(line, format!("`@task_group` `{}` calls itself; Airflow would never finish making it; ripple reads it once: remove the call", g.name));
+            self.warn(line, format!("{what} `{}` calls itself; Airflow would never finish making it; ripple reads it once: remove the call", g.name));
             return Binding::Tasks(Vec::new());
         }
         self.entered_fns.push(g.name.clone());
-        let (key, inner) = self.open_group(&g.group_id, prefix, g.prefixed, true);
+        let (key, inner) = if g.group {
+            let (key, inner) = self.open_group(&g.group_id, prefix, g.prefixed, true);
+            (Some(key), inner)
+        } else {
+            (None, prefix.to_string())
+        };
         let saved: Vec<(String, Option<Binding>)> = bound
             .into_iter()
             .map(|(name, value)| {
@@ -1617,11 +1656,15 @@ impl Reader<'_> {
                 None => self.names.remove(&name),
             };
         }
-        self.open_groups.pop();
+        if key.is_some() {
+            self.open_groups.pop();
+        }
         self.entered_fns.pop();
-        match returned {
-            Some(Binding::Tasks(t)) if !t.is_empty() => Binding::Tasks(t),
-            _ => Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]),
+        match (returned, key) {
+            (Some(Binding::Tasks(t)), _) if !t.is_empty() => Binding::Tasks(t),
+            (_, Some(key)) => Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]),
+            // A factory stands for what it returns (tasks, a DAG), or nothing.
+            (returned, None) => returned.unwrap_or(Binding::Tasks(Vec::new())),
         }
     }
 
