@@ -436,7 +436,7 @@ pub fn gantt(rows: &[String], bars: &[Bar<'_>], clock: &Clock<'_>) -> String {
             out,
             "<text class=\"mono\" x=\"4\" y=\"{:.1}\">{}</text>",
             top + i as f64 * row_h + 13.0,
-            xml(&clip(r, 34))
+            xml(&super::svg::clip_to(r, 34))
         );
     }
     for b in bars.iter().filter(|b| b.row < shown) {
@@ -507,16 +507,6 @@ fn short_minute(m: Minute) -> String {
     // 2026-02-01T20:00Z → 02-01 20:00
     full.get(5..16)
         .map_or(full.clone(), |s| s.replace('T', " "))
-}
-
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(n - 1).collect();
-        out.push('…');
-        out
-    }
 }
 
 #[cfg(test)]

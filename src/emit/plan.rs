@@ -205,12 +205,7 @@ pub fn dot(plan: &PlanDocument) -> String {
 /// The plan as a Mermaid flowchart: a subgraph per dataset.
 pub fn mermaid(plan: &PlanDocument) -> String {
     use super::mermaid::{Flowchart, Shape};
-    let ids: std::collections::HashMap<&str, usize> = plan
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.task.id.as_str(), i))
-        .collect();
+    let ids = plan.positions();
     let mut f = Flowchart::new();
     let mut current: Option<&str> = None;
     let mut stage = 0;
@@ -277,12 +272,7 @@ pub fn airflow_dag(
         "with DAG(\n    dag_id=\"ripple_backfill\",\n    schedule=None,\n    start_date=datetime(2024, 1, 1),\n    catchup=False,\n    max_active_tasks={max_concurrency},\n    default_args={{\"pool\": POOL, \"retries\": 0}},\n) as dag:"
     );
     let var = |i: usize, kind: &str| format!("{kind}_{i}");
-    let index: std::collections::HashMap<&str, usize> = plan
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.task.id.as_str(), i))
-        .collect();
+    let index = plan.positions();
     let sql_list = |statements: &[String]| {
         statements
             .iter()
@@ -804,12 +794,7 @@ pub fn html(plan: &PlanDocument, planned: &Planned<'_>) -> String {
 
 /// Each task's wave: one more than the latest wave it depends on.
 fn waves(plan: &PlanDocument) -> Vec<i64> {
-    let index: std::collections::HashMap<&str, usize> = plan
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.task.id.as_str(), i))
-        .collect();
+    let index = plan.positions();
     let mut wave = vec![0i64; plan.tasks.len()];
     // Tasks are in order: every dependency comes earlier.
     for (i, t) in plan.tasks.iter().enumerate() {

@@ -168,14 +168,19 @@ fn text_width(s: &str, px: f64) -> f64 {
 /// them whole).
 const MAX_LABEL: usize = 48;
 
-fn clip(s: &str) -> String {
-    if s.chars().count() <= MAX_LABEL {
+/// `s` cut to `n` characters, the last one `…` when cut.
+pub(super) fn clip_to(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
         s.to_string()
     } else {
-        let mut out: String = s.chars().take(MAX_LABEL - 1).collect();
+        let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
         out.push('…');
         out
     }
+}
+
+fn clip(s: &str) -> String {
+    clip_to(s, MAX_LABEL)
 }
 
 /// Height of the legend band above the graph.

@@ -124,6 +124,17 @@ pub struct PlanDocument {
     pub warnings: Vec<String>,
 }
 
+impl PlanDocument {
+    /// Each task's position in `tasks`, by task id.
+    pub fn positions(&self) -> std::collections::HashMap<&str, usize> {
+        self.tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.task.id.as_str(), i))
+            .collect()
+    }
+}
+
 /// The plan document of `tasks`, or why no safe plan can be written.
 pub fn document(
     g: &LineageGraph,

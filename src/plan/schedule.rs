@@ -399,12 +399,7 @@ pub fn apply(
         .iter()
         .map(|w| crate::time::parse_window(w).ok_or_else(|| ScheduleError::BadWindow(w.clone())))
         .collect::<Result<Vec<_>, _>>()?;
-    let index: std::collections::HashMap<&str, usize> = doc
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.task.id.as_str(), i))
-        .collect();
+    let index = doc.positions();
     let jobs: Vec<Job> = doc
         .tasks
         .iter()

@@ -509,14 +509,7 @@ impl Reader<'_> {
                             .or(call.and_then(|c| c.arguments.args.first()))
                             .and_then(|e| self.string(e))
                             .unwrap_or_else(|| f.name.to_string());
-                        let params = f
-                            .parameters
-                            .posonlyargs
-                            .iter()
-                            .chain(&f.parameters.args)
-                            .chain(&f.parameters.kwonlyargs)
-                            .map(|p| p.parameter.name.to_string())
-                            .collect();
+                        let params = parameter_names(f);
                         self.group_fns.insert(
                             f.name.to_string(),
                             GroupFn {
@@ -569,14 +562,7 @@ impl Reader<'_> {
                 if self.contains_task_call(&f.body) {
                     let line = self.line(f);
                     self.factory_fns.insert(f.name.to_string(), line);
-                    let params = f
-                        .parameters
-                        .posonlyargs
-                        .iter()
-                        .chain(&f.parameters.args)
-                        .chain(&f.parameters.kwonlyargs)
-                        .map(|p| p.parameter.name.to_string())
-                        .collect();
+                    let params = parameter_names(f);
                     self.group_fns.insert(
                         f.name.to_string(),
                         GroupFn {
@@ -1943,6 +1929,17 @@ fn prefixed(keywords: &[Keyword]) -> bool {
 }
 
 /// An integer literal.
+/// A function's parameter names, in order (positional, then keyword-only).
+fn parameter_names(f: &ruff_python_ast::StmtFunctionDef) -> Vec<String> {
+    f.parameters
+        .posonlyargs
+        .iter()
+        .chain(&f.parameters.args)
+        .chain(&f.parameters.kwonlyargs)
+        .map(|p| p.parameter.name.to_string())
+        .collect()
+}
+
 /// Most values a `for` loop is read with.
 const MAX_LOOP_VALUES: usize = 1_000;
 /// Most loop bodies one file is read through, all loops counted: loops
