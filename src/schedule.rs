@@ -53,6 +53,18 @@ pub struct Run {
     pub end_minute: Minute,
 }
 
+impl Run {
+    /// The run starting at minute `t` and lasting `duration` minutes.
+    fn at(t: Minute, duration: Minute) -> Run {
+        Run {
+            start: display_minute(t),
+            end: display_minute(t + duration),
+            start_minute: t,
+            end_minute: t + duration,
+        }
+    }
+}
+
 /// One DAG's runs in the horizon.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DagRuns {
@@ -150,12 +162,7 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
             Ok((ticks, truncated)) => {
                 let runs = ticks
                     .into_iter()
-                    .map(|t| Run {
-                        start: display_minute(t),
-                        end: display_minute(t + duration),
-                        start_minute: t,
-                        end_minute: t + duration,
-                    })
+                    .map(|t| Run::at(t, duration))
                     .filter(|r| r.end_minute > from_m)
                     .collect();
                 out.dags.push(DagRuns {
@@ -236,12 +243,7 @@ fn started_by_others(
         starts.dedup();
         let runs = starts
             .into_iter()
-            .map(|t| Run {
-                start: display_minute(t),
-                end: display_minute(t + duration),
-                start_minute: t,
-                end_minute: t + duration,
-            })
+            .map(|t| Run::at(t, duration))
             .filter(|r| r.end_minute > from_m && r.start_minute < to_m)
             .collect();
         let source = dags

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::plan::PlanDocument;
 use crate::plan::executors::{Executor, ShellLine, command_lines};
+use crate::plan::{DocTask, PlanDocument};
 
 /// The version of the plan document's shape: 2 since the plan sets up
 /// shadows, validations became objects and the swap phase became scripts.
@@ -560,10 +560,21 @@ pub fn svg(plan: &PlanDocument, planned: &Planned<'_>) -> String {
     super::svg::render(&plan_diagram(plan, planned), true)
 }
 
+/// The plan's tasks grouped by the dataset they write, in plan order: one
+/// pass, so pictures of plans with many tasks and datasets stay linear.
+fn tasks_by_dataset(plan: &PlanDocument) -> std::collections::HashMap<&str, Vec<&DocTask>> {
+    let mut out: std::collections::HashMap<&str, Vec<&DocTask>> = std::collections::HashMap::new();
+    for t in &plan.tasks {
+        out.entry(t.task.dataset.as_str()).or_default().push(t);
+    }
+    out
+}
+
 fn plan_diagram(plan: &PlanDocument, planned: &Planned<'_>) -> super::svg::Diagram {
     let mut d = super::impact::diagram(planned.graph, planned.model, planned.impact);
+    let by_dataset = tasks_by_dataset(plan);
     for n in &mut d.nodes {
-        let tasks = plan.tasks.iter().filter(|t| t.task.dataset == n.id).count();
+        let tasks = by_dataset.get(n.id.as_str()).map_or(0, Vec::len);
         if tasks > 0 {
             n.detail = Some(format!(
                 "{} · {tasks} task{}",
@@ -705,17 +716,19 @@ pub fn html(plan: &PlanDocument, planned: &Planned<'_>) -> String {
     let mut per = String::from(
         "<table><tr><th>dataset</th><th>shadow</th><th>tasks</th><th>validations before the swap</th><th>swap</th></tr>",
     );
+    let by_dataset = tasks_by_dataset(plan);
+    let shadows: std::collections::HashMap<&str, &str> = plan
+        .setup
+        .iter()
+        .map(|s| (s.dataset.as_str(), s.shadow.as_str()))
+        .collect();
     for sw in &plan.swaps {
-        let tasks: Vec<&super::super::plan::DocTask> = plan
-            .tasks
-            .iter()
-            .filter(|t| t.task.dataset == sw.dataset)
-            .collect();
-        let shadow = plan
-            .setup
-            .iter()
-            .find(|s| s.dataset == sw.dataset)
-            .map(|s| s.shadow.clone())
+        let tasks: &[&DocTask] = by_dataset
+            .get(sw.dataset.as_str())
+            .map_or(&[], Vec::as_slice);
+        let shadow = shadows
+            .get(sw.dataset.as_str())
+            .map(|s| s.to_string())
             .or_else(|| tasks.first().map(|t| t.writes.clone()))
             .unwrap_or_default();
         let mut checks: Vec<&str> = tasks

@@ -99,12 +99,8 @@ struct Reader<'a> {
     group_edges: Vec<(usize, Vec<String>, Vec<String>)>,
     /// The prefix of each TaskGroup's tasks' ids, by key.
     group_prefixes: HashMap<String, String>,
-    /// `@task_group` functions by name.
+    /// `@task_group` functions and plain task or DAG factories, by name.
     group_fns: HashMap<String, GroupFn>,
-    /// Plain functions of the file that make tasks when called (task
-    /// factories), by name: the line of their `def`. Their tasks depend on
-    /// the call's runtime arguments, so they are named, not read.
-    factory_fns: HashMap<String, u32>,
     /// Loop bodies read so far (see [`MAX_LOOP_READS`]).
     loop_reads: usize,
     /// Group ids already used: a `@task_group` called again gets `__1`,
@@ -256,7 +252,6 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         group_members: HashMap::new(),
         group_edges: Vec::new(),
         group_fns: HashMap::new(),
-        factory_fns: HashMap::new(),
         group_prefixes: HashMap::new(),
         used_groups: std::collections::HashSet::new(),
         taskflow_ids: std::collections::HashSet::new(),
@@ -560,8 +555,6 @@ impl Reader<'_> {
                 // call reads its body with the call's arguments, as Airflow
                 // runs it.
                 if self.contains_task_call(&f.body) {
-                    let line = self.line(f);
-                    self.factory_fns.insert(f.name.to_string(), line);
                     let params = parameter_names(f);
                     self.group_fns.insert(
                         f.name.to_string(),
@@ -1513,13 +1506,14 @@ impl Reader<'_> {
                     || name == "DAG"
                     || name.ends_with(".DAG")
                     || name.ends_with("TaskGroup")
-                    || self.factory_fns.contains_key(&name)
                     || self.group_fns.contains_key(&name)
                     || self.taskflows.contains_key(&name)
                     // `Op.partial(...).expand(...)`, `f.expand(...)`.
-                    || matches!(c.func.as_ref(), Expr::Attribute(a) if self.makes_tasks(&a.value))
-                    || matches!(c.func.as_ref(), Expr::Attribute(a)
-                        if matches!(a.value.as_ref(), Expr::Name(n) if self.taskflows.contains_key(n.id.as_str()) || self.group_fns.contains_key(n.id.as_str())))
+                    || matches!(c.func.as_ref(), Expr::Attribute(a) if match a.value.as_ref() {
+                        Expr::Name(n) => self.taskflows.contains_key(n.id.as_str())
+                            || self.group_fns.contains_key(n.id.as_str()),
+                        other => self.makes_tasks(other),
+                    })
             }
             Expr::BinOp(b) => self.makes_tasks(&b.left) || self.makes_tasks(&b.right),
             _ => false,
