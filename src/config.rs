@@ -202,7 +202,7 @@ impl Config {
     /// Parses the text of a `ripple.yml`; `path` is used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
         let mut key_path = String::new();
-        let parsed = serde_saphyr::with_deserializer_from_str(text, |de| {
+        let parsed = serde_saphyr::with_deserializer_from_str_with_options(text, yaml_options(), |de| {
             serde_path_to_error::deserialize(de).map_err(|e| {
                 key_path = e.path().to_string();
                 e.into_inner()
@@ -376,6 +376,40 @@ const MAX_WINDOW: u64 = 100_000;
 /// Where a YAML (or JSON) error is and why, the reason without the place
 /// serde-saphyr writes before it: its Display draws a snippet, and the
 /// first line holds `error: line L column C: <reason>`.
+/// Expanded YAML events (aliases replayed) one file may produce, at most.
+/// Real dbt property files reuse a few anchors hundreds of times, so the
+/// limit is on what the aliases expand to, never on how many there are: an
+/// alias bomb (each level ten aliases of the one below) passes a million
+/// events by its sixth level and stops there.
+pub(crate) const YAML_MAX_EXPANDED_EVENTS: usize = 1_000_000;
+/// Nesting of YAML collections and of aliases inside aliases, at most.
+pub(crate) const YAML_MAX_DEPTH: usize = 64;
+
+/// The parser options every YAML file ripple reads is parsed with: the
+/// expanded size, nodes and depth are capped; the alias-to-anchor ratio,
+/// which rejected real files, is not.
+pub(crate) fn yaml_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.enforce_alias_anchor_ratio = false;
+    budget.max_depth = YAML_MAX_DEPTH;
+    // Files themselves can be large (thousands of sources); what they expand
+    // to is capped below.
+    budget.max_events = 4 * YAML_MAX_EXPANDED_EVENTS;
+    budget.max_nodes = 2 * YAML_MAX_EXPANDED_EVENTS;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options.alias_limits.max_total_replayed_events = YAML_MAX_EXPANDED_EVENTS;
+    options.alias_limits.max_replay_stack_depth = YAML_MAX_DEPTH;
+    options
+}
+
+/// Parses YAML text with [`yaml_options`].
+pub(crate) fn yaml_from_str<T: serde::de::DeserializeOwned>(
+    text: &str,
+) -> std::result::Result<T, serde_saphyr::Error> {
+    serde_saphyr::from_str_with_options(text, yaml_options())
+}
+
 pub(crate) fn yaml_error(err: &serde_saphyr::Error) -> (u32, u32, String) {
     let (line, column) = err
         .location()

@@ -26,7 +26,7 @@ pub fn read_schema(path: &Path, dialect: SqlDialect) -> Result<KnownColumns> {
         return Ok(KnownColumns::new());
     }
     let parsed: BTreeMap<String, serde_json::Value> =
-        serde_saphyr::from_str(&text).map_err(|e| {
+        crate::config::yaml_from_str(&text).map_err(|e| {
             let (line, column, reason) = crate::config::yaml_error(&e);
             bad(
                 line,

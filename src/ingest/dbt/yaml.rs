@@ -31,16 +31,33 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Value, Diagnostic> {
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }
-    serde_saphyr::from_str::<Value>(text).map_err(|e| {
+    crate::config::yaml_from_str::<Value>(text).map_err(|e| {
         let (line, column, reason) = crate::config::yaml_error(&e);
+        let advice = if is_size_limit(&reason) {
+            format!(
+                "the file expands (through its aliases or nesting) past ripple's limit of {} YAML events or {} levels, which protects against alias bombs; split it or use fewer nested aliases",
+                crate::config::YAML_MAX_EXPANDED_EVENTS,
+                crate::config::YAML_MAX_DEPTH
+            )
+        } else {
+            "fix the YAML".to_string()
+        };
         Diagnostic::error(
             "yaml-error",
             Some(file.to_string()),
             line,
             column,
-            format!("{reason}; fix the YAML"),
+            format!("{reason}; {advice}"),
         )
     })
+}
+
+/// Whether a YAML error is one of the size limits, not a syntax error.
+fn is_size_limit(reason: &str) -> bool {
+    let r = reason.to_ascii_lowercase();
+    ["budget", "replay", "limit", "depth", "exceeded"]
+        .iter()
+        .any(|w| r.contains(w))
 }
 
 impl ProjectFile {
@@ -371,6 +388,51 @@ pub(crate) fn read_project_file(dir: &Path, root: &Path) -> Result<ProjectFile, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thousand_aliases_of_a_few_anchors_parse() {
+        // The shape of real source files: a few anchors reused for every table.
+        let mut text = String::from(
+            "defaults:\n  fresh: &fresh {warn_after: {count: 1, period: day}}\n  meta: &meta {owner: data}\nsources:\n  - name: raw\n    tables:\n",
+        );
+        for i in 0..1000 {
+            let alias = if i % 2 == 0 { "*fresh" } else { "*meta" };
+            text.push_str(&format!("      - name: t{i}\n        freshness: {alias}\n"));
+        }
+        let v = parse(&text, "models/sources.yml").unwrap();
+        let tables = v.pointer("/sources/0/tables").unwrap().as_array().unwrap();
+        assert_eq!(tables.len(), 1000);
+        assert_eq!(
+            tables[998].pointer("/freshness/warn_after/count"),
+            Some(&Value::from(1))
+        );
+        assert_eq!(tables[999].pointer("/freshness/owner"), Some(&Value::from("data")));
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_with_the_file_named() {
+        let mut text = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+        for w in names.windows(2) {
+            let (prev, next) = (w[0], w[1]);
+            text.push_str(&format!(
+                "{next}: &{next} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"
+            ));
+        }
+        let started = std::time::Instant::now();
+        let err = parse(&text, "models/bomb.yml").unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        assert_eq!(err.code, "yaml-error");
+        assert_eq!(err.file.as_deref(), Some("models/bomb.yml"));
+        assert!(err.message.contains("alias bombs"), "{}", err.message);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let text = format!("{}1{}", "[".repeat(500), "]".repeat(500));
+        let err = parse(&text, "x.yml").unwrap_err();
+        assert!(err.message.contains("levels"), "{}", err.message);
+    }
 
     #[test]
     fn project_blocks_cascade_and_tags_accumulate() {

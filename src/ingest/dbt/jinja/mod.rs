@@ -7,10 +7,11 @@
 //! on a fuel budget, and macro calls are capped in depth and count, so no
 //! template can hang or exhaust the stack.
 //!
-//! Three files: this one renders (environments, macro calls, captures);
+//! Four files: this one renders (environments, macro calls, captures);
 //! `builtins.rs` is dbt's context (`ref`, `adapter`, cross-database
 //! macros...); `scanner.rs` reads Jinja text without rendering it (tags,
-//! macro names, called names).
+//! macro names, called names); `compat.rs` closes the gaps between Jinja2
+//! and minijinja that dbt projects meet (Unicode spaces, mutable lists).
 //!
 //! What rendering tells the graph is captured as it happens: every `ref()`
 //! and `source()` call, every `config()` keyword. These are exactly what dbt
@@ -26,6 +27,9 @@ use minijinja::{Environment, Error, ErrorKind, State, UndefinedBehavior, Value, 
 use crate::project::Target;
 
 mod builtins;
+mod compat;
+#[cfg(test)]
+mod jinja2_cases;
 mod scanner;
 
 use builtins::{Namespace, add_builtins, env_var, var};
@@ -180,6 +184,8 @@ impl Renderer {
         env.set_undefined_behavior(UndefinedBehavior::Chainable);
         env.set_fuel(Some(FUEL));
         env.set_unknown_method_callback(unknown_method);
+        compat::add_mutable_containers(&mut env);
+        env.set_formatter(compat::python_formatter);
         let settings = Arc::new(settings);
         let mut errors = Vec::new();
 
@@ -189,7 +195,7 @@ impl Renderer {
         files.sort_by_key(|f| (f.package.is_none(), f.path.clone()));
         for file in &files {
             let template = format!("{MACRO_PREFIX}{}", file.path);
-            if let Err(e) = env.add_template_owned(template.clone(), rename_definitions(&file.text))
+            if let Err(e) = env.add_template_owned(template.clone(), rename_definitions(&compat::prepare(&file.text)))
             {
                 errors.push((file.path.clone(), render_error(&e)));
                 continue;
@@ -267,7 +273,7 @@ impl Renderer {
         };
         let result = self
             .env
-            .template_from_named_str(name, text)
+            .template_from_named_str(name, &compat::prepare(text))
             .and_then(|t| t.render(ctx))
             .map_err(|e| render_error(&e));
         let capture = Arc::try_unwrap(capture).unwrap_or_else(|shared| Capture {
@@ -473,7 +479,7 @@ impl ConfigRenderer {
 mod tests {
     use super::*;
 
-    fn settings() -> Settings {
+    pub(super) fn settings() -> Settings {
         let mut relations = Relations {
             default_schema: "analytics".into(),
             ..Relations::default()
@@ -495,7 +501,7 @@ mod tests {
         }
     }
 
-    fn this() -> Relation {
+    pub(super) fn this() -> Relation {
         Relation {
             database: None,
             schema: "analytics".into(),
@@ -503,7 +509,7 @@ mod tests {
         }
     }
 
-    fn render(
+    pub(super) fn render(
         macros: &[(&str, Option<&str>, &str)],
         model: &str,
     ) -> (Result<String, RenderError>, Capture) {

@@ -13,7 +13,7 @@ pub(crate) fn definition_name(name: &str) -> String {
 pub(crate) fn rename_definitions(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     let mut last = 0;
-    for (tag, at) in tags(text) {
+    for (tag, at) in statement_tags(text) {
         let lead = tag.len()
             - tag
                 .trim_start_matches(['{', '%', '-', '+'])
@@ -37,7 +37,7 @@ pub(crate) fn rename_definitions(text: &str) -> String {
 /// Names of the macros a file defines (`{% macro name(...) %}`).
 pub(crate) fn macro_names(text: &str) -> Vec<String> {
     let mut names = Vec::new();
-    for (tag, _) in tags(text) {
+    for (tag, _) in statement_tags(text) {
         let body = tag.trim_start_matches(['{', '%', '-', '+']).trim_start();
         let Some(rest) = body
             .strip_prefix("macro")
@@ -143,6 +143,12 @@ pub(crate) fn is_keyword(name: &str) -> bool {
             | "False"
             | "None"
     )
+}
+
+/// Statement tags (`{% ... %}`) only: `{{ macro }}` prints a variable that
+/// Jinja2 allows to be named `macro`, and defines nothing.
+fn statement_tags(text: &str) -> impl Iterator<Item = (&str, usize)> {
+    tags(text).filter(|(tag, _)| tag.starts_with("{%"))
 }
 
 /// Jinja tags (`{{ ... }}`, `{% ... %}`) in `text`, with their byte offsets.

@@ -1,0 +1,541 @@
+//! Jinja2 as dbt projects write it, where minijinja reads it differently.
+//!
+//! Two gaps are closed by rewriting a template's text before minijinja sees
+//! it ([`prepare`]), one by values of our own:
+//!
+//! - Unicode whitespace (a no-break space pasted after `)`) inside a tag is
+//!   whitespace to Jinja2 and a syntax error to minijinja: it becomes a space.
+//! - Python's lists and dicts are mutable and dbt macros build SQL with
+//!   `{% do parts.append(x) %}`; minijinja's are not. In a template that calls
+//!   a mutating method, every list and dict literal inside a tag is wrapped in
+//!   a call that makes a [`List`] or [`Dict`], whose `append`, `extend`,
+//!   `insert`, `pop`, `remove`, `update`, `setdefault`... really change it, so
+//!   the rendered SQL is what Jinja2 renders.
+//!
+//! Text outside tags, and string literals inside them, are never changed.
+//!
+//! Printing follows Python too ([`python_formatter`]): `{{ true }}` is
+//! `True`, `{{ none }}` is `None`, a list prints as `['a', 1]`.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, ValueKind};
+use minijinja::{Environment, Error, ErrorKind, Output, State, Value};
+
+use super::scanner::tags;
+
+/// The global function that turns a list literal into a mutable [`List`].
+const LIST_FN: &str = "__ripple_list";
+/// The global function that turns a dict literal into a mutable [`Dict`].
+const DICT_FN: &str = "__ripple_dict";
+
+/// Items one mutable list or dict may hold: a loop that doubles a list
+/// stops here instead of exhausting memory.
+const MAX_ITEMS: usize = 1_000_000;
+
+/// Methods that mutate a list or dict in Python.
+const MUTATING: &[&str] = &[
+    ".append(",
+    ".extend(",
+    ".insert(",
+    ".pop(",
+    ".remove(",
+    ".update(",
+    ".setdefault(",
+    ".clear(",
+    ".reverse(",
+    ".sort(",
+    ".popitem(",
+];
+
+/// `text` as minijinja should read it (see the module comment); borrowed
+/// when nothing needs changing, which is the common case.
+pub(crate) fn prepare(text: &str) -> Cow<'_, str> {
+    let odd_space = text
+        .chars()
+        .any(|c| !c.is_ascii() && c.is_whitespace());
+    let mutates = MUTATING.iter().any(|m| text.contains(m));
+    if !odd_space && !mutates {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut last = 0;
+    for (tag, at) in tags(text) {
+        // `{{`/`{%` and the closing pair stay as they are.
+        if tag.len() < 4 {
+            continue;
+        }
+        let body = &tag[2..tag.len() - 2];
+        let new = rewrite_tag(body, mutates);
+        if let Cow::Owned(new) = new {
+            out.push_str(&text[last..at + 2]);
+            out.push_str(&new);
+            last = at + 2 + body.len();
+        }
+    }
+    if last == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
+/// One tag's body, rewritten; borrowed when unchanged, and when its
+/// brackets do not balance (then minijinja reports the tag as written).
+fn rewrite_tag(body: &str, wrap: bool) -> Cow<'_, str> {
+    let mut out = String::with_capacity(body.len() + 32);
+    let mut changed = false;
+    // Open brackets: the closing text each needs.
+    let mut open: Vec<&str> = Vec::new();
+    let mut in_string: Option<char> = None;
+    let mut chars = body.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if let Some(q) = in_string {
+            out.push(c);
+            if c == '\\' {
+                if let Some((_, next)) = chars.next() {
+                    out.push(next);
+                }
+            } else if c == q {
+                in_string = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => {
+                in_string = Some(c);
+                out.push(c);
+            }
+            c if !c.is_ascii() && c.is_whitespace() => {
+                out.push(' ');
+                changed = true;
+            }
+            '[' if wrap && starts_literal(&body[..i]) => {
+                out.push_str(LIST_FN);
+                out.push_str("([");
+                open.push("])");
+                changed = true;
+            }
+            '{' if wrap => {
+                out.push_str(DICT_FN);
+                out.push_str("({");
+                open.push("})");
+                changed = true;
+            }
+            '[' | '(' | '{' => {
+                out.push(c);
+                open.push(match c {
+                    '[' => "]",
+                    '(' => ")",
+                    _ => "}",
+                });
+            }
+            ']' | ')' | '}' => match open.pop() {
+                Some(close) if close.starts_with(c) => out.push_str(close),
+                _ => return Cow::Borrowed(body),
+            },
+            c => out.push(c),
+        }
+    }
+    if !changed || !open.is_empty() || in_string.is_some() {
+        return Cow::Borrowed(body);
+    }
+    Cow::Owned(out)
+}
+
+/// Whether a `[` after `before` opens a list (not a subscript `x[0]`).
+fn starts_literal(before: &str) -> bool {
+    let before = before.trim_end();
+    let Some(last) = before.chars().next_back() else {
+        return true;
+    };
+    if matches!(last, ')' | ']' | '}' | '\'' | '"') {
+        return false;
+    }
+    if last.is_alphanumeric() || last == '_' {
+        let word: String = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        // After a keyword a `[` starts a value; after a name it indexes it.
+        return matches!(
+            word.as_str(),
+            "in" | "and" | "or" | "not" | "if" | "else" | "is" | "return" | "do"
+        );
+    }
+    true
+}
+
+/// Prints values as Jinja2 does, which is Python's `str()`: booleans and
+/// none capitalised, lists and dicts in Python's notation. Everything else
+/// (strings, numbers, dbt's objects) prints as minijinja prints it.
+pub(crate) fn python_formatter(
+    out: &mut Output,
+    state: &mut State,
+    value: &Value,
+) -> Result<(), Error> {
+    if is_python_value(value) {
+        let mut text = String::new();
+        python_repr(value, &mut text, false);
+        return out.write_str(&text).map_err(Error::from);
+    }
+    minijinja::escape_formatter(out, state, value)
+}
+
+/// Whether `value` is a boolean, none, or one of the plain containers
+/// (never one of dbt's objects, which print themselves).
+fn is_python_value(value: &Value) -> bool {
+    match value.kind() {
+        ValueKind::Bool | ValueKind::None => true,
+        ValueKind::Seq => {
+            value.downcast_object_ref::<Vec<Value>>().is_some()
+                || value.downcast_object_ref::<List>().is_some()
+        }
+        ValueKind::Map => {
+            value
+                .downcast_object_ref::<indexmap::IndexMap<Value, Value>>()
+                .is_some()
+                || value.downcast_object_ref::<Dict>().is_some()
+        }
+        _ => false,
+    }
+}
+
+/// Python's `repr()` of `value` (its `str()` at the top level, where a
+/// string prints bare).
+fn python_repr(value: &Value, out: &mut String, nested: bool) {
+    use std::fmt::Write;
+    match value.kind() {
+        ValueKind::Bool => out.push_str(if value.is_true() { "True" } else { "False" }),
+        ValueKind::None => out.push_str("None"),
+        ValueKind::String if nested => {
+            let s = value.as_str().unwrap_or_default();
+            let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+            out.push(quote);
+            for c in s.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    c if c == quote => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push(quote);
+        }
+        ValueKind::Seq if is_python_value(value) => {
+            out.push('[');
+            for (i, item) in value.try_iter().into_iter().flatten().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                python_repr(&item, out, true);
+            }
+            out.push(']');
+        }
+        ValueKind::Map if is_python_value(value) => {
+            out.push('{');
+            for (i, key) in value.try_iter().into_iter().flatten().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                python_repr(&key, out, true);
+                out.push_str(": ");
+                python_repr(&value.get_item(&key).unwrap_or_default(), out, true);
+            }
+            out.push('}');
+        }
+        _ => {
+            let _ = write!(out, "{value}");
+        }
+    }
+}
+
+/// Registers the functions [`prepare`]'s rewrites call.
+pub(crate) fn add_mutable_containers(env: &mut Environment<'static>) {
+    env.add_function(LIST_FN, |items: Value| -> Result<Value, Error> {
+        let items: Vec<Value> = items.try_iter()?.collect();
+        Ok(Value::from_object(List(Mutex::new(items))))
+    });
+    env.add_function(DICT_FN, |map: Value| -> Result<Value, Error> {
+        let mut pairs = Vec::new();
+        for key in map.try_iter()? {
+            let value = map.get_item(&key)?;
+            pairs.push((key, value));
+        }
+        Ok(Value::from_object(Dict(Mutex::new(pairs))))
+    });
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic inside a Jinja callback cannot leave these half-written.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn too_many() -> Error {
+    Error::new(
+        ErrorKind::InvalidOperation,
+        format!("a list or dict grew past {MAX_ITEMS} items; is a loop runaway?"),
+    )
+}
+
+fn bad_args(method: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidOperation,
+        format!("wrong arguments to `{method}()`"),
+    )
+}
+
+/// A Python list: mutable in place, shared by every name bound to it.
+#[derive(Debug)]
+pub(crate) struct List(Mutex<Vec<Value>>);
+
+impl List {
+    fn index(&self, at: &Value, len: usize) -> Option<usize> {
+        let i = i64::try_from(at.clone()).ok()?;
+        let i = if i < 0 { len as i64 + i } else { i };
+        (0..len as i64).contains(&i).then_some(i as usize)
+    }
+}
+
+impl Object for List {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let items = lock(&self.0);
+        let i = self.index(key, items.len())?;
+        items.get(i).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(lock(&self.0).clone())
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(lock(&self.0).len())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &mut State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        let mut items = lock(&self.0);
+        let none = Value::from(());
+        match (method, args) {
+            ("append", [v]) => {
+                if items.len() >= MAX_ITEMS {
+                    return Err(too_many());
+                }
+                items.push(v.clone());
+                Ok(none)
+            }
+            ("extend", [other]) => {
+                // `xs.extend(xs)` reads the list before it grows.
+                let more: Vec<Value> = match other.downcast_object_ref::<List>() {
+                    Some(same) if std::ptr::eq(same, &**self) => items.clone(),
+                    _ => {
+                        drop(items);
+                        let more = other.try_iter()?.collect();
+                        items = lock(&self.0);
+                        more
+                    }
+                };
+                if items.len() + more.len() > MAX_ITEMS {
+                    return Err(too_many());
+                }
+                items.extend(more);
+                Ok(none)
+            }
+            ("insert", [at, v]) => {
+                if items.len() >= MAX_ITEMS {
+                    return Err(too_many());
+                }
+                let len = items.len() as i64;
+                let i = i64::try_from(at.clone()).map_err(|_| bad_args(method))?;
+                let i = if i < 0 { (len + i).max(0) } else { i.min(len) };
+                items.insert(i as usize, v.clone());
+                Ok(none)
+            }
+            ("pop", []) => items.pop().ok_or_else(|| bad_args("pop from empty list")),
+            ("pop", [at]) => {
+                let i = self
+                    .index(at, items.len())
+                    .ok_or_else(|| bad_args(method))?;
+                Ok(items.remove(i))
+            }
+            ("remove", [v]) => {
+                let i = items
+                    .iter()
+                    .position(|x| x == v)
+                    .ok_or_else(|| bad_args(method))?;
+                items.remove(i);
+                Ok(none)
+            }
+            ("clear", []) => {
+                items.clear();
+                Ok(none)
+            }
+            ("reverse", []) => {
+                items.reverse();
+                Ok(none)
+            }
+            ("sort", []) => {
+                items.sort();
+                Ok(none)
+            }
+            ("index", [v]) => items
+                .iter()
+                .position(|x| x == v)
+                .map(Value::from)
+                .ok_or_else(|| bad_args(method)),
+            ("count", [v]) => Ok(Value::from(items.iter().filter(|x| *x == v).count())),
+            ("copy", []) => Ok(Value::from_object(List(Mutex::new(items.clone())))),
+            _ => Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+    }
+}
+
+/// A Python dict: mutable in place, in insertion order.
+#[derive(Debug)]
+pub(crate) struct Dict(Mutex<Vec<(Value, Value)>>);
+
+impl Dict {
+    fn set(pairs: &mut Vec<(Value, Value)>, key: Value, value: Value) -> Result<(), Error> {
+        if let Some(slot) = pairs.iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = value;
+        } else if pairs.len() >= MAX_ITEMS {
+            return Err(too_many());
+        } else {
+            pairs.push((key, value));
+        }
+        Ok(())
+    }
+}
+
+impl Object for Dict {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        lock(&self.0)
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(lock(&self.0).iter().map(|(k, _)| k.clone()).collect())
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(lock(&self.0).len())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &mut State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        let none = Value::from(());
+        // Keyword arguments arrive as a trailing kwargs value.
+        let (args, kwargs) = match args.split_last() {
+            Some((last, rest)) if last.is_kwargs() => (rest, Some(last.clone())),
+            _ => (args, None),
+        };
+        match (method, args) {
+            ("update", [] | [_]) => {
+                let mut new = Vec::new();
+                if let Some(other) = args.first() {
+                    for key in other.try_iter()? {
+                        let value = other.get_item(&key)?;
+                        new.push((key, value));
+                    }
+                }
+                if let Some(kw) = kwargs {
+                    let kw = Kwargs::try_from(kw)?;
+                    for key in kw.args() {
+                        new.push((Value::from(key), kw.peek::<Value>(key)?));
+                    }
+                }
+                let mut pairs = lock(&self.0);
+                for (k, v) in new {
+                    Dict::set(&mut pairs, k, v)?;
+                }
+                Ok(none)
+            }
+            ("setdefault", [key, rest @ ..]) if rest.len() <= 1 => {
+                let mut pairs = lock(&self.0);
+                if let Some((_, v)) = pairs.iter().find(|(k, _)| k == key) {
+                    return Ok(v.clone());
+                }
+                let value = rest.first().cloned().unwrap_or(none);
+                Dict::set(&mut pairs, key.clone(), value.clone())?;
+                Ok(value)
+            }
+            ("pop", [key, rest @ ..]) if rest.len() <= 1 => {
+                let mut pairs = lock(&self.0);
+                match pairs.iter().position(|(k, _)| k == key) {
+                    Some(i) => Ok(pairs.remove(i).1),
+                    None => rest.first().cloned().ok_or_else(|| bad_args(method)),
+                }
+            }
+            ("popitem", []) => {
+                let (k, v) = lock(&self.0).pop().ok_or_else(|| bad_args(method))?;
+                Ok(Value::from(vec![k, v]))
+            }
+            ("clear", []) => {
+                lock(&self.0).clear();
+                Ok(none)
+            }
+            ("copy", []) => Ok(Value::from_object(Dict(Mutex::new(lock(&self.0).clone())))),
+            _ => Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unicode_spaces_in_tags_become_spaces_and_strings_keep_theirs() {
+        let text = "a\u{a0}b {{ x\u{a0}}} {% if y\u{2003}%}'\u{a0}'{% endif %} {{ '\u{a0}' }}";
+        assert_eq!(
+            prepare(text),
+            "a\u{a0}b {{ x }} {% if y %}'\u{a0}'{% endif %} {{ '\u{a0}' }}"
+        );
+    }
+
+    #[test]
+    fn literals_are_wrapped_only_where_something_mutates() {
+        assert!(matches!(prepare("{% set xs = [1] %}{{ xs[0] }}"), Cow::Borrowed(_)));
+        assert_eq!(
+            prepare("{% set xs = [a[0], {'k': [1]}] %}{% do xs.append(b['k']) %}"),
+            "{% set xs = __ripple_list([a[0], __ripple_dict({'k': __ripple_list([1])})]) %}{% do xs.append(b['k']) %}"
+        );
+        assert_eq!(
+            prepare("{% if x in [1, 2] %}{% do d.update({}) %}{% endif %}"),
+            "{% if x in __ripple_list([1, 2]) %}{% do d.update(__ripple_dict({})) %}{% endif %}"
+        );
+        // Brackets in strings, and unbalanced tags, are left alone.
+        assert_eq!(
+            prepare("{% set s = '[{' %}{% do s.pop( %}"),
+            "{% set s = '[{' %}{% do s.pop( %}"
+        );
+    }
+}
