@@ -730,6 +730,8 @@ fn a_thousand_unknown_refs_among_twenty_thousand_models_are_each_named_with_a_su
             sql: None,
             airflow: None,
             built_by: None,
+            needs_warehouse: Vec::new(),
+            from_manifest: Default::default(),
         })
         .collect();
     let g = LineageGraph::build(Project {

@@ -14,6 +14,7 @@ use crate::graph::LineageGraph;
 #[derive(Serialize)]
 struct Document<'a> {
     schema_version: u32,
+    summary: Summary<'a>,
     nodes: Vec<JsonNode<'a>>,
     edges: Vec<JsonEdge<'a>>,
 }
@@ -35,6 +36,18 @@ struct JsonEdge<'a> {
     via: &'a str,
     file: &'a str,
     line: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evidence: Option<&'a str>,
+}
+
+/// Counts over the selected subgraph, and the datasets whose inputs no
+/// static reader can know (their models ask the warehouse).
+#[derive(Serialize)]
+struct Summary<'a> {
+    datasets: usize,
+    edges: usize,
+    edges_from_manifest: usize,
+    needs_warehouse: Vec<&'a str>,
 }
 
 /// Edges between selected nodes, sorted by (from, to, via).
@@ -56,8 +69,25 @@ fn edges<'a>(
 
 /// The selected subgraph as the JSON document `ripple graph` prints.
 pub fn json(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
+    let edges = edges(g, nodes);
+    let needs_warehouse: Vec<&str> = nodes
+        .iter()
+        .map(|&n| g.graph[n].id.as_str())
+        .filter(|id| {
+            g.writers.get(*id).is_some_and(|jobs| {
+                jobs.iter()
+                    .any(|j| g.jobs.get(j).is_some_and(|j| !j.needs_warehouse.is_empty()))
+            })
+        })
+        .collect();
     let doc = Document {
         schema_version: SCHEMA_VERSION,
+        summary: Summary {
+            datasets: nodes.len(),
+            edges: edges.len(),
+            edges_from_manifest: edges.iter().filter(|e| e.2.evidence.is_some()).count(),
+            needs_warehouse,
+        },
         nodes: nodes
             .iter()
             .map(|&n| {
@@ -72,7 +102,7 @@ pub fn json(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
                 }
             })
             .collect(),
-        edges: edges(g, nodes)
+        edges: edges
             .into_iter()
             .map(|(a, b, e)| JsonEdge {
                 from: &g.graph[a].id,
@@ -80,6 +110,7 @@ pub fn json(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
                 via: &e.via,
                 file: &e.file,
                 line: e.line,
+                evidence: e.evidence,
             })
             .collect(),
     };

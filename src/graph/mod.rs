@@ -34,6 +34,9 @@ pub struct Edge {
     pub file: String,
     /// 1-based line of the read (0 when unknown).
     pub line: u32,
+    /// Where the edge comes from when not from reading the job itself:
+    /// `manifest` (a dbt `manifest.json`, for what rendering could not see).
+    pub evidence: Option<&'static str>,
 }
 
 /// The lineage graph of a project.
@@ -239,7 +242,7 @@ impl LineageGraph {
                     Some((id, fed))
                 })
                 .collect();
-            let reads: Vec<(String, u32, Option<&str>)> = job
+            let mut reads: Vec<(String, u32, Option<&str>, bool)> = job
                 .reads
                 .iter()
                 .filter_map(|r| {
@@ -247,9 +250,20 @@ impl LineageGraph {
                         Target::Relation { relation } => Some(relation.as_str()),
                         _ => None,
                     };
-                    resolve(&r.target, r.line, &mut diagnostics).map(|id| (id, r.line, relation))
+                    let manifest = job.from_manifest.contains(&r.target);
+                    resolve(&r.target, r.line, &mut diagnostics)
+                        .map(|id| (id, r.line, relation, manifest))
                 })
                 .collect();
+            // A manifest read of a dataset the job itself reads adds nothing.
+            if !job.from_manifest.is_empty() {
+                let own: BTreeSet<String> = reads
+                    .iter()
+                    .filter(|r| !r.3)
+                    .map(|r| r.0.clone())
+                    .collect();
+                reads.retain(|r| !r.3 || !own.contains(&r.0));
+            }
             // The ids a dbt model reads through `ref()` (not `{{ this }}`).
             let refs: BTreeSet<(String, u32)> = job
                 .reads
@@ -265,7 +279,7 @@ impl LineageGraph {
                 .collect();
             for (w, fed) in &writes {
                 writers.entry(w.clone()).or_default().push(job.id.clone());
-                for (r, line, relation) in &reads {
+                for (r, line, relation, manifest) in &reads {
                     if let (Some(fed), Some(relation)) = (fed, relation)
                         && !fed.contains(*relation)
                     {
@@ -299,6 +313,7 @@ impl LineageGraph {
                             via: job.id.clone(),
                             file: job.file.clone(),
                             line: *line,
+                            evidence: manifest.then_some("manifest"),
                         },
                     ));
                 }

@@ -159,6 +159,8 @@ pub(crate) fn load(root: &Path, path: &Path) -> Part {
                         .map(str::to_string),
                     airflow: None,
                     built_by: None,
+                    needs_warehouse: Vec::new(),
+                    from_manifest: Default::default(),
                 });
             }
         }

@@ -90,7 +90,12 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     let catalog = confine(config.catalog.as_slice(), "catalog");
     project.diagnostics.extend(refused);
     if let Some(path) = options.manifest.clone().or(manifest.into_iter().next()) {
-        project.add(phase("manifest", || manifest::load(root, &path)));
+        let part = phase("manifest", || manifest::load(root, &path));
+        if is_dbt {
+            fill_from_manifest(&mut project, part);
+        } else {
+            project.add(part);
+        }
     }
     let models = (!config.models.is_empty()).then_some(models);
     let sql_dirs = sql_folders(root, &sql, models.as_deref(), is_dbt);
@@ -127,6 +132,28 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     project.jobs.dedup_by(|a, b| a.id == b.id);
     project.diagnostics.sort();
     Ok(project)
+}
+
+/// Beside a dbt project ripple renders itself, dbt's manifest is evidence,
+/// not a second project: each model also reads what the manifest says it
+/// depends on (what dbt saw when it could ask the warehouse, or what
+/// rendering missed), marked as coming from the manifest. The manifest's
+/// own nodes are not added.
+fn fill_from_manifest(project: &mut Project, manifest: crate::project::Part) {
+    let by_id: std::collections::HashMap<&str, &crate::project::Job> =
+        manifest.jobs.iter().map(|j| (j.id.as_str(), j)).collect();
+    for job in &mut project.jobs {
+        let Some(from) = by_id.get(job.id.as_str()) else {
+            continue;
+        };
+        for read in &from.reads {
+            if !job.reads.iter().any(|r| r.target == read.target) {
+                job.from_manifest.insert(read.target.clone());
+                job.reads.push(read.clone());
+            }
+        }
+    }
+    project.diagnostics.extend(manifest.diagnostics);
 }
 
 /// Folders of plain SQL jobs: `sql:` always; outside dbt, `models:` or else

@@ -119,6 +119,8 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
         sql: Some(text),
         airflow: None,
         built_by: None,
+        needs_warehouse: Vec::new(),
+        from_manifest: Default::default(),
     };
     (Some(job), diagnostics)
 }

@@ -189,6 +189,15 @@ pub struct Job {
     /// The job stays a dbt job.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub built_by: Option<AirflowTask>,
+    /// For a dbt model: the calls through which it asks the warehouse
+    /// (`run_query`, `dbt_utils.get_column_values`...), so what it reads may
+    /// depend on data no static reader sees. Empty for most jobs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needs_warehouse: Vec<String>,
+    /// Reads taken from a dbt `manifest.json` that rendering did not find;
+    /// their edges carry `"evidence": "manifest"`.
+    #[serde(skip)]
+    pub from_manifest: BTreeSet<Target>,
 }
 
 /// The Airflow task behind a job.

@@ -141,6 +141,8 @@ pub fn build(c: &Case) -> LineageGraph {
                 template: None,
             }),
             built_by: None,
+            needs_warehouse: Vec::new(),
+            from_manifest: Default::default(),
         })
         .collect();
     LineageGraph::build(Project {

@@ -202,6 +202,8 @@ impl Dags {
                         template: t.template.clone(),
                     }),
                     built_by: None,
+                    needs_warehouse: Vec::new(),
+                    from_manifest: Default::default(),
                 });
             }
         }

@@ -277,7 +277,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
             Some(file),
             e.line,
             0,
-            format!("{}; the macros of this file are unavailable", e.message),
+            format!("{}; that macro is unavailable", e.message),
         ));
     }
 
@@ -363,6 +363,13 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         .collect();
     progress.finish();
     for (d, j, diags) in rendered {
+        // `{{ config(enabled=false) }}` in the model's own file: dbt lists
+        // the model as disabled, so it is no node.
+        if matches!(d.config.get("enabled"), Some(Value::Bool(false)))
+            || matches!(d.config.get("enabled"), Some(Value::String(s)) if s.eq_ignore_ascii_case("false"))
+        {
+            continue;
+        }
         out.datasets.push(d);
         out.jobs.push(j);
         out.diagnostics.extend(diags);
@@ -735,6 +742,36 @@ fn render_template(
             },
         ));
     }
+    // The model's own warehouse calls name it best; else those of the
+    // macros it called.
+    let own = jinja::warehouse_calls(&t.text);
+    let needs_warehouse: Vec<String> = if own.is_empty() {
+        capture
+            .warehouse
+            .into_inner()
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    } else {
+        own.iter().map(|c| format!("`{c}`")).collect()
+    };
+    if !needs_warehouse.is_empty() {
+        let line = own
+            .first()
+            .and_then(|c| t.text.find(c.as_str()))
+            .map_or(t.first_line, |at| t.first_line + line_of(&t.text, at) - 1);
+        diagnostics.push(Diagnostic::warning(
+            "needs-warehouse",
+            Some(t.file.clone()),
+            line,
+            0,
+            format!(
+                "`{}` asks the warehouse ({}): what it reads may depend on data no static reader sees, so its edges are those ripple could render; name dbt's manifest (`--manifest target/manifest.json`, from `dbt parse`) to take its dependencies from dbt",
+                t.name,
+                needs_warehouse.join(", ")
+            ),
+        ));
+    }
     let mut cfg = t.config;
     for (k, v) in capture.config.into_inner().unwrap_or_default() {
         merge_config(&mut cfg, &k, v);
@@ -781,6 +818,8 @@ fn render_template(
         sql: result.ok(),
         airflow: None,
         built_by: None,
+        needs_warehouse,
+        from_manifest: BTreeSet::new(),
     };
     let mut ds = dataset(
         t.id,

@@ -71,6 +71,19 @@ pub(super) fn add_builtins(
             Ok(Value::from_object(relation))
         },
     );
+    // dbt's `builtins.ref` / `builtins.source`: what a project's own `ref`
+    // or `source` macro calls to reach the originals.
+    let original = |name: &str| {
+        env.globals()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let builtins = Builtins {
+        r#ref: original("ref"),
+        source: original("source"),
+    };
+    env.add_global("builtins", Value::from_object(builtins));
     env.add_function(
         "config",
         |state: &State, _args: Rest<ValueOrKwargs>, kwargs: Kwargs| -> Result<Value, Error> {
@@ -126,9 +139,20 @@ pub(super) fn add_builtins(
     env.add_function("should_full_refresh", || false);
     env.add_function("log", |_args: Rest<ValueOrKwargs>| "");
     env.add_function("print", |_args: Rest<ValueOrKwargs>| "");
-    env.add_function("run_query", |_args: Rest<ValueOrKwargs>| Value::from(()));
-    env.add_function("load_result", |_args: Rest<ValueOrKwargs>| Value::from(()));
-    env.add_function("statement", |_args: Rest<ValueOrKwargs>| "");
+    // The warehouse cannot answer here: the calls answer nothing and are
+    // recorded, for the `needs-warehouse` diagnostic.
+    env.add_function("run_query", |state: &State, _args: Rest<ValueOrKwargs>| {
+        asks_warehouse(state, "run_query");
+        Value::from(())
+    });
+    env.add_function("load_result", |state: &State, _args: Rest<ValueOrKwargs>| {
+        asks_warehouse(state, "load_result");
+        Value::from(())
+    });
+    env.add_function("statement", |state: &State, _args: Rest<ValueOrKwargs>| {
+        asks_warehouse(state, "statement");
+        ""
+    });
     env.add_function("local_md5", |s: String| format!("{:x}", fnv(&s)));
     env.add_function("zip", |a: Value, b: Value| -> Result<Value, Error> {
         let a: Vec<Value> = a.try_iter()?.collect();
@@ -177,7 +201,7 @@ pub(super) fn add_builtins(
         context! { FULL_REFRESH => false, WHICH => "parse" },
     );
     env.add_global("invocation_id", "00000000-0000-0000-0000-000000000000");
-    env.add_global("run_started_at", "2000-01-01 00:00:00+00:00");
+    env.add_global("run_started_at", Value::from_object(RunStartedAt));
     env.add_global("project_name", settings.project_name.clone());
     env.add_global("dbt_version", "1.11.0");
     env.add_global(
@@ -194,6 +218,13 @@ pub(super) fn add_builtins(
         "graph",
         context! { nodes => context! {}, sources => context! {}, exposures => context! {} },
     );
+    // dbt-core's global macros are callable without `dbt.` too
+    // (`{{ safe_cast(...) }}`), unless the project defines its own.
+    for (name, _, _) in CROSS_DB {
+        if !table.global.contains_key(*name) {
+            env.add_function(*name, move |args: Rest<ValueOrKwargs>| cross_db(name, &args));
+        }
+    }
     env.add_global("exceptions", Value::from_object(Exceptions));
     env.add_global(
         "adapter",
@@ -222,6 +253,13 @@ pub(super) fn add_builtins(
                 macros: table.clone(),
             }),
         );
+    }
+}
+
+/// Records that rendering reached a call only the warehouse can answer.
+fn asks_warehouse(state: &State, call: &str) {
+    if let Some(cap) = capture(state) {
+        lock(&cap.warehouse).insert(format!("`{call}`"));
     }
 }
 
@@ -254,6 +292,107 @@ fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
     })
+}
+
+/// `builtins`: dbt's own `ref` and `source`, for a project macro that
+/// replaces them.
+#[derive(Debug)]
+struct Builtins {
+    r#ref: Value,
+    source: Value,
+}
+
+impl Object for Builtins {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        match key.as_str()? {
+            "ref" => Some(self.r#ref.clone()),
+            "source" => Some(self.source.clone()),
+            _ => None,
+        }
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        state: &mut State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        match method {
+            "ref" => self.r#ref.call(state, args),
+            "source" => self.source.call(state, args),
+            _ => Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+    }
+}
+
+/// `run_started_at`: a fixed instant (so output is the same every run)
+/// with the parts and methods of Python's `datetime` that models use.
+#[derive(Debug)]
+struct RunStartedAt;
+
+impl RunStartedAt {
+    const TEXT: &'static str = "2000-01-01 00:00:00+00:00";
+}
+
+impl Object for RunStartedAt {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        Some(Value::from(match key.as_str()? {
+            "year" => 2000,
+            "month" | "day" => 1,
+            "hour" | "minute" | "second" | "microsecond" => 0,
+            _ => return None,
+        }))
+    }
+
+    fn is_true(self: &Arc<Self>) -> bool {
+        true
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &mut State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        match method {
+            "strftime" => {
+                let format = args.first().map(|f| f.to_string()).unwrap_or_default();
+                let mut out = String::new();
+                let mut chars = format.chars();
+                while let Some(c) = chars.next() {
+                    if c != '%' {
+                        out.push(c);
+                        continue;
+                    }
+                    match chars.next() {
+                        Some('Y') => out.push_str("2000"),
+                        Some('y') => out.push_str("00"),
+                        Some('m' | 'd') => out.push_str("01"),
+                        Some('H' | 'M' | 'S') => out.push_str("00"),
+                        Some('j') => out.push_str("001"),
+                        Some('f') => out.push_str("000000"),
+                        Some('z') => out.push_str("+0000"),
+                        Some('%') => out.push('%'),
+                        Some(other) => {
+                            out.push('%');
+                            out.push(other);
+                        }
+                        None => out.push('%'),
+                    }
+                }
+                Ok(Value::from(out))
+            }
+            "isoformat" => Ok(Value::from("2000-01-01T00:00:00+00:00")),
+            "date" => Ok(Value::from("2000-01-01")),
+            "timestamp" => Ok(Value::from(946_684_800)),
+            "replace" | "astimezone" => Ok(Value::from_object(RunStartedAt)),
+            _ => Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+    }
+
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(Self::TEXT)
+    }
 }
 
 /// `exceptions.raise_compiler_error(msg)` fails the render, as in dbt;
@@ -326,8 +465,14 @@ impl Object for Adapter {
                 Ok(placeholder_function())
             }
             "quote" | "quote_as_configured" => Ok(args.first().cloned().unwrap_or_default()),
-            "get_relation" | "load_relation" => Ok(Value::from(())),
-            "get_columns_in_relation" => Ok(Value::from(Vec::<Value>::new())),
+            "get_relation" | "load_relation" | "list_relations_without_caching" => {
+                asks_warehouse(state, &format!("adapter.{method}"));
+                Ok(Value::from(()))
+            }
+            "get_columns_in_relation" => {
+                asks_warehouse(state, "adapter.get_columns_in_relation");
+                Ok(Value::from(Vec::<Value>::new()))
+            }
             _ => Ok(Value::from_safe_string(PLACEHOLDER.to_string())),
         }
     }

@@ -90,9 +90,17 @@ impl Object for Relation {
             "database" => Some(Value::from(self.database.clone())),
             "schema" => Some(Value::from(self.schema.clone())),
             "identifier" | "name" | "table" => Some(Value::from(self.identifier.clone())),
-            "is_table" | "is_view" => Some(Value::from(false)),
+            "is_table" | "is_view" | "is_cte" => Some(Value::from(false)),
+            // What dbt_utils' `_is_relation` checks.
+            "metadata" => Some(context! { type => "BaseRelation" }),
             _ => None,
         }
+    }
+
+    // A relation is a value, not an empty mapping: `{% if not relation %}`
+    // is false, as in dbt.
+    fn is_true(self: &Arc<Self>) -> bool {
+        true
     }
 
     fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -109,6 +117,11 @@ pub(crate) struct Capture {
     pub config: Mutex<BTreeMap<String, serde_json::Value>>,
     /// Unknown macros and methods that were rendered as placeholders.
     pub unknown: Mutex<BTreeSet<String>>,
+    /// Warehouse calls in the macros the render called: "`run_query` in
+    /// macro `get_methods`" (see [`WAREHOUSE_CALLS`]).
+    pub warehouse: Mutex<BTreeSet<String>>,
+    /// The macros, to look up what each called macro asks the warehouse.
+    table: Arc<MacroTable>,
     /// The value of the innermost `return()`.
     returned: Mutex<Option<Value>>,
     depth: AtomicUsize,
@@ -161,6 +174,8 @@ struct MacroTable {
     by_package: HashMap<(String, String), String>,
     /// Package names that have macros.
     packages: BTreeSet<String>,
+    /// (template, macro) → the first warehouse call in the macro's body.
+    warehouse: HashMap<(String, String), String>,
 }
 
 /// A template that failed, with where.
@@ -193,21 +208,46 @@ impl Renderer {
         // Package files first, so that root-project macros override them.
         let mut files: Vec<&MacroFile> = macro_files.iter().collect();
         files.sort_by_key(|f| (f.package.is_none(), f.path.clone()));
+        // A root-project `ref` or `source` macro replaces dbt's (reaching
+        // it through `builtins.ref`).
+        let mut overrides: Vec<(String, String)> = Vec::new();
         for file in &files {
-            let template = format!("{MACRO_PREFIX}{}", file.path);
-            if let Err(e) = env.add_template_owned(template.clone(), rename_definitions(&compat::prepare(&file.text)))
-            {
-                errors.push((file.path.clone(), render_error(&e)));
-                continue;
-            }
-            for name in macro_names(&file.text) {
-                if let Some(pkg) = &file.package {
-                    table
-                        .by_package
-                        .insert((pkg.clone(), name.clone()), template.clone());
-                    table.packages.insert(pkg.clone());
+            let text = compat::prepare(&file.text);
+            for block in macro_blocks(&text) {
+                let template = format!("{MACRO_PREFIX}{}#{}", file.path, block.name);
+                // Leading newlines keep the block's lines the file's lines.
+                let lines = text[..block.start].matches('\n').count();
+                let source = format!(
+                    "{}{}",
+                    "\n".repeat(lines),
+                    rename_definitions(&text[block.start..block.end])
+                );
+                if let Err(e) = env.add_template_owned(template.clone(), source) {
+                    let mut e = render_error(&e);
+                    e.message = format!("macro `{}`: {}", block.name, e.message);
+                    errors.push((file.path.clone(), e));
+                    continue;
                 }
-                table.global.insert(name, template.clone());
+                let body = &text[block.body_start..block.body_end];
+                if let Some(call) = macro_warehouse_call(body) {
+                    table
+                        .warehouse
+                        .insert((template.clone(), block.name.clone()), call);
+                }
+                let name = block.name;
+                match &file.package {
+                    Some(pkg) => {
+                        table
+                            .by_package
+                            .insert((pkg.clone(), name.clone()), template.clone());
+                        table.packages.insert(pkg.clone());
+                    }
+                    None if name == "ref" || name == "source" => {
+                        overrides.push((name.clone(), template.clone()));
+                    }
+                    None => {}
+                }
+                table.global.insert(name, template);
             }
         }
         let table = Arc::new(table);
@@ -215,6 +255,9 @@ impl Renderer {
             env.add_function(name.clone(), macro_caller(template.clone(), name.clone()));
         }
         add_builtins(&mut env, &settings, &table);
+        for (name, template) in overrides {
+            env.add_function(name.clone(), macro_caller(template, name));
+        }
 
         // Anything else called in any template renders as a placeholder.
         let defined: BTreeSet<String> = env.globals().map(|(n, _)| n.to_string()).collect();
@@ -265,7 +308,10 @@ impl Renderer {
         this: Relation,
         model_name: &str,
     ) -> (Result<String, RenderError>, Capture) {
-        let capture = Arc::new(Capture::default());
+        let capture = Arc::new(Capture {
+            table: self.macros.clone(),
+            ..Capture::default()
+        });
         let ctx = context! {
             __ripple => Value::from_dyn_object(capture.clone()),
             this => Value::from_object(this),
@@ -280,6 +326,7 @@ impl Renderer {
             references: Mutex::new(lock(&shared.references).clone()),
             config: Mutex::new(lock(&shared.config).clone()),
             unknown: Mutex::new(lock(&shared.unknown).clone()),
+            warehouse: Mutex::new(lock(&shared.warehouse).clone()),
             ..Capture::default()
         });
         (result, capture)
@@ -369,6 +416,18 @@ fn macro_caller(
 fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Result<Value, Error> {
     let cap = capture(state);
     if let Some(cap) = &cap {
+        if let Some(call) = cap
+            .table
+            .warehouse
+            .get(&(template.to_string(), name.to_string()))
+        {
+            let macro_name = name.trim_start_matches("__ripple_def_");
+            lock(&cap.warehouse).insert(if call.rsplit('.').next() == Some(macro_name) {
+                format!("`{call}`")
+            } else {
+                format!("`{call}` in macro `{macro_name}`")
+            });
+        }
         let calls = cap.calls.fetch_add(1, Ordering::Relaxed);
         let depth = cap.depth.fetch_add(1, Ordering::Relaxed);
         let used = cap.fuel.load(Ordering::Relaxed)
@@ -738,10 +797,15 @@ mod tests {
             strip_non_macro_blocks(text),
             "{% macro a() %}1{% endmacro %}"
         );
-        assert_eq!(
-            macro_names("{%- macro a(x) -%}{% endmacro %}{% macro b() %}"),
-            ["a", "b"]
-        );
+        // An unclosed block is not a macro; text between blocks is no part
+        // of any (dbt never compiles it).
+        let names: Vec<String> = macro_blocks(
+            "{%- macro a(x) -%}{% endmacro %}{% ### %}{% macro b() %}",
+        )
+        .into_iter()
+        .map(|b| b.name)
+        .collect();
+        assert_eq!(names, ["a"]);
         assert_eq!(
             rename_definitions("{%- macro a(x) -%}{{ a(1) }}{% endmacro %}"),
             "{%- macro __ripple_def_a(x) -%}{{ a(1) }}{% endmacro %}"

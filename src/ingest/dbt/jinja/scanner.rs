@@ -34,29 +34,6 @@ pub(crate) fn rename_definitions(text: &str) -> String {
     out
 }
 
-/// Names of the macros a file defines (`{% macro name(...) %}`).
-pub(crate) fn macro_names(text: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    for (tag, _) in statement_tags(text) {
-        let body = tag.trim_start_matches(['{', '%', '-', '+']).trim_start();
-        let Some(rest) = body
-            .strip_prefix("macro")
-            .filter(|r| r.starts_with(char::is_whitespace))
-        else {
-            continue;
-        };
-        let name: String = rest
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        if !name.is_empty() {
-            names.push(name);
-        }
-    }
-    names
-}
-
 /// Names called inside Jinja tags: `name(` (false), and the roots of
 /// dotted calls `name.method(` (true); never `x.name(`.
 pub(crate) fn called_names(text: &str) -> impl Iterator<Item = (&str, bool)> {
@@ -109,6 +86,151 @@ pub(crate) fn called_names(text: &str) -> impl Iterator<Item = (&str, bool)> {
         }
         found
     })
+}
+
+/// The calls through which a template asks the warehouse: what it reads
+/// (or which columns) then depends on data, which no static reader sees.
+/// The last part of a dotted call is matched (`dbt_utils.get_column_values`,
+/// `adapter.get_columns_in_relation`). The first seven are dbt's
+/// primitives; the rest are package macros built on them.
+pub(crate) const WAREHOUSE_CALLS: &[&str] = &[
+    "run_query",
+    "statement",
+    "load_result",
+    "get_columns_in_relation",
+    "get_relation",
+    "load_relation",
+    "list_relations_without_caching",
+    "get_filtered_columns_in_relation",
+    "get_relations_by_pattern",
+    "get_relations_by_prefix",
+    "get_column_values",
+    "get_query_results_as_dict",
+    "get_single_value",
+    "star",
+];
+
+/// How many of [`WAREHOUSE_CALLS`] are dbt's primitives.
+const PRIMITIVES: usize = 7;
+
+/// The warehouse call a macro's body stands for, if any: a package macro
+/// built on the warehouse, or a primitive in a macro that checks `execute`
+/// (the sign that it queries when dbt runs). A primitive in a branch that
+/// parsing does not take (a `ref` override for one target) is caught only
+/// if rendering reaches it.
+pub(crate) fn macro_warehouse_call(body: &str) -> Option<String> {
+    let calls = warehouse_calls(body);
+    let is_primitive = |c: &str| {
+        let last = c.rsplit('.').next().unwrap_or(c);
+        WAREHOUSE_CALLS[..PRIMITIVES].contains(&last)
+    };
+    let checks_execute = body.contains("execute");
+    calls
+        .into_iter()
+        .find(|c| !is_primitive(c) || checks_execute)
+}
+
+/// The warehouse calls (see [`WAREHOUSE_CALLS`]) written in `text`, dotted
+/// as written, in order of first appearance.
+pub(crate) fn warehouse_calls(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for (tag, _) in tags(text) {
+        let bytes = tag.as_bytes();
+        let mut i = 0;
+        let mut in_string: Option<u8> = None;
+        while i < bytes.len() {
+            let c = bytes[i];
+            if let Some(q) = in_string {
+                if c == b'\\' {
+                    i += 1;
+                } else if c == q {
+                    in_string = None;
+                }
+                i += 1;
+                continue;
+            }
+            if c == b'\'' || c == b'"' {
+                in_string = Some(c);
+                i += 1;
+                continue;
+            }
+            if c.is_ascii_alphabetic() || c == b'_' {
+                // A dotted name: `a.b.c`.
+                let start = i;
+                while i < bytes.len()
+                    && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.')
+                {
+                    i += 1;
+                }
+                let name = tag[start..i].trim_end_matches('.');
+                let mut j = i;
+                while j < bytes.len() && bytes[j] == b' ' {
+                    j += 1;
+                }
+                let last = name.rsplit('.').next().unwrap_or(name);
+                let defines = tag[..start].trim_end().ends_with("macro");
+                if bytes.get(j) == Some(&b'(')
+                    && !defines
+                    && WAREHOUSE_CALLS.contains(&last)
+                    && !found.iter().any(|f| f == name)
+                {
+                    found.push(name.to_string());
+                }
+                continue;
+            }
+            i += 1;
+        }
+    }
+    found
+}
+
+/// One `{% macro %}...{% endmacro %}` block of a file, by byte offsets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MacroBlock {
+    /// The macro's name.
+    pub name: String,
+    /// Where the `{% macro %}` tag starts.
+    pub start: usize,
+    /// Where its body (after the opening tag) starts.
+    pub body_start: usize,
+    /// Where the `{% endmacro %}` tag starts.
+    pub body_end: usize,
+    /// Where the `{% endmacro %}` tag ends.
+    pub end: usize,
+}
+
+/// The top-level macro blocks of a file, as dbt extracts them: each is
+/// compiled alone, and text between blocks is never compiled.
+pub(crate) fn macro_blocks(text: &str) -> Vec<MacroBlock> {
+    let mut out = Vec::new();
+    let mut open: Option<(String, usize, usize)> = None;
+    for (tag, at) in statement_tags(text) {
+        let body = tag.trim_start_matches(['{', '%', '-', '+']).trim_start();
+        if let Some(rest) = body
+            .strip_prefix("macro")
+            .filter(|r| r.starts_with(char::is_whitespace))
+        {
+            let name: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if open.is_none() && !name.is_empty() {
+                open = Some((name, at, at + tag.len()));
+            }
+        } else if body.starts_with("endmacro")
+            && let Some((name, start, body_start)) = open.take()
+        {
+            out.push(MacroBlock {
+                name,
+                start,
+                body_start,
+                body_end: at,
+                end: at + tag.len(),
+            });
+        }
+    }
+    out
 }
 
 pub(crate) fn is_keyword(name: &str) -> bool {
