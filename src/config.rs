@@ -202,12 +202,13 @@ impl Config {
     /// Parses the text of a `ripple.yml`; `path` is used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
         let mut key_path = String::new();
-        let parsed = serde_saphyr::with_deserializer_from_str_with_options(text, yaml_options(), |de| {
-            serde_path_to_error::deserialize(de).map_err(|e| {
-                key_path = e.path().to_string();
-                e.into_inner()
-            })
-        });
+        let parsed =
+            serde_saphyr::with_deserializer_from_str_with_options(text, yaml_options(), |de| {
+                serde_path_to_error::deserialize(de).map_err(|e| {
+                    key_path = e.path().to_string();
+                    e.into_inner()
+                })
+            });
         // An empty file deserializes as "no document": the defaults.
         if text.trim().is_empty() {
             return Ok(Config::default());

@@ -34,9 +34,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
         findings.sort();
     }
+    let coverage = emit::check::Coverage::of(g.jobs.values(), &findings);
     let rendered = match args.format {
-        ReportFormat::Text => emit::check::text(&findings),
-        ReportFormat::Json => emit::check::json(&findings),
+        ReportFormat::Text => emit::check::text(&findings, coverage),
+        ReportFormat::Json => emit::check::json(&findings, coverage),
     };
     write_stdout(&rendered)?;
     let (errors, _) = emit::check::counts(&findings);

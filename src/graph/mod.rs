@@ -257,11 +257,8 @@ impl LineageGraph {
                 .collect();
             // A manifest read of a dataset the job itself reads adds nothing.
             if !job.from_manifest.is_empty() {
-                let own: BTreeSet<String> = reads
-                    .iter()
-                    .filter(|r| !r.3)
-                    .map(|r| r.0.clone())
-                    .collect();
+                let own: BTreeSet<String> =
+                    reads.iter().filter(|r| !r.3).map(|r| r.0.clone()).collect();
                 reads.retain(|r| !r.3 || !own.contains(&r.0));
             }
             // The ids a dbt model reads through `ref()` (not `{{ this }}`).

@@ -406,12 +406,17 @@ mod tests {
             tables[998].pointer("/freshness/warn_after/count"),
             Some(&Value::from(1))
         );
-        assert_eq!(tables[999].pointer("/freshness/owner"), Some(&Value::from("data")));
+        assert_eq!(
+            tables[999].pointer("/freshness/owner"),
+            Some(&Value::from("data"))
+        );
     }
 
     #[test]
     fn an_alias_bomb_is_refused_with_the_file_named() {
-        let mut text = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        let mut text = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
         let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
         for w in names.windows(2) {
             let (prev, next) = (w[0], w[1]);

@@ -145,10 +145,13 @@ pub(super) fn add_builtins(
         asks_warehouse(state, "run_query");
         Value::from(())
     });
-    env.add_function("load_result", |state: &State, _args: Rest<ValueOrKwargs>| {
-        asks_warehouse(state, "load_result");
-        Value::from(())
-    });
+    env.add_function(
+        "load_result",
+        |state: &State, _args: Rest<ValueOrKwargs>| {
+            asks_warehouse(state, "load_result");
+            Value::from(())
+        },
+    );
     env.add_function("statement", |state: &State, _args: Rest<ValueOrKwargs>| {
         asks_warehouse(state, "statement");
         ""
@@ -222,7 +225,9 @@ pub(super) fn add_builtins(
     // (`{{ safe_cast(...) }}`), unless the project defines its own.
     for (name, _, _) in CROSS_DB {
         if !table.global.contains_key(*name) {
-            env.add_function(*name, move |args: Rest<ValueOrKwargs>| cross_db(name, &args));
+            env.add_function(*name, move |args: Rest<ValueOrKwargs>| {
+                cross_db(name, &args)
+            });
         }
     }
     env.add_global("exceptions", Value::from_object(Exceptions));

@@ -52,9 +52,7 @@ const MUTATING: &[&str] = &[
 /// `text` as minijinja should read it (see the module comment); borrowed
 /// when nothing needs changing, which is the common case.
 pub(crate) fn prepare(text: &str) -> Cow<'_, str> {
-    let odd_space = text
-        .chars()
-        .any(|c| !c.is_ascii() && c.is_whitespace());
+    let odd_space = text.chars().any(|c| !c.is_ascii() && c.is_whitespace());
     let mutates = MUTATING.iter().any(|m| text.contains(m));
     if !odd_space && !mutates {
         return Cow::Borrowed(text);
@@ -215,7 +213,11 @@ fn python_repr(value: &Value, out: &mut String, nested: bool) {
         ValueKind::None => out.push_str("None"),
         ValueKind::String if nested => {
             let s = value.as_str().unwrap_or_default();
-            let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+            let quote = if s.contains('\'') && !s.contains('"') {
+                '"'
+            } else {
+                '\''
+            };
             out.push(quote);
             for c in s.chars() {
                 match c {
@@ -523,7 +525,10 @@ mod tests {
 
     #[test]
     fn literals_are_wrapped_only_where_something_mutates() {
-        assert!(matches!(prepare("{% set xs = [1] %}{{ xs[0] }}"), Cow::Borrowed(_)));
+        assert!(matches!(
+            prepare("{% set xs = [1] %}{{ xs[0] }}"),
+            Cow::Borrowed(_)
+        ));
         assert_eq!(
             prepare("{% set xs = [a[0], {'k': [1]}] %}{% do xs.append(b['k']) %}"),
             "{% set xs = __ripple_list([a[0], __ripple_dict({'k': __ripple_list([1])})]) %}{% do xs.append(b['k']) %}"

@@ -172,6 +172,9 @@ fn a_macro_file_may_print_a_variable_named_macro() {
     let model = "{{ _is_ephemeral(1, 'star') }}";
     let (r, errors) = Renderer::new(settings(), std::slice::from_ref(&file), [model]);
     assert!(errors.is_empty(), "{errors:?}");
-    let sql = r.render("models/m.sql", model, super::tests::this(), "m").0.unwrap();
+    let sql = r
+        .render("models/m.sql", model, super::tests::this(), "m")
+        .0
+        .unwrap();
     assert_eq!(sql, "The `star` macro cannot be used");
 }

@@ -799,12 +799,11 @@ mod tests {
         );
         // An unclosed block is not a macro; text between blocks is no part
         // of any (dbt never compiles it).
-        let names: Vec<String> = macro_blocks(
-            "{%- macro a(x) -%}{% endmacro %}{% ### %}{% macro b() %}",
-        )
-        .into_iter()
-        .map(|b| b.name)
-        .collect();
+        let names: Vec<String> =
+            macro_blocks("{%- macro a(x) -%}{% endmacro %}{% ### %}{% macro b() %}")
+                .into_iter()
+                .map(|b| b.name)
+                .collect();
         assert_eq!(names, ["a"]);
         assert_eq!(
             rename_definitions("{%- macro a(x) -%}{{ a(1) }}{% endmacro %}"),

@@ -1,0 +1,282 @@
+//! dbt as large real projects write it (issue 14): each form here once cost
+//! edges on a public project. ripple's graph of this small project must
+//! equal what `dbt parse` records, checked against dbt itself when it is
+//! installed (`bash scripts/engines.sh install dbt`; required under CI).
+
+#[path = "support/engines.rs"]
+mod engines;
+#[path = "support/temp_project.rs"]
+mod temp_project;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use engines::{dbt, require};
+use temp_project::temp_project;
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "dbt_project.yml",
+        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\n",
+    ),
+    ("models/a.sql", "select 1 as id, 'x' as c\n"),
+    ("models/b.sql", "select 2 as id\n"),
+    // Anchors reused by aliases (real source files reuse a few hundreds of times).
+    (
+        "models/sources.yml",
+        "version: 2\nsources:\n  - name: raw\n    tables:\n      - name: t\n        meta: &owner {owner: data}\n      - name: u\n        meta: *owner\n",
+    ),
+    // dbt compiles each macro block alone: text between blocks, even text
+    // Jinja2 rejects, is never compiled.
+    (
+        "macros/blocks.sql",
+        "{% macro helper(x) %}{{ x }}{% endmacro %}\n\n{% ######################## %}\n\n{% macro other() %}1{% endmacro %}\n",
+    ),
+    // A project's own `source`, with an argument dbt's lacks.
+    (
+        "macros/source.sql",
+        "{% macro source(source_name, table_name, database=none) %}{% do return(builtins.source(source_name, table_name)) %}{% endmacro %}\n",
+    ),
+    // A parameter named `macro`, printed in a set block (dbt_utils' shape).
+    (
+        "macros/describe.sql",
+        "{% macro describe(obj, macro) %}{% set msg %}{{ macro }}{% endset %}{% do return(msg | trim) %}{% endmacro %}\n",
+    ),
+    // Asks the warehouse when dbt runs, answers nothing while it parses.
+    (
+        "macros/column_values.sql",
+        "{% macro column_values(rel) %}{% if execute %}{% set r = run_query('select c from ' ~ rel) %}{% do return(r.columns[0].values()) %}{% endif %}{% do return([]) %}{% endmacro %}\n",
+    ),
+    (
+        "models/m_blocks.sql",
+        "select {{ helper('id') }} from {{ ref('a') }}\n",
+    ),
+    (
+        "models/m_source.sql",
+        "select * from {{ source('raw', 't', database='other') }}\n",
+    ),
+    (
+        "models/m_time.sql",
+        "{% set last_year = run_started_at.year - 1 %}\nselect {{ last_year }} as y, '{{ run_started_at.strftime('%Y') }}' as s from {{ ref('a') }}\n",
+    ),
+    (
+        "models/m_rel.sql",
+        "{% set r = ref('b') %}{% if not r %}{{ exceptions.raise_compiler_error('a relation is never falsy') }}{% endif %}\nselect * from {{ ref('a') }} join {{ r }} using (id)\n",
+    ),
+    (
+        "models/m_disabled.sql",
+        "{{ config(enabled=false) }}\nselect * from {{ ref('a') }}\n",
+    ),
+    (
+        "models/m_wh.sql",
+        "{% set vals = column_values(ref('a')) %}\nselect {% for v in vals %}'{{ v }}' as v{{ loop.index }}, {% endfor %}1 as one from {{ ref('b') }}\n",
+    ),
+    (
+        "models/m_append.sql",
+        "{% set cols = [] %}{% for c in ['id', 'c'] %}{% do cols.append(c) %}{% endfor %}\nselect {{ cols | join(', ') }} from {{ ref('a') }}\n",
+    ),
+    (
+        "models/m_kw.sql",
+        "select '{{ describe(1, 'x') }}' as d from {{ ref('b') }}\n",
+    ),
+];
+
+/// The edges this project has, as dbt records them.
+const EDGES: &[(&str, &str)] = &[
+    ("model.a", "model.m_append"),
+    ("model.a", "model.m_blocks"),
+    ("model.a", "model.m_rel"),
+    ("model.a", "model.m_time"),
+    ("model.a", "model.m_wh"),
+    ("model.b", "model.m_kw"),
+    ("model.b", "model.m_rel"),
+    ("model.b", "model.m_wh"),
+    ("source.raw.t", "model.m_source"),
+];
+
+fn ripple(args: &[&str], dir: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args(args)
+        .arg("--project")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
+fn graph(dir: &std::path::Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["graph", "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = ripple(&args, dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn edges(doc: &serde_json::Value) -> BTreeSet<(String, String)> {
+    doc["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["from"].as_str().unwrap().into(),
+                e["to"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+fn expected() -> BTreeSet<(String, String)> {
+    EDGES
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn every_form_keeps_its_edges() {
+    let dir = temp_project(FILES);
+    let doc = graph(dir.path(), &[]);
+    assert_eq!(edges(&doc), expected());
+    let ids: BTreeSet<&str> = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        !ids.contains("model.m_disabled"),
+        "config(enabled=false) in the file"
+    );
+    assert!(
+        ids.contains("source.raw.u"),
+        "a source declared through an alias"
+    );
+    assert_eq!(
+        doc["summary"]["needs_warehouse"],
+        serde_json::json!(["model.m_wh"])
+    );
+    assert_eq!(doc["summary"]["edges"], EDGES.len());
+    assert_eq!(doc["summary"]["edges_from_manifest"], 0);
+}
+
+#[test]
+fn check_names_the_warehouse_model_and_counts_coverage() {
+    let dir = temp_project(FILES);
+    let out = ripple(&["check"], dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let warehouse: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("needs-warehouse"))
+        .collect();
+    assert_eq!(warehouse.len(), 1, "{text}");
+    assert!(
+        warehouse[0].contains("models/m_wh.sql")
+            && warehouse[0].contains("`run_query` in macro `column_values`"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("render-error") && !text.contains("unknown-macro"),
+        "{text}"
+    );
+    assert!(
+        text.contains("dbt models: 9 read: 8 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse"),
+        "{text}"
+    );
+    let json = ripple(&["check", "--format", "json"], dir.path());
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["coverage"]["need_warehouse"], 1);
+    assert_eq!(doc["coverage"]["rendered_fully"], 8);
+}
+
+#[test]
+fn a_manifest_fills_what_only_the_warehouse_knew() {
+    let dir = temp_project(FILES);
+    // What dbt saw at run time: m_wh also read m_kw (its query named it).
+    let manifest = r#"{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json"},
+        "nodes": {"model.fid.m_wh": {"resource_type": "model", "name": "m_wh", "relation_name": "main.m_wh",
+                   "depends_on": {"nodes": ["model.fid.a", "model.fid.b", "model.fid.m_kw"]}},
+                  "model.fid.elsewhere": {"resource_type": "model", "name": "elsewhere", "relation_name": "main.elsewhere",
+                   "depends_on": {"nodes": []}}},
+        "sources": {}}"#;
+    std::fs::write(dir.path().join("manifest.json"), manifest).unwrap();
+    let path = dir.path().join("manifest.json");
+    let doc = graph(dir.path(), &["--manifest", path.to_str().unwrap()]);
+    let mut want = expected();
+    want.insert(("model.m_kw".into(), "model.m_wh".into()));
+    assert_eq!(edges(&doc), want);
+    for e in doc["edges"].as_array().unwrap() {
+        let from_manifest = e["from"] == "model.m_kw";
+        assert_eq!(
+            e.get("evidence").and_then(|v| v.as_str()),
+            from_manifest.then_some("manifest"),
+            "{e}"
+        );
+    }
+    assert_eq!(doc["summary"]["edges_from_manifest"], 1);
+    // The manifest is evidence for the project's models, not more models.
+    assert!(
+        !doc["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["id"] == "model.elsewhere")
+    );
+}
+
+#[test]
+fn dbt_parse_records_the_same_edges() {
+    let Some(dbt) = require(dbt(), "dbt (dbt-core 1.11 with dbt-duckdb)") else {
+        return;
+    };
+    let dir = temp_project(FILES);
+    let profiles = format!(
+        "fid:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n      path: '{}'\n      threads: 1\n",
+        dir.path().join("w.duckdb").display()
+    );
+    std::fs::write(dir.path().join("profiles.yml"), profiles).unwrap();
+    let out = Command::new(&dbt)
+        .args([
+            "parse",
+            "--no-partial-parse",
+            "--profiles-dir",
+            ".",
+            "--project-dir",
+            ".",
+        ])
+        .current_dir(dir.path())
+        .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "dbt parse failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.path().join("target/manifest.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let id = |unique: &str| {
+        let parts: Vec<&str> = unique.split('.').collect();
+        format!("{}.{}", parts[0], parts[2..].join("."))
+    };
+    let mut dbt_edges = BTreeSet::new();
+    for (unique, node) in manifest["nodes"].as_object().unwrap() {
+        if node["resource_type"] != "model" {
+            continue;
+        }
+        for up in node["depends_on"]["nodes"].as_array().unwrap() {
+            dbt_edges.insert((id(up.as_str().unwrap()), id(unique)));
+        }
+    }
+    assert_eq!(dbt_edges, expected(), "dbt's own edges");
+    assert!(manifest["disabled"].get("model.fid.m_disabled").is_some());
+    assert_eq!(
+        edges(&graph(dir.path(), &[])),
+        dbt_edges,
+        "ripple against dbt"
+    );
+}
