@@ -17,7 +17,7 @@ use temp_project::temp_project;
 const FILES: &[(&str, &str)] = &[
     (
         "dbt_project.yml",
-        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\n",
+        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n",
     ),
     ("models/a.sql", "select 1 as id, 'x' as c\n"),
     ("models/b.sql", "select 2 as id\n"),
@@ -75,6 +75,11 @@ const FILES: &[(&str, &str)] = &[
         "models/m_append.sql",
         "{% set cols = [] %}{% for c in ['id', 'c'] %}{% do cols.append(c) %}{% endfor %}\nselect {{ cols | join(', ') }} from {{ ref('a') }}\n",
     ),
+    // Jinja in a var's value, and a var as another's default.
+    (
+        "models/m_var.sql",
+        "select * from {{ ref(var('upstream')) }} union all select * from {{ ref(var('missing', var('upstream'))) }}\n",
+    ),
     (
         "models/m_kw.sql",
         "select '{{ describe(1, 'x') }}' as d from {{ ref('b') }}\n",
@@ -90,6 +95,7 @@ const EDGES: &[(&str, &str)] = &[
     ("model.a", "model.m_wh"),
     ("model.b", "model.m_kw"),
     ("model.b", "model.m_rel"),
+    ("model.b", "model.m_var"),
     ("model.b", "model.m_wh"),
     ("source.raw.t", "model.m_source"),
 ];
@@ -183,13 +189,13 @@ fn check_names_the_warehouse_model_and_counts_coverage() {
         "{text}"
     );
     assert!(
-        text.contains("dbt models: 9 read: 8 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse"),
+        text.contains("dbt models: 10 read: 9 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse"),
         "{text}"
     );
     let json = ripple(&["check", "--format", "json"], dir.path());
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["coverage"]["need_warehouse"], 1);
-    assert_eq!(doc["coverage"]["rendered_fully"], 8);
+    assert_eq!(doc["coverage"]["rendered_fully"], 9);
 }
 
 #[test]

@@ -575,6 +575,7 @@ fn default_settings(config: &Config) -> Settings {
         target: config.target.clone(),
         adapter: adapter_name(config),
         relations: Relations::default(),
+        dispatch: BTreeMap::new(),
     }
 }
 
@@ -623,6 +624,7 @@ fn settings(
         project_name: root.file.name.clone(),
         vars,
         relations,
+        dispatch: root.file.dispatch.clone(),
         ..base
     }
 }
@@ -642,6 +644,12 @@ fn merged_vars(config: &Config, units: &[Unit]) -> BTreeMap<String, Value> {
         }
     }
     vars.extend(config.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+    // dbt renders Jinja in `vars` values (`"{{ env_var('START', '2020-01-01') }}"`,
+    // one var built from another) before any model sees them.
+    let renderer = jinja::ConfigRenderer::new(&vars, &config.target);
+    for v in vars.values_mut() {
+        *v = renderer.render(std::mem::take(v));
+    }
     vars
 }
 

@@ -23,6 +23,8 @@ pub(crate) struct ProjectFile {
     pub models: Value,
     pub seeds: Value,
     pub snapshots: Value,
+    /// `dispatch:`: macro namespace → search order.
+    pub dispatch: BTreeMap<String, Vec<String>>,
 }
 
 /// Parses YAML text into JSON-like values, or a diagnostic naming where it
@@ -93,6 +95,16 @@ impl ProjectFile {
             models: v.get("models").cloned().unwrap_or(Value::Null),
             seeds: v.get("seeds").cloned().unwrap_or(Value::Null),
             snapshots: v.get("snapshots").cloned().unwrap_or(Value::Null),
+            dispatch: v
+                .get("dispatch")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|d| {
+                    let ns = d.get("macro_namespace")?.as_str()?.to_string();
+                    Some((ns, strings(d.get("search_order")?)))
+                })
+                .collect(),
         }
     }
 }

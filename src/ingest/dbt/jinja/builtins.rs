@@ -236,6 +236,8 @@ pub(super) fn add_builtins(
         Value::from_object(Adapter {
             adapter: settings.adapter.clone(),
             macros: table.clone(),
+            dispatch: settings.dispatch.clone(),
+            project: settings.project_name.clone(),
         }),
     );
     env.add_global(
@@ -431,6 +433,23 @@ impl Object for Exceptions {
 struct Adapter {
     adapter: String,
     macros: Arc<MacroTable>,
+    /// `dispatch:` search orders by namespace.
+    dispatch: BTreeMap<String, Vec<String>>,
+    /// The root project's name, as search orders write it.
+    project: String,
+}
+
+/// The prefixes `adapter.dispatch` tries, as dbt's adapters inherit:
+/// Redshift from Postgres, Databricks from Spark; `default` last.
+fn adapter_prefixes(adapter: &str) -> Vec<&str> {
+    let mut out = vec![adapter];
+    match adapter {
+        "redshift" => out.push("postgres"),
+        "databricks" => out.push("spark"),
+        _ => {}
+    }
+    out.push("default");
+    out
 }
 
 impl Object for Adapter {
@@ -447,22 +466,45 @@ impl Object for Adapter {
                     .get(1)
                     .filter(|v| !v.is_none() && !v.is_undefined() && !v.is_kwargs())
                     .map(|v| v.to_string());
-                let candidates = [
-                    format!("{}__{name}", self.adapter),
-                    format!("default__{name}"),
-                    name.clone(),
-                ];
-                for candidate in candidates {
-                    let found = namespace
-                        .as_ref()
-                        .and_then(|ns| self.macros.by_package.get(&(ns.clone(), candidate.clone())))
-                        .or_else(|| self.macros.global.get(&candidate));
-                    if let Some(template) = found {
-                        return Ok(Value::from_function(macro_caller(
-                            template.clone(),
-                            candidate,
-                        )));
+                // dbt's order: each package of the search order (the
+                // namespace's `dispatch:` config, else the root project then
+                // the namespace), and in each the adapter's prefixes.
+                // `None` is the root project; without a namespace, any macro.
+                let packages: Vec<Option<String>> = match &namespace {
+                    None => vec![None],
+                    Some(ns) => match self.dispatch.get(ns) {
+                        Some(order) => order
+                            .iter()
+                            .map(|p| (*p != self.project).then(|| p.clone()))
+                            .collect(),
+                        None => vec![None, Some(ns.clone())],
+                    },
+                };
+                for package in &packages {
+                    for prefix in adapter_prefixes(&self.adapter) {
+                        let candidate = format!("{prefix}__{name}");
+                        let found = match package {
+                            Some(p) => self.macros.by_package.get(&(p.clone(), candidate.clone())),
+                            None if namespace.is_some() => self.macros.root.get(&candidate),
+                            None => self.macros.global.get(&candidate),
+                        };
+                        if let Some(template) = found {
+                            return Ok(Value::from_function(macro_caller(
+                                template.clone(),
+                                candidate,
+                            )));
+                        }
                     }
+                }
+                // Leniently past dbt (which would fail): any package's
+                // implementation, then the macro itself.
+                let any = adapter_prefixes(&self.adapter)
+                    .into_iter()
+                    .map(|prefix| format!("{prefix}__{name}"))
+                    .chain([name.clone()])
+                    .find_map(|c| self.macros.global.get(&c).map(|t| (t.clone(), c)));
+                if let Some((template, candidate)) = any {
+                    return Ok(Value::from_function(macro_caller(template, candidate)));
                 }
                 if let Some(cap) = capture(state) {
                     lock(&cap.unknown).insert(format!("adapter.dispatch('{name}')"));

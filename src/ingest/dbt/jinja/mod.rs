@@ -157,6 +157,9 @@ pub(crate) struct Settings {
     pub adapter: String,
     /// Relations for `ref()` / `source()`.
     pub relations: Relations,
+    /// `dispatch:` of `dbt_project.yml`: macro namespace → the packages to
+    /// search, in order (the root project by its name).
+    pub dispatch: BTreeMap<String, Vec<String>>,
 }
 
 /// A Jinja environment loaded with dbt's built-ins and a project's macros.
@@ -174,6 +177,8 @@ struct MacroTable {
     by_package: HashMap<(String, String), String>,
     /// Package names that have macros.
     packages: BTreeSet<String>,
+    /// The root project's own macros.
+    root: HashMap<String, String>,
     /// (template, macro) → the first warehouse call in the macro's body.
     warehouse: HashMap<(String, String), String>,
 }
@@ -242,10 +247,12 @@ impl Renderer {
                             .insert((pkg.clone(), name.clone()), template.clone());
                         table.packages.insert(pkg.clone());
                     }
-                    None if name == "ref" || name == "source" => {
-                        overrides.push((name.clone(), template.clone()));
+                    None => {
+                        if name == "ref" || name == "source" {
+                            overrides.push((name.clone(), template.clone()));
+                        }
+                        table.root.insert(name.clone(), template.clone());
                     }
-                    None => {}
                 }
                 table.global.insert(name, template);
             }
@@ -557,6 +564,7 @@ mod tests {
             target: crate::config::TargetConfig::default(),
             adapter: "postgres".into(),
             relations,
+            dispatch: BTreeMap::new(),
         }
     }
 
@@ -652,6 +660,79 @@ mod tests {
             })
             .collect();
         assert_eq!(names, ["a", "b"]);
+    }
+
+    #[test]
+    fn adapter_dispatch_follows_the_search_order_and_adapter_inheritance() {
+        let files = |texts: &[(&str, Option<&str>, &str)]| -> Vec<MacroFile> {
+            texts
+                .iter()
+                .map(|(p, pkg, t)| MacroFile {
+                    path: p.to_string(),
+                    package: pkg.map(str::to_string),
+                    text: t.to_string(),
+                })
+                .collect()
+        };
+        let macros = files(&[
+            (
+                "dbt_packages/utils/macros/x.sql",
+                Some("utils"),
+                "{% macro x() %}{{ return(adapter.dispatch('x', 'utils')()) }}{% endmacro %}{% macro default__x() %}utils-default{% endmacro %}{% macro postgres__x() %}utils-postgres{% endmacro %}",
+            ),
+            (
+                "dbt_packages/shim/macros/x.sql",
+                Some("shim"),
+                "{% macro default__x() %}shim-default{% endmacro %}",
+            ),
+            (
+                "macros/mine.sql",
+                None,
+                "{% macro default__x() %}mine{% endmacro %}",
+            ),
+        ]);
+        let model = "{{ utils.x() }}";
+        let render_with = |adapter: &str, dispatch: &[(&str, &[&str])]| -> String {
+            let mut s = settings();
+            s.adapter = adapter.into();
+            s.dispatch = dispatch
+                .iter()
+                .map(|(ns, order)| {
+                    (
+                        ns.to_string(),
+                        order.iter().map(|p| p.to_string()).collect(),
+                    )
+                })
+                .collect();
+            let (r, errors) = Renderer::new(s, &macros, [model]);
+            assert!(errors.is_empty(), "{errors:?}");
+            r.render("models/m.sql", model, this(), "m").0.unwrap()
+        };
+        // dbt: the root project, then the namespace; in each, the adapter's
+        // prefixes. The root's default__ wins over the package's postgres__.
+        assert_eq!(render_with("postgres", &[]), "mine");
+        // A `dispatch:` search order replaces that.
+        assert_eq!(
+            render_with("postgres", &[("utils", &["shim", "utils"])]),
+            "shim-default"
+        );
+        assert_eq!(
+            render_with("postgres", &[("utils", &["utils"])]),
+            "utils-postgres"
+        );
+        // Redshift inherits Postgres's implementations.
+        assert_eq!(
+            render_with("redshift", &[("utils", &["utils"])]),
+            "utils-postgres"
+        );
+        assert_eq!(
+            render_with("snowflake", &[("utils", &["utils"])]),
+            "utils-default"
+        );
+        assert_eq!(
+            render_with("snowflake", &[("utils", &["shop", "utils"])]),
+            "mine"
+        );
     }
 
     #[test]
