@@ -384,7 +384,7 @@ fn load_quietly(html: &str, name: &str) -> Option<Value> {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(format!("{name}.html"));
     std::fs::write(&file, html).unwrap();
-    let seen = b.check(&file, &dir.path().join("shot.png"));
+    let seen = b.check_with(&file, &dir.path().join("shot.png"), false);
     assert_eq!(seen["page_errors"], Value::Array(vec![]), "{name}");
     assert_eq!(seen["requests"], Value::Array(vec![]), "{name}");
     assert_eq!(seen["scripts"], 1, "{name}");

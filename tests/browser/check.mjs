@@ -12,7 +12,9 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 
-const [, , report, shot] = process.argv;
+// `extent`: `viewport` takes only the first screen (a 10,000-model report's
+// full page takes longer to shoot than the test can wait on two cores).
+const [, , report, shot, extent] = process.argv;
 const require = createRequire(import.meta.url);
 const { chromium } = require(process.env.RIPPLE_TEST_PLAYWRIGHT);
 
@@ -91,7 +93,7 @@ try {
     document.querySelectorAll('.rp-hit').forEach((d) => d.classList.remove('rp-hit'));
     window.scrollTo(0, 0);
   });
-  const png = await page.screenshot({ path: shot, fullPage: true });
+  const png = await page.screenshot({ path: shot, fullPage: extent !== 'viewport' });
   // Blank or not: distinct colours among sampled pixels, decoded by the
   // browser itself on a page of its own.
   const probe = await browser.newPage();

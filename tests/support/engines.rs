@@ -355,11 +355,23 @@ impl Browser {
     /// Loads `report` and returns what `tests/browser/check.mjs` saw, as
     /// JSON, its full-page screenshot written to `screenshot`.
     pub fn check(&self, report: &Path, screenshot: &Path) -> serde_json::Value {
+        self.check_with(report, screenshot, true)
+    }
+
+    /// [`Browser::check`], the screenshot of the whole page or of its first
+    /// screen only.
+    pub fn check_with(
+        &self,
+        report: &Path,
+        screenshot: &Path,
+        full_page: bool,
+    ) -> serde_json::Value {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/check.mjs");
         let output = Command::new(&self.node)
             .arg(&script)
             .arg(report)
             .arg(screenshot)
+            .arg(if full_page { "page" } else { "viewport" })
             .env("RIPPLE_TEST_CHROMIUM", &self.chromium)
             .env("RIPPLE_TEST_PLAYWRIGHT", &self.playwright)
             .output();
