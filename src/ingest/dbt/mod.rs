@@ -147,17 +147,20 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         for dir in &snapshot_dirs {
             sql_files.extend(found(dir, &[".sql"]).into_iter().map(|p| (u, p, true)));
         }
-        for path in yaml_files {
-            let file = relative(root, &path);
-            let text = match crate::input::read_text(&path) {
-                Ok(text) => text,
-                Err(e) => {
-                    out.diagnostics.push(read_error(file, &e));
-                    continue;
-                }
-            };
-            match yaml::parse(&text, &file) {
-                Ok(doc) => unit.props.add(&doc, &text, &file),
+        // Parsed in parallel, added in file order.
+        let parsed: Vec<(String, Result<(String, Value), Diagnostic>)> = yaml_files
+            .par_iter()
+            .map(|path| {
+                let file = relative(root, path);
+                let doc = crate::input::read_text(path)
+                    .map_err(|e| read_error(file.clone(), &e))
+                    .and_then(|text| yaml::parse(&text, &file).map(|doc| (text, doc)));
+                (file, doc)
+            })
+            .collect();
+        for (file, doc) in parsed {
+            match doc {
+                Ok((text, doc)) => unit.props.add(&doc, &text, &file),
                 Err(d) => out.diagnostics.push(d),
             }
         }
@@ -173,58 +176,55 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         }
     }
 
-    // Read the SQL files in parallel; snapshots may hold several blocks.
-    let read: Vec<(usize, String, Result<String, crate::Error>, bool)> = sql_files
-        .par_iter()
-        .map(|(u, path, snapshot)| {
-            (
-                *u,
-                relative(root, path),
-                crate::input::read_text(path),
-                *snapshot,
-            )
-        })
-        .collect();
+    // Read the SQL files and make their templates in parallel (the order
+    // stays the files' order); snapshots may hold several blocks.
     let versions: Vec<HashMap<String, (String, String)>> =
         units.iter().map(version_files).collect();
-    let mut templates = Vec::new();
-    for (u, file, text, is_snapshot) in read {
-        let text = match text {
-            Ok(t) => t,
-            Err(e) => {
-                out.diagnostics.push(read_error(file, &e));
-                continue;
-            }
-        };
-        let unit = &units[u];
-        if is_snapshot {
-            for (name, body, first_line) in snapshot_blocks(&text) {
-                templates.push(template(
+    let made: Vec<Result<Vec<Template>, Diagnostic>> = sql_files
+        .par_iter()
+        .map(|(u, path, is_snapshot)| {
+            let file = relative(root, path);
+            let text = crate::input::read_text(path).map_err(|e| read_error(file.clone(), &e))?;
+            let unit = &units[*u];
+            Ok(if *is_snapshot {
+                snapshot_blocks(&text)
+                    .into_iter()
+                    .map(|(name, body, first_line)| {
+                        template(
+                            &config_jinja,
+                            &units,
+                            unit,
+                            DatasetKind::Snapshot,
+                            &name,
+                            &file,
+                            first_line,
+                            body,
+                            None,
+                        )
+                    })
+                    .collect()
+            } else {
+                let name = stem(Path::new(&file));
+                let (model, version) = versioned_name(&versions[*u], &name);
+                vec![template(
                     &config_jinja,
                     &units,
                     unit,
-                    DatasetKind::Snapshot,
-                    &name,
+                    DatasetKind::Model,
+                    &model,
                     &file,
-                    first_line,
-                    body,
-                    None,
-                ));
-            }
-        } else {
-            let name = stem(Path::new(&file));
-            let (model, version) = versioned_name(&versions[u], &name);
-            templates.push(template(
-                &config_jinja,
-                &units,
-                unit,
-                DatasetKind::Model,
-                &model,
-                &file,
-                1,
-                text,
-                version,
-            ));
+                    1,
+                    text,
+                    version,
+                )]
+            })
+        })
+        .collect();
+    let mut templates = Vec::with_capacity(made.len());
+    for m in made {
+        match m {
+            Ok(t) => templates.extend(t),
+            Err(d) => out.diagnostics.push(d),
         }
     }
     // dbt 1.9+: snapshots declared in YAML over an existing relation.
