@@ -57,6 +57,9 @@ pub(crate) fn is_dbt_project(root: &Path) -> bool {
 }
 
 /// Reads the dbt project at `root`.
+/// A property file's text and its parsed YAML, or why not.
+type ParsedYaml = Result<(String, Value), Diagnostic>;
+
 pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Part {
     let mut out = Part::default();
     let root_file = match yaml::read_project_file(root, root) {
@@ -148,7 +151,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
             sql_files.extend(found(dir, &[".sql"]).into_iter().map(|p| (u, p, true)));
         }
         // Parsed in parallel, added in file order.
-        let parsed: Vec<(String, Result<(String, Value), Diagnostic>)> = yaml_files
+        let parsed: Vec<(String, ParsedYaml)> = yaml_files
             .par_iter()
             .map(|path| {
                 let file = relative(root, path);
