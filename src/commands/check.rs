@@ -24,7 +24,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut findings = g.check();
     // What impact and plan would refuse in ripple.yml's time facts (a key
     // naming no dataset, a start that is no date), check reports too.
-    if let Err(e) = ripple::impact::TimeFacts::build(&g) {
+    if let Err(e) = ripple::impact::TimeFacts::build(g) {
         findings.push(ripple::project::Diagnostic::error(
             "time-facts",
             None,

@@ -39,7 +39,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let g = args.project.graph()?;
     let nodes: BTreeSet<_> = match &args.select {
-        Some(sel) => Selector::parse(sel)?.select(&g)?,
+        Some(sel) => Selector::parse(sel)?.select(g)?,
         None => g.graph.node_indices().collect(),
     };
     let options = openlineage::Options {
@@ -50,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     };
     let text = ripple::timings::phase("output", || {
-        emit::graph::render(&g, &nodes, args.format, &options)
+        emit::graph::render(g, &nodes, args.format, &options)
     });
     write_output(args.output.as_deref(), &text)?;
     let (errors, _) = emit::check::counts(&g.diagnostics);

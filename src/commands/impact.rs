@@ -32,14 +32,14 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let request = args.change.request()?;
     let g = args.change.project.graph()?;
-    let facts = phase("time facts", || ripple::impact::TimeFacts::build(&g))?;
+    let facts = phase("time facts", || ripple::impact::TimeFacts::build(g))?;
     let (result, model) = phase("impact", || {
         // The HTML report shows every reason on click: it always explains.
         let explain = args.explain || args.format == Format::Html;
-        ripple::impact::impact(&g, &facts, &request, explain)
+        ripple::impact::impact(g, &facts, &request, explain)
     })?;
     let text = phase("output", || {
-        emit::impact::render(&g, &model, &result, args.format)
+        emit::impact::render(g, &model, &result, args.format)
     });
     write_output(args.output.as_deref(), &text)?;
     Ok(ExitCode::SUCCESS)

@@ -72,10 +72,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let g = args.change.project.graph()?;
     let (doc, impact, model) = ripple::timings::phase("plan", || {
         // The HTML report shows every reason on click: it always explains.
-        ripple::plan::for_change_with_impact(&g, &request, &options, args.format == Format::Html)
+        ripple::plan::for_change_with_impact(g, &request, &options, args.format == Format::Html)
     })?;
     let planned = emit::plan::Planned {
-        graph: &g,
+        graph: g,
         model: &model,
         impact: &impact,
     };

@@ -56,10 +56,10 @@ pub(crate) fn is_dbt_project(root: &Path) -> bool {
     root.join("dbt_project.yml").is_file()
 }
 
-/// Reads the dbt project at `root`.
 /// A property file's text and its parsed YAML, or why not.
 type ParsedYaml = Result<(String, Value), Diagnostic>;
 
+/// Reads the dbt project at `root`.
 pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Part {
     let mut out = Part::default();
     let root_file = match yaml::read_project_file(root, root) {
