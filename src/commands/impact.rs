@@ -32,7 +32,9 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let request = args.change.request()?;
     let g = args.change.project.graph()?;
-    let facts = phase("time facts", || ripple::impact::TimeFacts::build(g))?;
+    let facts = phase("time facts", || {
+        ripple::impact::TimeFacts::for_request(g, &request)
+    })?;
     let (result, model) = phase("impact", || {
         // The HTML report shows every reason on click: it always explains.
         let explain = args.explain || args.format == Format::Html;

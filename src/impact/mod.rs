@@ -201,21 +201,12 @@ pub fn find_dataset(g: &LineageGraph, name: &str) -> Result<NodeIndex, ImpactErr
         })
 }
 
-/// Computes the impact of `request` on `g`, whose request-independent time
-/// facts are `facts` ([`TimeFacts::build`]); returns the resolved facts too.
-pub fn impact(
+/// The datasets `request` names as changed: each name a dataset, or else a
+/// selector (`tag:raw`, `raw.*`); sorted, once each.
+pub fn changed_nodes(
     g: &LineageGraph,
-    facts: &TimeFacts,
     request: &ImpactRequest,
-    explain: bool,
-) -> Result<(Impact, TimeModel), ImpactError> {
-    if request.from.start > request.to.start {
-        return Err(ImpactError::FromAfterTo {
-            from: crate::time::display(request.from.start),
-            to: crate::time::display(request.to.start),
-        });
-    }
-    // Each changed name is a dataset, or else a selector (`tag:raw`, `raw.*`).
+) -> Result<Vec<NodeIndex>, ImpactError> {
     let mut changed: Vec<NodeIndex> = Vec::new();
     for c in &request.changed {
         match find_dataset(g, c) {
@@ -233,6 +224,24 @@ pub fn impact(
     }
     changed.sort();
     changed.dedup();
+    Ok(changed)
+}
+
+/// Computes the impact of `request` on `g`, whose request-independent time
+/// facts are `facts` ([`TimeFacts::build`]); returns the resolved facts too.
+pub fn impact(
+    g: &LineageGraph,
+    facts: &TimeFacts,
+    request: &ImpactRequest,
+    explain: bool,
+) -> Result<(Impact, TimeModel), ImpactError> {
+    if request.from.start > request.to.start {
+        return Err(ImpactError::FromAfterTo {
+            from: crate::time::display(request.from.start),
+            to: crate::time::display(request.to.start),
+        });
+    }
+    let changed = changed_nodes(g, request)?;
     let order = facts
         .order()
         .ok_or_else(|| ImpactError::Cycle(facts.cycle_at(g)))?;

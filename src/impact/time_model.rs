@@ -106,6 +106,27 @@ impl TimeFacts {
         Self::build_with_sql_of(g, Some(&wanted))
     }
 
+    /// [`TimeFacts::build`] for the impact of `request`: SQL is read for the
+    /// changed datasets, what is downstream of them, and everything upstream
+    /// of those (where their grains come from); impact looks at nothing else.
+    /// A request naming no dataset gets the whole graph's facts, and the
+    /// error from impact.
+    pub fn for_request(
+        g: &LineageGraph,
+        request: &super::ImpactRequest,
+    ) -> Result<TimeFacts, TimeModelError> {
+        match super::changed_nodes(g, request) {
+            Ok(changed) => {
+                let from: BTreeSet<NodeIndex> = changed.into_iter().collect();
+                let mut reach = g.reachable(&from, petgraph::Direction::Outgoing);
+                reach.extend(from);
+                let nodes: Vec<NodeIndex> = reach.into_iter().collect();
+                Self::build_for(g, &nodes)
+            }
+            Err(_) => Self::build(g),
+        }
+    }
+
     fn build_with_sql_of(
         g: &LineageGraph,
         sql_of: Option<&BTreeSet<NodeIndex>>,

@@ -204,7 +204,7 @@ pub fn for_change_with_impact(
     options: &PlanOptions,
     explain: bool,
 ) -> Result<(PlanDocument, Impact, TimeModel), PlanError> {
-    let facts = crate::impact::TimeFacts::build(g)?;
+    let facts = crate::impact::TimeFacts::for_request(g, request)?;
     let (result, model) = crate::impact::impact(g, &facts, request, explain)?;
     let tasks = tasks(g, &model, &result)?;
     if !options.allow_partial {
