@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, Output, State, Value};
 
+use super::lock;
 use super::scanner::tags;
 
 /// The global function that turns a list literal into a mutable [`List`].
@@ -152,17 +153,12 @@ fn starts_literal(before: &str) -> bool {
         return false;
     }
     if last.is_alphanumeric() || last == '_' {
-        let word: String = before
-            .chars()
-            .rev()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
+        let word = &before[before
+            .trim_end_matches(|c: char| c.is_alphanumeric() || c == '_')
+            .len()..];
         // After a keyword a `[` starts a value; after a name it indexes it.
         return matches!(
-            word.as_str(),
+            word,
             "in" | "and" | "or" | "not" | "if" | "else" | "is" | "return" | "do"
         );
     }
@@ -276,11 +272,6 @@ pub(crate) fn add_mutable_containers(env: &mut Environment<'static>) {
         }
         Ok(Value::from_object(Dict(Mutex::new(pairs))))
     });
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic inside a Jinja callback cannot leave these half-written.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn too_many() -> Error {

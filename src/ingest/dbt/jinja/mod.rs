@@ -179,8 +179,9 @@ struct MacroTable {
     packages: BTreeSet<String>,
     /// The root project's own macros.
     root: HashMap<String, String>,
-    /// (template, macro) → the first warehouse call in the macro's body.
-    warehouse: HashMap<(String, String), String>,
+    /// A macro's template (one per macro block) → the first warehouse call
+    /// in its body.
+    warehouse: HashMap<String, String>,
 }
 
 /// A template that failed, with where.
@@ -235,9 +236,7 @@ impl Renderer {
                 }
                 let body = &text[block.body_start..block.body_end];
                 if let Some(call) = macro_warehouse_call(body) {
-                    table
-                        .warehouse
-                        .insert((template.clone(), block.name.clone()), call);
+                    table.warehouse.insert(template.clone(), call);
                 }
                 let name = block.name;
                 match &file.package {
@@ -423,16 +422,11 @@ fn macro_caller(
 fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Result<Value, Error> {
     let cap = capture(state);
     if let Some(cap) = &cap {
-        if let Some(call) = cap
-            .table
-            .warehouse
-            .get(&(template.to_string(), name.to_string()))
-        {
-            let macro_name = name.trim_start_matches("__ripple_def_");
-            lock(&cap.warehouse).insert(if call.rsplit('.').next() == Some(macro_name) {
+        if let Some(call) = cap.table.warehouse.get(template) {
+            lock(&cap.warehouse).insert(if call.rsplit('.').next() == Some(name) {
                 format!("`{call}`")
             } else {
-                format!("`{call}` in macro `{macro_name}`")
+                format!("`{call}` in macro `{name}`")
             });
         }
         let calls = cap.calls.fetch_add(1, Ordering::Relaxed);
