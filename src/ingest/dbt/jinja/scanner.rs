@@ -34,57 +34,77 @@ pub(crate) fn rename_definitions(text: &str) -> String {
     out
 }
 
-/// Names called inside Jinja tags: `name(` (false), and the roots of
-/// dotted calls `name.method(` (true); never `x.name(`.
-pub(crate) fn called_names(text: &str) -> impl Iterator<Item = (&str, bool)> {
-    tags(text).flat_map(|(tag, _)| {
-        let bytes = tag.as_bytes();
-        let mut found = Vec::new();
-        let mut i = 0;
-        let mut in_string: Option<u8> = None;
-        while i < bytes.len() {
-            let c = bytes[i];
-            if let Some(q) = in_string {
-                if c == q {
-                    in_string = None;
-                }
+/// A call written in a tag: the dotted name (`a`, `pkg.macro`,
+/// `adapter.get_relation`) before a `(`, outside string literals.
+struct Call<'a> {
+    /// The dotted name.
+    name: &'a str,
+    /// Its byte offset in the tag.
+    start: usize,
+    /// Whether it follows a `.` (`x().name(`): a method of a value.
+    after_dot: bool,
+}
+
+/// The calls in one tag, in order.
+fn calls(tag: &str) -> Vec<Call<'_>> {
+    let bytes = tag.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    let mut in_string: Option<u8> = None;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if let Some(q) = in_string {
+            if c == b'\\' {
                 i += 1;
-                continue;
-            }
-            if c == b'\'' || c == b'"' {
-                in_string = Some(c);
-                i += 1;
-                continue;
-            }
-            if c.is_ascii_alphabetic() || c == b'_' {
-                let start = i;
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                    i += 1;
-                }
-                let preceded = start > 0 && bytes[start - 1] == b'.';
-                let mut j = i;
-                while j < bytes.len() && bytes[j] == b' ' {
-                    j += 1;
-                }
-                if !preceded && bytes.get(j) == Some(&b'(') {
-                    found.push((&tag[start..i], false));
-                }
-                // `pkg.macro(`: the root of a dotted call.
-                if !preceded && bytes.get(i) == Some(&b'.') {
-                    let mut k = i + 1;
-                    while k < bytes.len() && (bytes[k].is_ascii_alphanumeric() || bytes[k] == b'_')
-                    {
-                        k += 1;
-                    }
-                    if bytes.get(k) == Some(&b'(') {
-                        found.push((&tag[start..i], true));
-                    }
-                }
-                continue;
+            } else if c == q {
+                in_string = None;
             }
             i += 1;
+            continue;
         }
-        found
+        if c == b'\'' || c == b'"' {
+            in_string = Some(c);
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.')
+            {
+                i += 1;
+            }
+            let mut j = i;
+            while j < bytes.len() && bytes[j] == b' ' {
+                j += 1;
+            }
+            if bytes.get(j) == Some(&b'(') {
+                found.push(Call {
+                    name: tag[start..i].trim_end_matches('.'),
+                    start,
+                    after_dot: start > 0 && bytes[start - 1] == b'.',
+                });
+            }
+            continue;
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Names called inside Jinja tags: `name(` (false), and the roots of
+/// dotted calls `name.method(` (true); never `x.name(` or `a.b.c(`.
+pub(crate) fn called_names(text: &str) -> impl Iterator<Item = (&str, bool)> {
+    tags(text).flat_map(|(tag, _)| {
+        calls(tag)
+            .into_iter()
+            .filter(|c| !c.after_dot)
+            .filter_map(|c| match c.name.split_once('.') {
+                None => Some((c.name, false)),
+                Some((root, rest)) if !rest.contains('.') => Some((root, true)),
+                Some(_) => None,
+            })
+            .collect::<Vec<_>>()
     })
 }
 
@@ -139,50 +159,13 @@ pub(crate) fn warehouse_calls(text: &str) -> Vec<String> {
         return found;
     }
     for (tag, _) in tags(text) {
-        let bytes = tag.as_bytes();
-        let mut i = 0;
-        let mut in_string: Option<u8> = None;
-        while i < bytes.len() {
-            let c = bytes[i];
-            if let Some(q) = in_string {
-                if c == b'\\' {
-                    i += 1;
-                } else if c == q {
-                    in_string = None;
-                }
-                i += 1;
-                continue;
+        for call in calls(tag) {
+            let last = call.name.rsplit('.').next().unwrap_or(call.name);
+            let defines = tag[..call.start].trim_end().ends_with("macro");
+            if !defines && WAREHOUSE_CALLS.contains(&last) && !found.iter().any(|f| f == call.name)
+            {
+                found.push(call.name.to_string());
             }
-            if c == b'\'' || c == b'"' {
-                in_string = Some(c);
-                i += 1;
-                continue;
-            }
-            if c.is_ascii_alphabetic() || c == b'_' {
-                // A dotted name: `a.b.c`.
-                let start = i;
-                while i < bytes.len()
-                    && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.')
-                {
-                    i += 1;
-                }
-                let name = tag[start..i].trim_end_matches('.');
-                let mut j = i;
-                while j < bytes.len() && bytes[j] == b' ' {
-                    j += 1;
-                }
-                let last = name.rsplit('.').next().unwrap_or(name);
-                let defines = tag[..start].trim_end().ends_with("macro");
-                if bytes.get(j) == Some(&b'(')
-                    && !defines
-                    && WAREHOUSE_CALLS.contains(&last)
-                    && !found.iter().any(|f| f == name)
-                {
-                    found.push(name.to_string());
-                }
-                continue;
-            }
-            i += 1;
         }
     }
     found
