@@ -411,6 +411,31 @@ pub(crate) fn yaml_from_str<T: serde::de::DeserializeOwned>(
     serde_saphyr::from_str_with_options(text, yaml_options())
 }
 
+/// Whether a YAML error is one of [`yaml_options`]' size limits (what the
+/// aliases expand to, nesting), not a mistake in the text.
+pub(crate) fn is_yaml_size_limit(err: &serde_saphyr::Error) -> bool {
+    use serde_saphyr::Error as E;
+    let mut err = err;
+    while let E::AliasError { error, .. } | E::WithSnippet { error, .. } = err {
+        err = error;
+    }
+    match err {
+        E::Budget { .. }
+        | E::AliasReplayLimitExceeded { .. }
+        | E::AliasReplayStackDepthExceeded { .. }
+        | E::AliasReplayCounterOverflow { .. } => true,
+        // The parser's own nesting limit (set from the budget's depth).
+        E::ExternalMessage { source, .. } => matches!(
+            &**source,
+            serde_saphyr::ExternalMessageSource::Parser(scan)
+                if matches!(scan.kind(), serde_saphyr::granit_parser::ErrorKind::RecursionLimitExceeded)
+        ),
+        _ => false,
+    }
+}
+
+/// (line, column, reason) of a YAML error; a size limit says what it
+/// protects against and what to do.
 pub(crate) fn yaml_error(err: &serde_saphyr::Error) -> (u32, u32, String) {
     let (line, column) = err
         .location()
@@ -421,11 +446,16 @@ pub(crate) fn yaml_error(err: &serde_saphyr::Error) -> (u32, u32, String) {
         .split_once(": ")
         .filter(|(head, _)| head.starts_with("error"))
         .map_or(first, |(_, rest)| rest);
-    let reason = reason
+    let mut reason = reason
         .split_once(": ")
         .filter(|(head, _)| head.starts_with("line "))
         .map_or(reason, |(_, rest)| rest)
         .to_string();
+    if is_yaml_size_limit(err) {
+        reason.push_str(&format!(
+            "; the file expands (through its aliases or nesting) past ripple's limit of {YAML_MAX_EXPANDED_EVENTS} YAML events or {YAML_MAX_DEPTH} levels, which protects against alias bombs; split it or use fewer nested aliases"
+        ));
+    }
     (line, column, reason)
 }
 

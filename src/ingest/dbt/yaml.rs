@@ -34,32 +34,12 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Value, Diagnostic> {
         return Ok(Value::Null);
     }
     crate::config::yaml_from_str::<Value>(text).map_err(|e| {
-        let (line, column, reason) = crate::config::yaml_error(&e);
-        let advice = if is_size_limit(&reason) {
-            format!(
-                "the file expands (through its aliases or nesting) past ripple's limit of {} YAML events or {} levels, which protects against alias bombs; split it or use fewer nested aliases",
-                crate::config::YAML_MAX_EXPANDED_EVENTS,
-                crate::config::YAML_MAX_DEPTH
-            )
-        } else {
-            "fix the YAML".to_string()
-        };
-        Diagnostic::error(
-            "yaml-error",
-            Some(file.to_string()),
-            line,
-            column,
-            format!("{reason}; {advice}"),
-        )
+        let (line, column, mut reason) = crate::config::yaml_error(&e);
+        if !crate::config::is_yaml_size_limit(&e) {
+            reason.push_str("; fix the YAML");
+        }
+        Diagnostic::error("yaml-error", Some(file.to_string()), line, column, reason)
     })
-}
-
-/// Whether a YAML error is one of the size limits, not a syntax error.
-fn is_size_limit(reason: &str) -> bool {
-    let r = reason.to_ascii_lowercase();
-    ["budget", "replay", "limit", "depth", "exceeded"]
-        .iter()
-        .any(|w| r.contains(w))
 }
 
 impl ProjectFile {
@@ -442,6 +422,13 @@ mod tests {
         assert_eq!(err.code, "yaml-error");
         assert_eq!(err.file.as_deref(), Some("models/bomb.yml"));
         assert!(err.message.contains("alias bombs"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_syntax_error_is_no_size_limit() {
+        let err = parse("a: [1, 2\nb: c\n", "x.yml").unwrap_err();
+        assert!(err.message.ends_with("; fix the YAML"), "{}", err.message);
+        assert!(!err.message.contains("alias bombs"), "{}", err.message);
     }
 
     #[test]
