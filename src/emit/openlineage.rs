@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
-use serde_json::{Value, json};
+use rayon::prelude::*;
+use serde::Serialize;
 
 use crate::graph::LineageGraph;
 use crate::graph::Semantics;
@@ -72,87 +73,256 @@ pub fn events(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>, options: &Options) 
             }
         }
     }
+    let todo: Vec<(&str, &Job, &BTreeSet<NodeIndex>)> = outputs
+        .iter()
+        .filter(|(_, written)| written.iter().any(|n| nodes.contains(n)))
+        .filter_map(|(&id, written)| Some((id, g.jobs.get(id)?, written)))
+        .collect();
     let mut semantics = Semantics::new(g).edges_only();
     // The whole graph is read on all cores at once; a selection reads only
     // the jobs it exports and what their stars need, as asked.
     if nodes.len() == g.graph.node_count() {
         semantics.read_all();
-    }
-    let time = event_time(options.event_time);
-    let mut out = String::new();
-    for (job_id, written) in outputs {
-        if !written.iter().any(|n| nodes.contains(n)) {
-            continue;
-        }
-        let Some(job) = g.jobs.get(job_id) else {
-            continue;
-        };
-        let ins: Vec<Value> = inputs
-            .get(job_id)
-            .into_iter()
-            .flatten()
-            .map(|&n| names.dataset_json(&g.graph[n], Value::Null))
-            .collect();
-        let mut column_facets = column_lineage(&mut semantics, &names, job_id);
-        let outs: Vec<Value> = written
-            .iter()
-            .map(|&n| {
-                let d = &g.graph[n];
-                let mut facets = serde_json::Map::new();
-                if let Some(columns) = semantics.columns_of(n).filter(|c| !c.is_empty()) {
-                    let fields: Vec<Value> = columns
-                        .iter()
-                        .zip(1..)
-                        .map(|(c, i): (&String, u64)| json!({"name": c, "ordinal_position": i}))
-                        .collect();
-                    facets.insert(
-                        "schema".into(),
-                        names.facet(SCHEMA_FACET, json!({"fields": fields})),
-                    );
-                }
-                if let Some(lineage) = column_facets.remove(&d.relation) {
-                    facets.insert("columnLineage".into(), names.facet(COLUMNS_FACET, lineage));
-                }
-                names.dataset_json(d, Value::Object(facets))
-            })
-            .collect();
-        let job_json = names.job_json(job, lines.get(job_id).copied());
-        match options.mode {
-            Mode::Static => push_line(
-                &mut out,
-                &json!({
-                    "eventTime": time,
-                    "producer": names.producer,
-                    "schemaURL": format!("{SPEC}#/$defs/JobEvent"),
-                    "job": job_json,
-                    "inputs": ins,
-                    "outputs": outs,
-                }),
-            ),
-            Mode::Run => {
-                let run = names.run_json(job);
-                for event_type in ["START", "COMPLETE"] {
-                    push_line(
-                        &mut out,
-                        &json!({
-                            "eventTime": time,
-                            "eventType": event_type,
-                            "producer": names.producer,
-                            "schemaURL": format!("{SPEC}#/$defs/RunEvent"),
-                            "run": run,
-                            "job": job_json,
-                            "inputs": ins,
-                            "outputs": outs,
-                        }),
-                    );
-                }
+    } else {
+        for &(id, _, written) in &todo {
+            semantics.job(id);
+            for &n in written {
+                semantics.columns_of(n);
             }
         }
     }
-    out
+    let time = event_time(options.event_time);
+    let semantics = &semantics;
+    let schema_url = match options.mode {
+        Mode::Static => format!("{SPEC}#/$defs/JobEvent"),
+        Mode::Run => format!("{SPEC}#/$defs/RunEvent"),
+    };
+    // Each job's lines on its own, on all cores; collected in job order.
+    let lines: Vec<String> = todo
+        .par_iter()
+        .map(|&(job_id, job, written)| {
+            let inputs: Vec<DatasetOut> = inputs
+                .get(job_id)
+                .into_iter()
+                .flatten()
+                .map(|&n| names.dataset(&g.graph[n], None))
+                .collect();
+            let mut column_facets = column_lineage(semantics, &names, job_id);
+            let outputs: Vec<DatasetOut> = written
+                .iter()
+                .map(|&n| {
+                    let d = &g.graph[n];
+                    let schema =
+                        semantics
+                            .known_columns(n)
+                            .filter(|c| !c.is_empty())
+                            .map(|columns| {
+                                let fields = columns
+                                    .iter()
+                                    .zip(1..)
+                                    .map(|(name, ordinal_position)| SchemaField {
+                                        name,
+                                        ordinal_position,
+                                    })
+                                    .collect();
+                                names.facet(SCHEMA_FACET, SchemaFields { fields })
+                            });
+                    let column_lineage = column_facets
+                        .remove(&d.relation)
+                        .map(|c| names.facet(COLUMNS_FACET, c));
+                    let facets =
+                        (schema.is_some() || column_lineage.is_some()).then_some(OutputFacets {
+                            column_lineage,
+                            schema,
+                        });
+                    names.dataset(d, facets)
+                })
+                .collect();
+            let job_out = names.job(job, lines.get(job_id).copied());
+            let mut event = Event {
+                event_time: &time,
+                event_type: None,
+                inputs: &inputs,
+                job: &job_out,
+                outputs: &outputs,
+                producer: &names.producer,
+                run: None,
+                schema_url: &schema_url,
+            };
+            let mut out = String::new();
+            match options.mode {
+                Mode::Static => push_line(&mut out, &event),
+                Mode::Run => {
+                    let run = names.run(job);
+                    event.run = Some(&run);
+                    for t in ["START", "COMPLETE"] {
+                        event.event_type = Some(t);
+                        push_line(&mut out, &event);
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    lines.concat()
 }
 
-fn push_line(out: &mut String, v: &Value) {
+/// One event; fields in the order serde_json printed them as a map
+/// (sorted), so exports stay byte-identical with earlier versions.
+#[derive(Serialize)]
+struct Event<'a> {
+    #[serde(rename = "eventTime")]
+    event_time: &'a str,
+    #[serde(rename = "eventType", skip_serializing_if = "Option::is_none")]
+    event_type: Option<&'a str>,
+    inputs: &'a [DatasetOut<'a>],
+    job: &'a JobOut<'a>,
+    outputs: &'a [DatasetOut<'a>],
+    producer: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a RunOut<'a>>,
+    #[serde(rename = "schemaURL")]
+    schema_url: &'a str,
+}
+
+/// A facet: the spec's `_producer` and `_schemaURL`, then its own fields.
+#[derive(Serialize)]
+struct Facet<'a, T> {
+    #[serde(rename = "_producer")]
+    producer: &'a str,
+    #[serde(rename = "_schemaURL")]
+    schema_url: &'static str,
+    #[serde(flatten)]
+    fields: T,
+}
+
+#[derive(Serialize)]
+struct DatasetOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    facets: Option<OutputFacets<'a>>,
+    name: String,
+    namespace: String,
+}
+
+#[derive(Serialize)]
+struct OutputFacets<'a> {
+    #[serde(rename = "columnLineage", skip_serializing_if = "Option::is_none")]
+    column_lineage: Option<Facet<'a, ColumnLineageFields>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema: Option<Facet<'a, SchemaFields<'a>>>,
+}
+
+#[derive(Serialize)]
+struct SchemaFields<'a> {
+    fields: Vec<SchemaField<'a>>,
+}
+
+#[derive(Serialize)]
+struct SchemaField<'a> {
+    name: &'a str,
+    ordinal_position: u64,
+}
+
+/// The `columnLineage` facet's fields: the rows' conditions as `dataset`,
+/// each output column's inputs under `fields`.
+#[derive(Serialize)]
+struct ColumnLineageFields {
+    dataset: Vec<InputField>,
+    fields: BTreeMap<String, InputFields>,
+}
+
+#[derive(Serialize)]
+struct InputFields {
+    #[serde(rename = "inputFields")]
+    input_fields: Vec<InputField>,
+}
+
+#[derive(Serialize)]
+struct InputField {
+    field: String,
+    name: String,
+    namespace: String,
+    transformations: [Transformation; 1],
+}
+
+#[derive(Serialize)]
+struct Transformation {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct JobOut<'a> {
+    facets: JobFacets<'a>,
+    name: String,
+    namespace: &'a str,
+}
+
+#[derive(Serialize)]
+struct JobFacets<'a> {
+    #[serde(rename = "jobType")]
+    job_type: Facet<'a, JobType>,
+    #[serde(rename = "sourceCodeLocation")]
+    source_code_location: Facet<'a, SourceCodeLocation<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sql: Option<Facet<'a, SqlFields<'a>>>,
+}
+
+#[derive(Serialize)]
+struct JobType {
+    integration: &'static str,
+    #[serde(rename = "jobType")]
+    job_type: &'static str,
+    #[serde(rename = "processingType")]
+    processing_type: &'static str,
+}
+
+#[derive(Serialize)]
+struct SourceCodeLocation<'a> {
+    path: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    url: String,
+}
+
+#[derive(Serialize)]
+struct SqlFields<'a> {
+    dialect: String,
+    query: &'a str,
+}
+
+#[derive(Serialize)]
+struct RunOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    facets: Option<RunFacets<'a>>,
+    #[serde(rename = "runId")]
+    run_id: String,
+}
+
+#[derive(Serialize)]
+struct RunFacets<'a> {
+    parent: Facet<'a, ParentFields<'a>>,
+}
+
+#[derive(Serialize)]
+struct ParentFields<'a> {
+    job: JobRef<'a>,
+    run: RunRef,
+}
+
+#[derive(Serialize)]
+struct JobRef<'a> {
+    name: String,
+    namespace: &'a str,
+}
+
+#[derive(Serialize)]
+struct RunRef {
+    #[serde(rename = "runId")]
+    run_id: String,
+}
+
+fn push_line(out: &mut String, v: &Event) {
     out.push_str(&serde_json::to_string(v).unwrap_or_default());
     out.push('\n');
 }
@@ -208,14 +378,13 @@ impl Names {
         }
     }
 
-    /// A facet: its fields with `_producer` and `_schemaURL`.
-    fn facet(&self, schema: &str, fields: Value) -> Value {
-        let mut v = fields;
-        if let Value::Object(m) = &mut v {
-            m.insert("_producer".into(), Value::String(self.producer.clone()));
-            m.insert("_schemaURL".into(), Value::String(schema.to_string()));
+    /// A facet of this producer.
+    fn facet<T>(&self, schema_url: &'static str, fields: T) -> Facet<'_, T> {
+        Facet {
+            producer: &self.producer,
+            schema_url,
+            fields,
         }
-        v
     }
 
     /// The (namespace, name) of a relation as SQL names it.
@@ -248,15 +417,13 @@ impl Names {
         }
     }
 
-    fn dataset_json(&self, d: &Dataset, facets: Value) -> Value {
+    fn dataset<'a>(&self, d: &Dataset, facets: Option<OutputFacets<'a>>) -> DatasetOut<'a> {
         let (namespace, name) = self.of_dataset(d);
-        let mut v = json!({"namespace": namespace, "name": name});
-        if let Value::Object(f) = &facets
-            && !f.is_empty()
-        {
-            v["facets"] = facets;
+        DatasetOut {
+            facets,
+            name,
+            namespace,
         }
-        v
     }
 
     /// The job's name: `dag.task` for Airflow (as Airflow's integration
@@ -269,66 +436,75 @@ impl Names {
         }
     }
 
-    fn job_json(&self, job: &Job, line: Option<u32>) -> Value {
+    fn job<'a>(&'a self, job: &'a Job, line: Option<u32>) -> JobOut<'a> {
         let (integration, job_type) = match job.kind {
             JobKind::Dbt | JobKind::Manifest => ("DBT", "MODEL"),
             JobKind::Airflow => ("AIRFLOW", "TASK"),
             JobKind::Sql => ("SQL", "QUERY"),
         };
-        let mut facets = serde_json::Map::new();
-        facets.insert(
-            "jobType".into(),
-            self.facet(
-                JOB_TYPE_FACET,
-                json!({"processingType": "BATCH", "integration": integration, "jobType": job_type}),
-            ),
-        );
-        if let Some(sql) = &job.sql {
-            facets.insert(
-                "sql".into(),
-                self.facet(
-                    SQL_FACET,
-                    json!({"query": sql, "dialect": self.dialect.to_string()}),
-                ),
-            );
-        }
         let url = match line {
             Some(l) => format!("file:{}#L{l}", job.file),
             None => format!("file:{}", job.file),
         };
-        facets.insert(
-            "sourceCodeLocation".into(),
-            self.facet(
-                SOURCE_FACET,
-                json!({"type": "file", "url": url, "path": job.file}),
-            ),
-        );
-        json!({
-            "namespace": self.job_namespace,
-            "name": Self::job_name(job),
-            "facets": facets,
-        })
+        JobOut {
+            facets: JobFacets {
+                job_type: self.facet(
+                    JOB_TYPE_FACET,
+                    JobType {
+                        integration,
+                        job_type,
+                        processing_type: "BATCH",
+                    },
+                ),
+                source_code_location: self.facet(
+                    SOURCE_FACET,
+                    SourceCodeLocation {
+                        path: &job.file,
+                        kind: "file",
+                        url,
+                    },
+                ),
+                sql: job.sql.as_deref().map(|query| {
+                    self.facet(
+                        SQL_FACET,
+                        SqlFields {
+                            dialect: self.dialect.to_string(),
+                            query,
+                        },
+                    )
+                }),
+            },
+            name: Self::job_name(job),
+            namespace: &self.job_namespace,
+        }
     }
 
     /// A run of `job` with an id derived from it, and the run of its DAG
     /// (Airflow) or dbt invocation as parent.
-    fn run_json(&self, job: &Job) -> Value {
+    fn run(&self, job: &Job) -> RunOut<'_> {
         let name = Self::job_name(job);
         let parent = match (&job.airflow, job.kind) {
             (Some(a), _) => Some(a.dag_id.clone()),
             (None, JobKind::Dbt | JobKind::Manifest) => Some(self.dbt_parent.clone()),
             _ => None,
         };
-        let mut run = json!({"runId": stable_uuid(&format!("{}\u{0}{name}", self.job_namespace))});
-        if let Some(parent) = parent {
-            run["facets"] = json!({
-                "parent": self.facet(PARENT_FACET, json!({
-                    "run": {"runId": stable_uuid(&format!("{}\u{0}{parent}", self.job_namespace))},
-                    "job": {"namespace": self.job_namespace, "name": parent},
-                })),
-            });
+        RunOut {
+            facets: parent.map(|parent| RunFacets {
+                parent: self.facet(
+                    PARENT_FACET,
+                    ParentFields {
+                        run: RunRef {
+                            run_id: stable_uuid(&format!("{}\u{0}{parent}", self.job_namespace)),
+                        },
+                        job: JobRef {
+                            name: parent,
+                            namespace: &self.job_namespace,
+                        },
+                    },
+                ),
+            }),
+            run_id: stable_uuid(&format!("{}\u{0}{name}", self.job_namespace)),
         }
-        run
     }
 }
 
@@ -354,7 +530,11 @@ fn default_namespace(dialect: SqlDialect) -> String {
 /// The `columnLineage` facet fields of each relation `job` writes, from
 /// its statements' column lineage (outputs by name, the rows' conditions
 /// as dataset-level `INDIRECT` inputs).
-fn column_lineage(semantics: &mut Semantics, names: &Names, job: &str) -> HashMap<String, Value> {
+fn column_lineage(
+    semantics: &Semantics,
+    names: &Names,
+    job: &str,
+) -> HashMap<String, ColumnLineageFields> {
     let g = semantics.g;
     // A model (dbt, or a file that only selects) is its last query: it
     // writes no table by name, the job's one output is its result.
@@ -362,7 +542,7 @@ fn column_lineage(semantics: &mut Semantics, names: &Names, job: &str) -> HashMa
         [only] => Some(g.graph[*only].relation.clone()),
         _ => None,
     };
-    let Some(script) = semantics.job(job) else {
+    let Some(script) = semantics.read(job) else {
         return HashMap::new();
     };
     // (namespace, name) per relation, worked out once.
@@ -403,7 +583,12 @@ fn column_lineage(semantics: &mut Semantics, names: &Names, job: &str) -> HashMa
             .or_default()
             .extend(c.conditions.iter().map(&mut field));
     }
-    let json_field = |(namespace, name, field): &Field, kind: &str| json!({"namespace": namespace, "name": name, "field": field, "transformations": [{"type": kind}]});
+    let input = |(namespace, name, field): Field, kind: &'static str| InputField {
+        field,
+        name,
+        namespace,
+        transformations: [Transformation { kind }],
+    };
     // Keyed by the dataset's relation as the graph prints it.
     let relation_of = |target: &str| match names.by_relation.get(&target.to_lowercase()) {
         Some(&n) => g.graph[n].relation.clone(),
@@ -412,22 +597,22 @@ fn column_lineage(semantics: &mut Semantics, names: &Names, job: &str) -> HashMa
     fields
         .into_iter()
         .map(|(target, columns)| {
-            let out_fields: serde_json::Map<String, Value> = columns
+            let fields = columns
                 .into_iter()
                 .map(|(name, inputs)| {
-                    let list: Vec<Value> = inputs.iter().map(|f| json_field(f, "DIRECT")).collect();
-                    (name, json!({"inputFields": list}))
+                    let input_fields = inputs.into_iter().map(|f| input(f, "DIRECT")).collect();
+                    (name, InputFields { input_fields })
                 })
                 .collect();
-            let dataset: Vec<Value> = rows
-                .get(&target)
+            let dataset = rows
+                .remove(&target)
                 .into_iter()
                 .flatten()
-                .map(|f| json_field(f, "INDIRECT"))
+                .map(|f| input(f, "INDIRECT"))
                 .collect();
             (
                 relation_of(&target),
-                json!({"fields": out_fields, "dataset": dataset}),
+                ColumnLineageFields { dataset, fields },
             )
         })
         .collect()

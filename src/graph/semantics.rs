@@ -75,41 +75,87 @@ impl<'g> Semantics<'g> {
                 self.columns.insert(n, cols);
             }
         }
-        let mut pending: Vec<&str> = g
+        let pending: Vec<&str> = g
             .jobs
             .keys()
             .map(String::as_str)
             .filter(|j| !self.jobs.contains_key(*j))
             .collect();
-        while !pending.is_empty() {
-            let (ready, waiting): (Vec<&str>, Vec<&str>) = pending.iter().partition(|j| {
-                self.upstreams(j)
-                    .iter()
-                    .all(|u| self.columns.contains_key(u))
-            });
-            if ready.is_empty() {
-                // A cycle: the rest are read one by one, as asked.
-                for j in waiting {
-                    self.job(j);
-                }
-                break;
+        // Kahn's order over datasets: a job waits for each upstream whose
+        // columns are unknown, and each wave is every job waiting for none
+        // (what re-testing every pending job per wave found, without the
+        // quadratic re-test on deep lineage).
+        let mut waits: HashMap<&str, usize> = HashMap::new();
+        let mut waiters: HashMap<NodeIndex, Vec<&str>> = HashMap::new();
+        let mut ready: Vec<&str> = Vec::new();
+        for &j in &pending {
+            let mut ups = self.upstreams(j);
+            ups.sort_unstable();
+            ups.dedup();
+            ups.retain(|u| !self.columns.contains_key(u));
+            if ups.is_empty() {
+                ready.push(j);
             }
+            waits.insert(j, ups.len());
+            for u in ups {
+                waiters.entry(u).or_default().push(j);
+            }
+        }
+        let mut done = 0;
+        while !ready.is_empty() {
+            // Jobs in the graph's key order, so each wave is the same set in
+            // the same order, whatever the hash maps' order.
+            ready.sort_unstable();
             let this: &Semantics = self;
             let read: Vec<(&str, Option<ScriptLineage>)> =
                 ready.par_iter().map(|&j| (j, this.read_job(j))).collect();
+            done += read.len();
             for (j, lineage) in read {
                 self.jobs.insert(j.to_string(), lineage);
             }
+            let mut next = Vec::new();
             for &j in &ready {
                 for n in self.written(j).to_vec() {
-                    if !self.columns.contains_key(&n) {
-                        let cols = self.compute_columns(n);
-                        self.columns.insert(n, cols);
+                    if self.columns.contains_key(&n) {
+                        continue;
+                    }
+                    let cols = self.compute_columns(n);
+                    self.columns.insert(n, cols);
+                    for w in waiters.remove(&n).unwrap_or_default() {
+                        let left = waits.get_mut(w).expect("every waiter waits");
+                        *left -= 1;
+                        if *left == 0 {
+                            next.push(w);
+                        }
                     }
                 }
             }
-            pending = waiting;
+            ready = next;
         }
+        if done < pending.len() {
+            // A cycle: the rest are read one by one, as asked.
+            let mut rest: Vec<&str> = pending
+                .into_iter()
+                .filter(|j| !self.jobs.contains_key(*j))
+                .collect();
+            rest.sort_unstable();
+            for j in rest {
+                self.job(j);
+            }
+        }
+    }
+
+    /// The job's statements if they have been read (by [`Semantics::job`]
+    /// or [`Semantics::read_all`]): for readers sharing one `&Semantics`
+    /// across threads.
+    pub fn read(&self, id: &str) -> Option<&ScriptLineage> {
+        self.jobs.get(id).and_then(Option::as_ref)
+    }
+
+    /// The dataset's columns if they have been worked out (see
+    /// [`Semantics::read`]).
+    pub fn known_columns(&self, n: NodeIndex) -> Option<&[String]> {
+        self.columns.get(&n).and_then(Option::as_deref)
     }
 
     /// The datasets whose columns `job`'s reading depends on.

@@ -9,8 +9,10 @@
 //! (from YAML or an upstream model); otherwise a reference resolves to the
 //! table by name and `*` over it is reported as not expanded.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
+use std::rc::Rc;
 
 use serde::Serialize;
 use sqlparser::ast::{
@@ -124,7 +126,9 @@ struct Source {
     /// The relation name, for base tables.
     relation: Option<String>,
     /// Its columns when known; `None` for a table whose columns are not.
-    columns: Option<Vec<OutputColumn>>,
+    /// Shared: every scope that sees a source would otherwise copy all its
+    /// columns (most of column lineage's cost on CTE-heavy models).
+    columns: Option<Rc<Vec<OutputColumn>>>,
     /// From an enclosing query: an unqualified name reaches it only when no
     /// source of the query itself could hold it.
     outer: bool,
@@ -149,7 +153,7 @@ struct Resolver<'a> {
     fingerprints: bool,
     known: &'a KnownColumns,
     /// Visible CTEs, innermost last.
-    ctes: Vec<(String, Vec<OutputColumn>)>,
+    ctes: Vec<(String, Rc<Vec<OutputColumn>>)>,
     conditions: BTreeSet<ColumnRef>,
     stars: BTreeSet<String>,
     row_prints: BTreeSet<String>,
@@ -319,7 +323,7 @@ impl Resolver<'_> {
                 let mut cols = self.query(&cte.query, outer);
                 self.rename_by_alias(&mut cols, &cte.alias);
                 let name = ident_name(&cte.alias.name, self.dialect);
-                self.ctes.push((name, cols));
+                self.ctes.push((name, Rc::new(cols)));
             }
         }
     }
@@ -337,7 +341,7 @@ impl Resolver<'_> {
             let outputs = [Source {
                 alias: String::new(),
                 relation: None,
-                columns: Some(out.clone()),
+                columns: Some(Rc::new(out.clone())),
                 outer: false,
                 hidden: Vec::new(),
             }];
@@ -562,16 +566,18 @@ impl Resolver<'_> {
                 };
                 let cte = self.ctes.iter().rev().find(|(n, _)| *n == rel);
                 let (relation, mut columns) = match cte {
-                    Some((_, cols)) => (None, Some(cols.clone())),
+                    Some((_, cols)) => (None, Some(Rc::clone(cols))),
                     None => (
                         Some(rel.clone()),
-                        self.known
-                            .get(&rel)
-                            .map(|cols| cols.iter().map(|c| base_column(&rel, c)).collect()),
+                        self.known.get(&rel).map(|cols| {
+                            Rc::new(cols.iter().map(|c| base_column(&rel, c)).collect())
+                        }),
                     ),
                 };
-                if let (Some(a), Some(cols)) = (alias, columns.as_mut()) {
-                    self.rename_by_alias(cols, a);
+                if let (Some(a), Some(cols)) = (alias, columns.as_mut())
+                    && !a.columns.is_empty()
+                {
+                    self.rename_by_alias(Rc::make_mut(cols).as_mut_slice(), a);
                 }
                 let alias = alias.as_ref().map_or_else(
                     || rel.rsplit('.').next().unwrap_or(&rel).to_string(),
@@ -606,7 +612,7 @@ impl Resolver<'_> {
                         .map(|a| ident_name(&a.name, self.dialect))
                         .unwrap_or_default(),
                     relation: None,
-                    columns: Some(cols),
+                    columns: Some(Rc::new(cols)),
                     outer: false,
                     hidden: Vec::new(),
                 });
@@ -898,21 +904,28 @@ fn base_column(relation: &str, column: &str) -> OutputColumn {
 }
 
 /// The upstream columns of the columns a reference may denote.
-fn sources_of(cols: &[OutputColumn]) -> BTreeSet<ColumnRef> {
+fn sources_of(cols: &[Cow<'_, OutputColumn>]) -> BTreeSet<ColumnRef> {
     cols.iter()
         .flat_map(|c| c.sources.iter().cloned())
         .collect()
 }
 
 /// [`resolve`] for a parsed reference.
-fn resolve_ident(
-    visible: &[Source],
+fn resolve_ident<'s>(
+    visible: &'s [Source],
     qualifier: &[Ident],
     column: &Ident,
     dialect: SqlDialect,
-) -> Vec<OutputColumn> {
-    let q: Vec<String> = qualifier.iter().map(|i| ident_name(i, dialect)).collect();
-    resolve(visible, &q.join("."), &ident_name(column, dialect))
+) -> Vec<Cow<'s, OutputColumn>> {
+    let column = ident_name(column, dialect);
+    match qualifier {
+        [] => resolve(visible, "", &column),
+        [one] => resolve(visible, &ident_name(one, dialect), &column),
+        _ => {
+            let q: Vec<String> = qualifier.iter().map(|i| ident_name(i, dialect)).collect();
+            resolve(visible, &q.join("."), &column)
+        }
+    }
 }
 
 /// The source a qualifier names: its alias, or the tail of its relation.
@@ -928,31 +941,35 @@ fn find_source<'s>(scope: &'s [Source], qualifier: &str) -> Option<&'s Source> {
 
 /// The columns a column reference may denote. Unqualified, it is the
 /// first source that has the column; failing that, every source whose
-/// columns are unknown (it could be any of them).
-fn resolve(visible: &[Source], qualifier: &str, column: &str) -> Vec<OutputColumn> {
-    let lookup = |s: &Source| -> Option<Vec<OutputColumn>> {
+/// columns are unknown (it could be any of them). Columns found in a
+/// scope are borrowed from it: a reference is resolved for every mention.
+fn resolve<'s>(visible: &'s [Source], qualifier: &str, column: &str) -> Vec<Cow<'s, OutputColumn>> {
+    let lookup = |s: &'s Source| -> Option<Vec<Cow<'s, OutputColumn>>> {
         match &s.columns {
             Some(cols) => cols.iter().find(|c| c.name == column).map_or_else(
                 || {
                     // A star that was not expanded may hold the column.
-                    let stars: Vec<OutputColumn> = cols
+                    let stars: Vec<Cow<'s, OutputColumn>> = cols
                         .iter()
                         .filter(|c| c.name == "*")
                         .flat_map(|c| c.sources.iter())
-                        .map(|r| base_column(&r.relation, column))
+                        .map(|r| Cow::Owned(base_column(&r.relation, column)))
                         .collect();
                     (!stars.is_empty()).then_some(stars)
                 },
-                |c| Some(vec![c.clone()]),
+                |c| Some(vec![Cow::Borrowed(c)]),
             ),
-            None => s.relation.as_ref().map(|r| vec![base_column(r, column)]),
+            None => s
+                .relation
+                .as_ref()
+                .map(|r| vec![Cow::Owned(base_column(r, column))]),
         }
     };
     // Columns declared for a table (YAML) may be incomplete: a name not
     // among them is still the table's, rather than nobody's.
-    let declared_elsewhere = |s: &Source| -> Option<Vec<OutputColumn>> {
+    let declared_elsewhere = |s: &'s Source| -> Option<Vec<Cow<'s, OutputColumn>>> {
         match (&s.columns, &s.relation) {
-            (Some(_), Some(r)) => Some(vec![base_column(r, column)]),
+            (Some(_), Some(r)) => Some(vec![Cow::Owned(base_column(r, column))]),
             _ => None,
         }
     };
@@ -980,9 +997,9 @@ fn resolve(visible: &[Source], qualifier: &str, column: &str) -> Vec<OutputColum
     }
     // Innermost first: tables of unknown columns, then tables whose declared
     // columns lack the name; then the same in enclosing queries.
-    let candidates = |outer: bool| -> Vec<OutputColumn> {
+    let candidates = |outer: bool| -> Vec<Cow<'s, OutputColumn>> {
         let of = |s: &&Source| s.outer == outer;
-        let unknown: Vec<OutputColumn> = visible
+        let unknown: Vec<Cow<'s, OutputColumn>> = visible
             .iter()
             .filter(of)
             .filter(|s| s.columns.is_none())
@@ -1009,7 +1026,11 @@ fn resolve(visible: &[Source], qualifier: &str, column: &str) -> Vec<OutputColum
 
 /// The candidates of an unqualified `column` resolved to `cols`, when no
 /// source of known columns holds it and the guess spans several tables.
-fn ambiguity(visible: &[Source], column: &str, cols: &[OutputColumn]) -> Option<BTreeSet<String>> {
+fn ambiguity(
+    visible: &[Source],
+    column: &str,
+    cols: &[Cow<'_, OutputColumn>],
+) -> Option<BTreeSet<String>> {
     let held = visible.iter().any(|s| {
         s.columns
             .as_ref()

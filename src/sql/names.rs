@@ -163,7 +163,7 @@ pub(crate) fn relation_name_of_idents(idents: &[Ident], dialect: SqlDialect) -> 
 
 /// The name one identifier denotes, as a single part (for CTE names).
 pub(crate) fn ident_name(ident: &Ident, dialect: SqlDialect) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(ident.value.len());
     push_part(&mut out, ident.quote_style.is_some(), &ident.value, dialect);
     out
 }
@@ -200,6 +200,19 @@ fn push_part(out: &mut String, quoted: bool, value: &str, dialect: SqlDialect) {
         (true, IdentifierCase::FoldUnquotedUpper) => is_upper_plain(value),
         (true, IdentifierCase::FoldUnquotedLower) => false,
     };
+    // The usual part (ASCII letters, digits, `_`, `$`) needs no quotes and
+    // folds byte by byte; every column mention comes through here.
+    if value
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+    {
+        let start = out.len();
+        out.push_str(value);
+        if fold {
+            out[start..].make_ascii_lowercase();
+        }
+        return;
+    }
     // Quotes keep a part that holds a dot, a quote or white space from being
     // read back as several parts.
     let needs_quotes = value.chars().any(needs_quotes);
