@@ -21,7 +21,8 @@ pub fn did_you_mean<'a>(
 /// names took two seconds when every pair was computed in full).
 pub struct Suggestions<'a> {
     names: Vec<&'a str>,
-    answered: std::cell::RefCell<std::collections::HashMap<String, Option<&'a str>>>,
+    /// Shared by the threads resolving references: one answer per name.
+    answered: std::sync::Mutex<std::collections::HashMap<String, Option<&'a str>>>,
 }
 
 impl<'a> Suggestions<'a> {
@@ -38,13 +39,18 @@ impl<'a> Suggestions<'a> {
 
     /// The name to suggest for `wanted`, if any (see [`did_you_mean`]).
     pub fn best(&self, wanted: &str) -> Option<&'a str> {
-        if let Some(known) = self.answered.borrow().get(wanted) {
-            return *known;
+        // A poisoned lock only means another thread panicked mid-insert:
+        // the answers in it are still answers.
+        let lock = || {
+            self.answered
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(known) = lock().get(wanted).copied() {
+            return known;
         }
         let answer = self.search(wanted);
-        self.answered
-            .borrow_mut()
-            .insert(wanted.to_string(), answer);
+        lock().insert(wanted.to_string(), answer);
         answer
     }
 

@@ -183,6 +183,135 @@ impl<'a> Resolver<'a> {
     }
 }
 
+/// What one job contributes to the graph, resolved on its own.
+#[derive(Default)]
+struct JobLinks {
+    diagnostics: Vec<Diagnostic>,
+    /// `table.` and `path.` datasets it names that no reader declared.
+    new_tables: Vec<(String, String)>,
+    /// The datasets it writes, in its order.
+    writes: Vec<String>,
+    edges: Vec<(String, String, Edge)>,
+    self_reads: Vec<String>,
+}
+
+impl Resolver<'_> {
+    /// The datasets `job` writes and reads, and the edges between them.
+    fn links(&self, job: &Job) -> JobLinks {
+        let mut out = JobLinks::default();
+        let resolve = |target: &Target, line: u32, out: &mut JobLinks| -> Option<String> {
+            match self.resolve(target) {
+                Ok(Some(id)) => {
+                    let rel = id
+                        .strip_prefix("table.")
+                        .or_else(|| id.strip_prefix("path."));
+                    if let (Some(rel), Target::Relation { relation }) = (rel, target) {
+                        debug_assert_eq!(rel, relation);
+                        out.new_tables.push((id.clone(), relation.clone()));
+                    }
+                    Some(id)
+                }
+                Ok(None) => None,
+                Err(message) => {
+                    out.diagnostics.push(Diagnostic::error(
+                        "unknown-ref",
+                        Some(job.file.clone()),
+                        line,
+                        0,
+                        message,
+                    ));
+                    None
+                }
+            }
+        };
+        // Each write with the relations that feed it (`None`: all reads).
+        let writes: Vec<(String, Option<&BTreeSet<String>>)> = job
+            .writes
+            .iter()
+            .filter_map(|w| {
+                let id = resolve(&w.target, w.line, &mut out)?;
+                let fed = match (&job.feeds, &w.target) {
+                    (Some(feeds), Target::Relation { relation }) => feeds.get(relation),
+                    _ => None,
+                };
+                Some((id, fed))
+            })
+            .collect();
+        let mut reads: Vec<(String, u32, Option<&str>, bool)> = job
+            .reads
+            .iter()
+            .filter_map(|r| {
+                let relation = match &r.target {
+                    Target::Relation { relation } => Some(relation.as_str()),
+                    _ => None,
+                };
+                let manifest = job.from_manifest.contains(&r.target);
+                resolve(&r.target, r.line, &mut out).map(|id| (id, r.line, relation, manifest))
+            })
+            .collect();
+        // A manifest read of a dataset the job itself reads adds nothing.
+        if !job.from_manifest.is_empty() {
+            let own: BTreeSet<String> =
+                reads.iter().filter(|r| !r.3).map(|r| r.0.clone()).collect();
+            reads.retain(|r| !r.3 || !own.contains(&r.0));
+        }
+        // The ids a dbt model reads through `ref()` (not `{{ this }}`).
+        let refs: BTreeSet<(String, u32)> = job
+            .reads
+            .iter()
+            .filter(|r| matches!(r.target, Target::Ref { .. }))
+            .filter_map(|r| {
+                self.resolve(&r.target)
+                    .ok()
+                    .flatten()
+                    .map(|id| (id, r.line))
+            })
+            .collect();
+        for (w, fed) in &writes {
+            out.writes.push(w.clone());
+            for (r, line, relation, manifest) in &reads {
+                if let (Some(fed), Some(relation)) = (fed, relation)
+                    && !fed.contains(*relation)
+                {
+                    continue;
+                }
+                if r == w {
+                    // A dbt model's reads are its `ref()`s: one naming the
+                    // model itself is a cycle to dbt (`{{ this }}` is how a
+                    // model reads itself).
+                    if job.kind == crate::project::JobKind::Dbt
+                        && refs.contains(&(r.clone(), *line))
+                    {
+                        out.diagnostics.push(Diagnostic::error(
+                            "cycle",
+                            Some(job.file.clone()),
+                            *line,
+                            0,
+                            format!(
+                                "`{}` refs itself; dbt reports a cycle: use {{{{ this }}}} to read the model's own table",
+                                w.strip_prefix("model.").unwrap_or(w)
+                            ),
+                        ));
+                    }
+                    out.self_reads.push(w.clone());
+                    continue;
+                }
+                out.edges.push((
+                    r.clone(),
+                    w.clone(),
+                    Edge {
+                        via: job.id.clone(),
+                        file: job.file.clone(),
+                        line: *line,
+                        evidence: manifest.then_some("manifest"),
+                    },
+                ));
+            }
+        }
+        out
+    }
+}
+
 impl LineageGraph {
     /// Builds the graph of `project`, consuming it.
     pub fn build(project: Project) -> LineageGraph {
@@ -196,126 +325,33 @@ impl LineageGraph {
             dbt_shadow_macro,
         } = project;
         let resolver = Resolver::new(&datasets);
+        // Each job's references are resolved on its own, on all cores, and
+        // merged in job order: the same graph as one job after another.
+        let links: Vec<JobLinks> = {
+            use rayon::prelude::*;
+            jobs.par_iter().map(|job| resolver.links(job)).collect()
+        };
         let mut new_tables: BTreeMap<String, String> = BTreeMap::new();
-        let mut edges: BTreeSet<(String, String, Edge)> = BTreeSet::new();
+        let mut edges: Vec<(String, String, Edge)> = Vec::new();
         let mut writers: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut self_reads = BTreeSet::new();
-        for job in &jobs {
-            let mut resolve =
-                |target: &Target, line: u32, diagnostics: &mut Vec<Diagnostic>| -> Option<String> {
-                    match resolver.resolve(target) {
-                        Ok(Some(id)) => {
-                            let rel = id
-                                .strip_prefix("table.")
-                                .or_else(|| id.strip_prefix("path."));
-                            if let (Some(rel), Target::Relation { relation }) = (rel, target) {
-                                new_tables.entry(id.clone()).or_insert_with(|| {
-                                    debug_assert_eq!(rel, relation);
-                                    relation.clone()
-                                });
-                            }
-                            Some(id)
-                        }
-                        Ok(None) => None,
-                        Err(message) => {
-                            diagnostics.push(Diagnostic::error(
-                                "unknown-ref",
-                                Some(job.file.clone()),
-                                line,
-                                0,
-                                message,
-                            ));
-                            None
-                        }
-                    }
-                };
-            // Each write with the relations that feed it (`None`: all reads).
-            let writes: Vec<(String, Option<&BTreeSet<String>>)> = job
-                .writes
-                .iter()
-                .filter_map(|w| {
-                    let id = resolve(&w.target, w.line, &mut diagnostics)?;
-                    let fed = match (&job.feeds, &w.target) {
-                        (Some(feeds), Target::Relation { relation }) => feeds.get(relation),
-                        _ => None,
-                    };
-                    Some((id, fed))
-                })
-                .collect();
-            let mut reads: Vec<(String, u32, Option<&str>, bool)> = job
-                .reads
-                .iter()
-                .filter_map(|r| {
-                    let relation = match &r.target {
-                        Target::Relation { relation } => Some(relation.as_str()),
-                        _ => None,
-                    };
-                    let manifest = job.from_manifest.contains(&r.target);
-                    resolve(&r.target, r.line, &mut diagnostics)
-                        .map(|id| (id, r.line, relation, manifest))
-                })
-                .collect();
-            // A manifest read of a dataset the job itself reads adds nothing.
-            if !job.from_manifest.is_empty() {
-                let own: BTreeSet<String> =
-                    reads.iter().filter(|r| !r.3).map(|r| r.0.clone()).collect();
-                reads.retain(|r| !r.3 || !own.contains(&r.0));
+        for (job, l) in jobs.iter().zip(links) {
+            diagnostics.extend(l.diagnostics);
+            for (id, relation) in l.new_tables {
+                new_tables.entry(id).or_insert(relation);
             }
-            // The ids a dbt model reads through `ref()` (not `{{ this }}`).
-            let refs: BTreeSet<(String, u32)> = job
-                .reads
-                .iter()
-                .filter(|r| matches!(r.target, Target::Ref { .. }))
-                .filter_map(|r| {
-                    resolver
-                        .resolve(&r.target)
-                        .ok()
-                        .flatten()
-                        .map(|id| (id, r.line))
-                })
-                .collect();
-            for (w, fed) in &writes {
-                writers.entry(w.clone()).or_default().push(job.id.clone());
-                for (r, line, relation, manifest) in &reads {
-                    if let (Some(fed), Some(relation)) = (fed, relation)
-                        && !fed.contains(*relation)
-                    {
-                        continue;
-                    }
-                    if r == w {
-                        // A dbt model's reads are its `ref()`s: one naming
-                        // the model itself is a cycle to dbt (`{{ this }}` is
-                        // how a model reads itself).
-                        if job.kind == crate::project::JobKind::Dbt
-                            && refs.contains(&(r.clone(), *line))
-                        {
-                            diagnostics.push(Diagnostic::error(
-                                "cycle",
-                                Some(job.file.clone()),
-                                *line,
-                                0,
-                                format!(
-                                    "`{}` refs itself; dbt reports a cycle: use {{{{ this }}}} to read the model's own table",
-                                    w.strip_prefix("model.").unwrap_or(w)
-                                ),
-                            ));
-                        }
-                        self_reads.insert(w.clone());
-                        continue;
-                    }
-                    edges.insert((
-                        r.clone(),
-                        w.clone(),
-                        Edge {
-                            via: job.id.clone(),
-                            file: job.file.clone(),
-                            line: *line,
-                            evidence: manifest.then_some("manifest"),
-                        },
-                    ));
-                }
+            for w in l.writes {
+                writers.entry(w).or_default().push(job.id.clone());
             }
+            self_reads.extend(l.self_reads);
+            edges.extend(l.edges);
         }
+        // What a set of edges gave: sorted, each once.
+        {
+            use rayon::prelude::*;
+            edges.par_sort_unstable();
+        }
+        edges.dedup();
         let dag_of: HashMap<&str, &str> = jobs
             .iter()
             .filter_map(|j| Some((j.id.as_str(), j.airflow.as_ref()?.dag_id.as_str())))
