@@ -35,6 +35,7 @@ pub mod impact;
 pub mod ingest;
 pub mod input;
 pub mod plan;
+pub mod post;
 pub mod project;
 pub mod schedule;
 pub mod sql;

@@ -354,3 +354,153 @@ fn every_event_of_a_10k_model_project_validates() {
         assert_eq!(edges, made.edges * per_job);
     }
 }
+
+/// A local HTTP server that answers each request with the next of
+/// `statuses` (then 201) and records what it was sent.
+struct Server {
+    url: String,
+    requests: std::sync::mpsc::Receiver<(String, String)>,
+}
+
+impl Server {
+    fn start(statuses: Vec<u16>) -> Server {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/api/v1/lineage", listener.local_addr().unwrap());
+        let (tx, requests) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut statuses = statuses.into_iter();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut head = String::new();
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap();
+                    }
+                    head.push_str(&line);
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                let status = statuses.next().unwrap_or(201);
+                let reply = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Length: 12\r\nConnection: close\r\n\r\nanswer {status}"
+                );
+                let _ = stream.write_all(reply.as_bytes());
+                if tx.send((head, String::from_utf8(body).unwrap())).is_err() {
+                    return;
+                }
+            }
+        });
+        Server { url, requests }
+    }
+}
+
+fn post(url: &str, extra: &[&str]) -> std::process::Output {
+    Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "graph",
+            "--format",
+            "openlineage",
+            "--event-time",
+            "2026-01-10",
+            "--project",
+        ])
+        .arg(shop())
+        .args(["--post", url])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn post_sends_every_event_in_order_and_retries_a_server_error() {
+    let (text, _) = events(&shop(), &[]);
+    // The second request fails once: it is sent again.
+    let server = Server::start(vec![201, 503]);
+    let out = post(&server.url, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing on stdout without --output");
+    let lines: Vec<&str> = text.lines().collect();
+    let got: Vec<(String, String)> = server.requests.try_iter().collect();
+    assert_eq!(got.len(), lines.len() + 1, "one retry");
+    let bodies: Vec<&str> = got.iter().map(|(_, b)| b.as_str()).collect();
+    assert_eq!(bodies[0], lines[0]);
+    assert_eq!(bodies[1], lines[1], "the refused try");
+    assert_eq!(&bodies[2..], &lines[1..], "then every event, in order");
+    let (head, _) = &got[0];
+    assert!(
+        head.starts_with("POST /api/v1/lineage HTTP/1.1\r\n"),
+        "{head}"
+    );
+    assert!(
+        head.contains("Content-Type: application/json\r\n"),
+        "{head}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "posted {} events to {} (1 retried)",
+            lines.len(),
+            server.url
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn post_stops_at_a_refused_event_and_says_what_was_sent() {
+    let server = Server::start(vec![201, 201, 400]);
+    let out = post(&server.url, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("event 3 (line 3 of the export) was refused with HTTP 400: answer 400")
+            && stderr.contains("2 event(s) before it were accepted"),
+        "{stderr}"
+    );
+    assert_eq!(
+        server.requests.try_iter().count(),
+        3,
+        "nothing after the refusal"
+    );
+}
+
+#[test]
+fn post_gives_up_on_a_server_that_is_not_there_and_refuses_https() {
+    // A port that was free a moment ago: nothing listens on it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/api/v1/lineage");
+    let out = post(&url, &["--post-retries", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("event 1 failed 2 time(s)") && stderr.contains("Is the server up?"),
+        "{stderr}"
+    );
+    let out = post("https://marquez.example/api/v1/lineage", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("plain HTTP only"), "{stderr}");
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["graph", "--post", "http://localhost:1/"])
+        .arg("--project")
+        .arg(shop())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("add `--format openlineage`"));
+}

@@ -13,7 +13,8 @@ pub const EXAMPLES: &str = "Examples:
   ripple graph --project fixtures/shop
   ripple graph --project fixtures/shop --select +fct_orders --format mermaid
   ripple graph --project fixtures/shop --select 'tag:finance,path:models/marts' --format dot --output shop.dot
-  ripple graph --project fixtures/shop --format openlineage --output lineage.ndjson";
+  ripple graph --project fixtures/shop --format openlineage --output lineage.ndjson
+  ripple graph --project fixtures/shop --format openlineage --post http://localhost:5000/api/v1/lineage";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -34,6 +35,14 @@ pub struct Args {
     /// With `--format openlineage`: the events' time (a date or an hour, UTC; default: today).
     #[arg(long, value_name = "DATE")]
     event_time: Option<String>,
+    /// With `--format openlineage`: POST each event to this http:// endpoint (e.g. Marquez's
+    /// http://localhost:5000/api/v1/lineage), retrying failures; nothing goes to standard output
+    /// unless `--output` is given too.
+    #[arg(long, value_name = "URL")]
+    post: Option<String>,
+    /// With `--post`: tries per event after the first.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "post")]
+    post_retries: u32,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -42,6 +51,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(sel) => Selector::parse(sel)?.select(g)?,
         None => g.graph.node_indices().collect(),
     };
+    if args.post.is_some() && args.format != Format::Openlineage {
+        anyhow::bail!("--post sends OpenLineage events: add `--format openlineage`");
+    }
+    if let Some(url) = &args.post {
+        // A bad URL is found before the project is read.
+        ripple::post::Endpoint::parse(url)?;
+    }
     let options = openlineage::Options {
         mode: args.openlineage_mode,
         event_time: match &args.event_time {
@@ -52,7 +68,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let text = ripple::timings::phase("output", || {
         emit::graph::render(g, &nodes, args.format, &options)
     });
-    write_output(args.output.as_deref(), &text)?;
+    match &args.post {
+        Some(url) => {
+            if args.output.is_some() {
+                write_output(args.output.as_deref(), &text)?;
+            }
+            let retry = ripple::post::Retry {
+                retries: args.post_retries,
+                ..Default::default()
+            };
+            let posted =
+                ripple::timings::phase("post", || ripple::post::post_events(url, &text, retry))?;
+            eprintln!(
+                "posted {} event{} to {url}{}",
+                posted.events,
+                ripple::text::plural(posted.events),
+                match posted.retried {
+                    0 => String::new(),
+                    n => format!(" ({n} retried)"),
+                }
+            );
+        }
+        None => write_output(args.output.as_deref(), &text)?,
+    }
     let (errors, _) = emit::check::counts(&g.diagnostics);
     if errors > 0 {
         eprintln!(

@@ -1,0 +1,304 @@
+//! Sending OpenLineage events to a consumer's HTTP endpoint (Marquez's
+//! `/api/v1/lineage`, DataHub's `/openapi/openlineage/api/v1/lineage`):
+//! one `POST` per event, in the order of the export, each retried on a
+//! connection error, a timeout, `429` or a `5xx` answer, with a growing
+//! pause between tries. Plain HTTP only: std's sockets and nothing else,
+//! so no TLS stack is built into ripple (see docs/openlineage.md).
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// Where the events go: `http://host[:port]/path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Host name or address, as the URL gives it.
+    pub host: String,
+    /// Port (80 when the URL names none).
+    pub port: u16,
+    /// Path and query, starting with `/`.
+    pub path: String,
+}
+
+/// How hard to try.
+#[derive(Debug, Clone, Copy)]
+pub struct Retry {
+    /// Tries per event after the first.
+    pub retries: u32,
+    /// The pause before the first retry; doubled before each next one.
+    pub pause: Duration,
+    /// How long to wait to connect, and for an answer.
+    pub timeout: Duration,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry {
+            retries: 3,
+            pause: Duration::from_millis(500),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Posted {
+    /// Events accepted (a `2xx` answer).
+    pub events: usize,
+    /// Tries that had to be repeated.
+    pub retried: usize,
+}
+
+/// Why the events could not all be sent. Events before the failing one
+/// were accepted; none after it was sent.
+#[derive(Debug, thiserror::Error)]
+pub enum PostError {
+    /// Not a URL ripple can post to.
+    #[error(
+        "--post {url}: {reason}; give an http:// URL, e.g. http://localhost:5000/api/v1/lineage for Marquez"
+    )]
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The server refused an event (a `4xx` other than `429`): retrying
+    /// would not help.
+    #[error(
+        "{url}: event {event} (line {event} of the export) was refused with HTTP {status}: {answer}; {sent} event(s) before it were accepted"
+    )]
+    Refused {
+        /// The endpoint.
+        url: String,
+        /// 1-based number of the event.
+        event: usize,
+        /// The status code.
+        status: u16,
+        /// The start of the server's answer.
+        answer: String,
+        /// Events accepted before it.
+        sent: usize,
+    },
+    /// An event failed on every try.
+    #[error(
+        "{url}: event {event} failed {tries} time(s), last: {last}; {sent} event(s) before it were accepted. Is the server up? Re-running sends every event again (consumers key static events by job, so repeats replace)"
+    )]
+    GaveUp {
+        /// The endpoint.
+        url: String,
+        /// 1-based number of the event.
+        event: usize,
+        /// How many tries were made.
+        tries: u32,
+        /// The last failure.
+        last: String,
+        /// Events accepted before it.
+        sent: usize,
+    },
+}
+
+impl Endpoint {
+    /// Reads `http://host[:port][/path]`.
+    pub fn parse(url: &str) -> Result<Endpoint, PostError> {
+        let bad = |reason| PostError::BadUrl {
+            url: url.to_string(),
+            reason,
+        };
+        if url.starts_with("https://") {
+            return Err(bad(
+                "ripple posts over plain HTTP only (no TLS is built in); post to the consumer's HTTP port, or through a local TLS proxy",
+            ));
+        }
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| bad("not an http:// URL"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if authority.contains('@') {
+            return Err(bad("credentials in the URL are not supported"));
+        }
+        let port_of = |p: &str| {
+            p.parse::<u16>()
+                .map_err(|_| bad("the port is not a number"))
+        };
+        let (host, port) = match authority.strip_prefix('[') {
+            // `[::1]:8080`: an IPv6 address in brackets.
+            Some(v6) => {
+                let (host, after) = v6
+                    .split_once(']')
+                    .ok_or_else(|| bad("an IPv6 address without its closing `]`"))?;
+                match after.strip_prefix(':') {
+                    Some(p) => (host, port_of(p)?),
+                    None if after.is_empty() => (host, 80),
+                    None => return Err(bad("text after the IPv6 address")),
+                }
+            }
+            None => match authority.rsplit_once(':') {
+                Some((h, p)) => (h, port_of(p)?),
+                None => (authority, 80),
+            },
+        };
+        if host.is_empty() {
+            return Err(bad("no host"));
+        }
+        if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(bad("the path holds white space"));
+        }
+        Ok(Endpoint {
+            host: host.to_string(),
+            port,
+            path: path.to_string(),
+        })
+    }
+}
+
+/// Posts each line of `ndjson` (one event a line) to `url`, in order,
+/// stopping at the first event that cannot be delivered.
+pub fn post_events(url: &str, ndjson: &str, retry: Retry) -> Result<Posted, PostError> {
+    let endpoint = Endpoint::parse(url)?;
+    let mut posted = Posted {
+        events: 0,
+        retried: 0,
+    };
+    for (i, event) in ndjson.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        let mut pause = retry.pause;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let last = match send(&endpoint, event, retry.timeout) {
+                Ok(status) if (200..300).contains(&status.0) => break,
+                Ok((status, answer)) if status != 429 && (400..500).contains(&status) => {
+                    return Err(PostError::Refused {
+                        url: url.to_string(),
+                        event: i + 1,
+                        status,
+                        answer,
+                        sent: posted.events,
+                    });
+                }
+                Ok((status, answer)) => format!("HTTP {status}: {answer}"),
+                Err(e) => e.to_string(),
+            };
+            if tries > retry.retries {
+                return Err(PostError::GaveUp {
+                    url: url.to_string(),
+                    event: i + 1,
+                    tries,
+                    last,
+                    sent: posted.events,
+                });
+            }
+            posted.retried += 1;
+            std::thread::sleep(pause);
+            pause = pause.saturating_mul(2);
+        }
+        posted.events += 1;
+    }
+    Ok(posted)
+}
+
+/// Answers longer than this are cut in error messages.
+const ANSWER_SHOWN: usize = 300;
+/// Bytes of an answer read at most: the status line and a message.
+const ANSWER_READ: u64 = 64 * 1024;
+
+/// One `POST`; the status code and the start of the answer's body.
+fn send(e: &Endpoint, body: &str, timeout: Duration) -> std::io::Result<(u16, String)> {
+    let addrs: Vec<_> = (e.host.as_str(), e.port).to_socket_addrs()?.collect();
+    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+    let mut stream = None;
+    for a in addrs {
+        match TcpStream::connect_timeout(&a, timeout) {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(err) => last = err,
+        }
+    }
+    let mut stream = stream.ok_or(last)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    let host = match e.host.contains(':') {
+        true => format!("[{}]:{}", e.host, e.port),
+        false => format!("{}:{}", e.host, e.port),
+    };
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: ripple/{}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        e.path,
+        env!("CARGO_PKG_VERSION"),
+        body.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body.as_bytes())?;
+    stream.flush()?;
+    let mut answer = Vec::new();
+    // A server may close as soon as it has answered; what was read counts.
+    if let Err(err) = stream.take(ANSWER_READ).read_to_end(&mut answer)
+        && answer.is_empty()
+    {
+        return Err(err);
+    }
+    let text = String::from_utf8_lossy(&answer);
+    let status = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("HTTP/"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse::<u16>().ok())
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "the answer is not HTTP (no status line)",
+            )
+        })?;
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b).trim();
+    let mut shown: String = body.chars().take(ANSWER_SHOWN).collect();
+    if shown.len() < body.len() {
+        shown.push('…');
+    }
+    if shown.is_empty() {
+        shown = "(no message)".to_string();
+    }
+    Ok((status, shown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_read_or_refused_with_a_reason() {
+        let e = Endpoint::parse("http://localhost:5000/api/v1/lineage").unwrap();
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("localhost", 5000, "/api/v1/lineage")
+        );
+        let e = Endpoint::parse("http://marquez").unwrap();
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("marquez", 80, "/")
+        );
+        let e = Endpoint::parse("http://[::1]:8080/x?y=1").unwrap();
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("::1", 8080, "/x?y=1")
+        );
+        let e = Endpoint::parse("http://[::1]").unwrap();
+        assert_eq!((e.host.as_str(), e.port), ("::1", 80));
+        for (url, says) in [
+            ("https://x/api", "plain HTTP only"),
+            ("ftp://x", "not an http:// URL"),
+            ("http://:80/", "no host"),
+            ("http://x:port/", "not a number"),
+            ("http://u:p@x/", "credentials"),
+        ] {
+            let e = Endpoint::parse(url).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains(url), "{url}: {e}");
+        }
+    }
+}
