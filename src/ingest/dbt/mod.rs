@@ -167,14 +167,23 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
                 Err(d) => out.diagnostics.push(d),
             }
         }
-        for path in macro_paths {
-            match crate::input::read_text(&path) {
-                Ok(text) => macro_files.push(MacroFile {
-                    path: relative(root, &path),
+        // Read and stripped in parallel (the block scan is per file), kept
+        // in file order.
+        let read: Vec<Result<MacroFile, Diagnostic>> = macro_paths
+            .par_iter()
+            .map(|path| match crate::input::read_text(path) {
+                Ok(text) => Ok(MacroFile {
+                    path: relative(root, path),
                     package: unit.package.clone(),
                     text: jinja::strip_non_macro_blocks(&text),
                 }),
-                Err(e) => out.diagnostics.push(read_error(relative(root, &path), &e)),
+                Err(e) => Err(read_error(relative(root, path), &e)),
+            })
+            .collect();
+        for m in read {
+            match m {
+                Ok(m) => macro_files.push(m),
+                Err(d) => out.diagnostics.push(d),
             }
         }
     }

@@ -267,20 +267,31 @@ impl Renderer {
 
         // Anything else called in any template renders as a placeholder.
         let defined: BTreeSet<String> = env.globals().map(|(n, _)| n.to_string()).collect();
-        let mut unknown = BTreeSet::new();
-        let mut namespaces = BTreeSet::new();
-        for text in sources
+        // Every model's text is scanned, on all cores (a set is the same
+        // whatever order its names come in).
+        let texts: Vec<&str> = sources
             .into_iter()
             .chain(macro_files.iter().map(|f| f.text.as_str()))
-        {
-            for (name, dotted) in called_names(text) {
-                if !defined.contains(name) && !is_keyword(name) {
-                    unknown.insert(name.to_string());
-                    if dotted {
-                        namespaces.insert(name.to_string());
-                    }
-                }
+            .collect();
+        let called: Vec<(String, bool)> = {
+            use rayon::prelude::*;
+            texts
+                .par_iter()
+                .flat_map_iter(|text| {
+                    called_names(text)
+                        .filter(|(name, _)| !defined.contains(*name) && !is_keyword(name))
+                        .map(|(name, dotted)| (name.to_string(), dotted))
+                        .collect::<BTreeSet<_>>()
+                })
+                .collect()
+        };
+        let mut unknown = BTreeSet::new();
+        let mut namespaces = BTreeSet::new();
+        for (name, dotted) in called {
+            if dotted {
+                namespaces.insert(name.clone());
             }
+            unknown.insert(name);
         }
         for name in unknown {
             if namespaces.contains(&name) {
