@@ -139,8 +139,18 @@ fn a_lineage_chain_of_many_tables_is_checked() {
     );
 }
 
+/// The binary under test: `RIPPLE_BIN` when set (CI points it at the release
+/// build, whose stack frames differ from debug's: deep input must be safe in
+/// the binary users run), else the one cargo built for the tests.
 fn ripple() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("ripple").unwrap()
+    assert_cmd::Command::new(bin())
+}
+
+/// The path of the binary under test (see [`ripple`]).
+fn bin() -> std::path::PathBuf {
+    std::env::var_os("RIPPLE_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| assert_cmd::cargo::cargo_bin("ripple"))
 }
 
 #[test]
@@ -187,7 +197,7 @@ fn a_chain_of_models_joined_using_a_column_stays_small_in_diff() {
             .collect();
         write(dir.path(), &files);
     }
-    let bin = assert_cmd::cargo::cargo_bin("ripple");
+    let bin = bin();
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg(
