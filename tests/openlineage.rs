@@ -103,8 +103,9 @@ impl Schemas {
     }
 }
 
-fn events(project: &std::path::Path, extra: &[&str]) -> (String, Vec<Value>) {
-    let out = Command::cargo_bin("ripple")
+/// `ripple graph --format openlineage` of `project` at a fixed event time.
+fn export(project: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    Command::cargo_bin("ripple")
         .unwrap()
         .args([
             "graph",
@@ -117,7 +118,11 @@ fn events(project: &std::path::Path, extra: &[&str]) -> (String, Vec<Value>) {
         .arg(project)
         .args(extra)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn events(project: &std::path::Path, extra: &[&str]) -> (String, Vec<Value>) {
+    let out = export(project, extra);
     assert!(
         out.status.success(),
         "{}",
@@ -405,21 +410,9 @@ impl Server {
 }
 
 fn post(url: &str, extra: &[&str]) -> std::process::Output {
-    Command::cargo_bin("ripple")
-        .unwrap()
-        .args([
-            "graph",
-            "--format",
-            "openlineage",
-            "--event-time",
-            "2026-01-10",
-            "--project",
-        ])
-        .arg(shop())
-        .args(["--post", url])
-        .args(extra)
-        .output()
-        .unwrap()
+    let mut args = vec!["--post", url];
+    args.extend_from_slice(extra);
+    export(&shop(), &args)
 }
 
 #[test]
