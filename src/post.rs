@@ -6,12 +6,14 @@
 //! so no TLS stack is built into ripple (see docs/openlineage.md).
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 /// Where the events go: `http://host[:port]/path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
+    /// The URL as given, for messages.
+    pub url: String,
     /// Host name or address, as the URL gives it.
     pub host: String,
     /// Port (80 when the URL names none).
@@ -149,6 +151,7 @@ impl Endpoint {
             return Err(bad("the path holds white space"));
         }
         Ok(Endpoint {
+            url: url.to_string(),
             host: host.to_string(),
             port,
             path: path.to_string(),
@@ -156,10 +159,12 @@ impl Endpoint {
     }
 }
 
-/// Posts each line of `ndjson` (one event a line) to `url`, in order,
+/// Posts each line of `ndjson` (one event a line) to `endpoint`, in order,
 /// stopping at the first event that cannot be delivered.
-pub fn post_events(url: &str, ndjson: &str, retry: Retry) -> Result<Posted, PostError> {
-    let endpoint = Endpoint::parse(url)?;
+pub fn post_events(endpoint: &Endpoint, ndjson: &str, retry: Retry) -> Result<Posted, PostError> {
+    let url = &endpoint.url;
+    // The host is looked up once, and again only after a failed try.
+    let mut addrs: Vec<SocketAddr> = Vec::new();
     let mut posted = Posted {
         events: 0,
         retried: 0,
@@ -169,11 +174,21 @@ pub fn post_events(url: &str, ndjson: &str, retry: Retry) -> Result<Posted, Post
         let mut tries = 0;
         loop {
             tries += 1;
-            let last = match send(&endpoint, event, retry.timeout) {
+            if addrs.is_empty() {
+                addrs = (endpoint.host.as_str(), endpoint.port)
+                    .to_socket_addrs()
+                    .map(Iterator::collect)
+                    .unwrap_or_default();
+            }
+            let sent = send(endpoint, &addrs, event, retry.timeout);
+            if sent.is_err() {
+                addrs.clear();
+            }
+            let last = match sent {
                 Ok(status) if (200..300).contains(&status.0) => break,
                 Ok((status, answer)) if status != 429 && (400..500).contains(&status) => {
                     return Err(PostError::Refused {
-                        url: url.to_string(),
+                        url: url.clone(),
                         event: i + 1,
                         status,
                         answer,
@@ -185,7 +200,7 @@ pub fn post_events(url: &str, ndjson: &str, retry: Retry) -> Result<Posted, Post
             };
             if tries > retry.retries {
                 return Err(PostError::GaveUp {
-                    url: url.to_string(),
+                    url: url.clone(),
                     event: i + 1,
                     tries,
                     last,
@@ -207,12 +222,19 @@ const ANSWER_SHOWN: usize = 300;
 const ANSWER_READ: u64 = 64 * 1024;
 
 /// One `POST`; the status code and the start of the answer's body.
-fn send(e: &Endpoint, body: &str, timeout: Duration) -> std::io::Result<(u16, String)> {
-    let addrs: Vec<_> = (e.host.as_str(), e.port).to_socket_addrs()?.collect();
-    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+fn send(
+    e: &Endpoint,
+    addrs: &[SocketAddr],
+    body: &str,
+    timeout: Duration,
+) -> std::io::Result<(u16, String)> {
+    let mut last = std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!("{} resolves to no address", e.host),
+    );
     let mut stream = None;
     for a in addrs {
-        match TcpStream::connect_timeout(&a, timeout) {
+        match TcpStream::connect_timeout(a, timeout) {
             Ok(s) => {
                 stream = Some(s);
                 break;

@@ -46,18 +46,20 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.post.is_some() && args.format != Format::Openlineage {
+        anyhow::bail!("--post sends OpenLineage events: add `--format openlineage`");
+    }
+    // A bad URL is found before the project is read.
+    let endpoint = args
+        .post
+        .as_deref()
+        .map(ripple::post::Endpoint::parse)
+        .transpose()?;
     let g = args.project.graph()?;
     let nodes: BTreeSet<_> = match &args.select {
         Some(sel) => Selector::parse(sel)?.select(g)?,
         None => g.graph.node_indices().collect(),
     };
-    if args.post.is_some() && args.format != Format::Openlineage {
-        anyhow::bail!("--post sends OpenLineage events: add `--format openlineage`");
-    }
-    if let Some(url) = &args.post {
-        // A bad URL is found before the project is read.
-        ripple::post::Endpoint::parse(url)?;
-    }
     let options = openlineage::Options {
         mode: args.openlineage_mode,
         event_time: match &args.event_time {
@@ -68,8 +70,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let text = ripple::timings::phase("output", || {
         emit::graph::render(g, &nodes, args.format, &options)
     });
-    match &args.post {
-        Some(url) => {
+    match &endpoint {
+        Some(endpoint) => {
             if args.output.is_some() {
                 write_output(args.output.as_deref(), &text)?;
             }
@@ -77,12 +79,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 retries: args.post_retries,
                 ..Default::default()
             };
-            let posted =
-                ripple::timings::phase("post", || ripple::post::post_events(url, &text, retry))?;
+            let posted = ripple::timings::phase("post", || {
+                ripple::post::post_events(endpoint, &text, retry)
+            })?;
             eprintln!(
-                "posted {} event{} to {url}{}",
+                "posted {} event{} to {}{}",
                 posted.events,
                 ripple::text::plural(posted.events),
+                endpoint.url,
                 match posted.retried {
                     0 => String::new(),
                     n => format!(" ({n} retried)"),

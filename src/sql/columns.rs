@@ -910,10 +910,7 @@ fn sources_of(cols: &[Cow<'_, OutputColumn>]) -> BTreeSet<ColumnRef> {
         .collect()
 }
 
-/// [`resolve`] for a parsed reference. Never inlined: it is called from
-/// visitor hooks that run at every level of an expression tree, and its
-/// locals in their frames would overflow the stack on deep expressions.
-#[inline(never)]
+/// [`resolve`] for a parsed reference.
 fn resolve_ident<'s>(
     visible: &'s [Source],
     qualifier: &[Ident],
