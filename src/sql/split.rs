@@ -78,7 +78,7 @@ impl Iterator for Statements<'_> {
             let cut_by_semicolon = range.end < self.sql.len();
             match Tokenizer::new(self.dialect, &self.sql[range.clone()]).tokenize_with_location() {
                 Ok(mut tokens) if !(cut_by_semicolon && ends_in_line_comment(&tokens)) => {
-                    shift_all(&mut tokens, origin);
+                    settle(&mut tokens, origin);
                     self.pending.extend(split_tokens(tokens));
                 }
                 _ => {
@@ -97,7 +97,7 @@ impl Statements<'_> {
     fn exact(&mut self, range: Range<usize>, origin: Location) {
         let text = &self.sql[range.clone()];
         if let Ok(mut tokens) = Tokenizer::new(self.dialect, text).tokenize_with_location() {
-            shift_all(&mut tokens, origin);
+            settle(&mut tokens, origin);
             self.pending.extend(split_tokens(tokens));
             return;
         }
@@ -107,7 +107,7 @@ impl Statements<'_> {
             let origin = self.lines.location(sub.start);
             match Tokenizer::new(self.dialect, text).tokenize_with_location() {
                 Ok(mut tokens) => {
-                    shift_all(&mut tokens, origin);
+                    settle(&mut tokens, origin);
                     self.pending.extend(split_tokens(tokens));
                 }
                 Err(e) => {
@@ -137,7 +137,36 @@ fn ends_in_line_comment(tokens: &[TokenWithSpan]) -> bool {
     )
 }
 
-fn shift_all(tokens: &mut [TokenWithSpan], origin: Location) {
+/// Folds each run of blanks (spaces, tabs, newlines) into one token.
+///
+/// sqlparser's tokenizer gives every space its own token, and every parser
+/// step skips over them one by one; indented SQL is half blanks, so this
+/// halves the parser's walk. Only whether a blank is there, and whether it
+/// holds a newline (string concatenation across lines), matters to the
+/// parser, and both are kept; comments stay as they are.
+fn fold_blanks(tokens: &mut Vec<TokenWithSpan>) {
+    let blank = |t: &Token| {
+        matches!(
+            t,
+            Token::Whitespace(Whitespace::Space | Whitespace::Tab | Whitespace::Newline)
+        )
+    };
+    tokens.dedup_by(|next, kept| {
+        if !(blank(&next.token) && blank(&kept.token)) {
+            return false;
+        }
+        if next.token == Token::Whitespace(Whitespace::Newline) {
+            kept.token = Token::Whitespace(Whitespace::Newline);
+        }
+        kept.span.end = next.span.end;
+        true
+    });
+}
+
+/// Readies a statement's tokens for the parser: blanks folded, locations
+/// moved to the same place in the whole script.
+fn settle(tokens: &mut Vec<TokenWithSpan>, origin: Location) {
+    fold_blanks(tokens);
     if origin == (Location { line: 1, column: 1 }) {
         return;
     }
@@ -609,6 +638,39 @@ mod tests {
         let sql = "select $$a from t; select 2 from u; select 3$$ from v";
         let n = split_statements(sql, &MySqlDialect {}).count();
         assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn blanks_fold_into_one_token_that_keeps_its_newline() {
+        let sql = "select  a,\n    b -- note\n\t\n  from t";
+        let chunks: Vec<_> = split_statements(sql, &GenericDialect {}).collect();
+        let tokens = chunks[0].tokens.as_ref().unwrap();
+        let shapes: Vec<String> = tokens
+            .iter()
+            .map(|t| match &t.token {
+                Token::Whitespace(Whitespace::Space) => "_".into(),
+                Token::Whitespace(Whitespace::Newline) => "NL".into(),
+                Token::Whitespace(Whitespace::SingleLineComment { .. }) => "--".into(),
+                other => other.to_string(),
+            })
+            .collect();
+        assert_eq!(
+            shapes,
+            [
+                "select", "_", "a", ",", "NL", "b", "_", "--", "NL", "from", "_", "t"
+            ]
+        );
+        // The folded run spans from its first blank to its last.
+        assert_eq!(
+            tokens[4].span.start,
+            Location {
+                line: 1,
+                column: 11
+            }
+        );
+        assert_eq!(tokens[4].span.end, Location { line: 2, column: 5 });
+        // Locations of what is left are the script's own.
+        assert_eq!(tokens[9].span.start, Location { line: 4, column: 3 });
     }
 
     #[test]
