@@ -11,6 +11,13 @@ mod progress;
 
 use commands::EXIT_BAD_INPUT;
 
+// The system allocator spent a fifth of every large run in malloc and free;
+// mimalloc without transparent huge pages is faster and smaller at 10,000
+// and 100,000 models (docs/performance.md, "Allocator"). Only the binary
+// chooses: the library leaves the allocator to its users.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "ripple",
