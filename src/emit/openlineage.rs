@@ -287,7 +287,7 @@ struct SourceCodeLocation<'a> {
 
 #[derive(Serialize)]
 struct SqlFields<'a> {
-    dialect: String,
+    dialect: &'a str,
     query: &'a str,
 }
 
@@ -339,7 +339,8 @@ struct Names {
     job_namespace: String,
     producer: String,
     database: Option<String>,
-    dialect: SqlDialect,
+    /// The dialect as the `sql` facet names it, formatted once.
+    dialect_name: String,
     /// Datasets by relation, lower-cased, for column lineage's relations.
     by_relation: HashMap<String, NodeIndex>,
     /// The name of the project's dbt run, the parent of its models' runs.
@@ -364,7 +365,7 @@ impl Names {
                 .clone()
                 .unwrap_or_else(|| format!("urn:ripple:{}", env!("CARGO_PKG_VERSION"))),
             database: g.config.target.database.clone(),
-            dialect,
+            dialect_name: dialect.to_string(),
             by_relation: g
                 .graph
                 .node_indices()
@@ -468,7 +469,7 @@ impl Names {
                     self.facet(
                         SQL_FACET,
                         SqlFields {
-                            dialect: self.dialect.to_string(),
+                            dialect: &self.dialect_name,
                             query,
                         },
                     )

@@ -195,6 +195,18 @@ struct JobLinks {
     self_reads: Vec<String>,
 }
 
+/// One read of a job, resolved to its dataset.
+struct Read<'a> {
+    id: String,
+    line: u32,
+    /// The relation the SQL named, when it named one.
+    relation: Option<&'a str>,
+    /// Known only from dbt's manifest, not from the code.
+    manifest: bool,
+    /// Through `ref()`: naming the model itself is then a cycle.
+    is_ref: bool,
+}
+
 impl Resolver<'_> {
     /// The datasets `job` writes and reads, and the edges between them.
     fn links(&self, job: &Job) -> JobLinks {
@@ -237,7 +249,7 @@ impl Resolver<'_> {
                 Some((id, fed))
             })
             .collect();
-        let mut reads: Vec<(String, u32, Option<&str>, bool)> = job
+        let mut reads: Vec<Read> = job
             .reads
             .iter()
             .filter_map(|r| {
@@ -245,47 +257,42 @@ impl Resolver<'_> {
                     Target::Relation { relation } => Some(relation.as_str()),
                     _ => None,
                 };
-                let manifest = job.from_manifest.contains(&r.target);
-                resolve(&r.target, r.line, &mut out).map(|id| (id, r.line, relation, manifest))
+                resolve(&r.target, r.line, &mut out).map(|id| Read {
+                    id,
+                    line: r.line,
+                    relation,
+                    manifest: job.from_manifest.contains(&r.target),
+                    // A dbt model's `ref()`, not its `{{ this }}`.
+                    is_ref: matches!(r.target, Target::Ref { .. }),
+                })
             })
             .collect();
         // A manifest read of a dataset the job itself reads adds nothing.
         if !job.from_manifest.is_empty() {
-            let own: BTreeSet<String> =
-                reads.iter().filter(|r| !r.3).map(|r| r.0.clone()).collect();
-            reads.retain(|r| !r.3 || !own.contains(&r.0));
+            let own: BTreeSet<String> = reads
+                .iter()
+                .filter(|r| !r.manifest)
+                .map(|r| r.id.clone())
+                .collect();
+            reads.retain(|r| !r.manifest || !own.contains(&r.id));
         }
-        // The ids a dbt model reads through `ref()` (not `{{ this }}`).
-        let refs: BTreeSet<(String, u32)> = job
-            .reads
-            .iter()
-            .filter(|r| matches!(r.target, Target::Ref { .. }))
-            .filter_map(|r| {
-                self.resolve(&r.target)
-                    .ok()
-                    .flatten()
-                    .map(|id| (id, r.line))
-            })
-            .collect();
         for (w, fed) in &writes {
             out.writes.push(w.clone());
-            for (r, line, relation, manifest) in &reads {
-                if let (Some(fed), Some(relation)) = (fed, relation)
-                    && !fed.contains(*relation)
+            for r in &reads {
+                if let (Some(fed), Some(relation)) = (fed, r.relation)
+                    && !fed.contains(relation)
                 {
                     continue;
                 }
-                if r == w {
+                if r.id == *w {
                     // A dbt model's reads are its `ref()`s: one naming the
                     // model itself is a cycle to dbt (`{{ this }}` is how a
                     // model reads itself).
-                    if job.kind == crate::project::JobKind::Dbt
-                        && refs.contains(&(r.clone(), *line))
-                    {
+                    if job.kind == crate::project::JobKind::Dbt && r.is_ref {
                         out.diagnostics.push(Diagnostic::error(
                             "cycle",
                             Some(job.file.clone()),
-                            *line,
+                            r.line,
                             0,
                             format!(
                                 "`{}` refs itself; dbt reports a cycle: use {{{{ this }}}} to read the model's own table",
@@ -297,13 +304,13 @@ impl Resolver<'_> {
                     continue;
                 }
                 out.edges.push((
-                    r.clone(),
+                    r.id.clone(),
                     w.clone(),
                     Edge {
                         via: job.id.clone(),
                         file: job.file.clone(),
-                        line: *line,
-                        evidence: manifest.then_some("manifest"),
+                        line: r.line,
+                        evidence: r.manifest.then_some("manifest"),
                     },
                 ));
             }

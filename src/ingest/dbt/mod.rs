@@ -56,9 +56,6 @@ pub(crate) fn is_dbt_project(root: &Path) -> bool {
     root.join("dbt_project.yml").is_file()
 }
 
-/// A property file's text and its parsed YAML, or why not.
-type ParsedYaml = Result<(String, Value), Diagnostic>;
-
 /// Reads the dbt project at `root`.
 pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Part {
     let mut out = Part::default();
@@ -151,50 +148,35 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
             sql_files.extend(found(dir, &[".sql"]).into_iter().map(|p| (u, p, true)));
         }
         // Parsed in parallel, added in file order.
-        let parsed: Vec<(String, ParsedYaml)> = yaml_files
-            .par_iter()
-            .map(|path| {
-                let file = relative(root, path);
-                let doc = crate::input::read_text(path)
-                    .map_err(|e| read_error(file.clone(), &e))
-                    .and_then(|text| yaml::parse(&text, &file).map(|doc| (text, doc)));
-                (file, doc)
-            })
-            .collect();
-        for (file, doc) in parsed {
-            match doc {
-                Ok((text, doc)) => unit.props.add(&doc, &text, &file),
-                Err(d) => out.diagnostics.push(d),
-            }
+        let parsed = in_parallel(&yaml_files, &mut out.diagnostics, |path| {
+            let file = relative(root, path);
+            let text = crate::input::read_text(path).map_err(|e| read_error(file.clone(), &e))?;
+            let doc = yaml::parse(&text, &file)?;
+            Ok((file, text, doc))
+        });
+        for (file, text, doc) in parsed {
+            unit.props.add(&doc, &text, &file);
         }
-        // Read and stripped in parallel (the block scan is per file), kept
-        // in file order.
-        let read: Vec<Result<MacroFile, Diagnostic>> = macro_paths
-            .par_iter()
-            .map(|path| match crate::input::read_text(path) {
-                Ok(text) => Ok(MacroFile {
-                    path: relative(root, path),
-                    package: unit.package.clone(),
-                    text: jinja::strip_non_macro_blocks(&text),
-                }),
-                Err(e) => Err(read_error(relative(root, path), &e)),
+        // Read and stripped in parallel (the block scan is per file).
+        macro_files.extend(in_parallel(&macro_paths, &mut out.diagnostics, |path| {
+            let text =
+                crate::input::read_text(path).map_err(|e| read_error(relative(root, path), &e))?;
+            Ok(MacroFile {
+                path: relative(root, path),
+                package: unit.package.clone(),
+                text: jinja::strip_non_macro_blocks(&text),
             })
-            .collect();
-        for m in read {
-            match m {
-                Ok(m) => macro_files.push(m),
-                Err(d) => out.diagnostics.push(d),
-            }
-        }
+        }));
     }
 
     // Read the SQL files and make their templates in parallel (the order
     // stays the files' order); snapshots may hold several blocks.
     let versions: Vec<HashMap<String, (String, String)>> =
         units.iter().map(version_files).collect();
-    let made: Vec<Result<Vec<Template>, Diagnostic>> = sql_files
-        .par_iter()
-        .map(|(u, path, is_snapshot)| {
+    let made = in_parallel(
+        &sql_files,
+        &mut out.diagnostics,
+        |(u, path, is_snapshot)| {
             let file = relative(root, path);
             let text = crate::input::read_text(path).map_err(|e| read_error(file.clone(), &e))?;
             let unit = &units[*u];
@@ -230,15 +212,9 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
                     version,
                 )]
             })
-        })
-        .collect();
-    let mut templates = Vec::with_capacity(made.len());
-    for m in made {
-        match m {
-            Ok(t) => templates.extend(t),
-            Err(d) => out.diagnostics.push(d),
-        }
-    }
+        },
+    );
+    let mut templates: Vec<Template> = made.into_iter().flatten().collect();
     // dbt 1.9+: snapshots declared in YAML over an existing relation.
     for unit in &units {
         for (name, props) in &unit.props.snapshots {
@@ -385,6 +361,24 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         out.datasets.push(d);
         out.jobs.push(j);
         out.diagnostics.extend(diags);
+    }
+    out
+}
+
+/// `f` over `items` on all cores, the answers kept in `items`' order and
+/// each failure sent to `diagnostics` in its place.
+fn in_parallel<T: Sync, U: Send>(
+    items: &[T],
+    diagnostics: &mut Vec<Diagnostic>,
+    f: impl Fn(&T) -> Result<U, Diagnostic> + Sync + Send,
+) -> Vec<U> {
+    let results: Vec<Result<U, Diagnostic>> = items.par_iter().map(f).collect();
+    let mut out = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Ok(u) => out.push(u),
+            Err(d) => diagnostics.push(d),
+        }
     }
     out
 }
