@@ -47,16 +47,7 @@ struct RawWindow {
 pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
     let d = &g.graph[n];
     let job = g.writer(&d.id)?;
-    let sql = job.sql.as_deref()?;
-    let dialect = g.config.dialect;
-    let v = crate::sql::with_statements(sql, dialect, |statements| {
-        let mut v = Finder::default();
-        for s in statements.iter() {
-            let _ = s.visit(&mut v);
-        }
-        v
-    })
-    .ok()?;
+    let v = find(job.sql.as_deref()?, g.config.dialect)?;
     let file = job.file.as_str();
     let ups: Vec<NodeIndex> = g
         .graph
@@ -98,6 +89,44 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
         return None;
     }
     Some(out)
+}
+
+/// The windows and grains `sql` spells; `None` when it does not parse.
+fn find(sql: &str, dialect: crate::sql::SqlDialect) -> Option<Finder> {
+    // Parsing is the whole cost of time facts; SQL without a single token
+    // any fact is made of cannot give one.
+    if !could_hold_evidence(sql) {
+        return Some(Finder::default());
+    }
+    crate::sql::with_statements(sql, dialect, |statements| {
+        let mut v = Finder::default();
+        for s in statements.iter() {
+            let _ = s.visit(&mut v);
+        }
+        v
+    })
+    .ok()
+}
+
+/// Whether `sql` holds what every fact [`Finder`] finds is made of: a grain
+/// needs `date_trunc`; a frame window `PRECEDING`; any other window a
+/// comparison (`BETWEEN`, `>`, `>=`) against an offset (`-`, `INTERVAL`, or
+/// one of the date functions [`minus_offset`] knows). Names are compared as
+/// written, unquoted, so a plain substring test cannot miss one.
+fn could_hold_evidence(sql: &str) -> bool {
+    let lower = sql.to_ascii_lowercase();
+    let has = |w: &str| lower.contains(w);
+    has("date_trunc")
+        || has("preceding")
+        || ((has("between") || has(">"))
+            && (has("-")
+                || has("interval")
+                || has("dateadd")
+                || has("date_add")
+                || has("timestampadd")
+                || has("date_sub")
+                || has("datesub")
+                || has("subdate")))
 }
 
 impl Inference {
@@ -406,5 +435,90 @@ fn date_trunc_grain(e: &Expr) -> Option<Grain> {
     match args.as_slice() {
         [a, b] => unit_of(a).or_else(|| unit_of(b)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::SqlDialect;
+
+    fn finds_something(sql: &str, dialect: SqlDialect) -> bool {
+        let v = crate::sql::with_statements(sql, dialect, |statements| {
+            let mut v = Finder::default();
+            for s in statements.iter() {
+                let _ = s.visit(&mut v);
+            }
+            v
+        });
+        v.is_ok_and(|v| !v.windows.is_empty() || !v.grains.is_empty())
+    }
+
+    #[test]
+    fn every_form_of_evidence_passes_the_pre_check() {
+        let forms = [
+            "select * from u join x on u.d BETWEEN x.d - INTERVAL '6 day' AND x.d",
+            "select * from u where u.d >= DATEADD(day, -6, current_date)",
+            "select * from u where u.d > date_sub(current_date, 6)",
+            "select * from u where u.d >= subdate(current_date, 6)",
+            "select * from u where u.d >= current_date + interval '-6 day'",
+            "select * from u where u.d >= current_date-6",
+            "select sum(v) over (order by d ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) from u",
+            "select DATE_TRUNC('week', d), count(*) from u group by 1",
+        ];
+        for sql in forms {
+            assert!(
+                finds_something(sql, SqlDialect::Generic),
+                "no fact in {sql}"
+            );
+            assert!(could_hold_evidence(sql), "pre-check drops {sql}");
+        }
+    }
+
+    #[test]
+    fn sql_without_an_offset_or_a_grain_is_not_parsed() {
+        for sql in [
+            "select a, b from t where c = 1",
+            "select a from t where d >= current_date",
+            "select a - b from t",
+        ] {
+            assert!(!finds_something(sql, SqlDialect::Generic), "{sql}");
+            assert!(!could_hold_evidence(sql), "{sql}");
+        }
+    }
+
+    /// Every SQL file of the fixtures: a fact found means the pre-check
+    /// let it through.
+    #[test]
+    fn the_pre_check_never_drops_a_fact_in_the_fixtures() {
+        let mut stack = vec![std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")];
+        let mut files = 0;
+        let mut with_facts = 0;
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "sql")
+                    && let Ok(sql) = std::fs::read_to_string(&path)
+                {
+                    files += 1;
+                    for dialect in [
+                        SqlDialect::Generic,
+                        SqlDialect::Postgres,
+                        SqlDialect::Snowflake,
+                    ] {
+                        if finds_something(&sql, dialect) {
+                            with_facts += 1;
+                            assert!(could_hold_evidence(&sql), "{}", path.display());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            files > 20 && with_facts > 0,
+            "{files} files, {with_facts} with facts"
+        );
     }
 }
