@@ -286,3 +286,99 @@ fn dbt_parse_records_the_same_edges() {
         "ripple against dbt"
     );
 }
+
+/// Jinja in a source's names, as public projects write it: dbt renders it
+/// when it parses, so the relation (and every query that reads the source)
+/// is the rendered one.
+const SOURCE_NAMES: &[(&str, &str)] = &[
+    (
+        "dbt_project.yml",
+        "name: srcnames\nversion: \"1.0\"\nprofile: srcnames\nmodel-paths: [\"models\"]\nvars:\n  raw_table: events\n",
+    ),
+    ("ripple.yml", "target:\n  schema: main\n  database: w\n"),
+    (
+        "models/sources.yml",
+        "version: 2\nsources:\n  - name: raw\n    database: \"{{ target.database | default(none) }}\"\n    schema: \"{{ target.schema.replace('main', env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'landing')) }}_raw\"\n    tables:\n      - name: ev\n        identifier: \"{{ var('raw_table') }}\"\n      - name: plain\n",
+    ),
+    ("models/m.sql", "select * from {{ source('raw', 'ev') }}\n"),
+];
+
+fn relation_of(doc: &serde_json::Value, id: &str) -> String {
+    doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == id)
+        .unwrap_or_else(|| panic!("no node {id}"))["relation"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn jinja_in_a_sources_names_is_rendered() {
+    let dir = temp_project(SOURCE_NAMES);
+    let doc = graph(dir.path(), &[]);
+    assert_eq!(relation_of(&doc, "source.raw.ev"), "w.landing_raw.events");
+    assert_eq!(relation_of(&doc, "source.raw.plain"), "w.landing_raw.plain");
+    assert_eq!(
+        edges(&doc),
+        BTreeSet::from([("source.raw.ev".to_string(), "model.m".to_string())])
+    );
+    let ol = ripple(&["graph", "--format", "openlineage"], dir.path());
+    let text = String::from_utf8_lossy(&ol.stdout);
+    assert!(text.contains("w.landing_raw.events"), "{text}");
+    assert!(!text.contains("{{"), "{text}");
+    // With no database in the target, `default(none)` leaves it out.
+    std::fs::write(dir.path().join("ripple.yml"), "target:\n  schema: main\n").unwrap();
+    let doc = graph(dir.path(), &[]);
+    assert_eq!(relation_of(&doc, "source.raw.ev"), "landing_raw.events");
+}
+
+#[test]
+fn dbt_parse_renders_a_sources_names_the_same() {
+    let Some(dbt) = require(dbt(), "dbt (dbt-core 1.11 with dbt-duckdb)") else {
+        return;
+    };
+    let dir = temp_project(SOURCE_NAMES);
+    // dbt-duckdb names the database after the file: `w`, as ripple.yml says.
+    let profiles = format!(
+        "srcnames:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n      path: '{}'\n      schema: main\n      threads: 1\n",
+        dir.path().join("w.duckdb").display()
+    );
+    std::fs::write(dir.path().join("profiles.yml"), profiles).unwrap();
+    let out = Command::new(&dbt)
+        .args([
+            "parse",
+            "--no-partial-parse",
+            "--profiles-dir",
+            ".",
+            "--project-dir",
+            ".",
+        ])
+        .current_dir(dir.path())
+        .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "dbt parse failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.path().join("target/manifest.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let doc = graph(dir.path(), &[]);
+    for table in ["ev", "plain"] {
+        let dbt_relation =
+            manifest["sources"][format!("source.srcnames.raw.{table}")]["relation_name"]
+                .as_str()
+                .unwrap()
+                .replace('"', "");
+        assert_eq!(
+            relation_of(&doc, &format!("source.raw.{table}")),
+            dbt_relation,
+            "ripple against dbt for {table}"
+        );
+    }
+}

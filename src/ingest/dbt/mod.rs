@@ -167,6 +167,12 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
                 text: jinja::strip_non_macro_blocks(&text),
             })
         }));
+        // dbt renders the Jinja in a source's names when it parses
+        // (`database: "{{ target.database }}"`, `schema: "{{ env_var('S') }}_raw"`);
+        // unrendered, every relation printed from them would be wrong.
+        for s in &mut unit.props.sources {
+            render_source_names(&config_jinja, s, &mut out.diagnostics);
+        }
     }
 
     // Read the SQL files and make their templates in parallel (the order
@@ -363,6 +369,42 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         out.diagnostics.extend(diags);
     }
     out
+}
+
+/// A source's database, schema and identifier with their Jinja rendered.
+/// A database that renders to nothing (`{{ target.database }}` with no
+/// database set renders `none`) is no database: the target's is used, as
+/// dbt's native rendering of `None` gives. A name that fails to render
+/// stays as written, with a warning.
+fn render_source_names(
+    jinja: &ConfigRenderer,
+    s: &mut yaml::SourceDecl,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let mut render = |field: &str, text: &str| -> String {
+        jinja.render_name(text).unwrap_or_else(|reason| {
+            diagnostics.push(Diagnostic::warning(
+                "render-error",
+                Some(s.file.clone()),
+                s.line,
+                0,
+                format!(
+                    "the {field} of source `{}.{}` did not render ({reason}); it is used as written",
+                    s.source, s.table
+                ),
+            ));
+            text.to_string()
+        })
+    };
+    if let Some(db) = s.database.clone() {
+        let db = render("database", &db);
+        s.database = match db.as_str() {
+            "" | "none" | "None" => None,
+            _ => Some(db),
+        };
+    }
+    s.schema = render("schema", &s.schema.clone());
+    s.identifier = render("identifier", &s.identifier.clone());
 }
 
 /// `f` over `items` on all cores, the answers kept in `items`' order and

@@ -515,11 +515,25 @@ impl ConfigRenderer {
             var(&vars, &name, default)
         });
         env.add_function("env_var", env_var);
+        // `{{ target.schema.replace('_dev', '') }}`: Python's string methods.
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_global(
             "target",
             context! { name => target.name.clone(), schema => target.schema.clone(), database => target.database.clone() },
         );
         ConfigRenderer { env }
+    }
+
+    /// A name (a source's database, schema or identifier) with its Jinja
+    /// rendered, or the renderer's reason why not.
+    pub fn render_name(&self, text: &str) -> Result<String, String> {
+        if !(text.contains("{{") || text.contains("{%")) {
+            return Ok(text.to_string());
+        }
+        match self.env.render_str(text, ()) {
+            Ok(out) => Ok(out.trim().to_string()),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     /// `value` with the Jinja in its strings rendered; `"True"`/`"false"`
