@@ -233,18 +233,21 @@ fn a_manifest_fills_what_only_the_warehouse_knew() {
     );
 }
 
-#[test]
-fn dbt_parse_records_the_same_edges() {
-    let Some(dbt) = require(dbt(), "dbt (dbt-core 1.11 with dbt-duckdb)") else {
-        return;
-    };
-    let dir = temp_project(FILES);
+/// `dbt parse` of the project in `dir` against a DuckDB file `w.duckdb`
+/// there, with `profile` named and `extra` lines in its output; the
+/// manifest it writes.
+fn dbt_parse(
+    dbt: &std::path::Path,
+    dir: &std::path::Path,
+    profile: &str,
+    extra: &str,
+) -> serde_json::Value {
     let profiles = format!(
-        "fid:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n      path: '{}'\n      threads: 1\n",
-        dir.path().join("w.duckdb").display()
+        "{profile}:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n      path: '{}'\n{extra}      threads: 1\n",
+        dir.join("w.duckdb").display()
     );
-    std::fs::write(dir.path().join("profiles.yml"), profiles).unwrap();
-    let out = Command::new(&dbt)
+    std::fs::write(dir.join("profiles.yml"), profiles).unwrap();
+    let out = Command::new(dbt)
         .args([
             "parse",
             "--no-partial-parse",
@@ -253,7 +256,7 @@ fn dbt_parse_records_the_same_edges() {
             "--project-dir",
             ".",
         ])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
         .output()
         .unwrap();
@@ -263,8 +266,17 @@ fn dbt_parse_records_the_same_edges() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = std::fs::read_to_string(dir.path().join("target/manifest.json")).unwrap();
-    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let text = std::fs::read_to_string(dir.join("target/manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn dbt_parse_records_the_same_edges() {
+    let Some(dbt) = require(dbt(), "dbt (dbt-core 1.11 with dbt-duckdb)") else {
+        return;
+    };
+    let dir = temp_project(FILES);
+    let manifest = dbt_parse(&dbt, dir.path(), "fid", "");
     let id = |unique: &str| {
         let parts: Vec<&str> = unique.split('.').collect();
         format!("{}.{}", parts[0], parts[2..].join("."))
@@ -342,32 +354,7 @@ fn dbt_parse_renders_a_sources_names_the_same() {
     };
     let dir = temp_project(SOURCE_NAMES);
     // dbt-duckdb names the database after the file: `w`, as ripple.yml says.
-    let profiles = format!(
-        "srcnames:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n      path: '{}'\n      schema: main\n      threads: 1\n",
-        dir.path().join("w.duckdb").display()
-    );
-    std::fs::write(dir.path().join("profiles.yml"), profiles).unwrap();
-    let out = Command::new(&dbt)
-        .args([
-            "parse",
-            "--no-partial-parse",
-            "--profiles-dir",
-            ".",
-            "--project-dir",
-            ".",
-        ])
-        .current_dir(dir.path())
-        .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "dbt parse failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(dir.path().join("target/manifest.json")).unwrap();
-    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let manifest = dbt_parse(&dbt, dir.path(), "srcnames", "      schema: main\n");
     let doc = graph(dir.path(), &[]);
     for table in ["ev", "plain"] {
         let dbt_relation =

@@ -98,6 +98,11 @@ fn find(sql: &str, dialect: crate::sql::SqlDialect) -> Option<Finder> {
     if !could_hold_evidence(sql) {
         return Some(Finder::default());
     }
+    parse_and_find(sql, dialect)
+}
+
+/// [`find`] without its pre-check: every statement parsed and visited.
+fn parse_and_find(sql: &str, dialect: crate::sql::SqlDialect) -> Option<Finder> {
     crate::sql::with_statements(sql, dialect, |statements| {
         let mut v = Finder::default();
         for s in statements.iter() {
@@ -444,14 +449,7 @@ mod tests {
     use crate::sql::SqlDialect;
 
     fn finds_something(sql: &str, dialect: SqlDialect) -> bool {
-        let v = crate::sql::with_statements(sql, dialect, |statements| {
-            let mut v = Finder::default();
-            for s in statements.iter() {
-                let _ = s.visit(&mut v);
-            }
-            v
-        });
-        v.is_ok_and(|v| !v.windows.is_empty() || !v.grains.is_empty())
+        parse_and_find(sql, dialect).is_some_and(|v| !v.windows.is_empty() || !v.grains.is_empty())
     }
 
     #[test]

@@ -396,15 +396,15 @@ fn render_source_names(
             text.to_string()
         })
     };
-    if let Some(db) = s.database.clone() {
-        let db = render("database", &db);
+    if let Some(db) = &s.database {
+        let db = render("database", db);
         s.database = match db.as_str() {
             "" | "none" | "None" => None,
             _ => Some(db),
         };
     }
-    s.schema = render("schema", &s.schema.clone());
-    s.identifier = render("identifier", &s.identifier.clone());
+    s.schema = render("schema", &s.schema);
+    s.identifier = render("identifier", &s.identifier);
 }
 
 /// `f` over `items` on all cores, the answers kept in `items`' order and

@@ -495,6 +495,11 @@ fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Resu
     }
 }
 
+/// Whether `text` holds a Jinja expression or statement to render.
+fn holds_jinja(text: &str) -> bool {
+    text.contains("{{") || text.contains("{%")
+}
+
 /// Renders the Jinja in `dbt_project.yml` and property values
 /// (`+enabled: "{{ var('x', false) }}"`) with `var`, `env_var` and `target`.
 pub(crate) struct ConfigRenderer {
@@ -527,7 +532,7 @@ impl ConfigRenderer {
     /// A name (a source's database, schema or identifier) with its Jinja
     /// rendered, or the renderer's reason why not.
     pub fn render_name(&self, text: &str) -> Result<String, String> {
-        if !(text.contains("{{") || text.contains("{%")) {
+        if !holds_jinja(text) {
             return Ok(text.to_string());
         }
         match self.env.render_str(text, ()) {
@@ -541,16 +546,14 @@ impl ConfigRenderer {
     pub fn render(&self, value: serde_json::Value) -> serde_json::Value {
         use serde_json::Value as J;
         match value {
-            J::String(s) if s.contains("{{") || s.contains("{%") => {
-                match self.env.render_str(&s, ()) {
-                    Ok(out) => match out.trim() {
-                        "True" | "true" => J::Bool(true),
-                        "False" | "false" => J::Bool(false),
-                        other => J::String(other.to_string()),
-                    },
-                    Err(_) => J::String(s),
-                }
-            }
+            J::String(s) if holds_jinja(&s) => match self.render_name(&s) {
+                Ok(out) => match out.as_str() {
+                    "True" | "true" => J::Bool(true),
+                    "False" | "false" => J::Bool(false),
+                    _ => J::String(out),
+                },
+                Err(_) => J::String(s),
+            },
             J::Array(items) => J::Array(items.into_iter().map(|v| self.render(v)).collect()),
             J::Object(map) => {
                 J::Object(map.into_iter().map(|(k, v)| (k, self.render(v))).collect())
