@@ -26,6 +26,7 @@
 //! assert_eq!(lineage.intermediates, ["s"]);
 //! ```
 
+pub mod cache;
 pub mod config;
 pub mod diff;
 pub mod emit;

@@ -78,6 +78,8 @@ fn main() -> ExitCode {
         Command::Plan(args) => commands::plan::run(args),
         Command::Diff(args) => commands::diff::run(args),
     };
+    // Also after a refusal: what was worked out on the way stays true.
+    commands::save_caches();
     if timings {
         eprint!("{}", ripple::timings::report());
     }

@@ -31,6 +31,12 @@ pub struct ProjectArgs {
     /// A dbt manifest.json to read as well (never read unless named here or in ripple.yml).
     #[arg(long, value_name = "FILE")]
     pub manifest: Option<PathBuf>,
+    /// Where the warm cache is kept (default: `.ripple_cache` in the project).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Work everything out again, reading and writing no cache.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 impl ProjectArgs {
@@ -42,11 +48,45 @@ impl ProjectArgs {
         let options = LoadOptions {
             manifest: self.manifest.clone(),
             progress: &bar,
+            cache: self.cache(),
         };
         let project = load_project(&self.project, &options)?;
-        Ok(Box::leak(Box::new(ripple::timings::phase("graph", || {
+        let g: &'static LineageGraph = Box::leak(Box::new(ripple::timings::phase("graph", || {
             LineageGraph::build(project)
-        }))))
+        })));
+        if let Ok(mut opened) = OPENED.lock() {
+            opened.push(g.cache.clone());
+        }
+        Ok(g)
+    }
+
+    /// The cache folder, unless `--no-cache`.
+    fn cache(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            return None;
+        }
+        Some(
+            self.cache_dir
+                .clone()
+                .unwrap_or_else(|| self.project.join(ripple::cache::DEFAULT_DIR)),
+        )
+    }
+}
+
+/// The caches of the graphs this run built, saved when the command is done.
+static OPENED: std::sync::Mutex<Vec<std::sync::Arc<ripple::cache::Cache>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Writes what this run added to its caches. A cache that cannot be written
+/// costs the next run time, not this one its answer: a warning at most.
+pub fn save_caches() {
+    let opened = OPENED.lock().map(|o| o.clone()).unwrap_or_default();
+    for cache in opened {
+        if let Err(e) = ripple::timings::phase("cache", || cache.save()) {
+            eprintln!(
+                "warning: the cache could not be written ({e}); the next run works everything out again (--no-cache turns it off)"
+            );
+        }
     }
 }
 

@@ -63,6 +63,9 @@ pub struct LineageGraph {
     pub dags: Vec<crate::project::Dag>,
     /// The dbt macro file of ripple's backfill contract, if any.
     pub dbt_shadow_macro: Option<String>,
+    /// Answers kept from earlier runs: each job's column lineage and time
+    /// facts, looked up before its SQL is parsed.
+    pub cache: std::sync::Arc<crate::cache::Cache>,
 }
 
 /// Lookup tables for resolving references.
@@ -330,6 +333,7 @@ impl LineageGraph {
             mut diagnostics,
             dags,
             dbt_shadow_macro,
+            cache,
         } = project;
         let resolver = Resolver::new(&datasets);
         // Each job's references are resolved on its own, on all cores, and
@@ -432,6 +436,7 @@ impl LineageGraph {
             root,
             dags,
             dbt_shadow_macro,
+            cache,
         };
         let cycles = g.cycles();
         for cycle in cycles {

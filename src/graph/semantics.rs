@@ -11,8 +11,11 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
 use super::LineageGraph;
+use crate::cache::{KeyBuilder, Table};
 use crate::project::JobKind;
-use crate::sql::{KnownColumns, ScriptLineage, script_column_edges, script_semantics};
+use crate::sql::{
+    KnownColumns, ScriptLineage, WholeLineage, script_column_edges, script_semantics,
+};
 
 /// Job semantics and dataset columns of one graph, computed once each.
 pub struct Semantics<'g> {
@@ -238,10 +241,28 @@ impl<'g> Semantics<'g> {
             }
         }
         let dialect = self.g.config.dialect;
-        Some(match self.edges_only {
+        let read = || match self.edges_only {
             true => script_column_edges(&sql, dialect, &known),
             false => script_semantics(&sql, dialect, &known),
-        })
+        };
+        let cache = &self.g.cache;
+        if !cache.is_on() {
+            return Some(read());
+        }
+        // Everything the reading depends on: the text, how it is read, and
+        // the upstream columns stars expand from.
+        let key = KeyBuilder::default()
+            .str(&sql)
+            .str(dialect.name())
+            .u64(self.edges_only as u64)
+            .json(&known)
+            .finish();
+        if let Some(whole) = cache.get::<WholeLineage>(Table::Columns, key) {
+            return Some(whole.into_lineage());
+        }
+        let lineage = read();
+        cache.put(Table::Columns, key, &WholeLineage::from(&lineage));
+        Some(lineage)
     }
 
     /// The columns of a dataset, when known: computed from the query that

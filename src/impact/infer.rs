@@ -20,6 +20,7 @@ use sqlparser::ast::{
     WindowType,
 };
 
+use crate::cache::{Cache, KeyBuilder, Table};
 use crate::graph::LineageGraph;
 use crate::time::{Grain, TimeMapping};
 
@@ -35,7 +36,7 @@ pub struct Inference {
 }
 
 /// A window found in SQL, in the unit the SQL wrote.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct RawWindow {
     qualifier: Option<String>,
     lo: i64,
@@ -47,7 +48,7 @@ struct RawWindow {
 pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
     let d = &g.graph[n];
     let job = g.writer(&d.id)?;
-    let v = find(job.sql.as_deref()?, g.config.dialect)?;
+    let v = cached_find(&g.cache, job.sql.as_deref()?, g.config.dialect)?;
     let file = job.file.as_str();
     let ups: Vec<NodeIndex> = g
         .graph
@@ -89,6 +90,22 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
         return None;
     }
     Some(out)
+}
+
+/// [`find`] through the warm cache (what it finds depends on the text and
+/// the dialect only); SQL the pre-check turns away costs less to check
+/// again than to look up.
+fn cached_find(cache: &Cache, sql: &str, dialect: crate::sql::SqlDialect) -> Option<Finder> {
+    if !cache.is_on() || !could_hold_evidence(sql) {
+        return find(sql, dialect);
+    }
+    let key = KeyBuilder::default().str(sql).str(dialect.name()).finish();
+    if let Some(found) = cache.get::<Option<Finder>>(Table::TimeFacts, key) {
+        return found;
+    }
+    let found = parse_and_find(sql, dialect);
+    cache.put(Table::TimeFacts, key, &found);
+    found
 }
 
 /// The windows and grains `sql` spells; `None` when it does not parse.
@@ -151,7 +168,7 @@ impl Inference {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 struct Finder {
     aliases: HashMap<String, String>,
     windows: Vec<RawWindow>,

@@ -42,6 +42,9 @@ pub struct LoadOptions<'a> {
     pub manifest: Option<PathBuf>,
     /// Where progress goes.
     pub progress: &'a dyn Progress,
+    /// The warm cache's folder (docs/cache.md); `None` works everything
+    /// out again.
+    pub cache: Option<PathBuf>,
 }
 
 impl Default for LoadOptions<'_> {
@@ -49,6 +52,7 @@ impl Default for LoadOptions<'_> {
         LoadOptions {
             manifest: None,
             progress: &NoProgress,
+            cache: None,
         }
     }
 }
@@ -65,8 +69,13 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     }
     use crate::timings::phase;
     let config = phase("ripple.yml", || Config::load(root))?;
+    let cache = std::sync::Arc::new(match &options.cache {
+        Some(dir) => crate::cache::Cache::open(dir.clone()),
+        None => crate::cache::Cache::off(),
+    });
     let mut project = Project {
         root: root.to_path_buf(),
+        cache,
         ..Project::default()
     };
     let is_dbt = dbt::is_dbt_project(root);

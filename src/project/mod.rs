@@ -38,6 +38,9 @@ pub struct Project {
     pub dags: Vec<Dag>,
     /// The dbt macro file of ripple's backfill contract, if any.
     pub dbt_shadow_macro: Option<String>,
+    /// Answers kept from earlier runs (off unless the loader was given a
+    /// cache folder).
+    pub cache: std::sync::Arc<crate::cache::Cache>,
 }
 
 /// What one reader found in a project folder: its share of the project.

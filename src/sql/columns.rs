@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sqlparser::ast::{
     Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, OrderByKind, Query, Select, SelectItem,
     SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableFactor, TableWithJoins,
@@ -30,7 +30,7 @@ pub type KnownColumns = BTreeMap<String, Vec<String>>;
 
 /// One upstream column: `relation.column` (`column` is `*` for a star that
 /// could not be expanded).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ColumnRef {
     /// The upstream relation, as statement lineage names it.
     pub relation: String,
@@ -39,7 +39,7 @@ pub struct ColumnRef {
 }
 
 /// One output column and what it is computed from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutputColumn {
     /// Its name as the statement outputs it.
     pub name: String,
@@ -53,7 +53,7 @@ pub struct OutputColumn {
 }
 
 /// The column lineage of a statement.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnLineage {
     /// Output columns in order.
     pub columns: Vec<OutputColumn>,
@@ -72,7 +72,7 @@ pub struct ColumnLineage {
     /// hold, with every candidate (`relation.column`): each candidate is
     /// among the sources, and a schema (`--schema`, declared columns)
     /// would settle which one it is.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ambiguous: BTreeMap<String, Vec<String>>,
 }
 

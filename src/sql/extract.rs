@@ -91,6 +91,33 @@ impl Serialize for StatementKind {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for StatementKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use StatementKind::*;
+        let text = String::deserialize(deserializer)?;
+        [
+            Select,
+            SelectInto,
+            Insert,
+            InsertOverwrite,
+            CreateTable,
+            CreateTableAs,
+            CreateView,
+            Merge,
+            Update,
+            Delete,
+            Copy,
+            Drop,
+            Truncate,
+            Session,
+            Other,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == text)
+        .ok_or_else(|| serde::de::Error::custom(format!("no statement kind `{text}`")))
+    }
+}
+
 /// The tables one statement reads and writes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct TableLineage {

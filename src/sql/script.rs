@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sqlparser::ast::Spanned;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan};
@@ -18,7 +18,7 @@ use super::session::Session;
 use super::split::{Chunk, join_blocks, split_statements};
 
 /// The table lineage of a SQL script.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScriptLineage {
     /// Tables the script reads that it has not written earlier.
     pub sources: Vec<String>,
@@ -106,8 +106,75 @@ impl ScriptLineage {
     }
 }
 
+/// A [`ScriptLineage`] with the fields its JSON output leaves out
+/// (canonical text, fingerprints, replaced targets, which errors name no
+/// table): the form the warm cache keeps, read back equal to what was
+/// written.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WholeLineage {
+    lineage: ScriptLineage,
+    tableless: BTreeSet<usize>,
+    hidden: Vec<HiddenFields>,
+}
+
+/// One statement's fields that [`StatementLineage`]'s JSON leaves out.
+#[derive(Debug, Serialize, Deserialize)]
+struct HiddenFields {
+    canonical: Option<String>,
+    replaced: Vec<String>,
+    fingerprints: Vec<String>,
+    row_fingerprints: BTreeSet<String>,
+}
+
+impl From<&ScriptLineage> for WholeLineage {
+    fn from(l: &ScriptLineage) -> Self {
+        let hidden = l
+            .statements
+            .iter()
+            .map(|s| HiddenFields {
+                canonical: s.canonical.clone(),
+                replaced: s.replaced.clone(),
+                fingerprints: s
+                    .columns
+                    .iter()
+                    .flat_map(|c| c.columns.iter().map(|o| o.fingerprint.clone()))
+                    .collect(),
+                row_fingerprints: s
+                    .columns
+                    .as_ref()
+                    .map(|c| c.row_fingerprints.clone())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        WholeLineage {
+            lineage: l.clone(),
+            tableless: l.tableless.clone(),
+            hidden,
+        }
+    }
+}
+
+impl WholeLineage {
+    /// The lineage as it was, every field restored.
+    pub fn into_lineage(self) -> ScriptLineage {
+        let mut l = self.lineage;
+        l.tableless = self.tableless;
+        for (s, h) in l.statements.iter_mut().zip(self.hidden) {
+            s.canonical = h.canonical;
+            s.replaced = h.replaced;
+            if let Some(c) = &mut s.columns {
+                c.row_fingerprints = h.row_fingerprints;
+                for (o, f) in c.columns.iter_mut().zip(h.fingerprints) {
+                    o.fingerprint = f;
+                }
+            }
+        }
+        l
+    }
+}
+
 /// The lineage of one statement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatementLineage {
     /// 1-based position of the statement in the script; failed statements
     /// keep their numbers, so these can have gaps.
@@ -123,10 +190,10 @@ pub struct StatementLineage {
     /// Tables it writes, sorted.
     pub targets: Vec<String>,
     /// Those of `targets` that are temporary tables, sorted.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub temporary: Vec<String>,
     /// Tables and views it drops, sorted.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<String>,
     /// Column lineage, when asked for ([`script_lineage_with_columns`]) and
     /// the statement produces rows.
@@ -143,7 +210,7 @@ pub struct StatementLineage {
 }
 
 /// A statement that could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatementError {
     /// 1-based position of the statement in the script.
     pub statement: usize,
@@ -599,6 +666,29 @@ fn parse_location(s: &str) -> Option<Location> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_lineage_reads_back_equal() {
+        // Canonical text, fingerprints, replaced targets and a tableless
+        // error: every field the JSON output leaves out.
+        let sql =
+            "create table t as select a + 1 as b, count(*) as n from s where a > 2 group by 1;
+                   insert overwrite table u select * from t;
+                   grant select on t to bob;
+                   create user ???;";
+        let mut known = KnownColumns::new();
+        known.insert("s".into(), vec!["a".into()]);
+        let l = script_semantics(sql, SqlDialect::Hive, &known);
+        assert!(l.statements.iter().any(|s| s.canonical.is_some()));
+        assert!(l.statements.iter().any(|s| !s.replaced.is_empty()));
+        let text = serde_json::to_string(&WholeLineage::from(&l)).unwrap();
+        let back: WholeLineage = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.into_lineage(), l);
+        let edges = script_column_edges(sql, SqlDialect::Hive, &known);
+        let text = serde_json::to_string(&WholeLineage::from(&edges)).unwrap();
+        let back: WholeLineage = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.into_lineage(), edges);
+    }
 
     #[test]
     fn location_is_read_out_of_the_message() {

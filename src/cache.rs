@@ -1,0 +1,378 @@
+//! The warm cache: answers worked out on an earlier run, kept under a key
+//! that hashes everything they depend on, so a re-run after an edit redoes
+//! only what the edit can change (docs/cache.md).
+//!
+//! One JSON file per [`Table`] in the cache folder, read whole the first
+//! time the table is asked for, and rewritten (to a temporary file, then
+//! renamed over the old one) only when the run added something. A file
+//! written by another build of ripple, or that does not read, is an empty
+//! table: the cache can cost a miss, never a wrong answer it was not given.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::Hasher;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use siphasher::sip128::{Hasher128, SipHasher13};
+
+/// The cache folder's name in a project, unless `--cache-dir` says otherwise.
+pub const DEFAULT_DIR: &str = ".ripple_cache";
+
+/// Bumped by hand when what a table holds changes shape; the build identity
+/// below covers every other change of ripple itself.
+const FORMAT: u32 = 1;
+
+/// What one table holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Table {
+    /// A job's statements with their column lineage.
+    Columns,
+    /// The grains and windows a job's SQL spells.
+    TimeFacts,
+}
+
+impl Table {
+    const ALL: [Table; 2] = [Table::Columns, Table::TimeFacts];
+
+    fn file(self) -> &'static str {
+        match self {
+            Table::Columns => "columns.json",
+            Table::TimeFacts => "time-facts.json",
+        }
+    }
+
+    fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// A key: 128 bits of SipHash-1-3 over the parts it was built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key(u128);
+
+/// Builds a [`Key`]; every part is written with its length, so that
+/// ("ab", "c") and ("a", "bc") differ.
+#[derive(Debug, Clone)]
+pub struct KeyBuilder(SipHasher13);
+
+impl Default for KeyBuilder {
+    fn default() -> Self {
+        KeyBuilder(SipHasher13::new_with_keys(0x7269_7070_6c65, FORMAT as u64))
+    }
+}
+
+impl KeyBuilder {
+    /// Adds a string.
+    pub fn str(&mut self, s: &str) -> &mut Self {
+        self.bytes(s.as_bytes())
+    }
+
+    /// Adds bytes.
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.0.write_u64(b.len() as u64);
+        self.0.write(b);
+        self
+    }
+
+    /// Adds a number.
+    pub fn u64(&mut self, n: u64) -> &mut Self {
+        self.0.write_u64(n);
+        self
+    }
+
+    /// Adds a value by its JSON text (maps in serde_json's order, which is
+    /// the order they were built in: callers pass ordered maps).
+    pub fn json<T: Serialize + ?Sized>(&mut self, v: &T) -> &mut Self {
+        let text = serde_json::to_string(v).unwrap_or_default();
+        self.str(&text)
+    }
+
+    /// The key.
+    pub fn finish(&self) -> Key {
+        Key(self.0.finish128().as_u128())
+    }
+}
+
+/// What one table's file held, and what this run used and added.
+#[derive(Default)]
+struct Entries {
+    old: HashMap<Key, Box<RawValue>>,
+    used: Mutex<HashSet<Key>>,
+    added: Mutex<Vec<(Key, String)>>,
+}
+
+/// The cache of one project (or none: [`Cache::off`]).
+#[derive(Default)]
+pub struct Cache {
+    dir: Option<PathBuf>,
+    tables: [OnceLock<Entries>; 2],
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache").field("dir", &self.dir).finish()
+    }
+}
+
+/// The file format of a table.
+#[derive(serde::Deserialize)]
+struct FileIn {
+    build: String,
+    entries: HashMap<String, Box<RawValue>>,
+}
+
+#[derive(Serialize)]
+struct FileOut<'a> {
+    build: &'a str,
+    entries: BTreeMap<String, &'a RawValue>,
+}
+
+impl Cache {
+    /// No cache: every answer is worked out again.
+    pub fn off() -> Cache {
+        Cache::default()
+    }
+
+    /// The cache kept in `dir` (created when first written).
+    pub fn open(dir: PathBuf) -> Cache {
+        Cache {
+            dir: Some(dir),
+            tables: Default::default(),
+        }
+    }
+
+    /// Whether answers are kept at all.
+    pub fn is_on(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    fn entries(&self, table: Table) -> Option<&Entries> {
+        let dir = self.dir.as_ref()?;
+        Some(self.tables[table.slot()].get_or_init(|| read_table(&dir.join(table.file()))))
+    }
+
+    /// The answer kept under `key`, if there is one that reads as a `T`.
+    pub fn get<T: DeserializeOwned>(&self, table: Table, key: Key) -> Option<T> {
+        let entries = self.entries(table)?;
+        let raw = entries.old.get(&key)?;
+        let value = serde_json::from_str(raw.get()).ok()?;
+        if let Ok(mut used) = entries.used.lock() {
+            used.insert(key);
+        }
+        Some(value)
+    }
+
+    /// Keeps `value` under `key` for the next run.
+    pub fn put<T: Serialize>(&self, table: Table, key: Key, value: &T) {
+        let Some(entries) = self.entries(table) else {
+            return;
+        };
+        let Ok(text) = serde_json::to_string(value) else {
+            return;
+        };
+        if let Ok(mut added) = entries.added.lock() {
+            added.push((key, text));
+        }
+    }
+
+    /// Writes every table this run added to. Entries the run did not use
+    /// are kept while they are no more than those it did (so a run over a
+    /// selection does not empty the cache, and old versions of edited
+    /// models do not pile up). Failing to write is not an error of the
+    /// run: the next one is only slower.
+    pub fn save(&self) -> std::io::Result<()> {
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        for table in Table::ALL {
+            let Some(entries) = self.tables[table.slot()].get() else {
+                continue;
+            };
+            let added = std::mem::take(&mut *entries.added.lock().expect("cache lock"));
+            if added.is_empty() {
+                continue;
+            }
+            let used = entries.used.lock().expect("cache lock");
+            let mut out: BTreeMap<String, &RawValue> = BTreeMap::new();
+            let raws: Vec<(Key, Box<RawValue>)> = added
+                .into_iter()
+                .filter_map(|(k, text)| Some((k, RawValue::from_string(text).ok()?)))
+                .collect();
+            for (k, raw) in &raws {
+                out.insert(hex(*k), raw);
+            }
+            let unused: Vec<(&Key, &Box<RawValue>)> = entries
+                .old
+                .iter()
+                .filter(|(k, _)| !used.contains(k))
+                .collect();
+            let keep_unused = unused.len() <= used.len() + raws.len();
+            for (k, raw) in &entries.old {
+                if used.contains(k) || keep_unused {
+                    out.entry(hex(*k)).or_insert(raw);
+                }
+            }
+            let text = serde_json::to_string(&FileOut {
+                build: build(),
+                entries: out,
+            })
+            .map_err(std::io::Error::other)?;
+            write_atomically(dir, table.file(), &text)?;
+        }
+        Ok(())
+    }
+}
+
+fn hex(k: Key) -> String {
+    format!("{:032x}", k.0)
+}
+
+/// The table in `path`; empty when it is missing, unreadable, or written by
+/// another build.
+fn read_table(path: &Path) -> Entries {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Entries::default();
+    };
+    let Ok(file) = serde_json::from_str::<FileIn>(&text) else {
+        return Entries::default();
+    };
+    if file.build != build() {
+        return Entries::default();
+    }
+    let old = file
+        .entries
+        .into_iter()
+        .filter_map(|(k, v)| Some((Key(u128::from_str_radix(&k, 16).ok()?), v)))
+        .collect();
+    Entries {
+        old,
+        ..Entries::default()
+    }
+}
+
+/// This build of ripple: its version, the table format, and the running
+/// executable's size and modification time, so that a rebuilt binary (whose
+/// readers may answer differently) starts from an empty cache.
+fn build() -> &'static str {
+    static BUILD: OnceLock<String> = OnceLock::new();
+    BUILD.get_or_init(|| {
+        let exe = std::env::current_exe()
+            .ok()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| {
+                let modified = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                format!("{}-{modified}", m.len())
+            })
+            .unwrap_or_default();
+        format!(
+            "ripple {} format {FORMAT} exe {exe}",
+            env!("CARGO_PKG_VERSION")
+        )
+    })
+}
+
+/// Writes `text` to `dir/name` through a temporary file renamed over it, so
+/// that a reader (or a second ripple at once) sees the old file or the new,
+/// never half of one. The folder is made on first use, ignored by git.
+fn write_atomically(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
+    if !dir.is_dir() {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(
+            dir.join(".gitignore"),
+            "# ripple's cache (docs/cache.md)\n*\n",
+        )?;
+        std::fs::write(
+            dir.join("CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55\n# ripple's cache (docs/cache.md)\n",
+        )?;
+    }
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, dir.join(name)).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> Key {
+        KeyBuilder::default().str(s).finish()
+    }
+
+    #[test]
+    fn keys_separate_their_parts() {
+        let ab_c = KeyBuilder::default().str("ab").str("c").finish();
+        let a_bc = KeyBuilder::default().str("a").str("bc").finish();
+        assert_ne!(ab_c, a_bc);
+        assert_eq!(key("x"), key("x"));
+    }
+
+    #[test]
+    fn answers_survive_a_run_and_unused_ones_are_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("c");
+        let first = Cache::open(at.clone());
+        assert_eq!(first.get::<u32>(Table::Columns, key("a")), None);
+        first.put(Table::Columns, key("a"), &1u32);
+        first.put(Table::Columns, key("b"), &2u32);
+        first.save().unwrap();
+        assert!(at.join(".gitignore").is_file());
+
+        // The second run uses `a` and adds `c`: `b` is kept (one unused
+        // against two used or added).
+        let second = Cache::open(at.clone());
+        assert_eq!(second.get::<u32>(Table::Columns, key("a")), Some(1));
+        assert_eq!(second.get::<u32>(Table::TimeFacts, key("a")), None);
+        second.put(Table::Columns, key("c"), &3u32);
+        second.save().unwrap();
+        let third = Cache::open(at.clone());
+        assert_eq!(third.get::<u32>(Table::Columns, key("b")), Some(2));
+        assert_eq!(third.get::<u32>(Table::Columns, key("c")), Some(3));
+        // The third run used `b` and `c` and adds `d`: `a` stays. A fourth
+        // that uses nothing and adds `e` drops the four unused entries.
+        third.put(Table::Columns, key("d"), &4u32);
+        third.save().unwrap();
+        let fourth = Cache::open(at.clone());
+        fourth.put(Table::Columns, key("e"), &5u32);
+        fourth.save().unwrap();
+        let fifth = Cache::open(at);
+        assert_eq!(fifth.get::<u32>(Table::Columns, key("a")), None);
+        assert_eq!(fifth.get::<u32>(Table::Columns, key("e")), Some(5));
+    }
+
+    #[test]
+    fn a_broken_or_foreign_file_is_an_empty_table() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("columns.json"), "{not json").unwrap();
+        std::fs::write(
+            dir.path().join("time-facts.json"),
+            r#"{"build":"another","entries":{"00000000000000000000000000000001":1}}"#,
+        )
+        .unwrap();
+        let c = Cache::open(dir.path().to_path_buf());
+        assert_eq!(c.get::<u32>(Table::Columns, key("a")), None);
+        assert_eq!(c.get::<u32>(Table::TimeFacts, Key(1)), None);
+        // And the run still writes its answers over them.
+        c.put(Table::Columns, key("a"), &7u32);
+        c.save().unwrap();
+        let again = Cache::open(dir.path().to_path_buf());
+        assert_eq!(again.get::<u32>(Table::Columns, key("a")), Some(7));
+    }
+
+    #[test]
+    fn off_keeps_nothing() {
+        let c = Cache::off();
+        c.put(Table::Columns, key("a"), &1u32);
+        assert_eq!(c.get::<u32>(Table::Columns, key("a")), None);
+        c.save().unwrap();
+    }
+}

@@ -1,0 +1,332 @@
+//! The warm cache (docs/cache.md): whatever sequence of edits a project goes
+//! through, a run that reads the cache prints exactly what a run without it
+//! prints, and a warm run reads what an earlier run kept.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use proptest::prelude::*;
+
+/// One model's shape; every field is something an edit flips.
+#[derive(Debug, Clone)]
+struct Model {
+    present: bool,
+    star: bool,
+    renamed: bool,
+    grain: &'static str,
+    days: u32,
+    filtered: bool,
+}
+
+/// The project: a source, a chain of models, the source's declared columns
+/// and the dialect.
+#[derive(Debug, Clone)]
+struct State {
+    models: Vec<Model>,
+    source_has_kind: bool,
+    dialect: &'static str,
+}
+
+const MODELS: usize = 5;
+
+impl State {
+    fn new() -> State {
+        State {
+            models: (0..MODELS)
+                .map(|i| Model {
+                    present: true,
+                    star: i % 2 == 1,
+                    renamed: false,
+                    grain: "day",
+                    days: 7,
+                    filtered: i % 3 == 0,
+                })
+                .collect(),
+            source_has_kind: true,
+            dialect: "postgres",
+        }
+    }
+
+    fn apply(&mut self, edit: &Edit) {
+        match *edit {
+            Edit::Star(i) => self.models[i].star ^= true,
+            Edit::Rename(i) => self.models[i].renamed ^= true,
+            Edit::Grain(i) => {
+                let m = &mut self.models[i];
+                m.grain = if m.grain == "day" { "month" } else { "day" };
+            }
+            Edit::Days(i, d) => self.models[i].days = d,
+            Edit::Filter(i) => self.models[i].filtered ^= true,
+            Edit::Remove(i) => self.models[i].present ^= true,
+            Edit::SourceColumns => self.source_has_kind ^= true,
+            Edit::Dialect => {
+                self.dialect = if self.dialect == "postgres" {
+                    "duckdb"
+                } else {
+                    "postgres"
+                }
+            }
+        }
+    }
+
+    fn sql(&self, i: usize) -> String {
+        let m = &self.models[i];
+        let from = if i == 0 {
+            "{{ source('raw', 'events') }}".to_string()
+        } else {
+            format!("{{{{ ref('m{}') }}}}", i - 1)
+        };
+        let amount = if m.renamed {
+            "amount * 2 as amt"
+        } else {
+            "amount"
+        };
+        let cols = if m.star {
+            "*".to_string()
+        } else {
+            format!("id, date_trunc('{}', ts) as ts, {amount}", m.grain)
+        };
+        let filter = if m.filtered {
+            format!(
+                "\nwhere ts between current_date - interval '{} days' and current_date",
+                m.days
+            )
+        } else {
+            String::new()
+        };
+        format!("select {cols}\nfrom {from}{filter}\n")
+    }
+
+    fn write(&self, root: &Path) {
+        let models = root.join("models");
+        std::fs::create_dir_all(&models).unwrap();
+        std::fs::write(
+            root.join("dbt_project.yml"),
+            "name: shop\nversion: '1.0'\nmodel-paths: [models]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("ripple.yml"),
+            format!("dialect: {}\n", self.dialect),
+        )
+        .unwrap();
+        let kind = if self.source_has_kind {
+            "\n          - name: kind"
+        } else {
+            ""
+        };
+        std::fs::write(
+            models.join("sources.yml"),
+            format!(
+                "version: 2\nsources:\n  - name: raw\n    tables:\n      - name: events\n        columns:\n          - name: id\n          - name: ts\n          - name: amount{kind}\n"
+            ),
+        )
+        .unwrap();
+        for i in 0..MODELS {
+            let path = models.join(format!("m{i}.sql"));
+            if self.models[i].present {
+                std::fs::write(&path, self.sql(i)).unwrap();
+            } else if path.exists() {
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Edit {
+    Star(usize),
+    Rename(usize),
+    Grain(usize),
+    Days(usize, u32),
+    Filter(usize),
+    Remove(usize),
+    SourceColumns,
+    Dialect,
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let i = 0..MODELS;
+    prop_oneof![
+        i.clone().prop_map(Edit::Star),
+        i.clone().prop_map(Edit::Rename),
+        i.clone().prop_map(Edit::Grain),
+        (i.clone(), 1u32..10).prop_map(|(i, d)| Edit::Days(i, d)),
+        i.clone().prop_map(Edit::Filter),
+        i.prop_map(Edit::Remove),
+        Just(Edit::SourceColumns),
+        Just(Edit::Dialect),
+    ]
+}
+
+/// What one command prints, and how it ends.
+fn run(root: &Path, cache: Option<&Path>, args: &[&str]) -> (Vec<u8>, Option<i32>) {
+    let mut cmd = Command::cargo_bin("ripple").unwrap();
+    cmd.args(args).arg("--project").arg(root);
+    match cache {
+        Some(dir) => cmd.arg("--cache-dir").arg(dir),
+        None => cmd.arg("--no-cache"),
+    };
+    let out = cmd.output().unwrap();
+    (out.stdout, out.status.code())
+}
+
+/// The commands compared: the export (column lineage of every job), a
+/// column-pruned impact (column lineage walked from the source) and a
+/// dated impact (time facts read off the SQL).
+const COMMANDS: &[&[&str]] = &[
+    &["graph", "--format", "openlineage"],
+    &[
+        "impact",
+        "source.raw.events",
+        "--from",
+        "2024-03-01",
+        "--to",
+        "2024-03-03",
+        "--as-of",
+        "2024-04-01",
+        "--columns",
+        "amount",
+        "--format",
+        "json",
+    ],
+    &[
+        "impact",
+        "source.raw.events",
+        "--from",
+        "2024-03-01",
+        "--to",
+        "2024-03-03",
+        "--as-of",
+        "2024-04-01",
+        "--format",
+        "json",
+    ],
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 24,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Any sequence of edits: every run with the cache (kept across the
+    /// sequence, as a project's is) prints what a run without it prints.
+    #[test]
+    fn any_edits_give_the_same_answers_with_and_without_the_cache(
+        edits in prop::collection::vec(edit(), 1..7)
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        let cache = dir.path().join("cache");
+        let mut state = State::new();
+        state.write(&root);
+        for args in COMMANDS {
+            run(&root, Some(&cache), args);
+        }
+        for e in &edits {
+            state.apply(e);
+            state.write(&root);
+            for args in COMMANDS {
+                let cold = run(&root, None, args);
+                let warm = run(&root, Some(&cache), args);
+                prop_assert_eq!(
+                    String::from_utf8_lossy(&warm.0),
+                    String::from_utf8_lossy(&cold.0),
+                    "after {:?}: {:?}", edits, args
+                );
+                prop_assert_eq!(warm.1, cold.1);
+            }
+        }
+    }
+}
+
+/// The cache is really used: a warm run finds its answers in the files an
+/// earlier run wrote (a corrupted file would change nothing, so the test
+/// swaps in a different, well-formed answer and sees it come back).
+#[test]
+fn a_warm_run_reads_what_the_cold_run_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    State::new().write(&root);
+    let export = ["graph", "--format", "openlineage"];
+    let (first, _) = run(&root, None, &export);
+    // The default folder, in the project, ignored by git.
+    let mut cmd = Command::cargo_bin("ripple").unwrap();
+    cmd.args(export)
+        .arg("--project")
+        .arg(&root)
+        .assert()
+        .success();
+    let kept = root.join(".ripple_cache");
+    assert!(kept.join("columns.json").is_file());
+    assert_eq!(
+        std::fs::read_to_string(kept.join(".gitignore"))
+            .unwrap()
+            .lines()
+            .last(),
+        Some("*")
+    );
+    let mut cmd = Command::cargo_bin("ripple").unwrap();
+    let warm = cmd
+        .args(export)
+        .arg("--project")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&warm.stdout),
+        String::from_utf8_lossy(&first)
+    );
+    // Every kept `amount` column renamed: a run that reads the cache
+    // prints it, one that does not still prints `amount`.
+    let path = kept.join("columns.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"amount\""));
+    std::fs::write(&path, text.replace("\"amount\"", "\"kept_amount\"")).unwrap();
+    let mut cmd = Command::cargo_bin("ripple").unwrap();
+    let read = cmd
+        .args(export)
+        .arg("--project")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&read.stdout).contains("kept_amount"));
+    let (again, _) = run(&root, None, &export);
+    assert!(!String::from_utf8_lossy(&again).contains("kept_amount"));
+}
+
+/// `--no-cache` reads and writes nothing.
+#[test]
+fn no_cache_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    State::new().write(&root);
+    run(&root, None, &["graph", "--format", "openlineage"]);
+    assert!(!root.join(".ripple_cache").exists());
+}
+
+/// A cache folder that cannot be written costs a warning, not the answer.
+#[test]
+fn an_unwritable_cache_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    State::new().write(&root);
+    // A file where the folder should be.
+    let blocked = dir.path().join("blocked");
+    std::fs::write(&blocked, "").unwrap();
+    let (cold, _) = run(&root, None, &["graph", "--format", "openlineage"]);
+    let mut cmd = Command::cargo_bin("ripple").unwrap();
+    let out = cmd
+        .args(["graph", "--format", "openlineage", "--cache-dir"])
+        .arg(&blocked)
+        .arg("--project")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(out.stdout, cold);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the cache could not be written"), "{err}");
+}
