@@ -101,7 +101,7 @@ impl KeyBuilder {
 struct Entries {
     old: HashMap<Key, Box<RawValue>>,
     used: Mutex<HashSet<Key>>,
-    added: Mutex<Vec<(Key, String)>>,
+    added: Mutex<HashMap<Key, String>>,
 }
 
 /// The cache of one project (or none: [`Cache::off`]).
@@ -154,10 +154,15 @@ impl Cache {
         Some(self.tables[table.slot()].get_or_init(|| read_table(&dir.join(table.file()))))
     }
 
-    /// The answer kept under `key`, if there is one that reads as a `T`.
+    /// The answer kept under `key` by an earlier run or earlier in this
+    /// one, if there is one that reads as a `T`.
     pub fn get<T: DeserializeOwned>(&self, table: Table, key: Key) -> Option<T> {
         let entries = self.entries(table)?;
-        let raw = entries.old.get(&key)?;
+        let Some(raw) = entries.old.get(&key) else {
+            // Worked out earlier in this run (a second reader of the same SQL).
+            let added = entries.added.lock().ok()?;
+            return serde_json::from_str(added.get(&key)?).ok();
+        };
         let value = serde_json::from_str(raw.get()).ok()?;
         if let Ok(mut used) = entries.used.lock() {
             used.insert(key);
@@ -174,7 +179,7 @@ impl Cache {
             return;
         };
         if let Ok(mut added) = entries.added.lock() {
-            added.push((key, text));
+            added.insert(key, text);
         }
     }
 
@@ -366,6 +371,17 @@ mod tests {
         c.save().unwrap();
         let again = Cache::open(dir.path().to_path_buf());
         assert_eq!(again.get::<u32>(Table::Columns, key("a")), Some(7));
+    }
+
+    #[test]
+    fn an_answer_is_found_in_the_run_that_worked_it_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Cache::open(dir.path().to_path_buf());
+        c.put(Table::TimeFacts, key("a"), &"x");
+        assert_eq!(
+            c.get::<String>(Table::TimeFacts, key("a")).as_deref(),
+            Some("x")
+        );
     }
 
     #[test]

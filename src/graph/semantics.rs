@@ -11,11 +11,8 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
 use super::LineageGraph;
-use crate::cache::{KeyBuilder, Table};
 use crate::project::JobKind;
-use crate::sql::{
-    KnownColumns, ScriptLineage, WholeLineage, script_column_edges, script_semantics,
-};
+use crate::sql::{KnownColumns, ScriptLineage, ScriptReading, read_cached};
 
 /// Job semantics and dataset columns of one graph, computed once each.
 pub struct Semantics<'g> {
@@ -240,29 +237,17 @@ impl<'g> Semantics<'g> {
                 known.insert(relation.clone(), cols);
             }
         }
-        let dialect = self.g.config.dialect;
-        let read = || match self.edges_only {
-            true => script_column_edges(&sql, dialect, &known),
-            false => script_semantics(&sql, dialect, &known),
+        let reading = match self.edges_only {
+            true => ScriptReading::ColumnEdges,
+            false => ScriptReading::Semantics,
         };
-        let cache = &self.g.cache;
-        if !cache.is_on() {
-            return Some(read());
-        }
-        // Everything the reading depends on: the text, how it is read, and
-        // the upstream columns stars expand from.
-        let key = KeyBuilder::default()
-            .str(&sql)
-            .str(dialect.name())
-            .u64(self.edges_only as u64)
-            .json(&known)
-            .finish();
-        if let Some(whole) = cache.get::<WholeLineage>(Table::Columns, key) {
-            return Some(whole.into_lineage());
-        }
-        let lineage = read();
-        cache.put(Table::Columns, key, &WholeLineage::from(&lineage));
-        Some(lineage)
+        Some(read_cached(
+            &self.g.cache,
+            &sql,
+            self.g.config.dialect,
+            &known,
+            reading,
+        ))
     }
 
     /// The columns of a dataset, when known: computed from the query that

@@ -14,7 +14,7 @@ use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 
 use crate::graph::LineageGraph;
-use crate::sql::{ColumnLineage, KnownColumns, script_lineage_with_columns};
+use crate::sql::{ColumnLineage, KnownColumns, ScriptReading, read_cached};
 
 /// A dataset's partition column and why ripple believes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +42,13 @@ pub fn job_output(g: &LineageGraph, n: NodeIndex) -> Option<JobOutput> {
     let d = &g.graph[n];
     let job = g.writer(&d.id)?;
     let sql = job.sql.as_deref()?;
-    let script = script_lineage_with_columns(sql, g.config.dialect, &KnownColumns::default());
+    let script = read_cached(
+        &g.cache,
+        sql,
+        g.config.dialect,
+        &KnownColumns::default(),
+        ScriptReading::WithColumns,
+    );
     let relation = d.relation.to_lowercase();
     let writing =
         script.statements.iter().rev().find(|s| {

@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use petgraph::Direction;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::sql::{
@@ -261,9 +262,10 @@ pub fn document(
                 .collect(),
         )
     };
-    // The job's output columns, read off its SQL once per dataset.
+    // The job's output columns, read off its SQL once per dataset, on all
+    // cores (a map: the same whatever order they finish in).
     let output_columns: HashMap<&str, Option<Vec<String>>> = order
-        .iter()
+        .par_iter()
         .map(|&id| {
             let columns = job_output(g, g.index[id]).and_then(|out| {
                 if !out.lineage.unexpanded_stars.is_empty() {

@@ -22,8 +22,8 @@ pub use extract::StatementKind;
 pub use names::is_path;
 pub use parse::with_statements;
 pub use script::{
-    ScriptLineage, StatementError, StatementLineage, WholeLineage, script_column_edges,
-    script_lineage, script_lineage_with_columns, script_semantics,
+    ScriptLineage, ScriptReading, StatementError, StatementLineage, WholeLineage, read_cached,
+    script_column_edges, script_lineage, script_lineage_with_columns, script_semantics,
 };
 
 /// The relation name ripple prints for a parsed table name (`None` for

@@ -16,6 +16,7 @@ use super::extract::{StatementKind, TableLineage, statement_lineage};
 use super::recover::{Recovered, names_no_table, recover};
 use super::session::Session;
 use super::split::{Chunk, join_blocks, split_statements};
+use crate::cache::{Cache, KeyBuilder, Table};
 
 /// The table lineage of a SQL script.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -252,6 +253,49 @@ pub fn script_column_edges(sql: &str, dialect: SqlDialect, known: &KnownColumns)
 /// what two versions of a script are compared by.
 pub fn script_semantics(sql: &str, dialect: SqlDialect, known: &KnownColumns) -> ScriptLineage {
     analyse_script(sql, dialect, Some(known), true, true)
+}
+
+/// How [`read_cached`] reads a script: which of the functions above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScriptReading {
+    /// [`script_column_edges`].
+    ColumnEdges,
+    /// [`script_lineage_with_columns`].
+    WithColumns,
+    /// [`script_semantics`].
+    Semantics,
+}
+
+/// The script read as `reading` asks, through the warm cache: the answer
+/// depends on the text, the dialect, the reading and the known columns,
+/// and on nothing else, so those are its key.
+pub fn read_cached(
+    cache: &Cache,
+    sql: &str,
+    dialect: SqlDialect,
+    known: &KnownColumns,
+    reading: ScriptReading,
+) -> ScriptLineage {
+    let read = || match reading {
+        ScriptReading::ColumnEdges => script_column_edges(sql, dialect, known),
+        ScriptReading::WithColumns => script_lineage_with_columns(sql, dialect, known),
+        ScriptReading::Semantics => script_semantics(sql, dialect, known),
+    };
+    if !cache.is_on() {
+        return read();
+    }
+    let key = KeyBuilder::default()
+        .str(sql)
+        .str(dialect.name())
+        .u64(reading as u64)
+        .json(known)
+        .finish();
+    if let Some(whole) = cache.get::<WholeLineage>(Table::Columns, key) {
+        return whole.into_lineage();
+    }
+    let lineage = read();
+    cache.put(Table::Columns, key, &WholeLineage::from(&lineage));
+    lineage
 }
 
 /// What every statement of one script is read with.
