@@ -332,11 +332,15 @@ pub fn document(
         });
     }
 
-    let mut warnings = Vec::new();
-    let mut doc_tasks = Vec::new();
-    for t in &tasks.tasks {
+    // Each task's commands and validations on all cores; the warnings are
+    // then gathered in task order, as one task after another gives them.
+    type Built = (DocTask, Option<String>, Option<String>);
+    let built: Vec<Result<Option<Built>, PlanError>> = tasks
+        .tasks
+        .par_iter()
+        .map(|t| -> Result<Option<Built>, PlanError> {
         let Some(d) = g.dataset(&t.dataset) else {
-            continue;
+            return Ok(None);
         };
         let node = g.index[&t.dataset];
         let mut reads = BTreeMap::new();
@@ -370,11 +374,6 @@ pub fn document(
             )?,
             None => Default::default(),
         };
-        if let Some(n) = note
-            && !warnings.contains(&n)
-        {
-            warnings.push(n);
-        }
         let warning = match job.map(|j| j.kind) {
             Some(JobKind::Airflow) => Some(format!(
                 "`{}` is an Airflow task: its SQL runs per date into the shadow `{}` (executor sql); the airflow2/airflow3 commands run the production task, which writes production, and are listed for reference only (see docs/plan.md, Executors)",
@@ -392,12 +391,7 @@ pub fn document(
             )),
             _ => None,
         };
-        if let Some(w) = warning
-            && !warnings.contains(&w)
-        {
-            warnings.push(w);
-        }
-        doc_tasks.push(DocTask {
+        let task = DocTask {
             commands,
             validations: if !holds_rows(&t.dataset) {
                 Vec::new()
@@ -418,7 +412,22 @@ pub fn document(
             writes: shadow_of(d),
             reads,
             task: t.clone(),
-        });
+        };
+        Ok(Some((task, note, warning)))
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    let mut doc_tasks = Vec::with_capacity(built.len());
+    for b in built {
+        let Some((task, note, warning)) = b? else {
+            continue;
+        };
+        for w in [note, warning].into_iter().flatten() {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        doc_tasks.push(task);
     }
 
     let mut swaps = Vec::new();

@@ -155,10 +155,12 @@ impl Dataset {
 
     /// This dataset's entry under `datasets:` in `ripple.yml`, if any.
     pub fn settings<'c>(&self, config: &'c Config) -> Option<&'c DatasetConfig> {
-        config
-            .datasets
-            .iter()
-            .find(|(k, _)| self.answers_to(k))
+        // The first key in the map's order that names it (what a scan of
+        // every entry finds), by three lookups: a plan asks once per task.
+        [&self.name, &self.relation, &self.id]
+            .into_iter()
+            .filter_map(|k| config.datasets.get_key_value(k.as_str()))
+            .min_by(|a, b| a.0.cmp(b.0))
             .map(|(_, c)| c)
     }
 }
@@ -278,4 +280,49 @@ pub enum Target {
         /// The relation as printed by the SQL reader.
         relation: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DatasetConfig;
+
+    /// Settings found by lookup are those a scan of every entry, in the
+    /// map's order, finds first.
+    #[test]
+    fn settings_are_the_first_entry_that_names_the_dataset() {
+        let d = Dataset {
+            id: "model.orders".into(),
+            kind: DatasetKind::Model,
+            name: "orders".into(),
+            relation: "mart.orders".into(),
+            package: None,
+            file: None,
+            line: None,
+            tags: Vec::new(),
+            columns: Vec::new(),
+            config: BTreeMap::new(),
+            tests: false,
+        };
+        let cost = |c: f64| DatasetConfig {
+            cost: Some(c),
+            ..DatasetConfig::default()
+        };
+        let keys = ["orders", "mart.orders", "model.orders", "other"];
+        // Every subset of the keys, each with its own cost.
+        for mask in 0u32..16 {
+            let mut config = Config::default();
+            for (i, k) in keys.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    config.datasets.insert(k.to_string(), cost(i as f64 + 1.0));
+                }
+            }
+            let scan = config
+                .datasets
+                .iter()
+                .find(|(k, _)| d.answers_to(k))
+                .map(|(_, c)| c);
+            assert_eq!(d.settings(&config), scan, "keys {mask:04b}");
+        }
+    }
 }
