@@ -21,6 +21,9 @@ use siphasher::sip128::{Hasher128, SipHasher13};
 /// The cache folder's name in a project, unless `--cache-dir` says otherwise.
 pub const DEFAULT_DIR: &str = ".ripple_cache";
 
+/// The largest table file read (1 GiB); a larger one is an empty table.
+const MAX_FILE: u64 = 1 << 30;
+
 /// Bumped by hand when what a table holds changes shape; the build identity
 /// below covers every other change of ripple itself.
 const FORMAT: u32 = 1;
@@ -235,9 +238,15 @@ fn hex(k: Key) -> String {
     format!("{:032x}", k.0)
 }
 
-/// The table in `path`; empty when it is missing, unreadable, or written by
-/// another build.
+/// The table in `path`; empty when it is missing, unreadable, larger than
+/// [`MAX_FILE`], or written by another build.
 fn read_table(path: &Path) -> Entries {
+    // A file far larger than any project's answers is not ours to trust
+    // with the memory it would take.
+    let too_big = std::fs::metadata(path).map_or(true, |m| m.len() > MAX_FILE);
+    if too_big {
+        return Entries::default();
+    }
     let Ok(text) = std::fs::read_to_string(path) else {
         return Entries::default();
     };
@@ -382,6 +391,17 @@ mod tests {
             c.get::<String>(Table::TimeFacts, key("a")).as_deref(),
             Some("x")
         );
+    }
+
+    #[test]
+    fn a_deep_file_is_an_empty_table() {
+        // Past serde_json's nesting limit: read as nothing, without a crash.
+        let dir = tempfile::tempdir().unwrap();
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let text = format!(r#"{{"build":"{}","entries":{{"01":{deep}}}}}"#, build());
+        std::fs::write(dir.path().join("columns.json"), text).unwrap();
+        let c = Cache::open(dir.path().to_path_buf());
+        assert_eq!(c.get::<u32>(Table::Columns, Key(1)), None);
     }
 
     #[test]
