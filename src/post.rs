@@ -174,13 +174,22 @@ pub fn post_events(endpoint: &Endpoint, ndjson: &str, retry: Retry) -> Result<Po
         let mut tries = 0;
         loop {
             tries += 1;
+            // The resolver's own reason ("Name or service not known", "Temporary
+            // failure in name resolution") tells a typo from a network outage.
+            let mut unresolved = None;
             if addrs.is_empty() {
-                addrs = (endpoint.host.as_str(), endpoint.port)
-                    .to_socket_addrs()
-                    .map(Iterator::collect)
-                    .unwrap_or_default();
+                match (endpoint.host.as_str(), endpoint.port).to_socket_addrs() {
+                    Ok(found) => addrs = found.collect(),
+                    Err(e) => unresolved = Some(e),
+                }
             }
-            let sent = send(endpoint, &addrs, event, retry.timeout);
+            let sent = match unresolved {
+                Some(e) => Err(std::io::Error::new(
+                    e.kind(),
+                    format!("{} does not resolve: {e}", endpoint.host),
+                )),
+                None => send(endpoint, &addrs, event, retry.timeout),
+            };
             if sent.is_err() {
                 addrs.clear();
             }

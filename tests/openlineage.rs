@@ -484,6 +484,18 @@ fn post_gives_up_on_a_server_that_is_not_there_and_refuses_https() {
         stderr.contains("event 1 failed 2 time(s)") && stderr.contains("Is the server up?"),
         "{stderr}"
     );
+    // A host that cannot resolve (`.invalid` never does, RFC 6761): the
+    // resolver's reason is in the message.
+    let out = post(
+        "http://nosuchhost.invalid/api/v1/lineage",
+        &["--post-retries", "0"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("nosuchhost.invalid does not resolve: "),
+        "{stderr}"
+    );
     let out = post("https://marquez.example/api/v1/lineage", &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
