@@ -102,7 +102,11 @@ impl KeyBuilder {
 /// What one table's file held, and what this run used and added.
 #[derive(Default)]
 struct Entries {
-    old: HashMap<Key, Box<RawValue>>,
+    /// Each answer with the generation (the count of the table's writes)
+    /// that last used it.
+    old: HashMap<Key, (u64, Box<RawValue>)>,
+    /// The generation of the file read.
+    generation: u64,
     used: Mutex<HashSet<Key>>,
     added: Mutex<HashMap<Key, String>>,
 }
@@ -124,14 +128,21 @@ impl std::fmt::Debug for Cache {
 #[derive(serde::Deserialize)]
 struct FileIn {
     build: String,
-    entries: HashMap<String, Box<RawValue>>,
+    generation: u64,
+    entries: HashMap<String, (u64, Box<RawValue>)>,
 }
 
 #[derive(Serialize)]
 struct FileOut<'a> {
     build: &'a str,
-    entries: BTreeMap<String, &'a RawValue>,
+    generation: u64,
+    entries: BTreeMap<String, (u64, &'a RawValue)>,
 }
+
+/// An answer that none of the last `KEEP` runs writing its table used is
+/// dropped: old versions of edited models do not pile up, and a run over a
+/// few jobs (a `--select`, a column walk) does not empty the cache.
+const KEEP: u64 = 8;
 
 impl Cache {
     /// No cache: every answer is worked out again.
@@ -161,7 +172,7 @@ impl Cache {
     /// one, if there is one that reads as a `T`.
     pub fn get<T: DeserializeOwned>(&self, table: Table, key: Key) -> Option<T> {
         let entries = self.entries(table)?;
-        let Some(raw) = entries.old.get(&key) else {
+        let Some((_, raw)) = entries.old.get(&key) else {
             // Worked out earlier in this run (a second reader of the same SQL).
             let added = entries.added.lock().ok()?;
             return serde_json::from_str(added.get(&key)?).ok();
@@ -186,11 +197,10 @@ impl Cache {
         }
     }
 
-    /// Writes every table this run added to. Entries the run did not use
-    /// are kept while they are no more than those it did (so a run over a
-    /// selection does not empty the cache, and old versions of edited
-    /// models do not pile up). Failing to write is not an error of the
-    /// run: the next one is only slower.
+    /// Writes every table this run added to, with the answers it used or
+    /// added marked as this write's, and those unused for [`KEEP`] writes
+    /// dropped. Failing to write is not an error of the run: the next one
+    /// is only slower.
     pub fn save(&self) -> std::io::Result<()> {
         let Some(dir) = &self.dir else {
             return Ok(());
@@ -204,27 +214,24 @@ impl Cache {
                 continue;
             }
             let used = entries.used.lock().expect("cache lock");
-            let mut out: BTreeMap<String, &RawValue> = BTreeMap::new();
+            let generation = entries.generation + 1;
             let raws: Vec<(Key, Box<RawValue>)> = added
                 .into_iter()
                 .filter_map(|(k, text)| Some((k, RawValue::from_string(text).ok()?)))
                 .collect();
+            let mut out: BTreeMap<String, (u64, &RawValue)> = BTreeMap::new();
             for (k, raw) in &raws {
-                out.insert(hex(*k), raw);
+                out.insert(hex(*k), (generation, raw));
             }
-            let unused: Vec<(&Key, &Box<RawValue>)> = entries
-                .old
-                .iter()
-                .filter(|(k, _)| !used.contains(k))
-                .collect();
-            let keep_unused = unused.len() <= used.len() + raws.len();
-            for (k, raw) in &entries.old {
-                if used.contains(k) || keep_unused {
-                    out.entry(hex(*k)).or_insert(raw);
+            for (k, (last, raw)) in &entries.old {
+                let last = if used.contains(k) { generation } else { *last };
+                if generation - last <= KEEP {
+                    out.entry(hex(*k)).or_insert((last, raw));
                 }
             }
             let text = serde_json::to_string(&FileOut {
                 build: build(),
+                generation,
                 entries: out,
             })
             .map_err(std::io::Error::other)?;
@@ -263,6 +270,7 @@ fn read_table(path: &Path) -> Entries {
         .collect();
     Entries {
         old,
+        generation: file.generation,
         ..Entries::default()
     }
 }
@@ -331,7 +339,7 @@ mod tests {
     }
 
     #[test]
-    fn answers_survive_a_run_and_unused_ones_are_pruned() {
+    fn answers_survive_runs_until_none_of_the_last_writes_used_them() {
         let dir = tempfile::tempdir().unwrap();
         let at = dir.path().join("c");
         let first = Cache::open(at.clone());
@@ -341,26 +349,28 @@ mod tests {
         first.save().unwrap();
         assert!(at.join(".gitignore").is_file());
 
-        // The second run uses `a` and adds `c`: `b` is kept (one unused
-        // against two used or added).
+        // A run that uses only `a` and adds `c` keeps `b`.
         let second = Cache::open(at.clone());
         assert_eq!(second.get::<u32>(Table::Columns, key("a")), Some(1));
         assert_eq!(second.get::<u32>(Table::TimeFacts, key("a")), None);
         second.put(Table::Columns, key("c"), &3u32);
         second.save().unwrap();
-        let third = Cache::open(at.clone());
-        assert_eq!(third.get::<u32>(Table::Columns, key("b")), Some(2));
-        assert_eq!(third.get::<u32>(Table::Columns, key("c")), Some(3));
-        // The third run used `b` and `c` and adds `d`: `a` stays. A fourth
-        // that uses nothing and adds `e` drops the four unused entries.
-        third.put(Table::Columns, key("d"), &4u32);
-        third.save().unwrap();
-        let fourth = Cache::open(at.clone());
-        fourth.put(Table::Columns, key("e"), &5u32);
-        fourth.save().unwrap();
-        let fifth = Cache::open(at);
-        assert_eq!(fifth.get::<u32>(Table::Columns, key("a")), None);
-        assert_eq!(fifth.get::<u32>(Table::Columns, key("e")), Some(5));
+        let read = Cache::open(at.clone());
+        assert_eq!(read.get::<u32>(Table::Columns, key("b")), Some(2));
+        assert_eq!(read.get::<u32>(Table::Columns, key("c")), Some(3));
+
+        // Eight more writes that use `a` only: `b`, last used by the first
+        // write, is dropped by the tenth; `c`, used by the second, stays.
+        for i in 3..=10 {
+            let run = Cache::open(at.clone());
+            assert_eq!(run.get::<u32>(Table::Columns, key("a")), Some(1));
+            run.put(Table::Columns, key(&format!("n{i}")), &i);
+            run.save().unwrap();
+        }
+        let last = Cache::open(at);
+        assert_eq!(last.get::<u32>(Table::Columns, key("b")), None);
+        assert_eq!(last.get::<u32>(Table::Columns, key("c")), Some(3));
+        assert_eq!(last.get::<u32>(Table::Columns, key("a")), Some(1));
     }
 
     #[test]
@@ -369,7 +379,7 @@ mod tests {
         std::fs::write(dir.path().join("columns.json"), "{not json").unwrap();
         std::fs::write(
             dir.path().join("time-facts.json"),
-            r#"{"build":"another","entries":{"00000000000000000000000000000001":1}}"#,
+            r#"{"build":"another","generation":1,"entries":{"00000000000000000000000000000001":[1,1]}}"#,
         )
         .unwrap();
         let c = Cache::open(dir.path().to_path_buf());
@@ -398,7 +408,10 @@ mod tests {
         // Past serde_json's nesting limit: read as nothing, without a crash.
         let dir = tempfile::tempdir().unwrap();
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-        let text = format!(r#"{{"build":"{}","entries":{{"01":{deep}}}}}"#, build());
+        let text = format!(
+            r#"{{"build":"{}","generation":1,"entries":{{"01":[1,{deep}]}}}}"#,
+            build()
+        );
         std::fs::write(dir.path().join("columns.json"), text).unwrap();
         let c = Cache::open(dir.path().to_path_buf());
         assert_eq!(c.get::<u32>(Table::Columns, Key(1)), None);

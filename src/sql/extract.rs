@@ -25,8 +25,10 @@ use super::names::{
     ident_name, identifier_call, path_name, qualified_like, relation_name, relation_name_of_idents,
 };
 
-/// What a statement does, as far as lineage cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// What a statement does, as far as lineage cares. Read back (the warm
+/// cache) by the names [`StatementKind::as_str`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StatementKind {
     /// A query that writes nothing.
     Select,
@@ -88,33 +90,6 @@ impl StatementKind {
 impl Serialize for StatementKind {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for StatementKind {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use StatementKind::*;
-        let text = String::deserialize(deserializer)?;
-        [
-            Select,
-            SelectInto,
-            Insert,
-            InsertOverwrite,
-            CreateTable,
-            CreateTableAs,
-            CreateView,
-            Merge,
-            Update,
-            Delete,
-            Copy,
-            Drop,
-            Truncate,
-            Session,
-            Other,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == text)
-        .ok_or_else(|| serde::de::Error::custom(format!("no statement kind `{text}`")))
     }
 }
 
