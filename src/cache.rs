@@ -115,7 +115,7 @@ struct Entries {
 #[derive(Default)]
 pub struct Cache {
     dir: Option<PathBuf>,
-    tables: [OnceLock<Entries>; 2],
+    tables: [OnceLock<Entries>; Table::ALL.len()],
 }
 
 impl std::fmt::Debug for Cache {
@@ -182,6 +182,26 @@ impl Cache {
             used.insert(key);
         }
         Some(value)
+    }
+
+    /// The answer under the key `key` builds, or else `work`'s, kept for the
+    /// next run. With the cache off, `work` alone: no key is built.
+    pub fn remember<T: Serialize + DeserializeOwned>(
+        &self,
+        table: Table,
+        key: impl FnOnce() -> Key,
+        work: impl FnOnce() -> T,
+    ) -> T {
+        if !self.is_on() {
+            return work();
+        }
+        let key = key();
+        if let Some(kept) = self.get(table, key) {
+            return kept;
+        }
+        let value = work();
+        self.put(table, key, &value);
+        value
     }
 
     /// Keeps `value` under `key` for the next run.
@@ -415,6 +435,24 @@ mod tests {
         std::fs::write(dir.path().join("columns.json"), text).unwrap();
         let c = Cache::open(dir.path().to_path_buf());
         assert_eq!(c.get::<u32>(Table::Columns, Key(1)), None);
+    }
+
+    #[test]
+    fn remember_works_once_and_then_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let worked = std::cell::Cell::new(0);
+        let work = || {
+            worked.set(worked.get() + 1);
+            7u32
+        };
+        let first = Cache::open(dir.path().to_path_buf());
+        assert_eq!(first.remember(Table::Columns, || key("a"), work), 7);
+        first.save().unwrap();
+        let second = Cache::open(dir.path().to_path_buf());
+        assert_eq!(second.remember(Table::Columns, || key("a"), work), 7);
+        assert_eq!(worked.get(), 1);
+        assert_eq!(Cache::off().remember(Table::Columns, || key("a"), work), 7);
+        assert_eq!(worked.get(), 2);
     }
 
     #[test]

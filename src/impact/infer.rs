@@ -48,7 +48,7 @@ struct RawWindow {
 pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
     let d = &g.graph[n];
     let job = g.writer(&d.id)?;
-    let v = cached_find(&g.cache, job.sql.as_deref()?, g.config.dialect)?;
+    let v = find(&g.cache, job.sql.as_deref()?, g.config.dialect)?;
     let file = job.file.as_str();
     let ups: Vec<NodeIndex> = g
         .graph
@@ -92,30 +92,18 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
     Some(out)
 }
 
-/// [`find`] through the warm cache (what it finds depends on the text and
-/// the dialect only); SQL the pre-check turns away costs less to check
-/// again than to look up.
-fn cached_find(cache: &Cache, sql: &str, dialect: crate::sql::SqlDialect) -> Option<Finder> {
-    if !cache.is_on() || !could_hold_evidence(sql) {
-        return find(sql, dialect);
-    }
-    let key = KeyBuilder::default().str(sql).str(dialect.name()).finish();
-    if let Some(found) = cache.get::<Option<Finder>>(Table::TimeFacts, key) {
-        return found;
-    }
-    let found = parse_and_find(sql, dialect);
-    cache.put(Table::TimeFacts, key, &found);
-    found
-}
-
 /// The windows and grains `sql` spells; `None` when it does not parse.
-fn find(sql: &str, dialect: crate::sql::SqlDialect) -> Option<Finder> {
+/// What it finds depends on the text and the dialect only, so it is kept
+/// in the warm cache under them.
+fn find(cache: &Cache, sql: &str, dialect: crate::sql::SqlDialect) -> Option<Finder> {
     // Parsing is the whole cost of time facts; SQL without a single token
-    // any fact is made of cannot give one.
+    // any fact is made of cannot give one (and costs less to check again
+    // than to look up).
     if !could_hold_evidence(sql) {
         return Some(Finder::default());
     }
-    parse_and_find(sql, dialect)
+    let key = || KeyBuilder::default().str(sql).str(dialect.name()).finish();
+    cache.remember(Table::TimeFacts, key, || parse_and_find(sql, dialect))
 }
 
 /// [`find`] without its pre-check: every statement parsed and visited.

@@ -127,29 +127,29 @@ struct HiddenFields {
     row_fingerprints: BTreeSet<String>,
 }
 
-impl From<&ScriptLineage> for WholeLineage {
-    fn from(l: &ScriptLineage) -> Self {
+impl From<ScriptLineage> for WholeLineage {
+    fn from(mut l: ScriptLineage) -> Self {
         let hidden = l
             .statements
-            .iter()
-            .map(|s| HiddenFields {
-                canonical: s.canonical.clone(),
-                replaced: s.replaced.clone(),
-                fingerprints: s
-                    .columns
-                    .iter()
-                    .flat_map(|c| c.columns.iter().map(|o| o.fingerprint.clone()))
-                    .collect(),
-                row_fingerprints: s
-                    .columns
-                    .as_ref()
-                    .map(|c| c.row_fingerprints.clone())
-                    .unwrap_or_default(),
+            .iter_mut()
+            .map(|s| {
+                let columns = s.columns.as_mut();
+                HiddenFields {
+                    canonical: s.canonical.take(),
+                    replaced: std::mem::take(&mut s.replaced),
+                    fingerprints: columns
+                        .iter()
+                        .flat_map(|c| c.columns.iter().map(|o| o.fingerprint.clone()))
+                        .collect(),
+                    row_fingerprints: columns
+                        .map(|c| std::mem::take(&mut c.row_fingerprints))
+                        .unwrap_or_default(),
+                }
             })
             .collect();
         WholeLineage {
-            lineage: l.clone(),
-            tableless: l.tableless.clone(),
+            tableless: std::mem::take(&mut l.tableless),
+            lineage: l,
             hidden,
         }
     }
@@ -281,21 +281,17 @@ pub fn read_cached(
         ScriptReading::WithColumns => script_lineage_with_columns(sql, dialect, known),
         ScriptReading::Semantics => script_semantics(sql, dialect, known),
     };
-    if !cache.is_on() {
-        return read();
-    }
-    let key = KeyBuilder::default()
-        .str(sql)
-        .str(dialect.name())
-        .u64(reading as u64)
-        .json(known)
-        .finish();
-    if let Some(whole) = cache.get::<WholeLineage>(Table::Columns, key) {
-        return whole.into_lineage();
-    }
-    let lineage = read();
-    cache.put(Table::Columns, key, &WholeLineage::from(&lineage));
-    lineage
+    let key = || {
+        KeyBuilder::default()
+            .str(sql)
+            .str(dialect.name())
+            .u64(reading as u64)
+            .json(known)
+            .finish()
+    };
+    cache
+        .remember(Table::Columns, key, || WholeLineage::from(read()))
+        .into_lineage()
 }
 
 /// What every statement of one script is read with.
@@ -725,11 +721,11 @@ mod tests {
         let l = script_semantics(sql, SqlDialect::Hive, &known);
         assert!(l.statements.iter().any(|s| s.canonical.is_some()));
         assert!(l.statements.iter().any(|s| !s.replaced.is_empty()));
-        let text = serde_json::to_string(&WholeLineage::from(&l)).unwrap();
+        let text = serde_json::to_string(&WholeLineage::from(l.clone())).unwrap();
         let back: WholeLineage = serde_json::from_str(&text).unwrap();
         assert_eq!(back.into_lineage(), l);
         let edges = script_column_edges(sql, SqlDialect::Hive, &known);
-        let text = serde_json::to_string(&WholeLineage::from(&edges)).unwrap();
+        let text = serde_json::to_string(&WholeLineage::from(edges.clone())).unwrap();
         let back: WholeLineage = serde_json::from_str(&text).unwrap();
         assert_eq!(back.into_lineage(), edges);
     }
