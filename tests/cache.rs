@@ -250,12 +250,18 @@ fn a_warm_run_reads_what_the_cold_run_kept() {
     let export = ["graph", "--format", "openlineage"];
     let (first, _) = run(&root, None, &export);
     // The default folder, in the project, ignored by git.
-    let mut cmd = Command::cargo_bin("ripple").unwrap();
-    cmd.args(export)
-        .arg("--project")
-        .arg(&root)
-        .assert()
-        .success();
+    let with_default = || -> Vec<u8> {
+        let out = Command::cargo_bin("ripple")
+            .unwrap()
+            .args(export)
+            .arg("--project")
+            .arg(&root)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        out.stdout
+    };
+    with_default();
     let kept = root.join(".ripple_cache");
     assert!(kept.join("columns.json").is_file());
     assert_eq!(
@@ -265,15 +271,8 @@ fn a_warm_run_reads_what_the_cold_run_kept() {
             .last(),
         Some("*")
     );
-    let mut cmd = Command::cargo_bin("ripple").unwrap();
-    let warm = cmd
-        .args(export)
-        .arg("--project")
-        .arg(&root)
-        .output()
-        .unwrap();
     assert_eq!(
-        String::from_utf8_lossy(&warm.stdout),
+        String::from_utf8_lossy(&with_default()),
         String::from_utf8_lossy(&first)
     );
     // Every kept `amount` column renamed: a run that reads the cache
@@ -282,14 +281,7 @@ fn a_warm_run_reads_what_the_cold_run_kept() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("\"amount\""));
     std::fs::write(&path, text.replace("\"amount\"", "\"kept_amount\"")).unwrap();
-    let mut cmd = Command::cargo_bin("ripple").unwrap();
-    let read = cmd
-        .args(export)
-        .arg("--project")
-        .arg(&root)
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&read.stdout).contains("kept_amount"));
+    assert!(String::from_utf8_lossy(&with_default()).contains("kept_amount"));
     let (again, _) = run(&root, None, &export);
     assert!(!String::from_utf8_lossy(&again).contains("kept_amount"));
 }
