@@ -52,7 +52,7 @@ pub struct Config {
 }
 
 /// The dbt target ripple assumes (there is no `profiles.yml` to read).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TargetConfig {
     /// The target schema (dbt's `target.schema`).

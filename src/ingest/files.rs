@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cache::inputs::Listing;
 use crate::project::Diagnostic;
 
 /// Folders never read as input: build output, installed packages, VCS.
@@ -23,6 +24,50 @@ pub(crate) struct Found {
     /// A warning per folder that exists but could not be listed: its files
     /// are missing from the project, which must not pass unnoticed.
     pub problems: Vec<Diagnostic>,
+    /// Every folder the walk listed, and what it found there: what the warm
+    /// cache compares to tell a file added or removed.
+    pub dirs: Vec<(PathBuf, Listing)>,
+}
+
+/// One folder's entries as [`walk`] sees them: sub-folders to descend into
+/// and files with one of `extensions`.
+fn entries(dir: &Path, extensions: &[&str]) -> std::io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let (mut dirs, mut files) = (Vec::new(), Vec::new());
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            if !name.starts_with('.') && !SKIPPED.contains(&name.as_ref()) {
+                dirs.push(entry.path());
+            }
+        } else if kind.is_file() && extensions.iter().any(|e| name.ends_with(e)) {
+            files.push(entry.path());
+        }
+    }
+    Ok((dirs, files))
+}
+
+/// What [`walk`] would find in `dir` itself (not below it) now.
+pub(crate) fn listing(dir: &Path, extensions: &[&str]) -> Listing {
+    match entries(dir, extensions) {
+        Ok((dirs, files)) => names(&dirs, &files),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Listing::Absent,
+        Err(_) => Listing::Unreadable,
+    }
+}
+
+fn names(dirs: &[PathBuf], files: &[PathBuf]) -> Listing {
+    let name = |p: &PathBuf| {
+        p.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    };
+    let mut names: Vec<String> = dirs.iter().map(|d| format!("{}/", name(d))).collect();
+    names.extend(files.iter().map(name));
+    names.sort();
+    Listing::Names(names)
 }
 
 /// Files under `dir` (recursively) whose name ends with one of `extensions`,
@@ -33,27 +78,18 @@ pub(crate) fn walk(root: &Path, dir: &Path, extensions: &[&str]) -> Found {
     let mut out = Found::default();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let entries = match std::fs::read_dir(&d) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+        match entries(&d, extensions) {
+            Ok((dirs, files)) => {
+                out.dirs.push((d, names(&dirs, &files)));
+                stack.extend(dirs);
+                out.files.extend(files);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out.dirs.push((d, Listing::Absent));
+            }
             Err(e) => {
                 out.problems.push(unreadable(root, &d, &e));
-                continue;
-            }
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                if !name.starts_with('.') && !SKIPPED.contains(&name.as_ref()) {
-                    stack.push(path);
-                }
-            } else if kind.is_file() && extensions.iter().any(|e| name.ends_with(e)) {
-                out.files.push(path);
+                out.dirs.push((d, Listing::Unreadable));
             }
         }
     }

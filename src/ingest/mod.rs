@@ -80,9 +80,10 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     };
     let is_dbt = dbt::is_dbt_project(root);
     if is_dbt {
-        project.add(phase("dbt models", || {
-            dbt::load(root, &config, options.progress)
-        }));
+        let started = std::time::Instant::now();
+        let (part, how) = dbt::load(root, &config, options.progress, &project.cache);
+        crate::timings::record(how.phase(), started.elapsed());
+        project.add(part);
     }
     // Paths ripple.yml names stay inside the project; `--manifest` on the
     // command line is the user's own choice.

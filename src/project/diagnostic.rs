@@ -2,10 +2,10 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// The input is wrong; results that depend on it are incomplete.
@@ -29,6 +29,55 @@ pub struct Diagnostic {
     pub column: u32,
     /// What is wrong and what to do.
     pub message: String,
+}
+
+/// A finding as read back (from the warm cache): its code an owned string.
+#[derive(Deserialize)]
+struct Read {
+    severity: Severity,
+    code: String,
+    file: Option<String>,
+    line: u32,
+    column: u32,
+    message: String,
+}
+
+impl<'de> Deserialize<'de> for Diagnostic {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Diagnostic::try_from(Read::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<Read> for Diagnostic {
+    type Error = String;
+
+    /// Each distinct code is kept once for the process, as the
+    /// `&'static str` codes are; a file naming more codes than ripple has is
+    /// refused rather than kept.
+    fn try_from(r: Read) -> Result<Self, String> {
+        use std::collections::HashSet;
+        use std::sync::Mutex;
+        static CODES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+        let mut codes = CODES.lock().map_err(|e| e.to_string())?;
+        let codes = codes.get_or_insert_with(HashSet::new);
+        let code = match codes.get(r.code.as_str()) {
+            Some(known) => *known,
+            None if codes.len() < 512 && r.code.len() <= 64 => {
+                let kept: &'static str = Box::leak(r.code.into_boxed_str());
+                codes.insert(kept);
+                kept
+            }
+            None => return Err("not one of ripple's codes".into()),
+        };
+        Ok(Diagnostic {
+            severity: r.severity,
+            code,
+            file: r.file,
+            line: r.line,
+            column: r.column,
+            message: r.message,
+        })
+    }
 }
 
 impl Diagnostic {

@@ -8,7 +8,7 @@ mod diagnostic;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use dag::{Cosmos, Dag, DagEdge, DbtRun, EdgeKind, SqlTemplate, Task};
 pub use diagnostic::{Diagnostic, Severity};
@@ -82,7 +82,7 @@ impl Project {
 }
 
 /// What kind of thing a dataset is, which decides its node id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DatasetKind {
     /// A dbt model (`model.<name>`).
@@ -115,7 +115,7 @@ impl DatasetKind {
 }
 
 /// A table or view.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dataset {
     /// Node id: `model.orders`, `model.orders.v2`, `source.raw.orders`,
     /// `seed.countries`, `snapshot.customers_snapshot`, `table.mart.daily`,
@@ -166,7 +166,7 @@ impl Dataset {
 }
 
 /// Something that writes datasets: a dbt model, a SQL script, a task.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Job {
     /// Job id: the model's node id for dbt, `sql:<path>` for a script.
     pub id: String,
@@ -197,7 +197,7 @@ pub struct Job {
     /// For a dbt model: the calls through which it asks the warehouse
     /// (`run_query`, `dbt_utils.get_column_values`...), so what it reads may
     /// depend on data no static reader sees. Empty for most jobs.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub needs_warehouse: Vec<String>,
     /// Reads taken from a dbt `manifest.json` that rendering did not find;
     /// their edges carry `"evidence": "manifest"`.
@@ -206,7 +206,7 @@ pub struct Job {
 }
 
 /// The Airflow task behind a job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AirflowTask {
     /// `dag_id`.
     pub dag_id: String,
@@ -219,7 +219,7 @@ pub struct AirflowTask {
 }
 
 /// What kind of job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JobKind {
     /// A dbt model, snapshot or seed load.
@@ -242,7 +242,7 @@ impl JobKind {
 
 /// A reference from a job to a dataset, as written, resolved when the graph
 /// is built.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Reference {
     /// What is referred to.
     pub target: Target,
@@ -251,7 +251,7 @@ pub struct Reference {
 }
 
 /// The thing a [`Reference`] names.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "by")]
 pub enum Target {
     /// A dataset by node id (the reader already knew which).

@@ -2,6 +2,7 @@
 //! engine, property YAML, seeds, snapshots, macros, installed packages.
 
 mod jinja;
+mod snapshot;
 mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -17,6 +18,8 @@ use self::jinja::{
 use self::yaml::{ProjectFile, Properties, block_config, merge_config};
 use super::Progress;
 use super::files::{confine, line_of, read_error, relative, stem, walk};
+use crate::cache::Cache;
+use crate::cache::inputs::{Listing, Recorder};
 use crate::config::Config;
 use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Part, Reference, Target};
 
@@ -56,14 +59,151 @@ pub(crate) fn is_dbt_project(root: &Path) -> bool {
     root.join("dbt_project.yml").is_file()
 }
 
-/// Reads the dbt project at `root`.
-pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Part {
+/// Reads the dbt project at `root`: from the warm cache's snapshot when
+/// the files it read last time are unchanged, or when only model files
+/// changed, by rendering those again (docs/cache.md, "Snapshots").
+pub(crate) fn load(
+    root: &Path,
+    config: &Config,
+    progress: &dyn Progress,
+    cache: &Cache,
+) -> (Part, Loading) {
+    if !cache.is_on() {
+        let part = read_project(root, config, progress, None).into_part();
+        return (part, Loading::Read);
+    }
+    let key = snapshot::key(root, config);
+    if let Some(reused) = snapshot::reuse(cache, key, root, config) {
+        return reused;
+    }
+    let rec = Recorder::default();
+    let loaded = read_project(root, config, progress, Some(&rec));
+    snapshot::keep(cache, key, rec.finish(), &loaded);
+    (loaded.into_part(), Loading::Read)
+}
+
+/// How [`load`] came by the project, for `--timings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Loading {
+    /// Read and rendered whole.
+    Read,
+    /// The snapshot, unchanged.
+    Snapshot,
+    /// The snapshot, with edited models rendered again.
+    Rendered,
+}
+
+impl Loading {
+    /// The phase's name.
+    pub fn phase(self) -> &'static str {
+        match self {
+            Loading::Read => "dbt models",
+            Loading::Snapshot => "dbt models (snapshot)",
+            Loading::Rendered => "dbt models (snapshot, edits rendered)",
+        }
+    }
+}
+
+/// A file's text, noted by `rec` when the warm cache is on.
+fn read(rec: Option<&Recorder>, path: &Path) -> crate::error::Result<String> {
+    let text = crate::input::read_text(path);
+    if let Some(rec) = rec {
+        rec.file(path, text.as_ref().ok().map(String::as_str));
+    }
+    text
+}
+
+/// What `package_dirs` found, as a listing the warm cache compares.
+const PACKAGES: &str = "dbt_project.yml/";
+
+/// A folder listed again as the reader listed it.
+fn relist(dir: &Path, extensions: &[&str]) -> Listing {
+    if extensions == [PACKAGES] {
+        return match std::fs::metadata(dir) {
+            Ok(_) => package_listing(&package_dirs(dir)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Listing::Absent,
+            Err(_) => Listing::Unreadable,
+        };
+    }
+    super::files::listing(dir, extensions)
+}
+
+fn package_listing(dirs: &[PathBuf]) -> Listing {
+    Listing::Names(
+        dirs.iter()
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect(),
+    )
+}
+
+/// One rendered model or snapshot, with what a snapshot keeps to render it
+/// again.
+struct Slot {
+    /// The template's configuration before rendering, as JSON (the rest of
+    /// the template is in its dataset); only when recording.
+    meta: Option<String>,
+    /// Whether it is a model file of its own (no other role, one template):
+    /// an edit to it can be rendered alone.
+    editable: bool,
+    /// The unknown names its text calls.
+    called: Vec<(String, bool)>,
+    dataset: Dataset,
+    job: Job,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// The dbt project as read: what comes before rendering, then each
+/// template's result in order.
+struct Loaded {
+    /// Seeds, sources, and the findings before rendering.
+    prelude: Part,
+    slots: Vec<Slot>,
+    /// The renderer's settings, macro files and the macros' calls, as JSON;
+    /// only when recording.
+    state: Option<String>,
+}
+
+impl Loaded {
+    /// The project's part: the prelude, then every enabled model.
+    fn into_part(self) -> Part {
+        let mut out = self.prelude;
+        for s in self.slots {
+            if !is_enabled(&s.dataset) {
+                continue;
+            }
+            out.datasets.push(s.dataset);
+            out.jobs.push(s.job);
+            out.diagnostics.extend(s.diagnostics);
+        }
+        out
+    }
+}
+
+/// `{{ config(enabled=false) }}` in the model's own file: dbt lists the
+/// model as disabled, so it is no node.
+fn is_enabled(d: &Dataset) -> bool {
+    !(matches!(d.config.get("enabled"), Some(Value::Bool(false)))
+        || matches!(d.config.get("enabled"), Some(Value::String(s)) if s.eq_ignore_ascii_case("false")))
+}
+
+/// Reads the dbt project at `root`; with `rec`, noting every file read and
+/// folder listed, and keeping what renders a model again.
+fn read_project(
+    root: &Path,
+    config: &Config,
+    progress: &dyn Progress,
+    rec: Option<&Recorder>,
+) -> Loaded {
     let mut out = Part::default();
-    let root_file = match yaml::read_project_file(root, root) {
+    let root_file = match yaml::read_project_file(root, root, rec) {
         Ok(f) => f,
         Err(d) => {
             out.diagnostics.push(d);
-            return out;
+            return Loaded {
+                prelude: out,
+                slots: Vec::new(),
+                state: None,
+            };
         }
     };
     let mut units = vec![Unit {
@@ -80,8 +220,20 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         ("dbt_project.yml", "packages-install-path"),
         &mut out.diagnostics,
     );
-    for dir in packages.iter().flat_map(|p| package_dirs(p)) {
-        match yaml::read_project_file(&dir, root) {
+    let mut package_folders = Vec::new();
+    for p in &packages {
+        let found = package_dirs(p);
+        if let Some(rec) = rec {
+            let listing = match std::fs::metadata(p) {
+                Ok(_) => package_listing(&found),
+                Err(_) => Listing::Absent,
+            };
+            rec.dir(p, &[PACKAGES], listing);
+        }
+        package_folders.extend(found);
+    }
+    for dir in package_folders {
+        match yaml::read_project_file(&dir, root, rec) {
             Ok(file) => {
                 let name = if file.name.is_empty() {
                     stem(&dir)
@@ -128,6 +280,11 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         let mut found = |dir: &Path, extensions: &[&str]| -> Vec<PathBuf> {
             let f = walk(root, dir, extensions);
             out.diagnostics.extend(f.problems);
+            if let Some(rec) = rec {
+                for (d, listing) in f.dirs {
+                    rec.dir(&d, extensions, listing);
+                }
+            }
             f.files
         };
         let mut yaml_files = Vec::new();
@@ -150,7 +307,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         // Parsed in parallel, added in file order.
         let parsed = in_parallel(&yaml_files, &mut out.diagnostics, |path| {
             let file = relative(root, path);
-            let text = crate::input::read_text(path).map_err(|e| read_error(file.clone(), &e))?;
+            let text = read(rec, path).map_err(|e| read_error(file.clone(), &e))?;
             let doc = yaml::parse(&text, &file)?;
             Ok((file, text, doc))
         });
@@ -159,8 +316,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         }
         // Read and stripped in parallel (the block scan is per file).
         macro_files.extend(in_parallel(&macro_paths, &mut out.diagnostics, |path| {
-            let text =
-                crate::input::read_text(path).map_err(|e| read_error(relative(root, path), &e))?;
+            let text = read(rec, path).map_err(|e| read_error(relative(root, path), &e))?;
             Ok(MacroFile {
                 path: relative(root, path),
                 package: unit.package.clone(),
@@ -184,7 +340,7 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         &mut out.diagnostics,
         |(u, path, is_snapshot)| {
             let file = relative(root, path);
-            let text = crate::input::read_text(path).map_err(|e| read_error(file.clone(), &e))?;
+            let text = read(rec, path).map_err(|e| read_error(file.clone(), &e))?;
             let unit = &units[*u];
             Ok(if *is_snapshot {
                 snapshot_blocks(&text)
@@ -260,11 +416,10 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         .filter(|m| m.package.is_none())
         .find(|m| m.text.contains("generate_alias_name") && m.text.contains("ripple_shadows"))
         .map(|m| m.path.clone());
-    let (renderer, macro_errors) = Renderer::new(
-        settings,
-        &macro_files,
-        templates.iter().map(|t| t.text.as_str()),
-    );
+    let settings_json = rec.map(|_| serde_json::to_string(&settings).unwrap_or_default());
+    let texts: Vec<&str> = templates.iter().map(|t| t.text.as_str()).collect();
+    let (renderer, macro_errors, calls) = Renderer::with_calls(settings, &macro_files, &texts);
+    drop(texts);
     for (file, e) in macro_errors {
         out.diagnostics.push(Diagnostic::error(
             "render-error",
@@ -340,35 +495,57 @@ pub(crate) fn load(root: &Path, config: &Config, progress: &dyn Progress) -> Par
         }
     }
 
+    // A model file that nothing else reads, holding one template: what an
+    // edit can be rendered alone for.
+    let mut per_file: HashMap<&str, usize> = HashMap::new();
+    for t in &templates {
+        *per_file.entry(t.file.as_str()).or_default() += 1;
+    }
+    let shared: BTreeSet<String> = macro_files.iter().map(|m| m.path.clone()).collect();
+    let editable: Vec<bool> = templates
+        .iter()
+        .map(|t| {
+            t.kind == DatasetKind::Model
+                && t.first_line == 1
+                && t.file.ends_with(".sql")
+                && per_file.get(t.file.as_str()) == Some(&1)
+                && !shared.contains(&t.file)
+        })
+        .collect();
+    drop(per_file);
+
     // Render every model and snapshot, in parallel.
     progress.start(templates.len() as u64);
-    let rendered: Vec<(Dataset, Job, Vec<Diagnostic>)> = templates
+    let slots: Vec<Slot> = templates
         .into_par_iter()
-        .map(|t| {
+        .zip(calls.sources)
+        .zip(editable)
+        .map(|((t, called), editable)| {
             let this = relations_by_id.get(&t.id).cloned().unwrap_or(Relation {
                 database: None,
                 schema: String::new(),
                 identifier: t.name.clone(),
             });
-            let result = render_template(&renderer, t, this, config);
+            let meta = rec.map(|_| serde_json::to_string(&t.config).unwrap_or_default());
+            let (dataset, job, diagnostics) = render_template(&renderer, t, this, config);
             progress.inc(1);
-            result
+            Slot {
+                meta,
+                editable,
+                called,
+                dataset,
+                job,
+                diagnostics,
+            }
         })
         .collect();
     progress.finish();
-    for (d, j, diags) in rendered {
-        // `{{ config(enabled=false) }}` in the model's own file: dbt lists
-        // the model as disabled, so it is no node.
-        if matches!(d.config.get("enabled"), Some(Value::Bool(false)))
-            || matches!(d.config.get("enabled"), Some(Value::String(s)) if s.eq_ignore_ascii_case("false"))
-        {
-            continue;
-        }
-        out.datasets.push(d);
-        out.jobs.push(j);
-        out.diagnostics.extend(diags);
+    let state = settings_json.map(|s| snapshot::state(s, &macro_files, &calls.macros));
+    Loaded {
+        prelude: out,
+        slots,
+        state,
     }
-    out
 }
 
 /// A source's database, schema and identifier with their Jinja rendered.

@@ -368,10 +368,14 @@ fn name_lines(text: &str) -> std::collections::HashMap<&str, u32> {
 }
 
 /// Parses `dbt_project.yml` at `dir`.
-pub(crate) fn read_project_file(dir: &Path, root: &Path) -> Result<ProjectFile, Diagnostic> {
+pub(crate) fn read_project_file(
+    dir: &Path,
+    root: &Path,
+    rec: Option<&crate::cache::inputs::Recorder>,
+) -> Result<ProjectFile, Diagnostic> {
     let path = dir.join("dbt_project.yml");
     let file = super::super::files::relative(root, &path);
-    let text = crate::input::read_text(&path)
+    let text = super::read(rec, &path)
         .map_err(|e| Diagnostic::error("read-error", Some(file.clone()), 0, 0, e.to_string()))?;
     let value = parse(&text, &file)?;
     Ok(ProjectFile::from_value(&value))

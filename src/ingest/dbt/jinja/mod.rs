@@ -53,7 +53,7 @@ const MACRO_PREFIX: &str = "__macros__/";
 
 /// A macro file, after `{% test %}`, `{% materialization %}`, `{% docs %}`
 /// and `{% snapshot %}` blocks are stripped.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct MacroFile {
     /// Path relative to the project root.
     pub path: String,
@@ -64,7 +64,7 @@ pub(crate) struct MacroFile {
 }
 
 /// A relation as dbt prints it, with the parts macros ask for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Relation {
     /// Database, when configured.
     pub database: Option<String>,
@@ -133,11 +133,12 @@ pub(crate) struct Capture {
 impl Object for Capture {}
 
 /// Everything `ref()` and `source()` need to print relations.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Relations {
     /// Model, seed and snapshot relations by name.
     pub by_name: HashMap<String, Relation>,
     /// Source relations by (source, table).
+    #[serde(with = "pairs")]
     pub sources: HashMap<(String, String), Relation>,
     /// Schema for names not found (dbt's target schema).
     pub default_schema: String,
@@ -145,7 +146,29 @@ pub(crate) struct Relations {
     pub default_database: Option<String>,
 }
 
+/// A map with pair keys as a list of entries (JSON keys are strings),
+/// sorted so the same map writes the same text.
+mod pairs {
+    use std::collections::HashMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    type Map = HashMap<(String, String), super::Relation>;
+
+    pub fn serialize<S: Serializer>(map: &Map, s: S) -> Result<S::Ok, S::Error> {
+        let mut entries: Vec<_> = map.iter().collect();
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        entries.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Map, D::Error> {
+        let entries: Vec<((String, String), super::Relation)> = Vec::deserialize(d)?;
+        Ok(entries.into_iter().collect())
+    }
+}
+
 /// The per-project settings the renderer needs.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Settings {
     /// The root project's name.
     pub project_name: String,
@@ -165,6 +188,8 @@ pub(crate) struct Settings {
 /// A Jinja environment loaded with dbt's built-ins and a project's macros.
 pub(crate) struct Renderer {
     env: Environment<'static>,
+    /// Every name defined before placeholders were added.
+    defined: Arc<BTreeSet<String>>,
     /// Macro name → (template, package), for dispatch and package namespaces.
     macros: Arc<MacroTable>,
 }
@@ -193,126 +218,219 @@ pub(crate) struct RenderError {
     pub message: String,
 }
 
+/// The names of unknown calls: per model source, and those of the macro
+/// files together.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Calls {
+    /// Per source, in order.
+    pub sources: Vec<Vec<(String, bool)>>,
+    /// Of every macro file.
+    pub macros: Vec<(String, bool)>,
+}
+
+impl Calls {
+    /// Every name called (what becomes a placeholder).
+    pub fn union(&self) -> BTreeSet<(String, bool)> {
+        self.sources
+            .iter()
+            .flatten()
+            .chain(&self.macros)
+            .cloned()
+            .collect()
+    }
+}
+
+/// The names `text` calls that are neither defined nor keywords, each once.
+fn unknown_calls(text: &str, defined: &BTreeSet<String>) -> Vec<(String, bool)> {
+    called_names(text)
+        .filter(|(name, _)| !defined.contains(*name) && !is_keyword(name))
+        .map(|(name, dotted)| (name.to_string(), dotted))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+type Base = (
+    Environment<'static>,
+    Arc<MacroTable>,
+    Vec<(String, RenderError)>,
+    BTreeSet<String>,
+);
+
+/// An environment with dbt's built-ins and the macros of `macro_files`,
+/// its macro table, the macros that failed to compile, and every name it
+/// defines.
+fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Chainable);
+    env.set_fuel(Some(FUEL));
+    env.set_unknown_method_callback(unknown_method);
+    compat::add_mutable_containers(&mut env);
+    env.set_formatter(compat::python_formatter);
+    let settings = Arc::new(settings);
+    let mut errors = Vec::new();
+
+    let mut table = MacroTable::default();
+    // Package files first, so that root-project macros override them.
+    let mut files: Vec<&MacroFile> = macro_files.iter().collect();
+    files.sort_by_key(|f| (f.package.is_none(), f.path.clone()));
+    // A root-project `ref` or `source` macro replaces dbt's (reaching
+    // it through `builtins.ref`).
+    let mut overrides: Vec<(String, String)> = Vec::new();
+    for file in &files {
+        let text = compat::prepare(&file.text);
+        for block in macro_blocks(&text) {
+            let template = format!("{MACRO_PREFIX}{}#{}", file.path, block.name);
+            // Leading newlines keep the block's lines the file's lines.
+            let lines = text[..block.start].matches('\n').count();
+            let source = format!(
+                "{}{}",
+                "\n".repeat(lines),
+                rename_definitions(&text[block.start..block.end])
+            );
+            if let Err(e) = env.add_template_owned(template.clone(), source) {
+                let mut e = render_error(&e);
+                e.message = format!("macro `{}`: {}", block.name, e.message);
+                errors.push((file.path.clone(), e));
+                continue;
+            }
+            let body = &text[block.body_start..block.body_end];
+            if let Some(call) = macro_warehouse_call(body) {
+                table.warehouse.insert(template.clone(), call);
+            }
+            let name = block.name;
+            match &file.package {
+                Some(pkg) => {
+                    table
+                        .by_package
+                        .insert((pkg.clone(), name.clone()), template.clone());
+                    table.packages.insert(pkg.clone());
+                }
+                None => {
+                    if name == "ref" || name == "source" {
+                        overrides.push((name.clone(), template.clone()));
+                    }
+                    table.root.insert(name.clone(), template.clone());
+                }
+            }
+            table.global.insert(name, template);
+        }
+    }
+    let table = Arc::new(table);
+    for (name, template) in &table.global {
+        env.add_function(name.clone(), macro_caller(template.clone(), name.clone()));
+    }
+    add_builtins(&mut env, &settings, &table);
+    for (name, template) in overrides {
+        env.add_function(name.clone(), macro_caller(template, name));
+    }
+
+    let defined: BTreeSet<String> = env.globals().map(|(n, _)| n.to_string()).collect();
+    (env, table, errors, defined)
+}
+
+/// The renderer: `env` with a placeholder for every name in `called`.
+fn finish(
+    mut env: Environment<'static>,
+    table: Arc<MacroTable>,
+    defined: BTreeSet<String>,
+    called: BTreeSet<(String, bool)>,
+) -> Renderer {
+    let mut unknown = BTreeSet::new();
+    let mut namespaces = BTreeSet::new();
+    for (name, dotted) in called {
+        if dotted {
+            namespaces.insert(name.clone());
+        }
+        unknown.insert(name);
+    }
+    for name in unknown {
+        if namespaces.contains(&name) {
+            env.add_global(
+                name.clone(),
+                Value::from_object(Namespace::placeholder(&name)),
+            );
+            continue;
+        }
+        let recorded = name.clone();
+        env.add_function(
+            name,
+            move |state: &State, _args: Rest<ValueOrKwargs>| -> Result<Value, Error> {
+                if let Some(cap) = capture(state) {
+                    lock(&cap.unknown).insert(recorded.clone());
+                }
+                Ok(Value::from_safe_string(PLACEHOLDER.to_string()))
+            },
+        );
+    }
+    Renderer {
+        env,
+        macros: table,
+        defined: Arc::new(defined),
+    }
+}
+
 impl Renderer {
     /// Builds the environment: built-ins, macros, and placeholders for every
     /// other name that `sources` (the templates to come) call.
+    #[cfg(test)]
     pub fn new<'a>(
         settings: Settings,
         macro_files: &'a [MacroFile],
         sources: impl IntoIterator<Item = &'a str>,
     ) -> (Renderer, Vec<(String, RenderError)>) {
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Chainable);
-        env.set_fuel(Some(FUEL));
-        env.set_unknown_method_callback(unknown_method);
-        compat::add_mutable_containers(&mut env);
-        env.set_formatter(compat::python_formatter);
-        let settings = Arc::new(settings);
-        let mut errors = Vec::new();
+        let sources: Vec<&str> = sources.into_iter().collect();
+        let (renderer, errors, _) = Renderer::with_calls(settings, macro_files, &sources);
+        (renderer, errors)
+    }
 
-        let mut table = MacroTable::default();
-        // Package files first, so that root-project macros override them.
-        let mut files: Vec<&MacroFile> = macro_files.iter().collect();
-        files.sort_by_key(|f| (f.package.is_none(), f.path.clone()));
-        // A root-project `ref` or `source` macro replaces dbt's (reaching
-        // it through `builtins.ref`).
-        let mut overrides: Vec<(String, String)> = Vec::new();
-        for file in &files {
-            let text = compat::prepare(&file.text);
-            for block in macro_blocks(&text) {
-                let template = format!("{MACRO_PREFIX}{}#{}", file.path, block.name);
-                // Leading newlines keep the block's lines the file's lines.
-                let lines = text[..block.start].matches('\n').count();
-                let source = format!(
-                    "{}{}",
-                    "\n".repeat(lines),
-                    rename_definitions(&text[block.start..block.end])
-                );
-                if let Err(e) = env.add_template_owned(template.clone(), source) {
-                    let mut e = render_error(&e);
-                    e.message = format!("macro `{}`: {}", block.name, e.message);
-                    errors.push((file.path.clone(), e));
-                    continue;
-                }
-                let body = &text[block.body_start..block.body_end];
-                if let Some(call) = macro_warehouse_call(body) {
-                    table.warehouse.insert(template.clone(), call);
-                }
-                let name = block.name;
-                match &file.package {
-                    Some(pkg) => {
-                        table
-                            .by_package
-                            .insert((pkg.clone(), name.clone()), template.clone());
-                        table.packages.insert(pkg.clone());
-                    }
-                    None => {
-                        if name == "ref" || name == "source" {
-                            overrides.push((name.clone(), template.clone()));
-                        }
-                        table.root.insert(name.clone(), template.clone());
-                    }
-                }
-                table.global.insert(name, template);
-            }
-        }
-        let table = Arc::new(table);
-        for (name, template) in &table.global {
-            env.add_function(name.clone(), macro_caller(template.clone(), name.clone()));
-        }
-        add_builtins(&mut env, &settings, &table);
-        for (name, template) in overrides {
-            env.add_function(name.clone(), macro_caller(template, name));
-        }
-
-        // Anything else called in any template renders as a placeholder.
-        let defined: BTreeSet<String> = env.globals().map(|(n, _)| n.to_string()).collect();
-        // Every model's text is scanned, on all cores (a set is the same
-        // whatever order its names come in).
-        let texts: Vec<&str> = sources
-            .into_iter()
-            .chain(macro_files.iter().map(|f| f.text.as_str()))
-            .collect();
-        let called: Vec<(String, bool)> = {
+    /// [`Renderer::new`], also returning the unknown names each source
+    /// calls (in the sources' order) and those the macro files call: what
+    /// a snapshot keeps to tell whether an edited model changes the set.
+    pub fn with_calls(
+        settings: Settings,
+        macro_files: &[MacroFile],
+        sources: &[&str],
+    ) -> (Renderer, Vec<(String, RenderError)>, Calls) {
+        let (env, table, errors, defined) = environment(settings, macro_files);
+        let macro_texts: Vec<&str> = macro_files.iter().map(|f| f.text.as_str()).collect();
+        // Every model's text is scanned, on all cores.
+        let scan = |texts: &[&str]| -> Vec<Vec<(String, bool)>> {
             use rayon::prelude::*;
             texts
                 .par_iter()
-                .flat_map_iter(|text| {
-                    called_names(text)
-                        .filter(|(name, _)| !defined.contains(*name) && !is_keyword(name))
-                        .map(|(name, dotted)| (name.to_string(), dotted))
-                        .collect::<BTreeSet<_>>()
-                })
+                .map(|text| unknown_calls(text, &defined))
                 .collect()
         };
-        let mut unknown = BTreeSet::new();
-        let mut namespaces = BTreeSet::new();
-        for (name, dotted) in called {
-            if dotted {
-                namespaces.insert(name.clone());
-            }
-            unknown.insert(name);
-        }
-        for name in unknown {
-            if namespaces.contains(&name) {
-                env.add_global(
-                    name.clone(),
-                    Value::from_object(Namespace::placeholder(&name)),
-                );
-                continue;
-            }
-            let recorded = name.clone();
-            env.add_function(
-                name,
-                move |state: &State, _args: Rest<ValueOrKwargs>| -> Result<Value, Error> {
-                    if let Some(cap) = capture(state) {
-                        lock(&cap.unknown).insert(recorded.clone());
-                    }
-                    Ok(Value::from_safe_string(PLACEHOLDER.to_string()))
-                },
-            );
-        }
-        (Renderer { env, macros: table }, errors)
+        let calls = Calls {
+            sources: scan(sources),
+            macros: scan(&macro_texts)
+                .into_iter()
+                .flatten()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+        };
+        let all = calls.union();
+        let renderer = finish(env, table, defined, all);
+        (renderer, errors, calls)
+    }
+
+    /// A renderer whose placeholders are exactly `calls` (a set kept from
+    /// an earlier [`Renderer::with_calls`] over the same macro files).
+    pub fn from_calls(
+        settings: Settings,
+        macro_files: &[MacroFile],
+        calls: BTreeSet<(String, bool)>,
+    ) -> (Renderer, Vec<(String, RenderError)>) {
+        let (env, table, errors, defined) = environment(settings, macro_files);
+        (finish(env, table, defined, calls), errors)
+    }
+
+    /// The names `text` calls that nothing defines: what it adds to the
+    /// placeholders.
+    pub fn calls_of(&self, text: &str) -> Vec<(String, bool)> {
+        unknown_calls(text, &self.defined)
     }
 
     /// Renders `text` (the file `name`) as the node `this`, returning the

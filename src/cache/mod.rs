@@ -18,6 +18,8 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use siphasher::sip128::{Hasher128, SipHasher13};
 
+pub mod inputs;
+
 /// The cache folder's name in a project, unless `--cache-dir` says otherwise.
 pub const DEFAULT_DIR: &str = ".ripple_cache";
 
@@ -26,7 +28,7 @@ const MAX_FILE: u64 = 1 << 30;
 
 /// Bumped by hand when what a table holds changes shape; the build identity
 /// below covers every other change of ripple itself.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// What one table holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,6 +118,8 @@ struct Entries {
 pub struct Cache {
     dir: Option<PathBuf>,
     tables: [OnceLock<Entries>; Table::ALL.len()],
+    /// Snapshots to write: (name, key, text).
+    snapshots: Mutex<Vec<(String, Key, String)>>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -154,7 +158,7 @@ impl Cache {
     pub fn open(dir: PathBuf) -> Cache {
         Cache {
             dir: Some(dir),
-            tables: Default::default(),
+            ..Cache::default()
         }
     }
 
@@ -217,6 +221,39 @@ impl Cache {
         }
     }
 
+    /// The snapshot `name` kept under `key` (a reader's whole result, in the
+    /// reader's own format), if the file holds that key from this build.
+    pub fn snapshot(&self, name: &str, key: Key) -> Option<Snapshot> {
+        let dir = self.dir.as_ref()?;
+        let path = dir.join(snapshot_file(name));
+        if std::fs::metadata(&path).ok()?.len() > MAX_FILE {
+            return None;
+        }
+        let bytes = std::fs::read(path).ok()?;
+        let end = bytes.iter().position(|b| *b == b'\n')?;
+        let header: SnapshotHeader = serde_json::from_slice(&bytes[..end]).ok()?;
+        if header.build != build() || header.key != hex(key) {
+            return None;
+        }
+        Some(Snapshot {
+            bytes,
+            start: end + 1,
+        })
+    }
+
+    /// Keeps `text` as the snapshot `name` under `key`, written by
+    /// [`Cache::save`] over whatever snapshot of that name was there: one
+    /// per name, the project's latest state.
+    pub fn keep_snapshot(&self, name: &str, key: Key, text: String) {
+        if self.dir.is_none() {
+            return;
+        }
+        if let Ok(mut kept) = self.snapshots.lock() {
+            kept.retain(|(n, _, _)| n != name);
+            kept.push((name.to_string(), key, text));
+        }
+    }
+
     /// Writes every table this run added to, with the answers it used or
     /// added marked as this write's, and those unused for [`KEEP`] writes
     /// dropped. Failing to write is not an error of the run: the next one
@@ -257,8 +294,41 @@ impl Cache {
             .map_err(std::io::Error::other)?;
             write_atomically(dir, table.file(), &text)?;
         }
+        let snapshots = std::mem::take(&mut *self.snapshots.lock().expect("cache lock"));
+        for (name, key, text) in snapshots {
+            let header = serde_json::to_string(&SnapshotHeader {
+                build: build().to_string(),
+                key: hex(key),
+            })
+            .map_err(std::io::Error::other)?;
+            write_atomically(dir, &snapshot_file(&name), &format!("{header}\n{text}"))?;
+        }
         Ok(())
     }
+}
+
+/// A snapshot as read: the file's bytes after its first line.
+pub struct Snapshot {
+    bytes: Vec<u8>,
+    start: usize,
+}
+
+impl Snapshot {
+    /// What the reader kept.
+    pub fn body(&self) -> &[u8] {
+        &self.bytes[self.start..]
+    }
+}
+
+/// The first line of a snapshot file: which build wrote it, under which key.
+#[derive(Serialize, serde::Deserialize)]
+struct SnapshotHeader {
+    build: String,
+    key: String,
+}
+
+fn snapshot_file(name: &str) -> String {
+    format!("{name}.snapshot.json")
 }
 
 fn hex(k: Key) -> String {

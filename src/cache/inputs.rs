@@ -1,0 +1,326 @@
+//! What a load read from disk, kept beside what it made, so that a later run
+//! can tell which inputs changed: by stat where a stat can be trusted, else
+//! by content (docs/cache.md, "Snapshots").
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::KeyBuilder;
+
+/// A time stamp this close to the load's start (or later) is not trusted:
+/// a second write in the same clock tick leaves it as it was, so the file
+/// is compared by content instead ("racy" files, as git calls them).
+const RACY: Duration = Duration::from_secs(2);
+
+/// What a folder listed, as the reader that walked it filtered it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Listing {
+    /// The folder does not exist.
+    Absent,
+    /// It exists but could not be listed.
+    Unreadable,
+    /// The entries the reader looks at, sorted.
+    Names(Vec<String>),
+}
+
+/// A file's or folder's stat, as far as telling a change needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct Stat {
+    size: u64,
+    modified: u128,
+    changed: u128,
+    inode: u64,
+}
+
+/// The stat of `path`, and whether it is old enough to be trusted at `at`.
+fn stat(path: &Path, at: SystemTime) -> Option<Stat> {
+    let m = std::fs::metadata(path).ok()?;
+    let since = |t: std::io::Result<SystemTime>| -> Option<u128> {
+        Some(
+            t.ok()?
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .ok()?
+                .as_nanos(),
+        )
+    };
+    let modified = since(m.modified())?;
+    #[cfg(unix)]
+    let (changed, inode) = {
+        use std::os::unix::fs::MetadataExt;
+        let changed = (m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128).max(0);
+        (changed as u128, m.ino())
+    };
+    #[cfg(not(unix))]
+    let (changed, inode) = (modified, 0);
+    let limit = since(Ok(at.checked_sub(RACY)?))?;
+    (modified < limit && changed < limit).then_some(Stat {
+        size: m.len(),
+        modified,
+        changed,
+        inode,
+    })
+}
+
+/// Collects, during one load, every file read and every folder listed.
+pub struct Recorder {
+    started: SystemTime,
+    files: Mutex<Vec<(PathBuf, Option<String>)>>,
+    dirs: Mutex<Vec<(PathBuf, Vec<String>, Listing)>>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder {
+            started: SystemTime::now(),
+            files: Mutex::default(),
+            dirs: Mutex::default(),
+        }
+    }
+}
+
+/// The hash a file's text is known by.
+fn hash(text: &str) -> String {
+    format!("{:032x}", KeyBuilder::default().str(text).finish().0)
+}
+
+impl Recorder {
+    /// A file read: its text, or `None` when it could not be read.
+    pub fn file(&self, path: &Path, text: Option<&str>) {
+        let entry = (path.to_path_buf(), text.map(hash));
+        self.files.lock().expect("recorder lock").push(entry);
+    }
+
+    /// A folder listed for names ending in `extensions`, and what it held.
+    pub fn dir(&self, path: &Path, extensions: &[&str], listing: Listing) {
+        let exts = extensions.iter().map(|e| e.to_string()).collect();
+        let entry = (path.to_path_buf(), exts, listing);
+        self.dirs.lock().expect("recorder lock").push(entry);
+    }
+
+    /// What was read, with the stats of the files and folders that can be
+    /// trusted to show a later change.
+    pub fn finish(self) -> Inputs {
+        let started = self.started;
+        let mut files = self.files.into_inner().expect("recorder lock");
+        files.sort();
+        files.dedup();
+        let mut dirs = self.dirs.into_inner().expect("recorder lock");
+        dirs.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        dirs.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+        Inputs {
+            files: files
+                .into_par_iter()
+                .map(|(path, hash)| FileState {
+                    stat: stat(&path, started),
+                    path,
+                    hash,
+                })
+                .collect(),
+            dirs: dirs
+                .into_par_iter()
+                .map(|(path, extensions, listing)| DirState {
+                    stat: stat(&path, started),
+                    path,
+                    extensions,
+                    listing,
+                })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FileState {
+    path: PathBuf,
+    /// The hash of the text read; `None` when it could not be read.
+    hash: Option<String>,
+    /// `None` when the stat could not be trusted: compared by content.
+    stat: Option<Stat>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct DirState {
+    path: PathBuf,
+    extensions: Vec<String>,
+    listing: Listing,
+    stat: Option<Stat>,
+}
+
+/// Every file and folder one load read, as it was then.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Inputs {
+    files: Vec<FileState>,
+    dirs: Vec<DirState>,
+}
+
+/// What changed since an [`Inputs`] was recorded.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// A folder lists other entries (a file added, removed or renamed).
+    pub listing: bool,
+    /// Files whose text changed (or that became readable or unreadable),
+    /// sorted.
+    pub files: Vec<PathBuf>,
+    /// Whether some stat no longer matches though the content does (a
+    /// touched file), or a file too new to trust is old enough now: the
+    /// record is worth writing again so the next run needs no reading.
+    pub restat: bool,
+}
+
+impl Changes {
+    /// Nothing changed.
+    pub fn none(&self) -> bool {
+        !self.listing && self.files.is_empty()
+    }
+}
+
+impl Inputs {
+    /// What changed on disk. `relist` lists a folder again the way the
+    /// reader that walked it did. Files are stat'ed on every core; only
+    /// those whose stat differs (or was not trusted) are read.
+    pub fn changes(&self, relist: impl Fn(&Path, &[&str]) -> Listing + Sync) -> Changes {
+        let now = SystemTime::now();
+        let listing = self.dirs.par_iter().any(|d| {
+            if d.stat.is_some() && stat(&d.path, now) == d.stat {
+                return false;
+            }
+            let exts: Vec<&str> = d.extensions.iter().map(String::as_str).collect();
+            relist(&d.path, &exts) != d.listing
+        });
+        let checked: Vec<(Option<&Path>, bool)> = self
+            .files
+            .par_iter()
+            .map(|f| {
+                let now_stat = stat(&f.path, now);
+                if f.stat.is_some() && now_stat == f.stat {
+                    return (None, false);
+                }
+                let text = crate::input::read_text(&f.path).ok();
+                if text.as_deref().map(hash) == f.hash {
+                    (None, f.stat != now_stat && now_stat.is_some())
+                } else {
+                    (Some(f.path.as_path()), false)
+                }
+            })
+            .collect();
+        let restat = checked.iter().any(|c| c.1)
+            || self
+                .dirs
+                .iter()
+                .any(|d| d.stat.is_none() && stat(&d.path, now).is_some());
+        Changes {
+            listing,
+            files: checked
+                .into_iter()
+                .filter_map(|c| c.0.map(Path::to_path_buf))
+                .collect(),
+            restat,
+        }
+    }
+
+    /// The same inputs with `path`'s text now `text`: what a run that read
+    /// it again records, without reading anything else.
+    pub fn with_file(&mut self, path: &Path, text: Option<&str>) {
+        let started = SystemTime::now();
+        if let Some(f) = self.files.iter_mut().find(|f| f.path == path) {
+            f.hash = text.map(hash);
+            f.stat = stat(path, started);
+        }
+    }
+
+    /// The same inputs with every stat taken again (their contents were
+    /// found unchanged).
+    pub fn restat(&mut self) {
+        let now = SystemTime::now();
+        self.files
+            .par_iter_mut()
+            .for_each(|f| f.stat = stat(&f.path, now));
+        self.dirs
+            .par_iter_mut()
+            .for_each(|d| d.stat = stat(&d.path, now));
+    }
+
+    /// How many files were read.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether nothing was read.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn relist_plain(dir: &Path, _: &[&str]) -> Listing {
+        match std::fs::read_dir(dir) {
+            Ok(entries) => {
+                let mut names: Vec<String> = entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect();
+                names.sort();
+                Listing::Names(names)
+            }
+            Err(_) => Listing::Absent,
+        }
+    }
+
+    /// Writes a file with its time stamps set back, so its stat is trusted.
+    fn old_file(path: &Path, text: &str) {
+        std::fs::write(path, text).unwrap();
+        let old = SystemTime::now() - Duration::from_secs(60);
+        let f = std::fs::File::options().write(true).open(path).unwrap();
+        f.set_modified(old).unwrap();
+    }
+
+    #[test]
+    fn an_edit_is_seen_by_content_a_touch_is_not_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.sql");
+        let b = dir.path().join("b.sql");
+        old_file(&a, "select 1");
+        old_file(&b, "select 2");
+        let rec = Recorder::default();
+        rec.file(&a, Some("select 1"));
+        rec.file(&b, Some("select 2"));
+        rec.dir(dir.path(), &[".sql"], relist_plain(dir.path(), &[]));
+        let inputs = rec.finish();
+        assert!(
+            inputs.files.iter().all(|f| f.stat.is_none()),
+            "ctime is new"
+        );
+        let c = inputs.changes(relist_plain);
+        assert!(c.none(), "{c:?}");
+
+        // Same size, new text, in the same second: found by content.
+        std::fs::write(&a, "select 3").unwrap();
+        let c = inputs.changes(relist_plain);
+        assert_eq!(c.files, vec![a.clone()]);
+        assert!(!c.listing);
+
+        // A file added to the folder changes its listing.
+        std::fs::write(dir.path().join("c.sql"), "select 4").unwrap();
+        assert!(inputs.changes(relist_plain).listing);
+    }
+
+    #[test]
+    fn an_unreadable_file_that_becomes_readable_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.sql");
+        let rec = Recorder::default();
+        rec.file(&a, None);
+        let inputs = rec.finish();
+        assert!(inputs.changes(relist_plain).none());
+        std::fs::write(&a, "select 1").unwrap();
+        assert_eq!(inputs.changes(relist_plain).files, vec![a]);
+    }
+}

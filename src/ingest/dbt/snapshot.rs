@@ -1,0 +1,388 @@
+//! The dbt project's snapshot in the warm cache: the whole part one load
+//! made, with every file it read and folder it listed. A later run reuses
+//! it while those are unchanged; when only model files changed (each a
+//! model of its own, no file added or removed), it renders just those
+//! again, with the renderer rebuilt from the kept settings and macros,
+//! and keeps the rest. Anything else loads the project again
+//! (docs/cache.md, "Snapshots").
+//!
+//! The file is one JSON document a line (JSON text holds no raw newline):
+//! the inputs, the part before rendering, the renderer's state, then one
+//! line per model, so the models are found by a newline search and read on
+//! every core.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use serde_json::{Map, Value};
+
+use super::jinja::{MacroFile, Renderer, Settings};
+use super::{Loaded, Loading, Slot, Template, relation_for, relist, render_template};
+use crate::cache::inputs::Inputs;
+use crate::cache::{Cache, Key, KeyBuilder};
+use crate::config::Config;
+use crate::project::{Dataset, Diagnostic, Job, Part};
+
+/// The snapshot's name in the cache folder.
+const NAME: &str = "dbt";
+
+/// What the dbt reader's answer depends on beside the files it reads:
+/// the folder (and the working folder its paths are joined to) and the
+/// `ripple.yml` settings it reads.
+pub(super) fn key(root: &Path, config: &Config) -> Key {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    // Debug text: these are ordered maps and plain values, so the same
+    // settings always print the same.
+    let settings = format!(
+        "{:?}",
+        (
+            &config.models,
+            &config.target,
+            &config.vars,
+            config.dialect,
+            config.allow_outside_project
+        )
+    );
+    KeyBuilder::default()
+        .str(NAME)
+        .str(&cwd.to_string_lossy())
+        .str(&root.to_string_lossy())
+        .str(&settings)
+        .finish()
+}
+
+/// What rebuilds the renderer: its settings (as JSON), the macro files,
+/// and the unknown names the macros call.
+pub(super) fn state(
+    settings: String,
+    macro_files: &[MacroFile],
+    calls: &[(String, bool)],
+) -> String {
+    let settings = RawValue::from_string(settings).ok();
+    serde_json::to_string(&StateOut {
+        settings: settings.as_deref(),
+        macro_files,
+        macro_calls: calls,
+    })
+    .unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct StateOut<'a> {
+    settings: Option<&'a RawValue>,
+    macro_files: &'a [MacroFile],
+    macro_calls: &'a [(String, bool)],
+}
+
+#[derive(Deserialize)]
+struct StateIn {
+    settings: Settings,
+    macro_files: Vec<MacroFile>,
+    macro_calls: Vec<(String, bool)>,
+}
+
+/// The part before rendering. A dataset's `tests` is not in its JSON, so
+/// it is kept beside it.
+#[derive(Serialize, Deserialize)]
+struct Prelude {
+    datasets: Vec<(Dataset, bool)>,
+    diagnostics: Vec<Diagnostic>,
+    dbt_shadow_macro: Option<String>,
+}
+
+#[derive(Serialize)]
+struct SlotOut<'a> {
+    meta: &'a RawValue,
+    editable: bool,
+    called: &'a [(String, bool)],
+    dataset: &'a Dataset,
+    tests: bool,
+    job: &'a Job,
+    /// The job's SQL is not in its JSON either.
+    sql: &'a Option<String>,
+    diagnostics: &'a [Diagnostic],
+}
+
+#[derive(Deserialize)]
+struct SlotIn {
+    meta: Box<RawValue>,
+    editable: bool,
+    called: Vec<(String, bool)>,
+    dataset: Dataset,
+    tests: bool,
+    job: Job,
+    sql: Option<String>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl SlotIn {
+    fn text(&self) -> String {
+        slot_text(
+            &self.meta,
+            self.editable,
+            &self.called,
+            &self.dataset,
+            self.tests,
+            &self.job,
+            &self.sql,
+            &self.diagnostics,
+        )
+    }
+
+    fn into_slot(self) -> Slot {
+        let mut dataset = self.dataset;
+        dataset.tests = self.tests;
+        let mut job = self.job;
+        job.sql = self.sql;
+        Slot {
+            meta: None,
+            editable: self.editable,
+            called: self.called,
+            dataset,
+            job,
+            diagnostics: self.diagnostics,
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn slot_text(
+    meta: &RawValue,
+    editable: bool,
+    called: &[(String, bool)],
+    dataset: &Dataset,
+    tests: bool,
+    job: &Job,
+    sql: &Option<String>,
+    diagnostics: &[Diagnostic],
+) -> String {
+    serde_json::to_string(&SlotOut {
+        meta,
+        editable,
+        called,
+        dataset,
+        tests,
+        job,
+        sql,
+        diagnostics,
+    })
+    .unwrap_or_default()
+}
+
+/// The snapshot's text: a line each for the inputs, the prelude, the
+/// state, and every slot (each already JSON).
+fn snapshot_text<S: AsRef<str>>(
+    inputs: &Inputs,
+    prelude: &str,
+    state: &str,
+    slots: &[S],
+) -> String {
+    let inputs = serde_json::to_string(inputs).unwrap_or_default();
+    let lines = [inputs.as_str(), prelude, state];
+    let size: usize = lines.iter().map(|l| l.len()).sum::<usize>()
+        + slots.iter().map(|s| s.as_ref().len()).sum::<usize>();
+    let mut out = String::with_capacity(size + slots.len() + 4);
+    for line in lines.into_iter().chain(slots.iter().map(AsRef::as_ref)) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Keeps what `loaded` holds, read from `inputs`, as the project's snapshot.
+pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
+    let Some(state) = &loaded.state else {
+        return;
+    };
+    let prelude = serde_json::to_string(&Prelude {
+        datasets: loaded
+            .prelude
+            .datasets
+            .iter()
+            .map(|d| (d.clone(), d.tests))
+            .collect(),
+        diagnostics: loaded.prelude.diagnostics.clone(),
+        dbt_shadow_macro: loaded.prelude.dbt_shadow_macro.clone(),
+    })
+    .unwrap_or_default();
+    let slots: Option<Vec<String>> = loaded
+        .slots
+        .par_iter()
+        .map(|s| {
+            let meta = RawValue::from_string(s.meta.clone()?).ok()?;
+            Some(slot_text(
+                &meta,
+                s.editable,
+                &s.called,
+                &s.dataset,
+                s.dataset.tests,
+                &s.job,
+                &s.job.sql,
+                &s.diagnostics,
+            ))
+        })
+        .collect();
+    let Some(slots) = slots else {
+        return;
+    };
+    cache.keep_snapshot(NAME, key, snapshot_text(&inputs, &prelude, state, &slots));
+}
+
+/// The project's part from its snapshot, when the files it was read from
+/// are unchanged or only model files of their own were edited; `None`
+/// when it must be read again.
+pub(super) fn reuse(
+    cache: &Cache,
+    key: Key,
+    root: &Path,
+    config: &Config,
+) -> Option<(Part, Loading)> {
+    let kept = cache.snapshot(NAME, key)?;
+    let mut lines = kept.body().split(|b| *b == b'\n');
+    let (inputs, prelude, state) = (lines.next()?, lines.next()?, lines.next()?);
+    let rows: Vec<&[u8]> = lines.filter(|l| !l.is_empty()).collect();
+    let mut inputs: Inputs = serde_json::from_slice(inputs).ok()?;
+    // The stats and the models are read at once, on both cores.
+    let (changes, slots) = rayon::join(
+        || inputs.changes(relist),
+        || -> Option<Vec<SlotIn>> {
+            rows.par_iter()
+                .map(|row| serde_json::from_slice(row))
+                .collect::<Result<_, _>>()
+                .ok()
+        },
+    );
+    if changes.listing {
+        return None;
+    }
+    let mut slots = slots?;
+    let prelude_in: Prelude = serde_json::from_slice(prelude).ok()?;
+    let mut rewrite = changes.restat;
+    if changes.restat {
+        inputs.restat();
+    }
+    let mut edited: Vec<usize> = Vec::new();
+    if !changes.files.is_empty() {
+        let state: StateIn = serde_json::from_slice(state).ok()?;
+        edited = render_edited(&changes.files, &mut slots, &mut inputs, state, root, config)?;
+        rewrite = true;
+    }
+    if rewrite {
+        let texts: Vec<std::borrow::Cow<str>> = slots
+            .par_iter()
+            .zip(&rows)
+            .enumerate()
+            .map(|(i, (s, row))| match edited.contains(&i) {
+                true => std::borrow::Cow::Owned(s.text()),
+                false => String::from_utf8_lossy(row),
+            })
+            .collect();
+        let prelude = String::from_utf8_lossy(prelude);
+        let state = String::from_utf8_lossy(state);
+        cache.keep_snapshot(NAME, key, snapshot_text(&inputs, &prelude, &state, &texts));
+    }
+    let prelude = Part {
+        datasets: prelude_in
+            .datasets
+            .into_iter()
+            .map(|(mut d, tests)| {
+                d.tests = tests;
+                d
+            })
+            .collect(),
+        diagnostics: prelude_in.diagnostics,
+        dbt_shadow_macro: prelude_in.dbt_shadow_macro,
+        ..Part::default()
+    };
+    let loaded = Loaded {
+        prelude,
+        slots: slots.into_iter().map(SlotIn::into_slot).collect(),
+        state: None,
+    };
+    let how = match edited.is_empty() {
+        true => Loading::Snapshot,
+        false => Loading::Rendered,
+    };
+    Some((loaded.into_part(), how))
+}
+
+/// Renders the edited model files again over their slots, returning which
+/// slots changed; `None` when an edit is not a model file of its own, does
+/// not read, or changes the names the project calls without defining
+/// (every other model's placeholders).
+fn render_edited(
+    files: &[PathBuf],
+    slots: &mut [SlotIn],
+    inputs: &mut Inputs,
+    state: StateIn,
+    root: &Path,
+    config: &Config,
+) -> Option<Vec<usize>> {
+    let by_file: HashMap<PathBuf, usize> = slots
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.editable)
+        .filter_map(|(i, s)| Some((root.join(s.dataset.file.as_ref()?), i)))
+        .collect();
+    let mut edited = Vec::new();
+    for path in files {
+        edited.push((*by_file.get(path)?, crate::input::read_text(path).ok()?));
+    }
+    let called = |slots: &[SlotIn]| -> BTreeSet<(String, bool)> {
+        slots
+            .iter()
+            .flat_map(|s| &s.called)
+            .chain(&state.macro_calls)
+            .cloned()
+            .collect()
+    };
+    let calls = called(slots);
+    // What the whole load gave each template, from what the slot kept.
+    let mut templates = Vec::new();
+    for (i, text) in &edited {
+        let s = &slots[*i];
+        let config: Map<String, Value> = serde_json::from_str(s.meta.get()).ok()?;
+        let d = &s.dataset;
+        let this = relation_for(&state.settings, &config, &d.name, d.kind);
+        let t = Template {
+            id: d.id.clone(),
+            kind: d.kind,
+            name: d.name.clone(),
+            package: d.package.clone(),
+            file: d.file.clone()?,
+            first_line: d.line?,
+            text: text.clone(),
+            config,
+            columns: d.columns.clone(),
+            tests: s.tests,
+        };
+        templates.push((*i, t, this));
+    }
+    let (renderer, _) = Renderer::from_calls(state.settings, &state.macro_files, calls.clone());
+    for (i, text) in &edited {
+        slots[*i].called = renderer.calls_of(text);
+    }
+    if called(slots) != calls {
+        return None;
+    }
+    let rendered: Vec<_> = templates
+        .into_par_iter()
+        .map(|(i, t, this)| (i, render_template(&renderer, t, this, config)))
+        .collect();
+    for (i, (dataset, job, diagnostics)) in rendered {
+        let slot = &mut slots[i];
+        slot.tests = dataset.tests;
+        slot.sql = job.sql.clone();
+        slot.dataset = dataset;
+        slot.job = job;
+        slot.diagnostics = diagnostics;
+    }
+    for ((_, text), path) in edited.iter().zip(files) {
+        inputs.with_file(path, Some(text));
+    }
+    Some(edited.into_iter().map(|(i, _)| i).collect())
+}
