@@ -16,6 +16,14 @@ struct Model {
     grain: &'static str,
     days: u32,
     filtered: bool,
+    /// Calls the project's macro.
+    cents: bool,
+    /// Calls a macro no package defines (a placeholder for every model).
+    unknown: bool,
+    /// `{{ config(enabled=false) }}` in its own file.
+    disabled: bool,
+    /// A custom schema in its YAML.
+    schema: bool,
 }
 
 /// The project: a source, a chain of models, the source's declared columns
@@ -25,6 +33,8 @@ struct State {
     models: Vec<Model>,
     source_has_kind: bool,
     dialect: &'static str,
+    /// Which body the project's macro has.
+    macro_divides: bool,
 }
 
 const MODELS: usize = 5;
@@ -40,10 +50,15 @@ impl State {
                     grain: "day",
                     days: 7,
                     filtered: i % 3 == 0,
+                    cents: i == 2,
+                    unknown: false,
+                    disabled: false,
+                    schema: false,
                 })
                 .collect(),
             source_has_kind: true,
             dialect: "postgres",
+            macro_divides: false,
         }
     }
 
@@ -58,6 +73,11 @@ impl State {
             Edit::Days(i, d) => self.models[i].days = d,
             Edit::Filter(i) => self.models[i].filtered ^= true,
             Edit::Remove(i) => self.models[i].present ^= true,
+            Edit::Cents(i) => self.models[i].cents ^= true,
+            Edit::Unknown(i) => self.models[i].unknown ^= true,
+            Edit::Disable(i) => self.models[i].disabled ^= true,
+            Edit::Schema(i) => self.models[i].schema ^= true,
+            Edit::Macro => self.macro_divides ^= true,
             Edit::SourceColumns => self.source_has_kind ^= true,
             Edit::Dialect => {
                 self.dialect = if self.dialect == "postgres" {
@@ -76,10 +96,10 @@ impl State {
         } else {
             format!("{{{{ ref('m{}') }}}}", i - 1)
         };
-        let amount = if m.renamed {
-            "amount * 2 as amt"
-        } else {
-            "amount"
+        let amount = match (m.renamed, m.cents) {
+            (true, _) => "amount * 2 as amt",
+            (false, true) => "{{ cents('amount') }} as amount",
+            (false, false) => "amount",
         };
         let cols = if m.star {
             "*".to_string()
@@ -94,7 +114,14 @@ impl State {
         } else {
             String::new()
         };
-        format!("select {cols}\nfrom {from}{filter}\n")
+        let mut head = String::new();
+        if m.disabled {
+            head.push_str("{{ config(enabled=false) }}\n");
+        }
+        if m.unknown {
+            head.push_str("-- {{ not_installed() }}\n");
+        }
+        format!("{head}select {cols}\nfrom {from}{filter}\n")
     }
 
     fn write(&self, root: &Path) {
@@ -122,6 +149,21 @@ impl State {
             ),
         )
         .unwrap();
+        let macros = root.join("macros");
+        std::fs::create_dir_all(&macros).unwrap();
+        let op = if self.macro_divides { "/" } else { "*" };
+        std::fs::write(
+            macros.join("cents.sql"),
+            format!("{{% macro cents(x) %}}{{{{ x }}}} {op} 100{{% endmacro %}}\n"),
+        )
+        .unwrap();
+        let mut props = String::from("version: 2\nmodels:\n");
+        for (i, m) in self.models.iter().enumerate() {
+            if m.schema {
+                props.push_str(&format!("  - name: m{i}\n    config:\n      schema: marts\n"));
+            }
+        }
+        std::fs::write(models.join("models.yml"), props).unwrap();
         for i in 0..MODELS {
             let path = models.join(format!("m{i}.sql"));
             if self.models[i].present {
@@ -141,6 +183,11 @@ enum Edit {
     Days(usize, u32),
     Filter(usize),
     Remove(usize),
+    Cents(usize),
+    Unknown(usize),
+    Disable(usize),
+    Schema(usize),
+    Macro,
     SourceColumns,
     Dialect,
 }
@@ -153,7 +200,12 @@ fn edit() -> impl Strategy<Value = Edit> {
         i.clone().prop_map(Edit::Grain),
         (i.clone(), 1u32..10).prop_map(|(i, d)| Edit::Days(i, d)),
         i.clone().prop_map(Edit::Filter),
-        i.prop_map(Edit::Remove),
+        i.clone().prop_map(Edit::Remove),
+        i.clone().prop_map(Edit::Cents),
+        i.clone().prop_map(Edit::Unknown),
+        i.clone().prop_map(Edit::Disable),
+        i.prop_map(Edit::Schema),
+        Just(Edit::Macro),
         Just(Edit::SourceColumns),
         Just(Edit::Dialect),
     ]
@@ -345,4 +397,66 @@ fn a_column_walk_does_not_empty_the_cache() {
         "{} entries after the walk, {after_export} after the export",
         entries()
     );
+}
+
+/// How a run loaded the dbt project, from `--timings`, and what it printed.
+fn loading(root: &Path, cache: &Path) -> (String, Vec<u8>) {
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["graph", "--format", "json", "--timings", "--cache-dir"])
+        .arg(cache)
+        .arg("--project")
+        .arg(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let phase = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("dbt models"))
+        .map(|rest| rest.split("  ").next().unwrap_or("").trim().to_string())
+        .unwrap_or_else(|| panic!("no dbt phase in {err}"));
+    (phase, out.stdout)
+}
+
+/// The snapshot of the loaded project is what a warm run starts from: an
+/// unchanged project is taken from it whole, a model edited alone is
+/// rendered alone, and an edit that can reach other models (a new file, a
+/// macro, YAML, a newly called unknown macro) reads the project again.
+/// Every answer is the uncached one.
+#[test]
+fn the_snapshot_renders_an_edited_model_alone_and_reads_again_for_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    let cache = dir.path().join("cache");
+    let mut state = State::new();
+    state.write(&root);
+    let uncached = |root: &Path| run(root, None, &["graph", "--format", "json"]).0;
+    let steps: Vec<(Option<Edit>, &str)> = vec![
+        (None, ""),
+        (None, "(snapshot)"),
+        (Some(Edit::Star(3)), "(snapshot, edits rendered)"),
+        (Some(Edit::Disable(4)), "(snapshot, edits rendered)"),
+        (Some(Edit::Disable(4)), "(snapshot, edits rendered)"),
+        (Some(Edit::Unknown(1)), ""),
+        (Some(Edit::Filter(1)), "(snapshot, edits rendered)"),
+        (Some(Edit::Macro), ""),
+        (Some(Edit::Schema(2)), ""),
+        (Some(Edit::Remove(0)), ""),
+        (Some(Edit::Remove(0)), ""),
+        (None, "(snapshot)"),
+    ];
+    for (i, (edit, expected)) in steps.into_iter().enumerate() {
+        if let Some(e) = &edit {
+            state.apply(e);
+            state.write(&root);
+        }
+        let (phase, out) = loading(&root, &cache);
+        assert_eq!(phase, expected, "step {i}: {edit:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&uncached(&root)),
+            "step {i}: {edit:?}"
+        );
+    }
 }
