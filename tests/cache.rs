@@ -160,7 +160,9 @@ impl State {
         let mut props = String::from("version: 2\nmodels:\n");
         for (i, m) in self.models.iter().enumerate() {
             if m.schema {
-                props.push_str(&format!("  - name: m{i}\n    config:\n      schema: marts\n"));
+                props.push_str(&format!(
+                    "  - name: m{i}\n    config:\n      schema: marts\n"
+                ));
             }
         }
         std::fs::write(models.join("models.yml"), props).unwrap();

@@ -25,6 +25,57 @@ pub struct PlanJson<'a> {
 
 /// The plan as JSON.
 pub fn json(plan: &PlanDocument) -> String {
+    // The tasks are most of a large plan's text: each is written on all
+    // cores, indented as it sits in the document (JSON strings hold no raw
+    // newline, so indenting is a per-line prefix), and spliced in where the
+    // rest of the document left an empty list. The same bytes as writing
+    // the whole document at once; a test holds that.
+    let rest = PlanDocument {
+        changed: plan.changed.clone(),
+        assumed: plan.assumed.clone(),
+        setup: plan.setup.clone(),
+        tasks: Vec::new(),
+        swaps: plan.swaps.clone(),
+        swap_scripts: plan.swap_scripts.clone(),
+        cleanup: plan.cleanup.clone(),
+        rollback: plan.rollback.clone(),
+        schedule: plan.schedule.clone(),
+        warnings: plan.warnings.clone(),
+    };
+    let mut out = serde_json::to_string_pretty(&PlanJson {
+        schema_version: PLAN_SCHEMA_VERSION,
+        plan: &rest,
+    })
+    .unwrap_or_default();
+    const EMPTY: &str = "\n  \"tasks\": []";
+    if let (false, Some(at)) = (plan.tasks.is_empty(), out.find(EMPTY)) {
+        use rayon::prelude::*;
+        let tasks: Vec<String> = plan
+            .tasks
+            .par_iter()
+            .map(|t| {
+                serde_json::to_string_pretty(t)
+                    .unwrap_or_default()
+                    .replace('\n', "\n    ")
+            })
+            .collect();
+        let size = tasks.iter().map(|t| t.len() + 6).sum::<usize>();
+        let mut list = String::with_capacity(size + 32);
+        list.push_str("\n  \"tasks\": [");
+        for (i, t) in tasks.iter().enumerate() {
+            list.push_str(if i == 0 { "\n    " } else { ",\n    " });
+            list.push_str(t);
+        }
+        list.push_str("\n  ]");
+        out.replace_range(at..at + EMPTY.len(), &list);
+    }
+    out.push('\n');
+    out
+}
+
+/// [`json`] written in one pass: what its splicing must equal.
+#[cfg(test)]
+fn json_whole(plan: &PlanDocument) -> String {
     let mut out = serde_json::to_string_pretty(&PlanJson {
         schema_version: PLAN_SCHEMA_VERSION,
         plan,
@@ -822,4 +873,32 @@ fn waves(plan: &PlanDocument) -> Vec<i64> {
             .unwrap_or(0);
     }
     wave
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The spliced JSON is the document written whole, byte for byte, for
+    /// a plan with several tasks and for one with none.
+    #[test]
+    fn json_written_in_parts_is_the_whole_document() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/shop");
+        let project = crate::ingest::load_project(&root, &Default::default()).unwrap();
+        let g = crate::graph::LineageGraph::build(project);
+        let key = |s: &str| crate::time::TimeKey::parse(s).unwrap();
+        let request = crate::impact::ImpactRequest {
+            changed: vec!["landing.orders".to_string()],
+            from: key("2026-01-10"),
+            to: key("2026-01-11"),
+            as_of: key("2026-02-01").start,
+            columns: Vec::new(),
+        };
+        let mut doc =
+            crate::plan::for_change(&g, &request, &crate::plan::PlanOptions::default()).unwrap();
+        assert!(doc.tasks.len() > 2, "{}", doc.tasks.len());
+        assert_eq!(json(&doc), json_whole(&doc));
+        doc.tasks.clear();
+        assert_eq!(json(&doc), json_whole(&doc));
+    }
 }

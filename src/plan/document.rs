@@ -417,13 +417,16 @@ pub fn document(
         })
         .collect();
     let mut warnings = Vec::new();
+    // Each warning once, in the order tasks first give it (a set to ask, as
+    // thousands of tasks may each bring one).
+    let mut seen = std::collections::HashSet::new();
     let mut doc_tasks = Vec::with_capacity(built.len());
     for b in built {
         let Some((task, note, warning)) = b? else {
             continue;
         };
         for w in [note, warning].into_iter().flatten() {
-            if !warnings.contains(&w) {
+            if seen.insert(w.clone()) {
                 warnings.push(w);
             }
         }
