@@ -118,8 +118,8 @@ struct Entries {
 pub struct Cache {
     dir: Option<PathBuf>,
     tables: [OnceLock<Entries>; Table::ALL.len()],
-    /// Snapshots to write: (name, key, text).
-    snapshots: Mutex<Vec<(String, Key, String)>>,
+    /// Why a snapshot could not be written, for [`Cache::save`] to report.
+    failed: Mutex<Option<std::io::Error>>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -241,16 +241,31 @@ impl Cache {
         })
     }
 
-    /// Keeps `text` as the snapshot `name` under `key`, written by
-    /// [`Cache::save`] over whatever snapshot of that name was there: one
-    /// per name, the project's latest state.
-    pub fn keep_snapshot(&self, name: &str, key: Key, text: String) {
-        if self.dir.is_none() {
+    /// Writes the snapshot `name` under `key` now, over whatever snapshot of
+    /// that name was there (one per name: the project's latest state), its
+    /// text streamed by `body` so a large project's is never held whole.
+    /// Atomic like the tables; a failure is reported by [`Cache::save`].
+    pub fn write_snapshot(
+        &self,
+        name: &str,
+        key: Key,
+        body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) {
+        let Some(dir) = &self.dir else {
             return;
-        }
-        if let Ok(mut kept) = self.snapshots.lock() {
-            kept.retain(|(n, _, _)| n != name);
-            kept.push((name.to_string(), key, text));
+        };
+        let written = write_atomically_with(dir, &snapshot_file(name), |w| {
+            let header = serde_json::to_string(&SnapshotHeader {
+                build: build().to_string(),
+                key: hex(key),
+            })
+            .map_err(std::io::Error::other)?;
+            w.write_all(header.as_bytes())?;
+            w.write_all(b"\n")?;
+            body(w)
+        });
+        if let (Err(e), Ok(mut failed)) = (written, self.failed.lock()) {
+            failed.get_or_insert(e);
         }
     }
 
@@ -294,16 +309,10 @@ impl Cache {
             .map_err(std::io::Error::other)?;
             write_atomically(dir, table.file(), &text)?;
         }
-        let snapshots = std::mem::take(&mut *self.snapshots.lock().expect("cache lock"));
-        for (name, key, text) in snapshots {
-            let header = serde_json::to_string(&SnapshotHeader {
-                build: build().to_string(),
-                key: hex(key),
-            })
-            .map_err(std::io::Error::other)?;
-            write_atomically(dir, &snapshot_file(&name), &format!("{header}\n{text}"))?;
+        match self.failed.lock().ok().and_then(|mut f| f.take()) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -394,6 +403,15 @@ fn build() -> &'static str {
 /// that a reader (or a second ripple at once) sees the old file or the new,
 /// never half of one. The folder is made on first use, ignored by git.
 fn write_atomically(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
+    write_atomically_with(dir, name, |w| w.write_all(text.as_bytes()))
+}
+
+/// [`write_atomically`] with the text written by `body`, through a buffer.
+fn write_atomically_with(
+    dir: &Path,
+    name: &str,
+    body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     if !dir.is_dir() {
         std::fs::create_dir_all(dir)?;
         std::fs::write(
@@ -406,10 +424,17 @@ fn write_atomically(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
         )?;
     }
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, dir.join(name)).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    let written = (|| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        body(&mut w)?;
+        use std::io::Write as _;
+        w.flush()
+    })();
+    written
+        .and_then(|()| std::fs::rename(&tmp, dir.join(name)))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! every core.
 
 use std::collections::{BTreeSet, HashMap};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -173,25 +174,15 @@ fn slot_text(
     .unwrap_or_default()
 }
 
-/// The snapshot's text: a line each for the inputs, the prelude, the
-/// state, and every slot (each already JSON).
-fn snapshot_text<S: AsRef<str>>(
-    inputs: &Inputs,
-    prelude: &str,
-    state: &str,
-    slots: &[S],
-) -> String {
-    let inputs = serde_json::to_string(inputs).unwrap_or_default();
-    let lines = [inputs.as_str(), prelude, state];
-    let size: usize = lines.iter().map(|l| l.len()).sum::<usize>()
-        + slots.iter().map(|s| s.as_ref().len()).sum::<usize>();
-    let mut out = String::with_capacity(size + slots.len() + 4);
-    for line in lines.into_iter().chain(slots.iter().map(AsRef::as_ref)) {
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
+/// Writes a line: one JSON document.
+fn line(w: &mut dyn Write, text: &[u8]) -> std::io::Result<()> {
+    w.write_all(text)?;
+    w.write_all(b"\n")
 }
+
+/// Slots are written this many at a time, each batch on every core: the
+/// file is streamed, never held whole.
+const BATCH: usize = 1024;
 
 /// Keeps what `loaded` holds, read from `inputs`, as the project's snapshot.
 pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
@@ -209,27 +200,35 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
         dbt_shadow_macro: loaded.prelude.dbt_shadow_macro.clone(),
     })
     .unwrap_or_default();
-    let slots: Option<Vec<String>> = loaded
-        .slots
-        .par_iter()
-        .map(|s| {
-            let meta = RawValue::from_string(s.meta.clone()?).ok()?;
-            Some(slot_text(
-                &meta,
-                s.editable,
-                &s.called,
-                &s.dataset,
-                s.dataset.tests,
-                &s.job,
-                &s.job.sql,
-                &s.diagnostics,
-            ))
-        })
-        .collect();
-    let Some(slots) = slots else {
-        return;
-    };
-    cache.keep_snapshot(NAME, key, snapshot_text(&inputs, &prelude, state, &slots));
+    let inputs = serde_json::to_string(&inputs).unwrap_or_default();
+    cache.write_snapshot(NAME, key, |w| {
+        line(w, inputs.as_bytes())?;
+        line(w, prelude.as_bytes())?;
+        line(w, state.as_bytes())?;
+        for batch in loaded.slots.chunks(BATCH) {
+            let rows: Vec<Option<String>> = batch
+                .par_iter()
+                .map(|s| {
+                    let meta = RawValue::from_string(s.meta.clone()?).ok()?;
+                    Some(slot_text(
+                        &meta,
+                        s.editable,
+                        &s.called,
+                        &s.dataset,
+                        s.dataset.tests,
+                        &s.job,
+                        &s.job.sql,
+                        &s.diagnostics,
+                    ))
+                })
+                .collect();
+            for row in rows {
+                let row = row.ok_or_else(|| std::io::Error::other("a model kept no template"))?;
+                line(w, row.as_bytes())?;
+            }
+        }
+        Ok(())
+    });
 }
 
 /// The project's part from its snapshot, when the files it was read from
@@ -272,18 +271,19 @@ pub(super) fn reuse(
         rewrite = true;
     }
     if rewrite {
-        let texts: Vec<std::borrow::Cow<str>> = slots
-            .par_iter()
-            .zip(&rows)
-            .enumerate()
-            .map(|(i, (s, row))| match edited.contains(&i) {
-                true => std::borrow::Cow::Owned(s.text()),
-                false => String::from_utf8_lossy(row),
-            })
-            .collect();
-        let prelude = String::from_utf8_lossy(prelude);
-        let state = String::from_utf8_lossy(state);
-        cache.keep_snapshot(NAME, key, snapshot_text(&inputs, &prelude, &state, &texts));
+        let inputs = serde_json::to_string(&inputs).unwrap_or_default();
+        cache.write_snapshot(NAME, key, |w| {
+            line(w, inputs.as_bytes())?;
+            line(w, prelude)?;
+            line(w, state)?;
+            for (i, (s, row)) in slots.iter().zip(&rows).enumerate() {
+                match edited.contains(&i) {
+                    true => line(w, s.text().as_bytes())?,
+                    false => line(w, row)?,
+                }
+            }
+            Ok(())
+        });
     }
     let prelude = Part {
         datasets: prelude_in
