@@ -19,8 +19,21 @@ pub fn read_text(path: &Path) -> Result<String> {
     read_text_limited(path, MAX_INPUT_BYTES)
 }
 
+/// [`read_text`], with the file's metadata as it was opened (before its
+/// bytes were read: what the warm cache records, so that a write during the
+/// read shows as a change next time).
+pub fn read_text_with_metadata(path: &Path) -> (Result<String>, Option<std::fs::Metadata>) {
+    let mut meta = None;
+    let text = read_limited(path, MAX_INPUT_BYTES, &mut meta);
+    (text, meta)
+}
+
 /// [`read_text`] with a size limit of `limit` bytes.
 pub fn read_text_limited(path: &Path, limit: u64) -> Result<String> {
+    read_limited(path, limit, &mut None)
+}
+
+fn read_limited(path: &Path, limit: u64, meta: &mut Option<std::fs::Metadata>) -> Result<String> {
     let label = if path == Path::new("-") {
         PathBuf::from(STDIN_LABEL)
     } else {
@@ -42,7 +55,8 @@ pub fn read_text_limited(path: &Path, limit: u64) -> Result<String> {
                 // `take` hides the file's size from `read_to_end`, which then
                 // grows the buffer and probes for the end of each of 10,000
                 // small files; the size, when the file says it, avoids both.
-                let size = f.metadata().map_or(0, |m| m.len()).min(limit + 1);
+                *meta = f.metadata().ok();
+                let size = meta.as_ref().map_or(0, |m| m.len()).min(limit + 1);
                 bytes.reserve_exact(size as usize + 1);
                 f.take(limit + 1).read_to_end(&mut bytes)
             })

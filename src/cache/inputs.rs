@@ -37,9 +37,13 @@ struct Stat {
     inode: u64,
 }
 
-/// The stat of `path`, and whether it is old enough to be trusted at `at`.
+/// The stat of `path`, if it is old enough to be trusted at `at`.
 fn stat(path: &Path, at: SystemTime) -> Option<Stat> {
-    let m = std::fs::metadata(path).ok()?;
+    trusted(&std::fs::metadata(path).ok()?, at)
+}
+
+/// The stat in `m`, if it is old enough to be trusted at `at`.
+fn trusted(m: &std::fs::Metadata, at: SystemTime) -> Option<Stat> {
     let since = |t: std::io::Result<SystemTime>| -> Option<u128> {
         Some(
             t.ok()?
@@ -69,7 +73,7 @@ fn stat(path: &Path, at: SystemTime) -> Option<Stat> {
 /// Collects, during one load, every file read and every folder listed.
 pub struct Recorder {
     started: SystemTime,
-    files: Mutex<Vec<(PathBuf, Option<String>)>>,
+    files: Mutex<Vec<(PathBuf, Option<String>, Option<Stat>)>>,
     dirs: Mutex<Vec<(PathBuf, Vec<String>, Listing)>>,
 }
 
@@ -89,9 +93,11 @@ fn hash(text: &str) -> String {
 }
 
 impl Recorder {
-    /// A file read: its text, or `None` when it could not be read.
-    pub fn file(&self, path: &Path, text: Option<&str>) {
-        let entry = (path.to_path_buf(), text.map(hash));
+    /// A file read: its text, or `None` when it could not be read, and its
+    /// metadata as it was opened (else it is stat'ed when recording ends).
+    pub fn file(&self, path: &Path, text: Option<&str>, meta: Option<&std::fs::Metadata>) {
+        let stat = meta.and_then(|m| trusted(m, self.started));
+        let entry = (path.to_path_buf(), text.map(hash), stat);
         self.files.lock().expect("recorder lock").push(entry);
     }
 
@@ -107,16 +113,19 @@ impl Recorder {
     pub fn finish(self) -> Inputs {
         let started = self.started;
         let mut files = self.files.into_inner().expect("recorder lock");
-        files.sort();
-        files.dedup();
+        files.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        files.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
         let mut dirs = self.dirs.into_inner().expect("recorder lock");
         dirs.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
         dirs.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
         Inputs {
             files: files
                 .into_par_iter()
-                .map(|(path, hash)| FileState {
-                    stat: stat(&path, started),
+                .map(|(path, hash, known)| FileState {
+                    stat: match (&hash, known) {
+                        (Some(_), Some(known)) => Some(known),
+                        _ => stat(&path, started),
+                    },
                     path,
                     hash,
                 })
@@ -290,8 +299,8 @@ mod tests {
         old_file(&a, "select 1");
         old_file(&b, "select 2");
         let rec = Recorder::default();
-        rec.file(&a, Some("select 1"));
-        rec.file(&b, Some("select 2"));
+        rec.file(&a, Some("select 1"), None);
+        rec.file(&b, Some("select 2"), None);
         rec.dir(dir.path(), &[".sql"], relist_plain(dir.path(), &[]));
         let inputs = rec.finish();
         assert!(
@@ -317,7 +326,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.sql");
         let rec = Recorder::default();
-        rec.file(&a, None);
+        rec.file(&a, None, None);
         let inputs = rec.finish();
         assert!(inputs.changes(relist_plain).none());
         std::fs::write(&a, "select 1").unwrap();

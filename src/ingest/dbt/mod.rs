@@ -106,10 +106,11 @@ impl Loading {
 
 /// A file's text, noted by `rec` when the warm cache is on.
 fn read(rec: Option<&Recorder>, path: &Path) -> crate::error::Result<String> {
-    let text = crate::input::read_text(path);
-    if let Some(rec) = rec {
-        rec.file(path, text.as_ref().ok().map(String::as_str));
-    }
+    let Some(rec) = rec else {
+        return crate::input::read_text(path);
+    };
+    let (text, meta) = crate::input::read_text_with_metadata(path);
+    rec.file(path, text.as_ref().ok().map(String::as_str), meta.as_ref());
     text
 }
 
