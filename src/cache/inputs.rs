@@ -70,10 +70,13 @@ fn trusted(m: &std::fs::Metadata, at: SystemTime) -> Option<Stat> {
     })
 }
 
+/// A file read: its path, the hash of its text, the stat it was read with.
+type Read = (PathBuf, Option<String>, Option<Stat>);
+
 /// Collects, during one load, every file read and every folder listed.
 pub struct Recorder {
     started: SystemTime,
-    files: Mutex<Vec<(PathBuf, Option<String>, Option<Stat>)>>,
+    files: Mutex<Vec<Read>>,
     dirs: Mutex<Vec<(PathBuf, Vec<String>, Listing)>>,
 }
 
