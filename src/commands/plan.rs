@@ -88,5 +88,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         emit::plan::render(&doc, &planned, args.format, args.executor, max_concurrency)
     })?;
     write_output(args.output.as_deref(), &text)?;
+    // Like the graph, the plan lives until the process exits: freeing a
+    // 20,000-task plan piece by piece took a fifth of `ripple plan`.
+    std::mem::forget((doc, impact, model, text));
     Ok(ExitCode::SUCCESS)
 }
