@@ -509,3 +509,38 @@ fn post_gives_up_on_a_server_that_is_not_there_and_refuses_https() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("add `--format openlineage`"));
 }
+
+/// A ref cycle (a reads b, b reads a) is reported by `check` and exported
+/// like any other graph: each job once, no endless walk of its columns.
+#[test]
+fn a_ref_cycle_exports_without_recursing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("models")).unwrap();
+    std::fs::write(
+        root.join("dbt_project.yml"),
+        "name: cyc\nmodel-paths: [models]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("models/a.sql"),
+        "select id, x from {{ ref('b') }}\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("models/b.sql"), "select * from {{ ref('a') }}\n").unwrap();
+    for extra in [&[][..], &["--openlineage-mode", "run"][..]] {
+        let (_, events) = events(root, &[&["--no-cache"][..], extra].concat());
+        let jobs: BTreeSet<String> = events
+            .iter()
+            .filter_map(|e| Some(e.pointer("/job/name")?.as_str()?.to_string()))
+            .collect();
+        assert_eq!(jobs.len(), 2, "{events:#?}");
+    }
+    let check = Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["check", "--no-cache", "--project"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&check.stdout).contains("cycle"));
+}

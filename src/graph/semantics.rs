@@ -261,6 +261,10 @@ impl<'g> Semantics<'g> {
                 continue;
             }
             if ready {
+                // Unknown while it is worked out: in a cycle (a reads b,
+                // b reads a) reading a job asks for its own columns again,
+                // which must not recurse without end.
+                self.columns.insert(x, None);
                 let cols = self.compute_columns(x);
                 self.columns.insert(x, cols);
                 continue;
