@@ -194,44 +194,57 @@ impl Changes {
 impl Inputs {
     /// What changed on disk. `relist` lists a folder again the way the
     /// reader that walked it did. Files are stat'ed on every core; only
-    /// those whose stat differs (or was not trusted) are read.
-    pub fn changes(&self, relist: impl Fn(&Path, &[&str]) -> Listing + Sync) -> Changes {
+    /// those whose stat differs (or was not trusted) are read. A file or
+    /// folder found unchanged takes the stat just taken (before its
+    /// content was read), so the record can be written again without a
+    /// second pass.
+    pub fn changes(&mut self, relist: impl Fn(&Path, &[&str]) -> Listing + Sync) -> Changes {
         let now = SystemTime::now();
-        let listing = self.dirs.par_iter().any(|d| {
-            if d.stat.is_some() && stat(&d.path, now) == d.stat {
-                return false;
-            }
-            let exts: Vec<&str> = d.extensions.iter().map(String::as_str).collect();
-            relist(&d.path, &exts) != d.listing
-        });
-        let checked: Vec<(Option<&Path>, bool)> = self
+        // Each entry: whether it changed, and whether its stat is new.
+        let dirs: Vec<(bool, bool)> = self
+            .dirs
+            .par_iter_mut()
+            .map(|d| {
+                let now_stat = stat(&d.path, now);
+                if d.stat.is_some() && now_stat == d.stat {
+                    return (false, false);
+                }
+                let exts: Vec<&str> = d.extensions.iter().map(String::as_str).collect();
+                if relist(&d.path, &exts) != d.listing {
+                    return (true, false);
+                }
+                let fresh = now_stat.is_some();
+                d.stat = now_stat;
+                (false, fresh)
+            })
+            .collect();
+        let files: Vec<(bool, bool)> = self
             .files
-            .par_iter()
+            .par_iter_mut()
             .map(|f| {
                 let now_stat = stat(&f.path, now);
                 if f.stat.is_some() && now_stat == f.stat {
-                    return (None, false);
+                    return (false, false);
                 }
                 let text = crate::input::read_text(&f.path).ok();
-                if text.as_deref().map(hash) == f.hash {
-                    (None, f.stat != now_stat && now_stat.is_some())
-                } else {
-                    (Some(f.path.as_path()), false)
+                if text.as_deref().map(hash) != f.hash {
+                    return (true, false);
                 }
+                let fresh = now_stat.is_some();
+                f.stat = now_stat;
+                (false, fresh)
             })
             .collect();
-        let restat = checked.iter().any(|c| c.1)
-            || self
-                .dirs
-                .iter()
-                .any(|d| d.stat.is_none() && stat(&d.path, now).is_some());
         Changes {
-            listing,
-            files: checked
-                .into_iter()
-                .filter_map(|c| c.0.map(Path::to_path_buf))
+            listing: dirs.iter().any(|d| d.0),
+            files: self
+                .files
+                .iter()
+                .zip(&files)
+                .filter(|(_, c)| c.0)
+                .map(|(f, _)| f.path.clone())
                 .collect(),
-            restat,
+            restat: dirs.iter().chain(&files).any(|c| c.1),
         }
     }
 
@@ -243,28 +256,6 @@ impl Inputs {
             f.hash = text.map(hash);
             f.stat = stat(path, started);
         }
-    }
-
-    /// The same inputs with every stat taken again (their contents were
-    /// found unchanged).
-    pub fn restat(&mut self) {
-        let now = SystemTime::now();
-        self.files
-            .par_iter_mut()
-            .for_each(|f| f.stat = stat(&f.path, now));
-        self.dirs
-            .par_iter_mut()
-            .for_each(|d| d.stat = stat(&d.path, now));
-    }
-
-    /// How many files were read.
-    pub fn len(&self) -> usize {
-        self.files.len()
-    }
-
-    /// Whether nothing was read.
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
     }
 }
 
@@ -305,7 +296,7 @@ mod tests {
         rec.file(&a, Some("select 1"), None);
         rec.file(&b, Some("select 2"), None);
         rec.dir(dir.path(), &[".sql"], relist_plain(dir.path(), &[]));
-        let inputs = rec.finish();
+        let mut inputs = rec.finish();
         assert!(
             inputs.files.iter().all(|f| f.stat.is_none()),
             "ctime is new"
@@ -330,7 +321,7 @@ mod tests {
         let a = dir.path().join("a.sql");
         let rec = Recorder::default();
         rec.file(&a, None, None);
-        let inputs = rec.finish();
+        let mut inputs = rec.finish();
         assert!(inputs.changes(relist_plain).none());
         std::fs::write(&a, "select 1").unwrap();
         assert_eq!(inputs.changes(relist_plain).files, vec![a]);

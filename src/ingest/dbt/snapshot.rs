@@ -261,9 +261,6 @@ pub(super) fn reuse(
     let mut slots = slots?;
     let prelude_in: Prelude = serde_json::from_slice(prelude).ok()?;
     let mut rewrite = changes.restat;
-    if changes.restat {
-        inputs.restat();
-    }
     let mut edited: Vec<usize> = Vec::new();
     if !changes.files.is_empty() {
         let state: StateIn = serde_json::from_slice(state).ok()?;
