@@ -120,29 +120,33 @@ const PACKAGES: &str = "dbt_project.yml/";
 /// A folder listed again as the reader listed it.
 fn relist(dir: &Path, extensions: &[&str]) -> Listing {
     if extensions == [PACKAGES] {
-        return match std::fs::metadata(dir) {
-            Ok(_) => package_listing(&package_dirs(dir)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Listing::Absent,
-            Err(_) => Listing::Unreadable,
-        };
+        return packages_in(dir).1;
     }
     super::files::listing(dir, extensions)
 }
 
-fn package_listing(dirs: &[PathBuf]) -> Listing {
-    Listing::Names(
-        dirs.iter()
-            .map(|d| d.to_string_lossy().into_owned())
-            .collect(),
-    )
+/// The packages under `dir` ([`package_dirs`]), and that as a listing.
+fn packages_in(dir: &Path) -> (Vec<PathBuf>, Listing) {
+    let found = package_dirs(dir);
+    let listing = match std::fs::metadata(dir) {
+        Ok(_) => Listing::Names(
+            found
+                .iter()
+                .map(|d| d.to_string_lossy().into_owned())
+                .collect(),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Listing::Absent,
+        Err(_) => Listing::Unreadable,
+    };
+    (found, listing)
 }
 
 /// One rendered model or snapshot, with what a snapshot keeps to render it
 /// again.
 struct Slot {
     /// The template's configuration before rendering, as JSON (the rest of
-    /// the template is in its dataset); only when recording.
-    meta: Option<String>,
+    /// the template is in its dataset); only when recording or reusing.
+    meta: Option<Box<serde_json::value::RawValue>>,
     /// Whether it is a model file of its own (no other role, one template):
     /// an edit to it can be rendered alone.
     editable: bool,
@@ -223,12 +227,8 @@ fn read_project(
     );
     let mut package_folders = Vec::new();
     for p in &packages {
-        let found = package_dirs(p);
+        let (found, listing) = packages_in(p);
         if let Some(rec) = rec {
-            let listing = match std::fs::metadata(p) {
-                Ok(_) => package_listing(&found),
-                Err(_) => Listing::Absent,
-            };
             rec.dir(p, &[PACKAGES], listing);
         }
         package_folders.extend(found);
@@ -527,7 +527,7 @@ fn read_project(
                 schema: String::new(),
                 identifier: t.name.clone(),
             });
-            let meta = rec.map(|_| serde_json::to_string(&t.config).unwrap_or_default());
+            let meta = rec.and_then(|_| serde_json::value::to_raw_value(&t.config).ok());
             let (dataset, job, diagnostics) = render_template(&renderer, t, this, config);
             progress.inc(1);
             Slot {

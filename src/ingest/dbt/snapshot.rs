@@ -86,15 +86,25 @@ struct StateIn {
     macro_calls: Vec<(String, bool)>,
 }
 
-/// The part before rendering. A dataset's `tests` is not in its JSON, so
-/// it is kept beside it.
-#[derive(Serialize, Deserialize)]
-struct Prelude {
+/// The part before rendering, as written. A dataset's `tests` is not in
+/// its JSON, so it is kept beside it.
+#[derive(Serialize)]
+struct PreludeOut<'a> {
+    datasets: Vec<(&'a Dataset, bool)>,
+    diagnostics: &'a [Diagnostic],
+    dbt_shadow_macro: &'a Option<String>,
+}
+
+/// The part before rendering, as read.
+#[derive(Deserialize)]
+struct PreludeIn {
     datasets: Vec<(Dataset, bool)>,
     diagnostics: Vec<Diagnostic>,
     dbt_shadow_macro: Option<String>,
 }
 
+/// A slot as written: its dataset's `tests` and its job's SQL are not in
+/// their JSON, so they are kept beside them.
 #[derive(Serialize)]
 struct SlotOut<'a> {
     meta: &'a RawValue,
@@ -103,11 +113,11 @@ struct SlotOut<'a> {
     dataset: &'a Dataset,
     tests: bool,
     job: &'a Job,
-    /// The job's SQL is not in its JSON either.
     sql: &'a Option<String>,
     diagnostics: &'a [Diagnostic],
 }
 
+/// A slot as read.
 #[derive(Deserialize)]
 struct SlotIn {
     meta: Box<RawValue>,
@@ -121,26 +131,13 @@ struct SlotIn {
 }
 
 impl SlotIn {
-    fn text(&self) -> String {
-        slot_text(
-            &self.meta,
-            self.editable,
-            &self.called,
-            &self.dataset,
-            self.tests,
-            &self.job,
-            &self.sql,
-            &self.diagnostics,
-        )
-    }
-
     fn into_slot(self) -> Slot {
         let mut dataset = self.dataset;
         dataset.tests = self.tests;
         let mut job = self.job;
         job.sql = self.sql;
         Slot {
-            meta: None,
+            meta: Some(self.meta),
             editable: self.editable,
             called: self.called,
             dataset,
@@ -150,28 +147,19 @@ impl SlotIn {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn slot_text(
-    meta: &RawValue,
-    editable: bool,
-    called: &[(String, bool)],
-    dataset: &Dataset,
-    tests: bool,
-    job: &Job,
-    sql: &Option<String>,
-    diagnostics: &[Diagnostic],
-) -> String {
+/// A slot's line; `None` for a slot that kept no template.
+fn slot_text(s: &Slot) -> Option<String> {
     serde_json::to_string(&SlotOut {
-        meta,
-        editable,
-        called,
-        dataset,
-        tests,
-        job,
-        sql,
-        diagnostics,
+        meta: s.meta.as_deref()?,
+        editable: s.editable,
+        called: &s.called,
+        dataset: &s.dataset,
+        tests: s.dataset.tests,
+        job: &s.job,
+        sql: &s.job.sql,
+        diagnostics: &s.diagnostics,
     })
-    .unwrap_or_default()
+    .ok()
 }
 
 /// Writes a line: one JSON document.
@@ -189,15 +177,15 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
     let Some(state) = &loaded.state else {
         return;
     };
-    let prelude = serde_json::to_string(&Prelude {
+    let prelude = serde_json::to_string(&PreludeOut {
         datasets: loaded
             .prelude
             .datasets
             .iter()
-            .map(|d| (d.clone(), d.tests))
+            .map(|d| (d, d.tests))
             .collect(),
-        diagnostics: loaded.prelude.diagnostics.clone(),
-        dbt_shadow_macro: loaded.prelude.dbt_shadow_macro.clone(),
+        diagnostics: &loaded.prelude.diagnostics,
+        dbt_shadow_macro: &loaded.prelude.dbt_shadow_macro,
     })
     .unwrap_or_default();
     let inputs = serde_json::to_string(&inputs).unwrap_or_default();
@@ -206,22 +194,7 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
         line(w, prelude.as_bytes())?;
         line(w, state.as_bytes())?;
         for batch in loaded.slots.chunks(BATCH) {
-            let rows: Vec<Option<String>> = batch
-                .par_iter()
-                .map(|s| {
-                    let meta = RawValue::from_string(s.meta.clone()?).ok()?;
-                    Some(slot_text(
-                        &meta,
-                        s.editable,
-                        &s.called,
-                        &s.dataset,
-                        s.dataset.tests,
-                        &s.job,
-                        &s.job.sql,
-                        &s.diagnostics,
-                    ))
-                })
-                .collect();
+            let rows: Vec<Option<String>> = batch.par_iter().map(slot_text).collect();
             for row in rows {
                 let row = row.ok_or_else(|| std::io::Error::other("a model kept no template"))?;
                 line(w, row.as_bytes())?;
@@ -248,9 +221,9 @@ pub(super) fn reuse(
     // The stats and the models are read at once, on both cores.
     let (changes, slots) = rayon::join(
         || inputs.changes(relist),
-        || -> Option<Vec<SlotIn>> {
+        || -> Option<Vec<Slot>> {
             rows.par_iter()
-                .map(|row| serde_json::from_slice(row))
+                .map(|row| serde_json::from_slice(row).map(SlotIn::into_slot))
                 .collect::<Result<_, _>>()
                 .ok()
         },
@@ -259,7 +232,7 @@ pub(super) fn reuse(
         return None;
     }
     let mut slots = slots?;
-    let prelude_in: Prelude = serde_json::from_slice(prelude).ok()?;
+    let prelude_in: PreludeIn = serde_json::from_slice(prelude).ok()?;
     let mut rewrite = changes.restat;
     let mut edited: Vec<usize> = Vec::new();
     if !changes.files.is_empty() {
@@ -275,7 +248,7 @@ pub(super) fn reuse(
             line(w, state)?;
             for (i, (s, row)) in slots.iter().zip(&rows).enumerate() {
                 match edited.contains(&i) {
-                    true => line(w, s.text().as_bytes())?,
+                    true => line(w, slot_text(s).unwrap_or_default().as_bytes())?,
                     false => line(w, row)?,
                 }
             }
@@ -297,7 +270,7 @@ pub(super) fn reuse(
     };
     let loaded = Loaded {
         prelude,
-        slots: slots.into_iter().map(SlotIn::into_slot).collect(),
+        slots,
         state: None,
     };
     let how = match edited.is_empty() {
@@ -313,7 +286,7 @@ pub(super) fn reuse(
 /// (every other model's placeholders).
 fn render_edited(
     files: &[PathBuf],
-    slots: &mut [SlotIn],
+    slots: &mut [Slot],
     inputs: &mut Inputs,
     state: StateIn,
     root: &Path,
@@ -329,7 +302,7 @@ fn render_edited(
     for path in files {
         edited.push((*by_file.get(path)?, crate::input::read_text(path).ok()?));
     }
-    let called = |slots: &[SlotIn]| -> BTreeSet<(String, bool)> {
+    let called = |slots: &[Slot]| -> BTreeSet<(String, bool)> {
         slots
             .iter()
             .flat_map(|s| &s.called)
@@ -342,7 +315,7 @@ fn render_edited(
     let mut templates = Vec::new();
     for (i, text) in &edited {
         let s = &slots[*i];
-        let config: Map<String, Value> = serde_json::from_str(s.meta.get()).ok()?;
+        let config: Map<String, Value> = serde_json::from_str(s.meta.as_deref()?.get()).ok()?;
         let d = &s.dataset;
         let this = relation_for(&state.settings, &config, &d.name, d.kind);
         let t = Template {
@@ -355,7 +328,7 @@ fn render_edited(
             text: text.clone(),
             config,
             columns: d.columns.clone(),
-            tests: s.tests,
+            tests: d.tests,
         };
         templates.push((*i, t, this));
     }
@@ -372,8 +345,6 @@ fn render_edited(
         .collect();
     for (i, (dataset, job, diagnostics)) in rendered {
         let slot = &mut slots[i];
-        slot.tests = dataset.tests;
-        slot.sql = job.sql.clone();
         slot.dataset = dataset;
         slot.job = job;
         slot.diagnostics = diagnostics;

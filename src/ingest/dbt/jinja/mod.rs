@@ -220,7 +220,7 @@ pub(crate) struct RenderError {
 
 /// The names of unknown calls: per model source, and those of the macro
 /// files together.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Calls {
     /// Per source, in order.
     pub sources: Vec<Vec<(String, bool)>>,
