@@ -225,11 +225,7 @@ impl Cache {
     /// reader's own format), if the file holds that key from this build.
     pub fn snapshot(&self, name: &str, key: Key) -> Option<Snapshot> {
         let dir = self.dir.as_ref()?;
-        let path = dir.join(snapshot_file(name));
-        if std::fs::metadata(&path).ok()?.len() > MAX_FILE {
-            return None;
-        }
-        let bytes = std::fs::read(path).ok()?;
+        let bytes = read_bounded(&dir.join(snapshot_file(name)))?;
         let end = bytes.iter().position(|b| *b == b'\n')?;
         let header: SnapshotHeader = serde_json::from_slice(&bytes[..end]).ok()?;
         if header.build != build() || header.key != hex(key) {
@@ -344,19 +340,23 @@ fn hex(k: Key) -> String {
     format!("{:032x}", k.0)
 }
 
+/// The bytes of the cache file `path`, unless it is missing, unreadable or
+/// larger than [`MAX_FILE`]: a file far larger than any project's answers
+/// is not ours to trust with the memory it would take.
+fn read_bounded(path: &Path) -> Option<Vec<u8>> {
+    if std::fs::metadata(path).ok()?.len() > MAX_FILE {
+        return None;
+    }
+    std::fs::read(path).ok()
+}
+
 /// The table in `path`; empty when it is missing, unreadable, larger than
 /// [`MAX_FILE`], or written by another build.
 fn read_table(path: &Path) -> Entries {
-    // A file far larger than any project's answers is not ours to trust
-    // with the memory it would take.
-    let too_big = std::fs::metadata(path).map_or(true, |m| m.len() > MAX_FILE);
-    if too_big {
-        return Entries::default();
-    }
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Some(bytes) = read_bounded(path) else {
         return Entries::default();
     };
-    let Ok(file) = serde_json::from_str::<FileIn>(&text) else {
+    let Ok(file) = serde_json::from_slice::<FileIn>(&bytes) else {
         return Entries::default();
     };
     if file.build != build() {
