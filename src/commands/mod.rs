@@ -140,8 +140,13 @@ pub fn time_key(s: &str, flag: &str) -> anyhow::Result<TimeKey> {
 /// a full disk or a crash leaves the old file whole, never half a plan, and
 /// a symlink at `path` is replaced, not followed.
 pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    write_output_parts(path, &[text])
+}
+
+/// [`write_output`] for a text in pieces, written one after another.
+pub fn write_output_parts<S: AsRef<str>>(path: Option<&Path>, parts: &[S]) -> anyhow::Result<()> {
     let Some(p) = path else {
-        return write_stdout(text);
+        return write_stdout_parts(parts);
     };
     let fail = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", p.display());
     let dir = match p.parent() {
@@ -152,7 +157,9 @@ pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
         .prefix(".ripple-")
         .tempfile_in(dir)
         .map_err(fail)?;
-    tmp.write_all(text.as_bytes()).map_err(fail)?;
+    for part in parts {
+        tmp.write_all(part.as_ref().as_bytes()).map_err(fail)?;
+    }
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(p).map_err(|e| fail(e.error))?;
     Ok(())
@@ -160,8 +167,16 @@ pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
 
 /// Writes to stdout; a closed pipe (`ripple ... | head`) is not an error.
 pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    write_stdout_parts(&[text])
+}
+
+fn write_stdout_parts<S: AsRef<str>>(parts: &[S]) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    let written = parts
+        .iter()
+        .try_for_each(|p| out.write_all(p.as_ref().as_bytes()))
+        .and_then(|()| out.flush());
+    match written {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }

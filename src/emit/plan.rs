@@ -25,11 +25,25 @@ pub struct PlanJson<'a> {
 
 /// The plan as JSON.
 pub fn json(plan: &PlanDocument) -> String {
-    // The tasks are most of a large plan's text: each is written on all
-    // cores, indented as it sits in the document (JSON strings hold no raw
-    // newline, so indenting is a per-line prefix), and spliced in where the
-    // rest of the document left an empty list. The same bytes as writing
-    // the whole document at once; a test holds that.
+    json_parts(plan).concat()
+}
+
+/// Tasks per piece [`json_parts`] writes on one core: enough to amortise a
+/// thread's start, few enough that both cores stay busy to the end.
+const TASKS_PER_PART: usize = 256;
+
+/// [`json`] in pieces that concatenate to it, so a large plan is written
+/// out without first being joined into one string.
+pub fn json_parts(plan: &PlanDocument) -> Vec<String> {
+    json_parts_by(plan, TASKS_PER_PART)
+}
+
+fn json_parts_by(plan: &PlanDocument, per_part: usize) -> Vec<String> {
+    // The tasks are most of a large plan's text: they are written on all
+    // cores, a run of tasks per piece, each at the depth it sits in the
+    // document, and go where the rest of the document left an empty list.
+    // The same bytes as writing the whole document at once; a test holds
+    // that.
     let rest = PlanDocument {
         changed: plan.changed.clone(),
         assumed: plan.assumed.clone(),
@@ -47,30 +61,41 @@ pub fn json(plan: &PlanDocument) -> String {
         plan: &rest,
     })
     .unwrap_or_default();
-    const EMPTY: &str = "\n  \"tasks\": []";
-    if let (false, Some(at)) = (plan.tasks.is_empty(), out.find(EMPTY)) {
-        use rayon::prelude::*;
-        let tasks: Vec<String> = plan
-            .tasks
-            .par_iter()
-            .map(|t| {
-                serde_json::to_string_pretty(t)
-                    .unwrap_or_default()
-                    .replace('\n', "\n    ")
-            })
-            .collect();
-        let size = tasks.iter().map(|t| t.len() + 6).sum::<usize>();
-        let mut list = String::with_capacity(size + 32);
-        list.push_str("\n  \"tasks\": [");
-        for (i, t) in tasks.iter().enumerate() {
-            list.push_str(if i == 0 { "\n    " } else { ",\n    " });
-            list.push_str(t);
-        }
-        list.push_str("\n  ]");
-        out.replace_range(at..at + EMPTY.len(), &list);
-    }
     out.push('\n');
-    out
+    const EMPTY: &str = "\n  \"tasks\": []";
+    let Some(at) = out.find(EMPTY).filter(|_| !plan.tasks.is_empty()) else {
+        return vec![out];
+    };
+    use rayon::prelude::*;
+    let tasks = plan
+        .tasks
+        .par_chunks(per_part.max(1))
+        .enumerate()
+        .map(|(n, chunk)| {
+            let mut buf = Vec::with_capacity(chunk.len() * 4096);
+            for (i, t) in chunk.iter().enumerate() {
+                buf.extend_from_slice(if n == 0 && i == 0 {
+                    b"\n    "
+                } else {
+                    b",\n    "
+                });
+                // A task sits two levels deep (document, then list): a
+                // formatter that has opened two levels indents it so.
+                let mut indent = serde_json::ser::PrettyFormatter::new();
+                for _ in 0..2 {
+                    let _ =
+                        serde_json::ser::Formatter::begin_array(&mut indent, &mut std::io::sink());
+                }
+                let mut ser = serde_json::Serializer::with_formatter(&mut buf, indent);
+                let _ = t.serialize(&mut ser);
+            }
+            // serde_json writes only valid UTF-8.
+            String::from_utf8(buf).unwrap_or_default()
+        });
+    let mut parts = vec![format!("{}\n  \"tasks\": [", &out[..at])];
+    parts.par_extend(tasks);
+    parts.push(format!("\n  ]{}", &out[at + EMPTY.len()..]));
+    parts
 }
 
 /// [`json`] written in one pass: what its splicing must equal.
@@ -556,6 +581,18 @@ pub fn render(
     executor: Option<Executor>,
     max_concurrency: u32,
 ) -> Result<String, RenderError> {
+    render_parts(plan, planned, format, executor, max_concurrency).map(|p| p.concat())
+}
+
+/// [`render`] in pieces that concatenate to it: a large JSON plan is
+/// written out piece by piece rather than joined first.
+pub fn render_parts(
+    plan: &PlanDocument,
+    planned: &Planned<'_>,
+    format: Format,
+    executor: Option<Executor>,
+    max_concurrency: u32,
+) -> Result<Vec<String>, RenderError> {
     if format.runs()
         && let Some(e) = executor.filter(|e| !e.writes_shadows())
     {
@@ -564,13 +601,16 @@ pub fn render(
             _ => "airflow3",
         }));
     }
-    Ok(render_unchecked(
-        plan,
-        planned,
-        format,
-        executor,
-        max_concurrency,
-    ))
+    Ok(match format {
+        Format::Json => json_parts(plan),
+        _ => vec![render_unchecked(
+            plan,
+            planned,
+            format,
+            executor,
+            max_concurrency,
+        )],
+    })
 }
 
 fn render_unchecked(
@@ -898,6 +938,14 @@ mod tests {
             crate::plan::for_change(&g, &request, &crate::plan::PlanOptions::default()).unwrap();
         assert!(doc.tasks.len() > 2, "{}", doc.tasks.len());
         assert_eq!(json(&doc), json_whole(&doc));
+        for per_part in [1, 2, doc.tasks.len() - 1] {
+            assert_eq!(
+                json_parts_by(&doc, per_part).concat(),
+                json_whole(&doc),
+                "{per_part} per part"
+            );
+        }
+        assert!(json_parts_by(&doc, 1).len() > 3);
         doc.tasks.clear();
         assert_eq!(json(&doc), json_whole(&doc));
     }
