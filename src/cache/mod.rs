@@ -2,9 +2,10 @@
 //! that hashes everything they depend on, so a re-run after an edit redoes
 //! only what the edit can change (docs/cache.md).
 //!
-//! One JSON file per [`Table`] in the cache folder, read whole the first
-//! time the table is asked for, and rewritten (to a temporary file, then
-//! renamed over the old one) only when the run added something. A file
+//! One file per [`Table`] in the cache folder, a JSON document per line
+//! (a header, then one answer a line), read whole the first time the table
+//! is asked for, and rewritten (to a temporary file, then renamed over the
+//! old one) only when the run added something. A file
 //! written by another build of ripple, or that does not read, is an empty
 //! table: the cache can cost a miss, never a wrong answer it was not given.
 
@@ -15,7 +16,6 @@ use std::sync::{Mutex, OnceLock};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use siphasher::sip128::{Hasher128, SipHasher13};
 
 pub mod inputs;
@@ -28,7 +28,7 @@ const MAX_FILE: u64 = 1 << 30;
 
 /// Bumped by hand when what a table holds changes shape; the build identity
 /// below covers every other change of ripple itself.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// What one table holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,8 +44,8 @@ impl Table {
 
     fn file(self) -> &'static str {
         match self {
-            Table::Columns => "columns.json",
-            Table::TimeFacts => "time-facts.json",
+            Table::Columns => "columns.jsonl",
+            Table::TimeFacts => "time-facts.jsonl",
         }
     }
 
@@ -104,9 +104,12 @@ impl KeyBuilder {
 /// What one table's file held, and what this run used and added.
 #[derive(Default)]
 struct Entries {
-    /// Each answer with the generation (the count of the table's writes)
-    /// that last used it.
-    old: HashMap<Key, (u64, Box<RawValue>)>,
+    /// The file as read: the answers in `old` are ranges of it, parsed only
+    /// when asked for, so opening a large table is one pass over its lines.
+    text: String,
+    /// Each answer (its JSON text in `text`) with the generation (the count
+    /// of the table's writes) that last used it.
+    old: HashMap<Key, (u64, std::ops::Range<usize>)>,
     /// The generation of the file read.
     generation: u64,
     used: Mutex<HashSet<Key>>,
@@ -128,19 +131,12 @@ impl std::fmt::Debug for Cache {
     }
 }
 
-/// The file format of a table.
-#[derive(serde::Deserialize)]
-struct FileIn {
+/// The first line of a table's file; each line after it is one answer,
+/// `["<key in hex>",<generation>,<answer>]`.
+#[derive(Serialize, serde::Deserialize)]
+struct TableHeader {
     build: String,
     generation: u64,
-    entries: HashMap<String, (u64, Box<RawValue>)>,
-}
-
-#[derive(Serialize)]
-struct FileOut<'a> {
-    build: &'a str,
-    generation: u64,
-    entries: BTreeMap<String, (u64, &'a RawValue)>,
 }
 
 /// An answer that none of the last `KEEP` runs writing its table used is
@@ -176,12 +172,12 @@ impl Cache {
     /// one, if there is one that reads as a `T`.
     pub fn get<T: DeserializeOwned>(&self, table: Table, key: Key) -> Option<T> {
         let entries = self.entries(table)?;
-        let Some((_, raw)) = entries.old.get(&key) else {
+        let Some((_, range)) = entries.old.get(&key) else {
             // Worked out earlier in this run (a second reader of the same SQL).
             let added = entries.added.lock().ok()?;
             return serde_json::from_str(added.get(&key)?).ok();
         };
-        let value = serde_json::from_str(raw.get()).ok()?;
+        let value = serde_json::from_str(entries.text.get(range.clone())?).ok()?;
         if let Ok(mut used) = entries.used.lock() {
             used.insert(key);
         }
@@ -283,27 +279,32 @@ impl Cache {
             }
             let used = entries.used.lock().expect("cache lock");
             let generation = entries.generation + 1;
-            let raws: Vec<(Key, Box<RawValue>)> = added
-                .into_iter()
-                .filter_map(|(k, text)| Some((k, RawValue::from_string(text).ok()?)))
-                .collect();
-            let mut out: BTreeMap<String, (u64, &RawValue)> = BTreeMap::new();
-            for (k, raw) in &raws {
-                out.insert(hex(*k), (generation, raw));
+            // In key order, so the same answers make the same file.
+            let mut out: BTreeMap<Key, (u64, &str)> = BTreeMap::new();
+            for (k, text) in &added {
+                out.insert(*k, (generation, text));
             }
-            for (k, (last, raw)) in &entries.old {
+            for (k, (last, range)) in &entries.old {
                 let last = if used.contains(k) { generation } else { *last };
                 if generation - last <= KEEP {
-                    out.entry(hex(*k)).or_insert((last, raw));
+                    out.entry(*k)
+                        .or_insert((last, &entries.text[range.clone()]));
                 }
             }
-            let text = serde_json::to_string(&FileOut {
-                build: build(),
+            let header = serde_json::to_string(&TableHeader {
+                build: build().to_string(),
                 generation,
-                entries: out,
             })
             .map_err(std::io::Error::other)?;
-            write_atomically(dir, table.file(), &text)?;
+            write_atomically_with(dir, table.file(), |w| {
+                w.write_all(header.as_bytes())?;
+                w.write_all(b"\n")?;
+                for (k, (last, text)) in &out {
+                    // serde_json writes no raw newline: one answer a line.
+                    write!(w, "[\"{}\",{last},{text}]\n", hex(*k))?;
+                }
+                Ok(())
+            })?;
         }
         match self.failed.lock().ok().and_then(|mut f| f.take()) {
             Some(e) => Err(e),
@@ -351,27 +352,48 @@ fn read_bounded(path: &Path) -> Option<Vec<u8>> {
 }
 
 /// The table in `path`; empty when it is missing, unreadable, larger than
-/// [`MAX_FILE`], or written by another build.
+/// [`MAX_FILE`], or written by another build. A line that does not read is
+/// an answer missed.
 fn read_table(path: &Path) -> Entries {
-    let Some(bytes) = read_bounded(path) else {
+    let Some(text) = read_bounded(path).and_then(|b| String::from_utf8(b).ok()) else {
         return Entries::default();
     };
-    let Ok(file) = serde_json::from_slice::<FileIn>(&bytes) else {
+    let Some((head, body)) = text.split_once('\n') else {
         return Entries::default();
     };
-    if file.build != build() {
-        return Entries::default();
+    match serde_json::from_str::<TableHeader>(head) {
+        Ok(h) if h.build == build() => {
+            let mut old = HashMap::new();
+            let mut at = head.len() + 1;
+            for line in body.split('\n') {
+                if let Some((key, generation, answer)) = table_line(line) {
+                    old.insert(key, (generation, at + answer.start..at + answer.end));
+                }
+                at += line.len() + 1;
+            }
+            Entries {
+                old,
+                generation: h.generation,
+                text,
+                ..Entries::default()
+            }
+        }
+        _ => Entries::default(),
     }
-    let old = file
-        .entries
-        .into_iter()
-        .filter_map(|(k, v)| Some((Key(u128::from_str_radix(&k, 16).ok()?), v)))
-        .collect();
-    Entries {
-        old,
-        generation: file.generation,
-        ..Entries::default()
-    }
+}
+
+/// One answer's line, `["<key>",<generation>,<answer>]`: its key, its
+/// generation and where in the line its JSON text is (checked when read).
+fn table_line(line: &str) -> Option<(Key, u64, std::ops::Range<usize>)> {
+    let rest = line.strip_prefix("[\"")?;
+    let (key, rest) = rest.split_at_checked(32)?;
+    let key = Key(u128::from_str_radix(key, 16).ok()?);
+    let rest = rest.strip_prefix("\",")?;
+    let (generation, answer) = rest.split_once(',')?;
+    let generation = generation.parse().ok()?;
+    let answer = answer.strip_suffix(']').filter(|a| !a.is_empty())?;
+    let start = line.len() - answer.len() - 1;
+    Some((key, generation, start..start + answer.len()))
 }
 
 /// This build of ripple: its version, the table format, and the running
@@ -399,14 +421,10 @@ fn build() -> &'static str {
     })
 }
 
-/// Writes `text` to `dir/name` through a temporary file renamed over it, so
+/// Writes what `body` writes to `dir/name` through a temporary file renamed over it, so
 /// that a reader (or a second ripple at once) sees the old file or the new,
 /// never half of one. The folder is made on first use, ignored by git.
-fn write_atomically(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
-    write_atomically_with(dir, name, |w| w.write_all(text.as_bytes()))
-}
-
-/// [`write_atomically`] with the text written by `body`, through a buffer.
+/// It is written through a buffer.
 fn write_atomically_with(
     dir: &Path,
     name: &str,
@@ -491,10 +509,10 @@ mod tests {
     #[test]
     fn a_broken_or_foreign_file_is_an_empty_table() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("columns.json"), "{not json").unwrap();
+        std::fs::write(dir.path().join("columns.jsonl"), "{not json").unwrap();
         std::fs::write(
-            dir.path().join("time-facts.json"),
-            r#"{"build":"another","generation":1,"entries":{"00000000000000000000000000000001":[1,1]}}"#,
+            dir.path().join("time-facts.jsonl"),
+            "{\"build\":\"another\",\"generation\":1}\n[\"00000000000000000000000000000001\",1,1]\n",
         )
         .unwrap();
         let c = Cache::open(dir.path().to_path_buf());
@@ -524,11 +542,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         let text = format!(
-            r#"{{"build":"{}","generation":1,"entries":{{"01":[1,{deep}]}}}}"#,
-            build()
+            "{{\"build\":\"{}\",\"generation\":1}}\n[\"{:032x}\",1,{deep}]\n",
+            build(),
+            1
         );
-        std::fs::write(dir.path().join("columns.json"), text).unwrap();
+        std::fs::write(dir.path().join("columns.jsonl"), text).unwrap();
         let c = Cache::open(dir.path().to_path_buf());
+        assert_eq!(c.get::<u32>(Table::Columns, Key(1)), None);
+    }
+
+    #[test]
+    fn a_broken_line_is_one_answer_missed() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Cache::open(dir.path().to_path_buf());
+        for (i, k) in ["a", "b", "c"].into_iter().enumerate() {
+            first.put(Table::Columns, key(k), &(i as u32));
+        }
+        first.save().unwrap();
+        let path = dir.path().join("columns.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 4, "{text}");
+        let b = format!("[\"{}\",1,1]", hex(key("b")));
+        assert!(text.contains(&b), "{text}");
+        // A torn line, a line of nonsense and a key that is not hex.
+        let broken = text.replace(&b, &b[..b.len() - 3])
+            + "nonsense\n[\"zz\",1,1]\n[\"00000000000000000000000000000001\",x,1]\n";
+        std::fs::write(&path, broken).unwrap();
+        let c = Cache::open(dir.path().to_path_buf());
+        assert_eq!(c.get::<u32>(Table::Columns, key("a")), Some(0));
+        assert_eq!(c.get::<u32>(Table::Columns, key("b")), None);
+        assert_eq!(c.get::<u32>(Table::Columns, key("c")), Some(2));
         assert_eq!(c.get::<u32>(Table::Columns, Key(1)), None);
     }
 

@@ -21,7 +21,9 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
-pub use partition::{JobOutput, PartitionColumn, PartitionColumns, job_output};
+pub use partition::{
+    JobOutput, PartitionColumn, PartitionColumns, configured as configured_partition, job_output,
+};
 pub use time_model::{DatasetTime, EdgeTime, TimeFacts, TimeModel, TimeModelError};
 
 use crate::graph::{LineageGraph, Reach, Semantics, column_consumers};

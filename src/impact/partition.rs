@@ -50,32 +50,69 @@ pub fn job_output(g: &LineageGraph, n: NodeIndex) -> Option<JobOutput> {
         ScriptReading::WithColumns,
     );
     let relation = d.relation.to_lowercase();
-    let writing =
-        script.statements.iter().rev().find(|s| {
-            s.columns.is_some() && s.targets.iter().any(|t| t.to_lowercase() == relation)
-        });
+    let mut statements = script.statements;
+    let writing = statements.iter().rposition(|s| {
+        s.columns.is_some() && s.targets.iter().any(|t| t.to_lowercase() == relation)
+    });
     let bare = || {
-        script
-            .statements
+        statements
             .iter()
-            .rev()
-            .find(|s| s.columns.is_some() && s.targets.is_empty())
+            .rposition(|s| s.columns.is_some() && s.targets.is_empty())
     };
-    let s = writing.or_else(bare)?;
+    let s = statements.swap_remove(writing.or_else(bare)?);
     Some(JobOutput {
         file: job.file.clone(),
         line: s.line,
-        lineage: s.columns.clone()?,
+        lineage: s.columns?,
+    })
+}
+
+/// The partition column `ripple.yml` or dbt's config names for `n`, if
+/// any: when there is one, the job's SQL is not read for it.
+pub fn configured(g: &LineageGraph, n: NodeIndex) -> Option<PartitionColumn> {
+    let d = &g.graph[n];
+    if let Some(c) = d
+        .settings(&g.config)
+        .and_then(|c| c.partition_column.clone())
+    {
+        return Some(PartitionColumn {
+            column: c,
+            evidence: "ripple.yml".to_string(),
+        });
+    }
+    let dbt = |key: &str, v: Option<&serde_json::Value>| {
+        v.and_then(|v| v.as_str()).map(|c| PartitionColumn {
+            column: c.to_string(),
+            evidence: format!("dbt `{key}`"),
+        })
+    };
+    dbt("event_time", d.config.get("event_time")).or_else(|| {
+        dbt(
+            "partition_by.field",
+            d.config.get("partition_by").and_then(|p| p.get("field")),
+        )
     })
 }
 
 /// Partition columns, computed once per dataset.
 #[derive(Debug, Default)]
-pub struct PartitionColumns {
+pub struct PartitionColumns<'a> {
     known: HashMap<NodeIndex, Option<PartitionColumn>>,
+    /// Job outputs the caller read already (a dataset missing here is read
+    /// when asked for).
+    outputs: Option<&'a HashMap<NodeIndex, Option<JobOutput>>>,
 }
 
-impl PartitionColumns {
+impl<'a> PartitionColumns<'a> {
+    /// Partition columns that take each job's output from `outputs` when it
+    /// is there: a caller that needs the outputs too reads each SQL once.
+    pub fn with_outputs(outputs: &'a HashMap<NodeIndex, Option<JobOutput>>) -> Self {
+        PartitionColumns {
+            known: HashMap::new(),
+            outputs: Some(outputs),
+        }
+    }
+
     /// The partition column of `n`, if ripple can tell.
     pub fn of(&mut self, g: &LineageGraph, n: NodeIndex) -> Option<PartitionColumn> {
         if let Some(known) = self.known.get(&n) {
@@ -89,31 +126,18 @@ impl PartitionColumns {
     }
 
     fn find(&mut self, g: &LineageGraph, n: NodeIndex) -> Option<PartitionColumn> {
-        let d = &g.graph[n];
-        if let Some(c) = d
-            .settings(&g.config)
-            .and_then(|c| c.partition_column.clone())
-        {
-            return Some(PartitionColumn {
-                column: c,
-                evidence: "ripple.yml".to_string(),
-            });
-        }
-        let dbt = |key: &str, v: Option<&serde_json::Value>| {
-            v.and_then(|v| v.as_str()).map(|c| PartitionColumn {
-                column: c.to_string(),
-                evidence: format!("dbt `{key}`"),
-            })
-        };
-        if let Some(p) = dbt("event_time", d.config.get("event_time")).or_else(|| {
-            dbt(
-                "partition_by.field",
-                d.config.get("partition_by").and_then(|p| p.get("field")),
-            )
-        }) {
+        if let Some(p) = configured(g, n) {
             return Some(p);
         }
-        let out = job_output(g, n)?;
+        let outputs = self.outputs;
+        let read;
+        let out = match outputs.and_then(|o| o.get(&n)) {
+            Some(known) => known.as_ref()?,
+            None => {
+                read = job_output(g, n)?;
+                &read
+            }
+        };
         let ups: Vec<NodeIndex> = g
             .graph
             .neighbors_directed(n, Direction::Incoming)

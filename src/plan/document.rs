@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use petgraph::Direction;
+use petgraph::graph::NodeIndex;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -22,7 +23,9 @@ use super::sql::{
 };
 use super::{PlanError, PlanOptions, PlanTask, Tasks};
 use crate::graph::LineageGraph;
-use crate::impact::{Impact, PartitionColumns, TimeModel, job_output};
+use crate::impact::{
+    Impact, JobOutput, PartitionColumns, TimeModel, configured_partition, job_output,
+};
 use crate::project::{Dataset, JobKind};
 use crate::sql::SqlDialect;
 use crate::time::Grain;
@@ -161,7 +164,16 @@ pub fn document(
     }
     // An unqualified table's shadow is unqualified too: it lives where the
     // job's session puts the table (its search path), not in dbt's schema.
-    let shadow_of = |d: &Dataset| shadow_relation(&pattern, &d.relation, "");
+    // Named once per dataset: every task, setup and swap asks.
+    let shadow_names: HashMap<&str, String> = order
+        .iter()
+        .filter_map(|id| g.dataset(id))
+        .map(|d| (d.id.as_str(), shadow_relation(&pattern, &d.relation, "")))
+        .collect();
+    let shadow_of = |d: &Dataset| match shadow_names.get(d.id.as_str()) {
+        Some(s) => s.clone(),
+        None => shadow_relation(&pattern, &d.relation, ""),
+    };
     check_shadows(g, &order, &shadow_of)?;
     // Production relation → shadow, for every dataset the plan rewrites.
     let shadows: HashMap<String, String> = order
@@ -203,7 +215,40 @@ pub fn document(
         .map(|d| d.name.clone())
         .collect();
     let dbt_contract = g.dbt_shadow_macro.is_some() && pattern == DEFAULT_SHADOW;
-    let mut columns_of = PartitionColumns::default();
+    // What each job's SQL outputs, read once per dataset on all cores (maps:
+    // the same whatever order they finish in): the columns a swap names,
+    // and, for a dataset no config gives a partition column, the lineage
+    // that column is found in (only those are kept: the rest is freed on
+    // the core that read it).
+    let read: Vec<(&str, NodeIndex, Option<Vec<String>>, Option<JobOutput>)> = order
+        .par_iter()
+        .map(|&id| {
+            let n = g.index[id];
+            let out = job_output(g, n);
+            let columns = out.as_ref().and_then(|out| {
+                if !out.lineage.unexpanded_stars.is_empty() {
+                    return None;
+                }
+                let names: Vec<String> = out
+                    .lineage
+                    .columns
+                    .iter()
+                    .map(|c| crate::sql::rewrite::unquote_ident(&c.name))
+                    .collect();
+                let unique: BTreeSet<&String> = names.iter().collect();
+                (!names.is_empty() && unique.len() == names.len()).then_some(names)
+            });
+            let out = out.filter(|_| configured_partition(g, n).is_none());
+            (id, n, columns, out)
+        })
+        .collect();
+    let mut output_columns: HashMap<&str, Option<Vec<String>>> = HashMap::new();
+    let mut outputs: HashMap<NodeIndex, Option<JobOutput>> = HashMap::new();
+    for (id, n, columns, out) in read {
+        output_columns.insert(id, columns);
+        outputs.insert(n, out);
+    }
+    let mut columns_of = PartitionColumns::with_outputs(&outputs);
     let mut missing = Vec::new();
     let mut partition: HashMap<&str, Option<String>> = HashMap::new();
     for id in &order {
@@ -262,27 +307,6 @@ pub fn document(
                 .collect(),
         )
     };
-    // The job's output columns, read off its SQL once per dataset, on all
-    // cores (a map: the same whatever order they finish in).
-    let output_columns: HashMap<&str, Option<Vec<String>>> = order
-        .par_iter()
-        .map(|&id| {
-            let columns = job_output(g, g.index[id]).and_then(|out| {
-                if !out.lineage.unexpanded_stars.is_empty() {
-                    return None;
-                }
-                let names: Vec<String> = out
-                    .lineage
-                    .columns
-                    .iter()
-                    .map(|c| crate::sql::rewrite::unquote_ident(&c.name))
-                    .collect();
-                let unique: BTreeSet<&String> = names.iter().collect();
-                (!names.is_empty() && unique.len() == names.len()).then_some(names)
-            });
-            (id, columns)
-        })
-        .collect();
     let columns_of_job = |id: &str| output_columns.get(id).and_then(|c| c.as_deref());
     // A full rebuild runs once: as the last day before --as-of.
     let last_day = crate::time::TimeKey::parse(&impact.as_of)
@@ -296,10 +320,13 @@ pub fn document(
         .iter()
         .filter(|id| !holds_rows(id))
         .filter_map(|id| g.dataset(id))
-        .map(|d| Setup {
-            dataset: d.id.clone(),
-            shadow: shadow_of(d),
-            sql: vec![drop_view(dialect, &shadow_of(d))],
+        .map(|d| {
+            let shadow = shadow_of(d);
+            Setup {
+                dataset: d.id.clone(),
+                sql: vec![drop_view(dialect, &shadow)],
+                shadow,
+            }
         })
         .collect();
     for id in order.iter().filter(|id| holds_rows(id)) {
@@ -332,6 +359,17 @@ pub fn document(
         });
     }
 
+    // The shadow and production relation each validation counts rows of,
+    // quoted once per dataset.
+    let quoted: HashMap<&str, (String, String)> = order
+        .iter()
+        .filter(|id| holds_rows(id))
+        .filter_map(|id| g.dataset(id))
+        .map(|d| {
+            let quote = |r: &str| quote_relation(dialect, r);
+            (d.id.as_str(), (quote(&shadow_of(d)), quote(&d.relation)))
+        })
+        .collect();
     // Each task's commands and validations on all cores; the warnings are
     // then gathered in task order, as one task after another gives them.
     type Built = (DocTask, Option<String>, Option<String>);
@@ -353,6 +391,7 @@ pub fn document(
             reads.insert(u.id.clone(), relation);
         }
         let filter = filter_of(t);
+        let shadow = shadow_of(d);
         let job = g.writer(&t.dataset);
         let (commands, note) = match job {
             Some(job) => super::executors::commands(
@@ -361,7 +400,7 @@ pub fn document(
                     task: t,
                     dataset: d,
                     job,
-                    shadow: &shadow_of(d),
+                    shadow: &shadow,
                     shadows: &shadows,
                     filter: filter.as_deref(),
                     columns: columns_of_job(&t.dataset),
@@ -377,8 +416,7 @@ pub fn document(
         let warning = match job.map(|j| j.kind) {
             Some(JobKind::Airflow) => Some(format!(
                 "`{}` is an Airflow task: its SQL runs per date into the shadow `{}` (executor sql); the airflow2/airflow3 commands run the production task, which writes production, and are listed for reference only (see docs/plan.md, Executors)",
-                d.name,
-                shadow_of(d)
+                d.name, shadow
             )),
             Some(k) if k.is_dbt() && !dbt_contract => Some(format!(
                 "`{}` is a dbt model, and the project lacks ripple's shadow macro{}: no dbt command is written, since `dbt run` would write production (see docs/plan.md, dbt)",
@@ -399,7 +437,7 @@ pub fn document(
                 validations(
                     g,
                     d,
-                    &shadow_of(d),
+                    quoted.get(t.dataset.as_str()),
                     filter.as_deref(),
                     partition
                         .get(t.dataset.as_str())
@@ -409,7 +447,7 @@ pub fn document(
                     options,
                 )
             },
-            writes: shadow_of(d),
+            writes: shadow,
             reads,
             task: t.clone(),
         };
@@ -433,28 +471,32 @@ pub fn document(
         doc_tasks.push(task);
     }
 
-    let mut swaps = Vec::new();
-    for id in order.iter().filter(|id| holds_rows(id)) {
-        let Some(d) = g.dataset(id) else { continue };
-        let ts = &by_dataset[*id];
-        let full = ts.iter().any(|t| t.full);
-        let filter = (!full)
-            .then(|| any_of(ts.iter().filter_map(|t| filter_of(t)).collect()))
-            .flatten();
-        let sql = swap(
-            dialect,
-            &d.relation,
-            &shadow_of(d),
-            filter.as_deref(),
-            columns_of_job(id),
-            g.config.backfill.swap,
-        );
-        swaps.push(Swap {
-            dataset: id.to_string(),
-            depends_on: ts.iter().map(|t| t.id.clone()).collect(),
-            sql,
-        });
-    }
+    // Each dataset's swap on all cores, in dataset order.
+    let swaps: Vec<Swap> = order
+        .par_iter()
+        .filter(|id| holds_rows(id))
+        .filter_map(|id| {
+            let d = g.dataset(id)?;
+            let ts = &by_dataset[*id];
+            let full = ts.iter().any(|t| t.full);
+            let filter = (!full)
+                .then(|| any_of(ts.iter().filter_map(|t| filter_of(t)).collect()))
+                .flatten();
+            let sql = swap(
+                dialect,
+                &d.relation,
+                &shadow_of(d),
+                filter.as_deref(),
+                columns_of_job(id),
+                g.config.backfill.swap,
+            );
+            Some(Swap {
+                dataset: id.to_string(),
+                depends_on: ts.iter().map(|t| t.id.clone()).collect(),
+                sql,
+            })
+        })
+        .collect();
     let swap_scripts = swap_scripts(dialect, &swaps);
     // Shadow views first: they read the shadow tables dropped after them.
     let mut drops: Vec<String> = order
@@ -562,7 +604,7 @@ fn check_shadows(
 fn validations(
     g: &LineageGraph,
     d: &Dataset,
-    shadow: &str,
+    quoted: Option<&(String, String)>,
     filter: Option<&str>,
     partition: Option<(&str, Grain)>,
     t: &PlanTask,
@@ -570,8 +612,9 @@ fn validations(
 ) -> Vec<Validation> {
     use crate::config::RowCount;
     let dialect = g.config.dialect;
-    let s = quote_relation(dialect, shadow);
-    let p = quote_relation(dialect, &d.relation);
+    let Some((s, p)) = quoted else {
+        return Vec::new();
+    };
     let f = filter.unwrap_or("1 = 1");
     let cfg = d.settings(&g.config);
     let checks = [&g.config.backfill.checks]
