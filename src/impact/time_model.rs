@@ -139,11 +139,16 @@ impl TimeFacts {
             .filter(|n| sql_of.is_none_or(|w| w.contains(n)))
             .filter_map(|&n| infer(g, n).map(|i| (n, i)))
             .collect();
+        // Once per dataset, on all cores: each node and each edge into it asks.
+        let dbt_of: Vec<DbtFacts> = indices
+            .par_iter()
+            .map(|&n| dbt_facts(&g.graph[n]))
+            .collect();
         let mut nodes = HashMap::with_capacity(indices.len());
         for &n in &indices {
             let d = &g.graph[n];
             let cfg = configured.get(&n).map(|(_, c)| c);
-            let dbt = dbt_facts(d);
+            let dbt = &dbt_of[n.index()];
             let grain = if let Some(gr) = cfg.and_then(|c| c.grain) {
                 Some((gr, "ripple.yml".to_string()))
             } else if let Some(known) = dbt.grain.clone() {
@@ -186,8 +191,8 @@ impl TimeFacts {
             });
             let facts = if let Some(m) = configured_mapping {
                 EdgeFacts::Fixed(m, "ripple.yml".into())
-            } else if let Some((lookback, why)) = dbt_facts(&g.graph[down]).lookback {
-                EdgeFacts::Lookback(lookback, why)
+            } else if let Some((lookback, why)) = &dbt_of[down.index()].lookback {
+                EdgeFacts::Lookback(*lookback, why.clone())
             } else if let Some(i) = inferred
                 .get(&down)
                 .filter(|i| i.windows.contains_key(&up_d.id))
@@ -307,9 +312,18 @@ fn e_down(g: &LineageGraph, e: EdgeIndex) -> NodeIndex {
 fn configured_datasets(
     g: &LineageGraph,
 ) -> Result<HashMap<NodeIndex, (String, crate::config::DatasetConfig)>, TimeModelError> {
+    // The first dataset (in graph order) answering to each name, relation
+    // or id: what a scan of every dataset for each key would find.
+    let mut first: HashMap<&str, NodeIndex> = HashMap::new();
+    for n in g.graph.node_indices() {
+        let d = &g.graph[n];
+        for k in [&d.name, &d.relation, &d.id] {
+            first.entry(k.as_str()).or_insert(n);
+        }
+    }
     let mut out = HashMap::new();
     for (key, cfg) in &g.config.datasets {
-        let node = g.graph.node_indices().find(|&n| g.graph[n].answers_to(key));
+        let node = first.get(key.as_str()).copied();
         match node {
             Some(n) => {
                 out.insert(n, (key.clone(), cfg.clone()));
