@@ -301,7 +301,7 @@ impl Cache {
                 w.write_all(b"\n")?;
                 for (k, (last, text)) in &out {
                     // serde_json writes no raw newline: one answer a line.
-                    write!(w, "[\"{}\",{last},{text}]\n", hex(*k))?;
+                    writeln!(w, "[\"{}\",{last},{text}]", hex(*k))?;
                 }
                 Ok(())
             })?;

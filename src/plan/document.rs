@@ -220,7 +220,8 @@ pub fn document(
     // and, for a dataset no config gives a partition column, the lineage
     // that column is found in (only those are kept: the rest is freed on
     // the core that read it).
-    let read: Vec<(&str, NodeIndex, Option<Vec<String>>, Option<JobOutput>)> = order
+    type Read<'a> = (&'a str, NodeIndex, Option<Vec<String>>, Option<JobOutput>);
+    let read: Vec<Read> = order
         .par_iter()
         .map(|&id| {
             let n = g.index[id];
@@ -649,7 +650,7 @@ fn validations(
         out.push(Validation {
             check: "custom".to_string(),
             sql: v
-                .replace("{table}", &s)
+                .replace("{table}", s)
                 .replace("{partition_filter}", f)
                 .replace("{from}", t.from.as_deref().unwrap_or(""))
                 .replace("{to}", t.to.as_deref().unwrap_or("")),
