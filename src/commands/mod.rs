@@ -140,13 +140,21 @@ pub fn time_key(s: &str, flag: &str) -> anyhow::Result<TimeKey> {
 /// a full disk or a crash leaves the old file whole, never half a plan, and
 /// a symlink at `path` is replaced, not followed.
 pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
-    write_output_parts(path, &[text])
+    write_output_with(path, |w| w.write_all(text.as_bytes()))
 }
 
-/// [`write_output`] for a text in pieces, written one after another.
-pub fn write_output_parts<S: AsRef<str>>(path: Option<&Path>, parts: &[S]) -> anyhow::Result<()> {
+/// [`write_output`] for a text `body` writes as it makes it.
+pub fn write_output_with(
+    path: Option<&Path>,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     let Some(p) = path else {
-        return write_stdout_parts(parts);
+        // A closed pipe (`ripple ... | head`) is not an error.
+        let mut out = std::io::stdout().lock();
+        return match body(&mut out).and_then(|()| out.flush()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => Ok(other?),
+        };
     };
     let fail = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", p.display());
     let dir = match p.parent() {
@@ -157,9 +165,7 @@ pub fn write_output_parts<S: AsRef<str>>(path: Option<&Path>, parts: &[S]) -> an
         .prefix(".ripple-")
         .tempfile_in(dir)
         .map_err(fail)?;
-    for part in parts {
-        tmp.write_all(part.as_ref().as_bytes()).map_err(fail)?;
-    }
+    body(&mut tmp).map_err(fail)?;
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(p).map_err(|e| fail(e.error))?;
     Ok(())
@@ -167,17 +173,5 @@ pub fn write_output_parts<S: AsRef<str>>(path: Option<&Path>, parts: &[S]) -> an
 
 /// Writes to stdout; a closed pipe (`ripple ... | head`) is not an error.
 pub fn write_stdout(text: &str) -> anyhow::Result<()> {
-    write_stdout_parts(&[text])
-}
-
-fn write_stdout_parts<S: AsRef<str>>(parts: &[S]) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    let written = parts
-        .iter()
-        .try_for_each(|p| out.write_all(p.as_ref().as_bytes()))
-        .and_then(|()| out.flush());
-    match written {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
+    write_output(None, text)
 }

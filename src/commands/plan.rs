@@ -8,7 +8,7 @@ use ripple::plan::executors::Executor;
 use ripple::plan::{Check, PlanOptions, schedule::DEFAULT_MAX_CONCURRENCY};
 use ripple::schedule::parse_minute;
 
-use super::{ChangeArgs, write_output_parts};
+use super::{ChangeArgs, write_output, write_output_with};
 
 pub const EXAMPLES: &str = "Examples:
   ripple plan raw.orders --from 2026-01-10 --to 2026-01-12 --as-of 2026-02-01 --project fixtures/worked_example/declared --format markdown
@@ -84,12 +84,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .backfill
         .max_concurrency
         .unwrap_or(DEFAULT_MAX_CONCURRENCY);
-    let text = ripple::timings::phase("output", || {
-        emit::plan::render_parts(&doc, &planned, args.format, args.executor, max_concurrency)
-    })?;
-    write_output_parts(args.output.as_deref(), &text)?;
+    if args.format == Format::Json {
+        // Written as it is made: a large plan's text is never held whole.
+        ripple::timings::phase("output", || {
+            write_output_with(args.output.as_deref(), |w| emit::plan::write_json(&doc, w))
+        })?;
+    } else {
+        let text = ripple::timings::phase("output", || {
+            emit::plan::render(&doc, &planned, args.format, args.executor, max_concurrency)
+        })?;
+        write_output(args.output.as_deref(), &text)?;
+        std::mem::forget(text);
+    }
     // Like the graph, the plan lives until the process exits: freeing a
     // 20,000-task plan piece by piece took a fifth of `ripple plan`.
-    std::mem::forget((doc, impact, model, text));
+    std::mem::forget((doc, impact, model));
     Ok(ExitCode::SUCCESS)
 }

@@ -25,25 +25,36 @@ pub struct PlanJson<'a> {
 
 /// The plan as JSON.
 pub fn json(plan: &PlanDocument) -> String {
-    json_parts(plan).concat()
+    let mut out = Vec::new();
+    let _ = write_json(plan, &mut out);
+    // serde_json writes only valid UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
-/// Tasks per piece [`json_parts`] writes on one core: enough to amortise a
-/// thread's start, few enough that both cores stay busy to the end.
-const TASKS_PER_PART: usize = 256;
+/// Tasks per piece of [`write_json`], each written on one core: enough to
+/// amortise handing it over, few enough that both cores stay busy.
+const TASKS_PER_PIECE: usize = 256;
 
-/// [`json`] in pieces that concatenate to it, so a large plan is written
-/// out without first being joined into one string.
-pub fn json_parts(plan: &PlanDocument) -> Vec<String> {
-    json_parts_by(plan, TASKS_PER_PART)
+/// Pieces made before they are written out: enough for every core, few
+/// enough that one window's memory is used again by the next.
+const PIECES_PER_WINDOW: usize = 16;
+
+/// [`json`] written to `out` as it is made, a window of pieces at a time,
+/// so a large plan's text is never held whole.
+pub fn write_json(plan: &PlanDocument, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    write_json_by(plan, TASKS_PER_PIECE, PIECES_PER_WINDOW, out)
 }
 
-fn json_parts_by(plan: &PlanDocument, per_part: usize) -> Vec<String> {
+fn write_json_by(
+    plan: &PlanDocument,
+    per_piece: usize,
+    per_window: usize,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     // The tasks are most of a large plan's text: they are written on all
     // cores, a run of tasks per piece, each at the depth it sits in the
-    // document, and go where the rest of the document left an empty list.
-    // The same bytes as writing the whole document at once; a test holds
-    // that.
+    // document, where the rest of the document has an empty list. The same
+    // bytes as writing the whole document at once; a test holds that.
     let rest = PlanDocument {
         changed: plan.changed.clone(),
         assumed: plan.assumed.clone(),
@@ -56,46 +67,50 @@ fn json_parts_by(plan: &PlanDocument, per_part: usize) -> Vec<String> {
         schedule: plan.schedule.clone(),
         warnings: plan.warnings.clone(),
     };
-    let mut out = serde_json::to_string_pretty(&PlanJson {
+    let mut doc = serde_json::to_string_pretty(&PlanJson {
         schema_version: PLAN_SCHEMA_VERSION,
         plan: &rest,
     })
-    .unwrap_or_default();
-    out.push('\n');
+    .map_err(std::io::Error::other)?;
+    doc.push('\n');
     const EMPTY: &str = "\n  \"tasks\": []";
-    let Some(at) = out.find(EMPTY).filter(|_| !plan.tasks.is_empty()) else {
-        return vec![out];
+    let Some(at) = doc.find(EMPTY).filter(|_| !plan.tasks.is_empty()) else {
+        return out.write_all(doc.as_bytes());
     };
     use rayon::prelude::*;
-    let tasks = plan
-        .tasks
-        .par_chunks(per_part.max(1))
-        .enumerate()
-        .map(|(n, chunk)| {
-            let mut buf = Vec::with_capacity(chunk.len() * 4096);
-            for (i, t) in chunk.iter().enumerate() {
-                buf.extend_from_slice(if n == 0 && i == 0 {
-                    b"\n    "
-                } else {
-                    b",\n    "
-                });
-                // A task sits two levels deep (document, then list): a
-                // formatter that has opened two levels indents it so.
-                let mut indent = serde_json::ser::PrettyFormatter::new();
-                for _ in 0..2 {
-                    let _ =
-                        serde_json::ser::Formatter::begin_array(&mut indent, &mut std::io::sink());
+    out.write_all(&doc.as_bytes()[..at])?;
+    out.write_all(b"\n  \"tasks\": [")?;
+    let per_piece = per_piece.max(1);
+    for (w, window) in plan.tasks.chunks(per_piece * per_window.max(1)).enumerate() {
+        let pieces: Vec<Vec<u8>> = window
+            .par_chunks(per_piece)
+            .enumerate()
+            .map(|(n, chunk)| {
+                let mut buf = Vec::with_capacity(chunk.len() * 4096);
+                for (i, t) in chunk.iter().enumerate() {
+                    let first = w == 0 && n == 0 && i == 0;
+                    buf.extend_from_slice(if first { b"\n    " } else { b",\n    " });
+                    // A task sits two levels deep (document, then list): a
+                    // formatter that has opened two levels indents it so.
+                    let mut indent = serde_json::ser::PrettyFormatter::new();
+                    for _ in 0..2 {
+                        let _ = serde_json::ser::Formatter::begin_array(
+                            &mut indent,
+                            &mut std::io::sink(),
+                        );
+                    }
+                    let mut ser = serde_json::Serializer::with_formatter(&mut buf, indent);
+                    let _ = t.serialize(&mut ser);
                 }
-                let mut ser = serde_json::Serializer::with_formatter(&mut buf, indent);
-                let _ = t.serialize(&mut ser);
-            }
-            // serde_json writes only valid UTF-8.
-            String::from_utf8(buf).unwrap_or_default()
-        });
-    let mut parts = vec![format!("{}\n  \"tasks\": [", &out[..at])];
-    parts.par_extend(tasks);
-    parts.push(format!("\n  ]{}", &out[at + EMPTY.len()..]));
-    parts
+                buf
+            })
+            .collect();
+        for piece in &pieces {
+            out.write_all(piece)?;
+        }
+    }
+    out.write_all(b"\n  ]")?;
+    out.write_all(&doc.as_bytes()[at + EMPTY.len()..])
 }
 
 /// [`json`] written in one pass: what its splicing must equal.
@@ -581,18 +596,6 @@ pub fn render(
     executor: Option<Executor>,
     max_concurrency: u32,
 ) -> Result<String, RenderError> {
-    render_parts(plan, planned, format, executor, max_concurrency).map(|p| p.concat())
-}
-
-/// [`render`] in pieces that concatenate to it: a large JSON plan is
-/// written out piece by piece rather than joined first.
-pub fn render_parts(
-    plan: &PlanDocument,
-    planned: &Planned<'_>,
-    format: Format,
-    executor: Option<Executor>,
-    max_concurrency: u32,
-) -> Result<Vec<String>, RenderError> {
     if format.runs()
         && let Some(e) = executor.filter(|e| !e.writes_shadows())
     {
@@ -601,16 +604,13 @@ pub fn render_parts(
             _ => "airflow3",
         }));
     }
-    Ok(match format {
-        Format::Json => json_parts(plan),
-        _ => vec![render_unchecked(
-            plan,
-            planned,
-            format,
-            executor,
-            max_concurrency,
-        )],
-    })
+    Ok(render_unchecked(
+        plan,
+        planned,
+        format,
+        executor,
+        max_concurrency,
+    ))
 }
 
 fn render_unchecked(
@@ -938,14 +938,16 @@ mod tests {
             crate::plan::for_change(&g, &request, &crate::plan::PlanOptions::default()).unwrap();
         assert!(doc.tasks.len() > 2, "{}", doc.tasks.len());
         assert_eq!(json(&doc), json_whole(&doc));
-        for per_part in [1, 2, doc.tasks.len() - 1] {
+        let n = doc.tasks.len();
+        for (per_piece, per_window) in [(1, 1), (1, 2), (2, 2), (n - 1, 1), (n, 1)] {
+            let mut out = Vec::new();
+            write_json_by(&doc, per_piece, per_window, &mut out).unwrap();
             assert_eq!(
-                json_parts_by(&doc, per_part).concat(),
+                String::from_utf8(out).unwrap(),
                 json_whole(&doc),
-                "{per_part} per part"
+                "{per_piece} a piece, {per_window} a window"
             );
         }
-        assert!(json_parts_by(&doc, 1).len() > 3);
         doc.tasks.clear();
         assert_eq!(json(&doc), json_whole(&doc));
     }
