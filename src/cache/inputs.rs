@@ -191,6 +191,28 @@ impl Changes {
     }
 }
 
+/// One recorded file or folder checked at `now`: unchanged when its stat
+/// is the trusted one kept, else when `same` (its text or listing read
+/// again) says so. Whether it changed, and whether it took a new trusted
+/// stat (the one taken before `same` read it).
+fn check(
+    path: &Path,
+    kept: &mut Option<Stat>,
+    now: SystemTime,
+    same: impl FnOnce() -> bool,
+) -> (bool, bool) {
+    let now_stat = stat(path, now);
+    if kept.is_some() && now_stat == *kept {
+        return (false, false);
+    }
+    if !same() {
+        return (true, false);
+    }
+    let fresh = now_stat.is_some();
+    *kept = now_stat;
+    (false, fresh)
+}
+
 impl Inputs {
     /// What changed on disk. `relist` lists a folder again the way the
     /// reader that walked it did. Files are stat'ed on every core; only
@@ -205,34 +227,19 @@ impl Inputs {
             .dirs
             .par_iter_mut()
             .map(|d| {
-                let now_stat = stat(&d.path, now);
-                if d.stat.is_some() && now_stat == d.stat {
-                    return (false, false);
-                }
                 let exts: Vec<&str> = d.extensions.iter().map(String::as_str).collect();
-                if relist(&d.path, &exts) != d.listing {
-                    return (true, false);
-                }
-                let fresh = now_stat.is_some();
-                d.stat = now_stat;
-                (false, fresh)
+                check(&d.path, &mut d.stat, now, || {
+                    relist(&d.path, &exts) == d.listing
+                })
             })
             .collect();
         let files: Vec<(bool, bool)> = self
             .files
             .par_iter_mut()
             .map(|f| {
-                let now_stat = stat(&f.path, now);
-                if f.stat.is_some() && now_stat == f.stat {
-                    return (false, false);
-                }
-                let text = crate::input::read_text(&f.path).ok();
-                if text.as_deref().map(hash) != f.hash {
-                    return (true, false);
-                }
-                let fresh = now_stat.is_some();
-                f.stat = now_stat;
-                (false, fresh)
+                check(&f.path, &mut f.stat, now, || {
+                    crate::input::read_text(&f.path).ok().as_deref().map(hash) == f.hash
+                })
             })
             .collect();
         Changes {

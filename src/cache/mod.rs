@@ -246,16 +246,11 @@ impl Cache {
         let Some(dir) = &self.dir else {
             return;
         };
-        let written = write_atomically_with(dir, &snapshot_file(name), |w| {
-            let header = serde_json::to_string(&SnapshotHeader {
-                build: build().to_string(),
-                key: hex(key),
-            })
-            .map_err(std::io::Error::other)?;
-            w.write_all(header.as_bytes())?;
-            w.write_all(b"\n")?;
-            body(w)
-        });
+        let header = SnapshotHeader {
+            build: build().to_string(),
+            key: hex(key),
+        };
+        let written = write_atomically(dir, &snapshot_file(name), &header, body);
         if let (Err(e), Ok(mut failed)) = (written, self.failed.lock()) {
             failed.get_or_insert(e);
         }
@@ -291,14 +286,11 @@ impl Cache {
                         .or_insert((last, &entries.text[range.clone()]));
                 }
             }
-            let header = serde_json::to_string(&TableHeader {
+            let header = TableHeader {
                 build: build().to_string(),
                 generation,
-            })
-            .map_err(std::io::Error::other)?;
-            write_atomically_with(dir, table.file(), |w| {
-                w.write_all(header.as_bytes())?;
-                w.write_all(b"\n")?;
+            };
+            write_atomically(dir, table.file(), &header, |w| {
                 for (k, (last, text)) in &out {
                     // serde_json writes no raw newline: one answer a line.
                     writeln!(w, "[\"{}\",{last},{text}]", hex(*k))?;
@@ -421,13 +413,14 @@ fn build() -> &'static str {
     })
 }
 
-/// Writes what `body` writes to `dir/name` through a temporary file renamed over it, so
-/// that a reader (or a second ripple at once) sees the old file or the new,
-/// never half of one. The folder is made on first use, ignored by git.
-/// It is written through a buffer.
-fn write_atomically_with(
+/// Writes `header` as the first line of `dir/name`, then what `body`
+/// writes, through a buffer and a temporary file renamed over it, so that a
+/// reader (or a second ripple at once) sees the old file or the new, never
+/// half of one. The folder is made on first use, ignored by git.
+fn write_atomically(
     dir: &Path,
     name: &str,
+    header: &impl Serialize,
     body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     if !dir.is_dir() {
@@ -443,9 +436,11 @@ fn write_atomically_with(
     }
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let written = (|| {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
-        body(&mut w)?;
         use std::io::Write as _;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        serde_json::to_writer(&mut w, header).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")?;
+        body(&mut w)?;
         w.flush()
     })();
     written

@@ -362,14 +362,17 @@ pub fn document(
 
     // The shadow and production relation each validation counts rows of,
     // quoted once per dataset.
+    let quote_both = |d: &Dataset, shadow: &str| {
+        (
+            quote_relation(dialect, shadow),
+            quote_relation(dialect, &d.relation),
+        )
+    };
     let quoted: HashMap<&str, (String, String)> = order
         .iter()
         .filter(|id| holds_rows(id))
         .filter_map(|id| g.dataset(id))
-        .map(|d| {
-            let quote = |r: &str| quote_relation(dialect, r);
-            (d.id.as_str(), (quote(&shadow_of(d)), quote(&d.relation)))
-        })
+        .map(|d| (d.id.as_str(), quote_both(d, &shadow_of(d))))
         .collect();
     // Each task's commands and validations on all cores; the warnings are
     // then gathered in task order, as one task after another gives them.
@@ -435,10 +438,18 @@ pub fn document(
             validations: if !holds_rows(&t.dataset) {
                 Vec::new()
             } else {
+                let computed;
+                let relations = match quoted.get(t.dataset.as_str()) {
+                    Some(q) => q,
+                    None => {
+                        computed = quote_both(d, &shadow);
+                        &computed
+                    }
+                };
                 validations(
                     g,
                     d,
-                    quoted.get(t.dataset.as_str()),
+                    (&relations.0, &relations.1),
                     filter.as_deref(),
                     partition
                         .get(t.dataset.as_str())
@@ -605,7 +616,7 @@ fn check_shadows(
 fn validations(
     g: &LineageGraph,
     d: &Dataset,
-    quoted: Option<&(String, String)>,
+    (s, p): (&str, &str),
     filter: Option<&str>,
     partition: Option<(&str, Grain)>,
     t: &PlanTask,
@@ -613,9 +624,6 @@ fn validations(
 ) -> Vec<Validation> {
     use crate::config::RowCount;
     let dialect = g.config.dialect;
-    let Some((s, p)) = quoted else {
-        return Vec::new();
-    };
     let f = filter.unwrap_or("1 = 1");
     let cfg = d.settings(&g.config);
     let checks = [&g.config.backfill.checks]

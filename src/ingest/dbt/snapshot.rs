@@ -147,10 +147,15 @@ impl SlotIn {
     }
 }
 
-/// A slot's line; `None` for a slot that kept no template.
-fn slot_text(s: &Slot) -> Option<String> {
+/// A slot's line; an error for a slot that kept no template (it could
+/// not be rendered again), which leaves the snapshot unwritten.
+fn slot_text(s: &Slot) -> std::io::Result<String> {
+    let meta = s
+        .meta
+        .as_deref()
+        .ok_or_else(|| std::io::Error::other("a model kept no template"))?;
     serde_json::to_string(&SlotOut {
-        meta: s.meta.as_deref()?,
+        meta,
         editable: s.editable,
         called: &s.called,
         dataset: &s.dataset,
@@ -159,7 +164,7 @@ fn slot_text(s: &Slot) -> Option<String> {
         sql: &s.job.sql,
         diagnostics: &s.diagnostics,
     })
-    .ok()
+    .map_err(std::io::Error::other)
 }
 
 /// Writes a line: one JSON document.
@@ -194,10 +199,9 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
         line(w, prelude.as_bytes())?;
         line(w, state.as_bytes())?;
         for batch in loaded.slots.chunks(BATCH) {
-            let rows: Vec<Option<String>> = batch.par_iter().map(slot_text).collect();
+            let rows: Vec<std::io::Result<String>> = batch.par_iter().map(slot_text).collect();
             for row in rows {
-                let row = row.ok_or_else(|| std::io::Error::other("a model kept no template"))?;
-                line(w, row.as_bytes())?;
+                line(w, row?.as_bytes())?;
             }
         }
         Ok(())
@@ -248,7 +252,7 @@ pub(super) fn reuse(
             line(w, state)?;
             for (i, (s, row)) in slots.iter().zip(&rows).enumerate() {
                 match edited.contains(&i) {
-                    true => line(w, slot_text(s).unwrap_or_default().as_bytes())?,
+                    true => line(w, slot_text(s)?.as_bytes())?,
                     false => line(w, row)?,
                 }
             }
