@@ -462,3 +462,40 @@ fn the_snapshot_renders_an_edited_model_alone_and_reads_again_for_the_rest() {
         );
     }
 }
+
+/// The snapshot's SQL is raw text after the model lines, each model's
+/// length in the count line: a file whose lengths do not add up is read
+/// again, and each model's SQL is taken from its own place.
+#[test]
+fn a_damaged_snapshot_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    let cache = dir.path().join("cache");
+    State::new().write(&root);
+    let (phase, first) = loading(&root, &cache);
+    assert_eq!(phase, "");
+    let snapshot = cache.join("dbt.snapshot.json");
+    let text = std::fs::read(&snapshot).unwrap();
+    std::fs::write(&snapshot, &text[..text.len() - 1]).unwrap();
+    let (phase, out) = loading(&root, &cache);
+    assert_eq!(phase, "", "one byte short is read again");
+    assert_eq!(out, first);
+    let (phase, out) = loading(&root, &cache);
+    assert_eq!(phase, "(snapshot)", "the snapshot was written whole again");
+    assert_eq!(out, first);
+    // The last model's SQL is the file's end: changed there (same length),
+    // a warm run's OpenLineage events carry it, and no other model's.
+    let export = ["graph", "--format", "openlineage"];
+    let uncached = String::from_utf8(run(&root, None, &export).0).unwrap();
+    assert!(!uncached.contains("FROM "));
+    let mut text = std::fs::read(&snapshot).unwrap();
+    let at = text
+        .windows(5)
+        .rposition(|w| w == b"from ")
+        .expect("SQL at the end");
+    text[at..at + 4].copy_from_slice(b"FROM");
+    std::fs::write(&snapshot, &text).unwrap();
+    let warm = String::from_utf8(run(&root, Some(&cache), &export).0).unwrap();
+    assert_eq!(warm.matches("FROM ").count(), 1, "{warm}");
+    assert_eq!(warm.replace("FROM ", "from "), uncached);
+}

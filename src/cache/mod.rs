@@ -28,7 +28,7 @@ const MAX_FILE: u64 = 1 << 30;
 
 /// Bumped by hand when what a table holds changes shape; the build identity
 /// below covers every other change of ripple itself.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 /// What one table holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -123,6 +123,15 @@ pub struct Cache {
     tables: [OnceLock<Entries>; Table::ALL.len()],
     /// Why a snapshot could not be written, for [`Cache::save`] to report.
     failed: Mutex<Option<std::io::Error>>,
+    /// Snapshots being written beside the run, finished by [`Cache::save`]
+    /// or when the cache is dropped.
+    writing: Mutex<Vec<std::thread::JoinHandle<std::io::Result<()>>>>,
+}
+
+impl Drop for Cache {
+    fn drop(&mut self) {
+        self.finish_writes();
+    }
 }
 
 impl std::fmt::Debug for Cache {
@@ -152,10 +161,9 @@ impl Cache {
 
     /// The cache kept in `dir` (created when first written).
     pub fn open(dir: PathBuf) -> Cache {
-        Cache {
-            dir: Some(dir),
-            ..Cache::default()
-        }
+        let mut cache = Cache::default();
+        cache.dir = Some(dir);
+        cache
     }
 
     /// Whether answers are kept at all.
@@ -256,11 +264,57 @@ impl Cache {
         }
     }
 
+    /// [`Cache::write_snapshot`] on a thread of its own, so the run goes on
+    /// while it is written: for a snapshot made of the one it read, which
+    /// the writer owns.
+    pub fn write_snapshot_aside(
+        &self,
+        name: &str,
+        key: Key,
+        body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()> + Send + 'static,
+    ) {
+        let Some(dir) = self.dir.clone() else {
+            return;
+        };
+        let header = SnapshotHeader {
+            build: build().to_string(),
+            key: hex(key),
+        };
+        let file = snapshot_file(name);
+        let spawned = std::thread::Builder::new()
+            .name("ripple-snapshot".into())
+            .spawn(move || write_atomically(&dir, &file, &header, body));
+        match (spawned, self.writing.lock(), self.failed.lock()) {
+            (Ok(handle), Ok(mut writing), _) => writing.push(handle),
+            (Err(e), _, Ok(mut failed)) => {
+                failed.get_or_insert(e);
+            }
+            _ => {}
+        }
+    }
+
+    /// Waits for the snapshots being written, keeping the first failure.
+    fn finish_writes(&self) {
+        let handles = match self.writing.lock() {
+            Ok(mut w) => std::mem::take(&mut *w),
+            Err(_) => return,
+        };
+        for h in handles {
+            let result = h
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the snapshot writer stopped")));
+            if let (Err(e), Ok(mut failed)) = (result, self.failed.lock()) {
+                failed.get_or_insert(e);
+            }
+        }
+    }
+
     /// Writes every table this run added to, with the answers it used or
     /// added marked as this write's, and those unused for [`KEEP`] writes
     /// dropped. Failing to write is not an error of the run: the next one
     /// is only slower.
     pub fn save(&self) -> std::io::Result<()> {
+        self.finish_writes();
         let Some(dir) = &self.dir else {
             return Ok(());
         };
@@ -337,11 +391,43 @@ fn hex(k: Key) -> String {
 /// larger than [`MAX_FILE`]: a file far larger than any project's answers
 /// is not ours to trust with the memory it would take.
 fn read_bounded(path: &Path) -> Option<Vec<u8>> {
-    if std::fs::metadata(path).ok()?.len() > MAX_FILE {
+    let file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    if len > MAX_FILE {
         return None;
     }
-    std::fs::read(path).ok()
+    // Files are replaced by renames, never written in place, so the open
+    // file keeps this length; a short read is a miss all the same.
+    read_whole(&file, usize::try_from(len).ok()?).ok()
 }
+
+/// The first `len` bytes of `file`, a large file in pieces on every core:
+/// most of a warm run's read is the kernel faulting in the new buffer's
+/// pages, one core at a time when read in one call.
+#[cfg(unix)]
+fn read_whole(file: &std::fs::File, len: usize) -> std::io::Result<Vec<u8>> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    let mut bytes = vec![0u8; len];
+    let piece = (len / rayon::current_num_threads().max(1)).max(READ_PIECE);
+    bytes
+        .par_chunks_mut(piece)
+        .enumerate()
+        .try_for_each(|(i, chunk)| file.read_exact_at(chunk, (i * piece) as u64))?;
+    Ok(bytes)
+}
+
+/// The first `len` bytes of `file`.
+#[cfg(not(unix))]
+fn read_whole(file: &std::fs::File, len: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(len);
+    file.take(len as u64).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Files up to this size are read in one piece.
+const READ_PIECE: usize = 4 << 20;
 
 /// The table in `path`; empty when it is missing, unreadable, larger than
 /// [`MAX_FILE`], or written by another build. A line that does not read is
@@ -434,7 +520,10 @@ fn write_atomically(
             "Signature: 8a477f597d28d172789f06886806bc55\n# ripple's cache (docs/cache.md)\n",
         )?;
     }
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    // One name a write: two writes of one run may overlap.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
     let written = (|| {
         use std::io::Write as _;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ripple::emit::{self, graph::Format, openlineage};
 use ripple::graph::Selector;
 
-use super::{ProjectArgs, write_output};
+use super::{ProjectArgs, write_output, write_output_with};
 
 pub const EXAMPLES: &str = "Examples:
   ripple graph --project fixtures/shop
@@ -67,6 +67,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             None => ripple::time::today(),
         },
     };
+    if args.format == Format::Json && endpoint.is_none() {
+        // Written as it is made, on every core: the document of a large
+        // project is megabytes.
+        ripple::timings::phase("output", || {
+            write_output_with(args.output.as_deref(), |w| {
+                emit::graph::write_json(g, &nodes, w)
+            })
+        })?;
+        warn_if_incomplete(g);
+        return Ok(ExitCode::SUCCESS);
+    }
     let text = ripple::timings::phase("output", || {
         emit::graph::render(g, &nodes, args.format, &options)
     });
@@ -95,6 +106,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => write_output(args.output.as_deref(), &text)?,
     }
+    warn_if_incomplete(g);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line on standard error when reading the project went wrong.
+fn warn_if_incomplete(g: &ripple::graph::LineageGraph) {
     let (errors, _) = emit::check::counts(&g.diagnostics);
     if errors > 0 {
         eprintln!(
@@ -102,5 +119,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ripple::text::plural(errors)
         );
     }
-    Ok(ExitCode::SUCCESS)
 }

@@ -69,6 +69,52 @@ fn edges<'a>(
 
 /// The selected subgraph as the JSON document `ripple graph` prints.
 pub fn json(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
+    let mut out = Vec::new();
+    let _ = write_json(g, nodes, &mut out);
+    // serde_json writes only valid UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`json`] written to `out` as it is made, the nodes and edges on every
+/// core.
+pub fn write_json(
+    g: &LineageGraph,
+    nodes: &BTreeSet<NodeIndex>,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    write_json_by(g, nodes, super::pieces::Cut::for_elements(256), out)
+}
+
+fn write_json_by(
+    g: &LineageGraph,
+    nodes: &BTreeSet<NodeIndex>,
+    cut: super::pieces::Cut,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let doc = document(g, nodes);
+    let mut rest = serde_json::to_string_pretty(&Document {
+        nodes: Vec::new(),
+        edges: Vec::new(),
+        ..doc
+    })
+    .map_err(std::io::Error::other)?;
+    rest.push('\n');
+    use super::pieces::splice;
+    let rest = splice(&rest, "nodes", &doc.nodes, cut, out)?;
+    let rest = splice(rest, "edges", &doc.edges, cut, out)?;
+    out.write_all(rest.as_bytes())
+}
+
+/// [`json`] written in one pass: what its splicing must equal.
+#[cfg(test)]
+fn json_whole(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
+    let mut out = serde_json::to_string_pretty(&document(g, nodes)).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// The document [`json`] writes.
+fn document<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Document<'a> {
     let edges = edges(g, nodes);
     let needs_warehouse: Vec<&str> = nodes
         .iter()
@@ -80,7 +126,7 @@ pub fn json(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
             })
         })
         .collect();
-    let doc = Document {
+    Document {
         schema_version: SCHEMA_VERSION,
         summary: Summary {
             datasets: nodes.len(),
@@ -113,10 +159,7 @@ pub fn json(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
                 evidence: e.evidence,
             })
             .collect(),
-    };
-    let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    out.push('\n');
-    out
+    }
 }
 
 /// The selected subgraph in DOT, one node per dataset (shape by kind).
@@ -241,5 +284,41 @@ pub fn render(
         Format::Mermaid => mermaid(g, nodes),
         Format::Openlineage => super::openlineage::events(g, nodes, openlineage),
         Format::Svg => svg(g, nodes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_written_in_parts_is_the_whole_document() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/shop");
+        let project = crate::ingest::load_project(&root, &Default::default()).unwrap();
+        let g = LineageGraph::build(project);
+        let all: BTreeSet<NodeIndex> = g.graph.node_indices().collect();
+        assert!(all.len() > 3 && g.graph.edge_count() > 3);
+        let some: BTreeSet<NodeIndex> = all.iter().copied().take(3).collect();
+        for nodes in [&all, &some, &BTreeSet::new()] {
+            let whole = json_whole(&g, nodes);
+            assert_eq!(json(&g, nodes), whole);
+            let n = nodes.len().max(2);
+            for (per_piece, per_window) in [(1, 1), (1, 2), (2, 2), (n - 1, 1), (n, 1)] {
+                let mut out = Vec::new();
+                let cut = crate::emit::pieces::Cut {
+                    per_piece,
+                    per_window,
+                    element_bytes: 8,
+                };
+                write_json_by(&g, nodes, cut, &mut out).unwrap();
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    whole,
+                    "{per_piece} a piece, {per_window} a window"
+                );
+            }
+        }
+        let parsed: serde_json::Value = serde_json::from_str(&json(&g, &all)).unwrap();
+        assert_eq!(parsed["nodes"].as_array().unwrap().len(), all.len());
     }
 }

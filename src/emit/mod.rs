@@ -13,6 +13,7 @@ pub mod layout;
 pub mod lineage;
 pub mod mermaid;
 pub mod openlineage;
+pub mod pieces;
 pub mod plan;
 pub mod schedule;
 pub mod svg;

@@ -31,30 +31,19 @@ pub fn json(plan: &PlanDocument) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// Tasks per piece of [`write_json`], each written on one core: enough to
-/// amortise handing it over, few enough that both cores stay busy.
-const TASKS_PER_PIECE: usize = 256;
-
-/// Pieces made before they are written out: enough for every core, few
-/// enough that one window's memory is used again by the next.
-const PIECES_PER_WINDOW: usize = 16;
-
 /// [`json`] written to `out` as it is made, a window of pieces at a time,
 /// so a large plan's text is never held whole.
 pub fn write_json(plan: &PlanDocument, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    write_json_by(plan, TASKS_PER_PIECE, PIECES_PER_WINDOW, out)
+    write_json_by(plan, super::pieces::Cut::for_elements(4096), out)
 }
 
 fn write_json_by(
     plan: &PlanDocument,
-    per_piece: usize,
-    per_window: usize,
+    cut: super::pieces::Cut,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     // The tasks are most of a large plan's text: they are written on all
-    // cores, a run of tasks per piece, each at the depth it sits in the
-    // document, where the rest of the document has an empty list. The same
-    // bytes as writing the whole document at once; a test holds that.
+    // cores into the rest of the document, written with no tasks.
     let rest = PlanDocument {
         changed: plan.changed.clone(),
         assumed: plan.assumed.clone(),
@@ -73,44 +62,8 @@ fn write_json_by(
     })
     .map_err(std::io::Error::other)?;
     doc.push('\n');
-    const EMPTY: &str = "\n  \"tasks\": []";
-    let Some(at) = doc.find(EMPTY).filter(|_| !plan.tasks.is_empty()) else {
-        return out.write_all(doc.as_bytes());
-    };
-    use rayon::prelude::*;
-    out.write_all(&doc.as_bytes()[..at])?;
-    out.write_all(b"\n  \"tasks\": [")?;
-    let per_piece = per_piece.max(1);
-    for (w, window) in plan.tasks.chunks(per_piece * per_window.max(1)).enumerate() {
-        let pieces: Vec<Vec<u8>> = window
-            .par_chunks(per_piece)
-            .enumerate()
-            .map(|(n, chunk)| {
-                let mut buf = Vec::with_capacity(chunk.len() * 4096);
-                for (i, t) in chunk.iter().enumerate() {
-                    let first = w == 0 && n == 0 && i == 0;
-                    buf.extend_from_slice(if first { b"\n    " } else { b",\n    " });
-                    // A task sits two levels deep (document, then list): a
-                    // formatter that has opened two levels indents it so.
-                    let mut indent = serde_json::ser::PrettyFormatter::new();
-                    for _ in 0..2 {
-                        let _ = serde_json::ser::Formatter::begin_array(
-                            &mut indent,
-                            &mut std::io::sink(),
-                        );
-                    }
-                    let mut ser = serde_json::Serializer::with_formatter(&mut buf, indent);
-                    let _ = t.serialize(&mut ser);
-                }
-                buf
-            })
-            .collect();
-        for piece in &pieces {
-            out.write_all(piece)?;
-        }
-    }
-    out.write_all(b"\n  ]")?;
-    out.write_all(&doc.as_bytes()[at + EMPTY.len()..])
+    let rest = super::pieces::splice(&doc, "tasks", &plan.tasks, cut, out)?;
+    out.write_all(rest.as_bytes())
 }
 
 /// [`json`] written in one pass: what its splicing must equal.
@@ -941,7 +894,12 @@ mod tests {
         let n = doc.tasks.len();
         for (per_piece, per_window) in [(1, 1), (1, 2), (2, 2), (n - 1, 1), (n, 1)] {
             let mut out = Vec::new();
-            write_json_by(&doc, per_piece, per_window, &mut out).unwrap();
+            let cut = crate::emit::pieces::Cut {
+                per_piece,
+                per_window,
+                element_bytes: 16,
+            };
+            write_json_by(&doc, cut, &mut out).unwrap();
             assert_eq!(
                 String::from_utf8(out).unwrap(),
                 json_whole(&doc),

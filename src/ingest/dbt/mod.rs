@@ -172,6 +172,8 @@ impl Loaded {
     /// The project's part: the prelude, then every enabled model.
     fn into_part(self) -> Part {
         let mut out = self.prelude;
+        out.datasets.reserve(self.slots.len());
+        out.jobs.reserve(self.slots.len());
         for s in self.slots {
             if !is_enabled(&s.dataset) {
                 continue;

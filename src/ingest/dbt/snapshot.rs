@@ -7,12 +7,15 @@
 //! (docs/cache.md, "Snapshots").
 //!
 //! The file is one JSON document a line (JSON text holds no raw newline):
-//! the inputs, the part before rendering, the renderer's state, then one
-//! line per model, so the models are found by a newline search and read on
-//! every core.
+//! the inputs, the part before rendering, the renderer's state, the count
+//! of models, then one line per model, so the models are found by a newline
+//! search and read on every core. The models' SQL follows as raw text, each
+//! model's line giving its length: two thirds of the file, it costs a copy
+//! where a JSON string cost an escape and an unescape per newline.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -103,8 +106,18 @@ struct PreludeIn {
     dbt_shadow_macro: Option<String>,
 }
 
-/// A slot as written: its dataset's `tests` and its job's SQL are not in
-/// their JSON, so they are kept beside them.
+/// How many model lines follow the state line, and the length of each
+/// one's SQL in the raw text after them (none for a model with no SQL):
+/// the lengths are here, not in the models' lines, so each model is read
+/// with its SQL in one pass on every core.
+#[derive(Serialize, Deserialize)]
+struct Count {
+    models: usize,
+    sql: Vec<Option<usize>>,
+}
+
+/// A slot as written: its dataset's `tests` is not in its JSON, so it is
+/// kept beside it; its job's SQL is in the raw text after the model lines.
 #[derive(Serialize)]
 struct SlotOut<'a> {
     meta: &'a RawValue,
@@ -113,7 +126,6 @@ struct SlotOut<'a> {
     dataset: &'a Dataset,
     tests: bool,
     job: &'a Job,
-    sql: &'a Option<String>,
     diagnostics: &'a [Diagnostic],
 }
 
@@ -126,16 +138,15 @@ struct SlotIn {
     dataset: Dataset,
     tests: bool,
     job: Job,
-    sql: Option<String>,
     diagnostics: Vec<Diagnostic>,
 }
 
 impl SlotIn {
-    fn into_slot(self) -> Slot {
+    fn into_slot(self, sql: Option<String>) -> Slot {
         let mut dataset = self.dataset;
         dataset.tests = self.tests;
         let mut job = self.job;
-        job.sql = self.sql;
+        job.sql = sql;
         Slot {
             meta: Some(self.meta),
             editable: self.editable,
@@ -161,7 +172,6 @@ fn slot_text(s: &Slot) -> std::io::Result<String> {
         dataset: &s.dataset,
         tests: s.dataset.tests,
         job: &s.job,
-        sql: &s.job.sql,
         diagnostics: &s.diagnostics,
     })
     .map_err(std::io::Error::other)
@@ -194,18 +204,66 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
     })
     .unwrap_or_default();
     let inputs = serde_json::to_string(&inputs).unwrap_or_default();
+    let count = count_line(&loaded.slots);
     cache.write_snapshot(NAME, key, |w| {
         line(w, inputs.as_bytes())?;
         line(w, prelude.as_bytes())?;
         line(w, state.as_bytes())?;
+        line(w, count.as_bytes())?;
         for batch in loaded.slots.chunks(BATCH) {
             let rows: Vec<std::io::Result<String>> = batch.par_iter().map(slot_text).collect();
             for row in rows {
                 line(w, row?.as_bytes())?;
             }
         }
+        for s in &loaded.slots {
+            w.write_all(s.job.sql.as_deref().unwrap_or_default().as_bytes())?;
+        }
         Ok(())
     });
+}
+
+/// The line counting the model lines and their SQL's lengths.
+fn count_line(slots: &[Slot]) -> String {
+    serde_json::to_string(&Count {
+        models: slots.len(),
+        sql: slots
+            .iter()
+            .map(|s| s.job.sql.as_ref().map(String::len))
+            .collect(),
+    })
+    .unwrap_or_default()
+}
+
+/// The first `n` lines of `text` and what follows them; `None` when it
+/// holds fewer.
+fn split_lines(text: &[u8], n: usize) -> Option<(Vec<&[u8]>, &[u8])> {
+    let mut lines = Vec::with_capacity(n);
+    let mut at = 0;
+    for end in memchr::memchr_iter(b'\n', text).take(n) {
+        lines.push(&text[at..end]);
+        at = end + 1;
+    }
+    (lines.len() == n).then(|| (lines, &text[at..]))
+}
+
+/// Where each model's SQL lies in the raw text after the model lines;
+/// `None` when the lengths do not add up to it.
+fn sql_spans(lengths: &[Option<usize>], raw: &[u8]) -> Option<Vec<Option<Range<usize>>>> {
+    let mut at = 0usize;
+    let mut spans = Vec::with_capacity(lengths.len());
+    for len in lengths {
+        spans.push(match *len {
+            Some(len) => {
+                let end = at.checked_add(len).filter(|e| *e <= raw.len())?;
+                let span = at..end;
+                at = end;
+                Some(span)
+            }
+            None => None,
+        });
+    }
+    (at == raw.len()).then_some(spans)
 }
 
 /// The project's part from its snapshot, when the files it was read from
@@ -218,20 +276,43 @@ pub(super) fn reuse(
     config: &Config,
 ) -> Option<(Part, Loading)> {
     let kept = cache.snapshot(NAME, key)?;
-    let mut lines = kept.body().split(|b| *b == b'\n');
-    let (inputs, prelude, state) = (lines.next()?, lines.next()?, lines.next()?);
-    let rows: Vec<&[u8]> = lines.filter(|l| !l.is_empty()).collect();
-    let mut inputs: Inputs = serde_json::from_slice(inputs).ok()?;
-    // The stats and the models are read at once, on both cores.
-    let (changes, slots) = rayon::join(
-        || inputs.changes(relist),
+    let (head, rest) = split_lines(kept.body(), 4)?;
+    let [inputs, prelude, state, count] = head[..] else {
+        return None;
+    };
+    let count: Count = serde_json::from_slice(count).ok()?;
+    if count.sql.len() != count.models {
+        return None;
+    }
+    let (rows, raw) = split_lines(rest, count.models)?;
+    let spans = sql_spans(&count.sql, raw)?;
+    // The inputs with their stats, and the models, are read at once, on
+    // both cores.
+    let (inputs_and_changes, slots) = rayon::join(
+        || {
+            let mut inputs: Inputs = serde_json::from_slice(inputs).ok()?;
+            let changes = inputs.changes(relist);
+            Some((inputs, changes))
+        },
         || -> Option<Vec<Slot>> {
+            // Into a vector sized once: the slots are large, and growing it
+            // copied them over and over.
+            let mut read = Vec::with_capacity(rows.len());
             rows.par_iter()
-                .map(|row| serde_json::from_slice(row).map(SlotIn::into_slot))
-                .collect::<Result<_, _>>()
-                .ok()
+                .zip(&spans)
+                .map(|(row, span)| {
+                    let slot: SlotIn = serde_json::from_slice(row).ok()?;
+                    let sql = match span {
+                        Some(r) => Some(std::str::from_utf8(&raw[r.clone()]).ok()?.to_owned()),
+                        None => None,
+                    };
+                    Some(slot.into_slot(sql))
+                })
+                .collect_into_vec(&mut read);
+            read.into_iter().collect()
         },
     );
+    let (mut inputs, changes) = inputs_and_changes?;
     if changes.listing {
         return None;
     }
@@ -245,15 +326,38 @@ pub(super) fn reuse(
         rewrite = true;
     }
     if rewrite {
-        let inputs = serde_json::to_string(&inputs).unwrap_or_default();
-        cache.write_snapshot(NAME, key, |w| {
+        // The edited models' lines are made here; the rest of the file is
+        // copied from the one read, on a thread of its own while the run
+        // goes on.
+        let count = count_line(&slots);
+        let models = slots.len();
+        let edited_rows: std::io::Result<HashMap<usize, (String, Option<String>)>> = edited
+            .iter()
+            .map(|&i| Ok((i, (slot_text(&slots[i])?, slots[i].job.sql.clone()))))
+            .collect();
+        cache.write_snapshot_aside(NAME, key, move |w| {
+            let edited = edited_rows?;
+            let unread = || std::io::Error::other("the snapshot read no longer splits");
+            let (head, rest) = split_lines(kept.body(), 4).ok_or_else(unread)?;
+            let (rows, raw) = split_lines(rest, models).ok_or_else(unread)?;
+            let inputs = serde_json::to_string(&inputs).map_err(std::io::Error::other)?;
             line(w, inputs.as_bytes())?;
-            line(w, prelude)?;
-            line(w, state)?;
-            for (i, (s, row)) in slots.iter().zip(&rows).enumerate() {
-                match edited.contains(&i) {
-                    true => line(w, slot_text(s)?.as_bytes())?,
-                    false => line(w, row)?,
+            line(w, head[1])?;
+            line(w, head[2])?;
+            line(w, count.as_bytes())?;
+            for (i, row) in rows.iter().enumerate() {
+                match edited.get(&i) {
+                    Some((text, _)) => line(w, text.as_bytes())?,
+                    None => line(w, row)?,
+                }
+            }
+            for (i, span) in spans.iter().enumerate() {
+                match (edited.get(&i), span) {
+                    (Some((_, sql)), _) => {
+                        w.write_all(sql.as_deref().unwrap_or_default().as_bytes())?
+                    }
+                    (None, Some(r)) => w.write_all(&raw[r.clone()])?,
+                    (None, None) => {}
                 }
             }
             Ok(())
