@@ -254,12 +254,15 @@ impl Cache {
         let Some(dir) = &self.dir else {
             return;
         };
-        let header = SnapshotHeader {
-            build: build().to_string(),
-            key: hex(key),
-        };
-        let written = write_atomically(dir, &snapshot_file(name), &header, body);
-        if let (Err(e), Ok(mut failed)) = (written, self.failed.lock()) {
+        let written = write_atomically(dir, &snapshot_file(name), &SnapshotHeader::of(key), body);
+        if let Err(e) = written {
+            self.keep_failure(e);
+        }
+    }
+
+    /// Keeps a snapshot write's failure for [`Cache::save`] (the first one).
+    fn keep_failure(&self, e: std::io::Error) {
+        if let Ok(mut failed) = self.failed.lock() {
             failed.get_or_insert(e);
         }
     }
@@ -276,20 +279,28 @@ impl Cache {
         let Some(dir) = self.dir.clone() else {
             return;
         };
-        let header = SnapshotHeader {
-            build: build().to_string(),
-            key: hex(key),
-        };
+        let header = SnapshotHeader::of(key);
         let file = snapshot_file(name);
         let spawned = std::thread::Builder::new()
             .name("ripple-snapshot".into())
             .spawn(move || write_atomically(&dir, &file, &header, body));
-        match (spawned, self.writing.lock(), self.failed.lock()) {
-            (Ok(handle), Ok(mut writing), _) => writing.push(handle),
-            (Err(e), _, Ok(mut failed)) => {
-                failed.get_or_insert(e);
-            }
-            _ => {}
+        match spawned {
+            Ok(handle) => match self.writing.lock() {
+                Ok(mut writing) => writing.push(handle),
+                // A poisoned list cannot be waited on: wait now.
+                Err(_) => self.finish(handle),
+            },
+            Err(e) => self.keep_failure(e),
+        }
+    }
+
+    /// Waits for one snapshot writer, keeping its failure.
+    fn finish(&self, handle: std::thread::JoinHandle<std::io::Result<()>>) {
+        let result = handle
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the snapshot writer stopped")));
+        if let Err(e) = result {
+            self.keep_failure(e);
         }
     }
 
@@ -300,12 +311,7 @@ impl Cache {
             Err(_) => return,
         };
         for h in handles {
-            let result = h
-                .join()
-                .unwrap_or_else(|_| Err(std::io::Error::other("the snapshot writer stopped")));
-            if let (Err(e), Ok(mut failed)) = (result, self.failed.lock()) {
-                failed.get_or_insert(e);
-            }
+            self.finish(h);
         }
     }
 
@@ -377,6 +383,16 @@ impl Snapshot {
 struct SnapshotHeader {
     build: String,
     key: String,
+}
+
+impl SnapshotHeader {
+    /// The header this build writes for a snapshot under `key`.
+    fn of(key: Key) -> SnapshotHeader {
+        SnapshotHeader {
+            build: build().to_string(),
+            key: hex(key),
+        }
+    }
 }
 
 fn snapshot_file(name: &str) -> String {

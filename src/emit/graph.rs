@@ -302,20 +302,10 @@ mod tests {
         for nodes in [&all, &some, &BTreeSet::new()] {
             let whole = json_whole(&g, nodes);
             assert_eq!(json(&g, nodes), whole);
-            let n = nodes.len().max(2);
-            for (per_piece, per_window) in [(1, 1), (1, 2), (2, 2), (n - 1, 1), (n, 1)] {
+            for cut in crate::emit::pieces::cuts_to_test(nodes.len()) {
                 let mut out = Vec::new();
-                let cut = crate::emit::pieces::Cut {
-                    per_piece,
-                    per_window,
-                    element_bytes: 8,
-                };
                 write_json_by(&g, nodes, cut, &mut out).unwrap();
-                assert_eq!(
-                    String::from_utf8(out).unwrap(),
-                    whole,
-                    "{per_piece} a piece, {per_window} a window"
-                );
+                assert_eq!(String::from_utf8(out).unwrap(), whole, "{cut:?}");
             }
         }
         let parsed: serde_json::Value = serde_json::from_str(&json(&g, &all)).unwrap();

@@ -90,3 +90,19 @@ pub fn splice<'d, T: Serialize + Sync>(
     out.write_all(b"\n  ]")?;
     Ok(&doc[at + empty.len()..])
 }
+
+/// Cuts of a list of `n` elements (at least 2) that a splice must give the
+/// same bytes at: one element a piece, one and two pieces a window, and a
+/// piece of all but one and of all.
+#[cfg(test)]
+pub fn cuts_to_test(n: usize) -> Vec<Cut> {
+    let n = n.max(2);
+    [(1, 1), (1, 2), (2, 2), (n - 1, 1), (n, 1)]
+        .into_iter()
+        .map(|(per_piece, per_window)| Cut {
+            per_piece,
+            per_window,
+            element_bytes: 8,
+        })
+        .collect()
+}

@@ -891,20 +891,10 @@ mod tests {
             crate::plan::for_change(&g, &request, &crate::plan::PlanOptions::default()).unwrap();
         assert!(doc.tasks.len() > 2, "{}", doc.tasks.len());
         assert_eq!(json(&doc), json_whole(&doc));
-        let n = doc.tasks.len();
-        for (per_piece, per_window) in [(1, 1), (1, 2), (2, 2), (n - 1, 1), (n, 1)] {
+        for cut in crate::emit::pieces::cuts_to_test(doc.tasks.len()) {
             let mut out = Vec::new();
-            let cut = crate::emit::pieces::Cut {
-                per_piece,
-                per_window,
-                element_bytes: 16,
-            };
             write_json_by(&doc, cut, &mut out).unwrap();
-            assert_eq!(
-                String::from_utf8(out).unwrap(),
-                json_whole(&doc),
-                "{per_piece} a piece, {per_window} a window"
-            );
+            assert_eq!(String::from_utf8(out).unwrap(), json_whole(&doc), "{cut:?}");
         }
         doc.tasks.clear();
         assert_eq!(json(&doc), json_whole(&doc));
