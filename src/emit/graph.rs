@@ -293,9 +293,7 @@ mod tests {
 
     #[test]
     fn json_written_in_parts_is_the_whole_document() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/shop");
-        let project = crate::ingest::load_project(&root, &Default::default()).unwrap();
-        let g = LineageGraph::build(project);
+        let g = LineageGraph::of_fixture("shop");
         let all: BTreeSet<NodeIndex> = g.graph.node_indices().collect();
         assert!(all.len() > 3 && g.graph.edge_count() > 3);
         let some: BTreeSet<NodeIndex> = all.iter().copied().take(3).collect();

@@ -876,9 +876,7 @@ mod tests {
     /// a plan with several tasks and for one with none.
     #[test]
     fn json_written_in_parts_is_the_whole_document() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/shop");
-        let project = crate::ingest::load_project(&root, &Default::default()).unwrap();
-        let g = crate::graph::LineageGraph::build(project);
+        let g = crate::graph::LineageGraph::of_fixture("shop");
         let key = |s: &str| crate::time::TimeKey::parse(s).unwrap();
         let request = crate::impact::ImpactRequest {
             changed: vec!["landing.orders".to_string()],

@@ -456,6 +456,15 @@ impl LineageGraph {
         g
     }
 
+    /// The graph of the bundled project `fixtures/<name>`, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn of_fixture(name: &str) -> LineageGraph {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        LineageGraph::build(crate::ingest::load_project(&root, &Default::default()).unwrap())
+    }
+
     /// The dataset with id `id`.
     pub fn dataset(&self, id: &str) -> Option<&Dataset> {
         self.index.get(id).map(|&i| &self.graph[i])
