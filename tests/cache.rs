@@ -463,6 +463,87 @@ fn the_snapshot_renders_an_edited_model_alone_and_reads_again_for_the_rest() {
     }
 }
 
+/// An edit amends the snapshot through its edits file, never by writing
+/// the snapshot again; a damaged edits file costs a render, not an answer;
+/// a full read writes a new snapshot and drops the edits file.
+#[test]
+fn an_edit_amends_the_snapshot_in_its_edits_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    let cache = dir.path().join("cache");
+    let mut state = State::new();
+    state.write(&root);
+    let snapshot = cache.join("dbt.snapshot.json");
+    let edits = cache.join("dbt.edits.json");
+    let export = ["graph", "--format", "openlineage"];
+    let same = |root: &Path, phase: &str, step: &str| {
+        let (seen, out) = loading(root, &cache);
+        assert_eq!(seen, phase, "{step}");
+        let uncached = run(root, None, &["graph", "--format", "json"]).0;
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&uncached),
+            "{step}"
+        );
+        // The export carries each model's SQL: the edited models' come
+        // from the edits file.
+        assert_eq!(
+            String::from_utf8_lossy(&run(root, Some(&cache), &export).0),
+            String::from_utf8_lossy(&run(root, None, &export).0),
+            "{step}"
+        );
+    };
+    same(&root, "", "cold");
+    let written = std::fs::read(&snapshot).unwrap();
+    assert!(!edits.exists());
+    for (i, e) in [Edit::Star(3), Edit::Filter(1), Edit::Star(3)]
+        .iter()
+        .enumerate()
+    {
+        state.apply(e);
+        state.write(&root);
+        same(
+            &root,
+            "(snapshot, edits rendered)",
+            &format!("edit {i}: {e:?}"),
+        );
+        assert_eq!(std::fs::read(&snapshot).unwrap(), written, "edit {i}");
+        assert!(edits.is_file(), "edit {i}");
+    }
+    same(&root, "(snapshot)", "after the edits");
+    let amended = std::fs::read(&edits).unwrap();
+
+    // A third model edited is more than a project this small keeps aside:
+    // the snapshot is written whole with the three, and the edits file goes.
+    state.apply(&Edit::Filter(2));
+    state.write(&root);
+    same(&root, "(snapshot, edits rendered)", "a third model edited");
+    assert_ne!(std::fs::read(&snapshot).unwrap(), written);
+    assert!(!edits.exists());
+    same(&root, "(snapshot)", "after the fold");
+
+    // Damaged: the snapshot alone is used, and the edited models rendered.
+    let written = std::fs::read(&snapshot).unwrap();
+    state.apply(&Edit::Star(3));
+    state.write(&root);
+    same(&root, "(snapshot, edits rendered)", "one more edit");
+    assert_eq!(std::fs::read(&snapshot).unwrap(), written);
+    assert_ne!(std::fs::read(&edits).unwrap(), amended);
+
+    let text = std::fs::read(&edits).unwrap();
+    std::fs::write(&edits, &text[..text.len() / 2]).unwrap();
+    same(&root, "(snapshot, edits rendered)", "a torn edits file");
+    same(&root, "(snapshot)", "the edits file written again");
+
+    // A full read writes the snapshot whole, and its edits file goes.
+    state.apply(&Edit::Macro);
+    state.write(&root);
+    same(&root, "", "a macro edited");
+    assert_ne!(std::fs::read(&snapshot).unwrap(), written);
+    assert!(!edits.exists());
+    same(&root, "(snapshot)", "after the full read");
+}
+
 /// The snapshot's SQL is raw text after the model lines, each model's
 /// length in the count line: a file whose lengths do not add up is read
 /// again, and each model's SQL is taken from its own place.

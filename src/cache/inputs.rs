@@ -2,6 +2,7 @@
 //! can tell which inputs changed: by stat where a stat can be trusted, else
 //! by content (docs/cache.md, "Snapshots").
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -142,6 +143,7 @@ impl Recorder {
                     listing,
                 })
                 .collect(),
+            moved: Default::default(),
         }
     }
 }
@@ -168,6 +170,32 @@ struct DirState {
 pub struct Inputs {
     files: Vec<FileState>,
     dirs: Vec<DirState>,
+    /// The entries this run changed or took from an [`InputsDelta`]: what
+    /// [`Inputs::delta`] writes, so a record amended in place costs the
+    /// entries that moved, not the whole list again.
+    #[serde(skip)]
+    moved: (BTreeSet<usize>, BTreeSet<usize>),
+}
+
+/// The entries of an [`Inputs`] that differ from the record it amends,
+/// by their place in it (files, then folders): a folder's entries are
+/// never different (that reads the project again), only its stat.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct InputsDelta {
+    files: Vec<(usize, FileState)>,
+    dirs: Vec<(usize, PathBuf, Option<Stat>)>,
+}
+
+impl InputsDelta {
+    /// How many entries it holds.
+    pub fn len(&self) -> usize {
+        self.files.len() + self.dirs.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// What changed since an [`Inputs`] was recorded.
@@ -242,6 +270,15 @@ impl Inputs {
                 })
             })
             .collect();
+        let fresh = |c: &[(bool, bool)]| -> Vec<usize> {
+            c.iter()
+                .enumerate()
+                .filter(|(_, c)| c.1)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        self.moved.0.extend(fresh(&files));
+        self.moved.1.extend(fresh(&dirs));
         Changes {
             listing: dirs.iter().any(|d| d.0),
             files: self
@@ -259,10 +296,52 @@ impl Inputs {
     /// it again records, without reading anything else.
     pub fn with_file(&mut self, path: &Path, text: Option<&str>) {
         let started = SystemTime::now();
-        if let Some(f) = self.files.iter_mut().find(|f| f.path == path) {
+        if let Some((i, f)) = self
+            .files
+            .iter_mut()
+            .enumerate()
+            .find(|(_, f)| f.path == path)
+        {
             f.hash = text.map(hash);
             f.stat = stat(path, started);
+            self.moved.0.insert(i);
         }
+    }
+
+    /// The entries that differ from the record read: those this run
+    /// changed, and those it took from a delta.
+    pub fn delta(&self) -> InputsDelta {
+        InputsDelta {
+            files: self
+                .moved
+                .0
+                .iter()
+                .map(|&i| (i, self.files[i].clone()))
+                .collect(),
+            dirs: self
+                .moved
+                .1
+                .iter()
+                .map(|&i| (i, self.dirs[i].path.clone(), self.dirs[i].stat))
+                .collect(),
+        }
+    }
+
+    /// These inputs amended by `delta`; `None` when it does not fit them
+    /// (an entry past the end, or at a place that holds another path): a
+    /// delta of another record.
+    pub fn apply(&mut self, delta: &InputsDelta) -> Option<()> {
+        for (i, f) in &delta.files {
+            let at = self.files.get_mut(*i).filter(|e| e.path == f.path)?;
+            *at = f.clone();
+            self.moved.0.insert(*i);
+        }
+        for (i, path, stat) in &delta.dirs {
+            let at = self.dirs.get_mut(*i).filter(|e| e.path == *path)?;
+            at.stat = *stat;
+            self.moved.1.insert(*i);
+        }
+        Some(())
     }
 }
 

@@ -28,7 +28,7 @@ const MAX_FILE: u64 = 1 << 30;
 
 /// Bumped by hand when what a table holds changes shape; the build identity
 /// below covers every other change of ripple itself.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 
 /// What one table holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -238,7 +238,46 @@ impl Cache {
         Some(Snapshot {
             bytes,
             start: end + 1,
+            id: header.id,
         })
+    }
+
+    /// What the snapshot `base` (read under `key`) was amended by since it
+    /// was written: the body of its edits file, if that file was written
+    /// for this very snapshot (its id, so never a stale one).
+    pub fn snapshot_edits(&self, name: &str, key: Key, base: &Snapshot) -> Option<Vec<u8>> {
+        let dir = self.dir.as_ref()?;
+        let bytes = read_bounded(&dir.join(edits_file(name)))?;
+        let end = bytes.iter().position(|b| *b == b'\n')?;
+        let header: EditsHeader = serde_json::from_slice(&bytes[..end]).ok()?;
+        if header.build != build() || header.key != hex(key) || header.base != base.id {
+            return None;
+        }
+        Some(bytes[end + 1..].to_vec())
+    }
+
+    /// Writes the edits file of the snapshot `base` (read under `key`),
+    /// over the one there: what amends it, so an edit costs a few lines
+    /// written rather than the whole snapshot. Atomic; a failure is
+    /// reported by [`Cache::save`].
+    pub fn write_snapshot_edits(
+        &self,
+        name: &str,
+        key: Key,
+        base: &Snapshot,
+        body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) {
+        let Some(dir) = &self.dir else {
+            return;
+        };
+        let header = EditsHeader {
+            build: build().to_string(),
+            key: hex(key),
+            base: base.id.clone(),
+        };
+        if let Err(e) = write_atomically(dir, &edits_file(name), &header, body) {
+            self.keep_failure(e);
+        }
     }
 
     /// Writes the snapshot `name` under `key` now, over whatever snapshot of
@@ -254,8 +293,7 @@ impl Cache {
         let Some(dir) = &self.dir else {
             return;
         };
-        let written = write_atomically(dir, &snapshot_file(name), &SnapshotHeader::of(key), body);
-        if let Err(e) = written {
+        if let Err(e) = write_whole_snapshot(dir, name, &SnapshotHeader::of(key), body) {
             self.keep_failure(e);
         }
     }
@@ -280,10 +318,10 @@ impl Cache {
             return;
         };
         let header = SnapshotHeader::of(key);
-        let file = snapshot_file(name);
+        let name = name.to_string();
         let spawned = std::thread::Builder::new()
             .name("ripple-snapshot".into())
-            .spawn(move || write_atomically(&dir, &file, &header, body));
+            .spawn(move || write_whole_snapshot(&dir, &name, &header, body));
         match spawned {
             Ok(handle) => match self.writing.lock() {
                 Ok(mut writing) => writing.push(handle),
@@ -369,6 +407,8 @@ impl Cache {
 pub struct Snapshot {
     bytes: Vec<u8>,
     start: usize,
+    /// Which write of the snapshot this is, for its edits file to name.
+    id: String,
 }
 
 impl Snapshot {
@@ -378,25 +418,68 @@ impl Snapshot {
     }
 }
 
-/// The first line of a snapshot file: which build wrote it, under which key.
+/// The first line of a snapshot file: which build wrote it, under which
+/// key, and an id no other write of it shares.
 #[derive(Serialize, serde::Deserialize)]
 struct SnapshotHeader {
     build: String,
     key: String,
+    id: String,
 }
 
 impl SnapshotHeader {
-    /// The header this build writes for a snapshot under `key`.
+    /// The header this build writes for a snapshot under `key`: its id
+    /// from the clock, the process and a count, so two writes never share
+    /// one (an edits file names the write it amends).
     fn of(key: Key) -> SnapshotHeader {
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let id = KeyBuilder::default()
+            .bytes(&now.to_le_bytes())
+            .u64(u64::from(std::process::id()))
+            .u64(WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+            .finish();
         SnapshotHeader {
             build: build().to_string(),
             key: hex(key),
+            id: hex(id),
         }
     }
 }
 
+/// The first line of a snapshot's edits file: the build, the key, and the
+/// id of the snapshot it amends.
+#[derive(Serialize, serde::Deserialize)]
+struct EditsHeader {
+    build: String,
+    key: String,
+    base: String,
+}
+
 fn snapshot_file(name: &str) -> String {
     format!("{name}.snapshot.json")
+}
+
+fn edits_file(name: &str) -> String {
+    format!("{name}.edits.json")
+}
+
+/// Writes a snapshot whole, then removes the edits file of the one it
+/// replaces: a new snapshot holds its edits, and an edits file naming
+/// another snapshot would never be read again.
+fn write_whole_snapshot(
+    dir: &Path,
+    name: &str,
+    header: &SnapshotHeader,
+    body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    write_atomically(dir, &snapshot_file(name), header, body)?;
+    match std::fs::remove_file(dir.join(edits_file(name))) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }
 
 fn hex(k: Key) -> String {
