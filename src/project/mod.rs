@@ -251,7 +251,7 @@ pub struct Reference {
 }
 
 /// The thing a [`Reference`] names.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case", tag = "by")]
 pub enum Target {
     /// A dataset by node id (the reader already knew which).
@@ -282,10 +282,164 @@ pub enum Target {
     },
 }
 
+/// Read by hand, the same JSON the derived form writes (`by` beside the
+/// fields, in any order): serde's derive for an internally tagged enum
+/// buffers each map before reading it, and a warm run reads every
+/// reference of every model.
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(TargetVisitor)
+    }
+}
+
+struct TargetVisitor;
+
+/// A target's `by`.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum TargetBy {
+    Node,
+    Ref,
+    Source,
+    Relation,
+}
+
+/// A key of a target's object.
+#[derive(Debug, Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum TargetField {
+    By,
+    Id,
+    Package,
+    Name,
+    Version,
+    Source,
+    Table,
+    Relation,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> serde::de::Visitor<'de> for TargetVisitor {
+    type Value = Target;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a reference's target: an object with `by`")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Target, A::Error> {
+        use serde::de::Error;
+        let mut by: Option<TargetBy> = None;
+        let [
+            mut id,
+            mut package,
+            mut name,
+            mut version,
+            mut source,
+            mut table,
+            mut relation,
+        ] = [const { None::<Option<String>> }; 7];
+        while let Some(key) = map.next_key::<TargetField>()? {
+            let slot = match key {
+                TargetField::By => {
+                    by = Some(map.next_value()?);
+                    continue;
+                }
+                TargetField::Id => &mut id,
+                TargetField::Package => &mut package,
+                TargetField::Name => &mut name,
+                TargetField::Version => &mut version,
+                TargetField::Source => &mut source,
+                TargetField::Table => &mut table,
+                TargetField::Relation => &mut relation,
+                TargetField::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                return Err(A::Error::custom(format_args!("duplicate field `{key:?}`")));
+            }
+            *slot = Some(map.next_value()?);
+        }
+        let need = |v: Option<Option<String>>, field: &'static str| -> Result<String, A::Error> {
+            v.flatten().ok_or_else(|| A::Error::missing_field(field))
+        };
+        match by.ok_or_else(|| A::Error::missing_field("by"))? {
+            TargetBy::Node => Ok(Target::Node {
+                id: need(id, "id")?,
+            }),
+            TargetBy::Ref => Ok(Target::Ref {
+                package: package.flatten(),
+                name: need(name, "name")?,
+                version: version.flatten(),
+            }),
+            TargetBy::Source => Ok(Target::Source {
+                source: need(source, "source")?,
+                table: need(table, "table")?,
+            }),
+            TargetBy::Relation => Ok(Target::Relation {
+                relation: need(relation, "relation")?,
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::DatasetConfig;
+
+    /// A target reads back as it was written, whatever the order of its
+    /// keys; what the derived form refused is refused.
+    #[test]
+    fn targets_read_back_in_any_key_order() {
+        let all = [
+            Target::Node {
+                id: "model.a".into(),
+            },
+            Target::Ref {
+                package: Some("p".into()),
+                name: "a".into(),
+                version: Some("2".into()),
+            },
+            Target::Ref {
+                package: None,
+                name: "a".into(),
+                version: None,
+            },
+            Target::Source {
+                source: "raw".into(),
+                table: "t".into(),
+            },
+            Target::Relation {
+                relation: "s.t".into(),
+            },
+        ];
+        for t in &all {
+            let text = serde_json::to_string(t).unwrap();
+            assert_eq!(&serde_json::from_str::<Target>(&text).unwrap(), t, "{text}");
+        }
+        let read = |text: &str| serde_json::from_str::<Target>(text);
+        assert_eq!(
+            read(r#"{"name":"a","extra":[1],"by":"ref"}"#).unwrap(),
+            all[2]
+        );
+        assert_eq!(
+            read(r#"{"table":"t","source":"raw","by":"source"}"#).unwrap(),
+            all[3]
+        );
+        for bad in [
+            r#"{"name":"a"}"#,
+            r#"{"by":"ref"}"#,
+            r#"{"by":"ref","name":null}"#,
+            r#"{"by":"join","name":"a"}"#,
+            r#"{"by":"node","id":"a","id":"b"}"#,
+            r#"["node","a"]"#,
+        ] {
+            assert!(read(bad).is_err(), "{bad}");
+        }
+    }
 
     /// Settings found by lookup are those a scan of every entry, in the
     /// map's order, finds first.

@@ -499,15 +499,26 @@ fn render_edited(
     root: &Path,
     config: &Config,
 ) -> Option<Vec<usize>> {
-    let by_file: HashMap<PathBuf, usize> = slots
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.editable)
-        .filter_map(|(i, s)| Some((root.join(s.dataset.file.as_ref()?), i)))
-        .collect();
+    // Each edited file by its place under the root (or whole, outside it),
+    // matched against the slots' own paths: no path is built per model.
+    let mut wanted: HashMap<&Path, usize> = HashMap::with_capacity(files.len());
+    for (n, path) in files.iter().enumerate() {
+        wanted.insert(path.strip_prefix(root).unwrap_or(path), n);
+    }
+    let mut found: Vec<Option<usize>> = vec![None; files.len()];
+    for (i, s) in slots.iter().enumerate().filter(|(_, s)| s.editable) {
+        if let Some(&n) = s
+            .dataset
+            .file
+            .as_deref()
+            .and_then(|f| wanted.get(Path::new(f)))
+        {
+            found[n] = Some(i);
+        }
+    }
     let mut edited = Vec::new();
-    for path in files {
-        edited.push((*by_file.get(path)?, crate::input::read_text(path).ok()?));
+    for (path, i) in files.iter().zip(found) {
+        edited.push((i?, crate::input::read_text(path).ok()?));
     }
     let called = |slots: &[Slot]| -> BTreeSet<(String, bool)> {
         slots
