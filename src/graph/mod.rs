@@ -71,7 +71,8 @@ pub struct LineageGraph {
 /// Lookup tables for resolving references.
 struct Resolver<'a> {
     ids: BTreeSet<&'a str>,
-    by_relation: HashMap<String, &'a str>,
+    /// Lower-cased relations (borrowed when already lower case: most are).
+    by_relation: HashMap<std::borrow::Cow<'a, str>, &'a str>,
     by_name: HashMap<&'a str, &'a str>,
     latest: HashMap<&'a str, &'a str>,
     /// "Did you mean" for unknown refs and sources, built once.
@@ -99,9 +100,13 @@ impl<'a> Resolver<'a> {
         // Datasets come sorted by id: the first of equal relations or names
         // wins, whatever order the readers ran in.
         for d in datasets {
-            r.by_relation
-                .entry(d.relation.to_lowercase())
-                .or_insert(&d.id);
+            let folded =
+                d.relation.is_ascii() && !d.relation.bytes().any(|b| b.is_ascii_uppercase());
+            let relation = match !folded {
+                true => std::borrow::Cow::Owned(d.relation.to_lowercase()),
+                false => std::borrow::Cow::Borrowed(d.relation.as_str()),
+            };
+            r.by_relation.entry(relation).or_insert(&d.id);
             if d.kind != DatasetKind::Source {
                 r.by_name.entry(d.name.as_str()).or_insert(&d.id);
             }
@@ -168,16 +173,16 @@ impl<'a> Resolver<'a> {
                 // them: a quoted mixed-case name (`mart."Orders"`) keeps its
                 // case and is another table than `mart.orders`. Datasets the
                 // readers declare (dbt, YAML) are unquoted names: lower case.
-                let key = relation.clone();
-                if let Some(id) = self.by_relation.get(&key) {
+                let key = relation.as_str();
+                if let Some(id) = self.by_relation.get(key) {
                     return Ok(Some(id.to_string()));
                 }
                 if !key.contains('.')
-                    && let Some(id) = self.by_name.get(key.as_str())
+                    && let Some(id) = self.by_name.get(key)
                 {
                     return Ok(Some(id.to_string()));
                 }
-                if crate::sql::is_path(&key) {
+                if crate::sql::is_path(key) {
                     return Ok(Some(format!("path.{key}")));
                 }
                 Ok(Some(format!("table.{key}")))
