@@ -493,6 +493,13 @@ fn an_edit_amends_the_snapshot_in_its_edits_file() {
             "{step}"
         );
     };
+    // One edit written to the project, then the run it must give.
+    let edit = |state: &mut State, e: &Edit, phase: &str, step: &str| {
+        state.apply(e);
+        state.write(&root);
+        same(&root, phase, step);
+    };
+    let rendered = "(snapshot, edits rendered)";
     same(&root, "", "cold");
     let written = std::fs::read(&snapshot).unwrap();
     assert!(!edits.exists());
@@ -500,13 +507,7 @@ fn an_edit_amends_the_snapshot_in_its_edits_file() {
         .iter()
         .enumerate()
     {
-        state.apply(e);
-        state.write(&root);
-        same(
-            &root,
-            "(snapshot, edits rendered)",
-            &format!("edit {i}: {e:?}"),
-        );
+        edit(&mut state, e, rendered, &format!("edit {i}: {e:?}"));
         assert_eq!(std::fs::read(&snapshot).unwrap(), written, "edit {i}");
         assert!(edits.is_file(), "edit {i}");
     }
@@ -515,30 +516,30 @@ fn an_edit_amends_the_snapshot_in_its_edits_file() {
 
     // A third model edited is more than a project this small keeps aside:
     // the snapshot is written whole with the three, and the edits file goes.
-    state.apply(&Edit::Filter(2));
-    state.write(&root);
-    same(&root, "(snapshot, edits rendered)", "a third model edited");
+    edit(
+        &mut state,
+        &Edit::Filter(2),
+        rendered,
+        "a third model edited",
+    );
     assert_ne!(std::fs::read(&snapshot).unwrap(), written);
     assert!(!edits.exists());
     same(&root, "(snapshot)", "after the fold");
 
-    // Damaged: the snapshot alone is used, and the edited models rendered.
+    // The next edit amends the new snapshot in a new edits file.
     let written = std::fs::read(&snapshot).unwrap();
-    state.apply(&Edit::Star(3));
-    state.write(&root);
-    same(&root, "(snapshot, edits rendered)", "one more edit");
+    edit(&mut state, &Edit::Star(3), rendered, "one more edit");
     assert_eq!(std::fs::read(&snapshot).unwrap(), written);
     assert_ne!(std::fs::read(&edits).unwrap(), amended);
 
+    // Damaged: the snapshot alone is used, and the edited models rendered.
     let text = std::fs::read(&edits).unwrap();
     std::fs::write(&edits, &text[..text.len() / 2]).unwrap();
-    same(&root, "(snapshot, edits rendered)", "a torn edits file");
+    same(&root, rendered, "a torn edits file");
     same(&root, "(snapshot)", "the edits file written again");
 
     // A full read writes the snapshot whole, and its edits file goes.
-    state.apply(&Edit::Macro);
-    state.write(&root);
-    same(&root, "", "a macro edited");
+    edit(&mut state, &Edit::Macro, "", "a macro edited");
     assert_ne!(std::fs::read(&snapshot).unwrap(), written);
     assert!(!edits.exists());
     same(&root, "(snapshot)", "after the full read");

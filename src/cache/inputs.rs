@@ -143,7 +143,8 @@ impl Recorder {
                     listing,
                 })
                 .collect(),
-            moved: Default::default(),
+            moved_files: BTreeSet::new(),
+            moved_dirs: BTreeSet::new(),
         }
     }
 }
@@ -170,11 +171,14 @@ struct DirState {
 pub struct Inputs {
     files: Vec<FileState>,
     dirs: Vec<DirState>,
-    /// The entries this run changed or took from an [`InputsDelta`]: what
-    /// [`Inputs::delta`] writes, so a record amended in place costs the
-    /// entries that moved, not the whole list again.
+    /// The places of the files, and of the folders, this run changed or
+    /// took from an [`InputsDelta`]: what [`Inputs::delta`] writes, so a
+    /// record amended in place costs the entries that moved, not the whole
+    /// list again.
     #[serde(skip)]
-    moved: (BTreeSet<usize>, BTreeSet<usize>),
+    moved_files: BTreeSet<usize>,
+    #[serde(skip)]
+    moved_dirs: BTreeSet<usize>,
 }
 
 /// The entries of an [`Inputs`] that differ from the record it amends,
@@ -188,13 +192,8 @@ pub struct InputsDelta {
 
 impl InputsDelta {
     /// How many entries it holds.
-    pub fn len(&self) -> usize {
+    pub fn entries(&self) -> usize {
         self.files.len() + self.dirs.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -277,8 +276,8 @@ impl Inputs {
                 .map(|(i, _)| i)
                 .collect()
         };
-        self.moved.0.extend(fresh(&files));
-        self.moved.1.extend(fresh(&dirs));
+        self.moved_files.extend(fresh(&files));
+        self.moved_dirs.extend(fresh(&dirs));
         Changes {
             listing: dirs.iter().any(|d| d.0),
             files: self
@@ -304,7 +303,7 @@ impl Inputs {
         {
             f.hash = text.map(hash);
             f.stat = stat(path, started);
-            self.moved.0.insert(i);
+            self.moved_files.insert(i);
         }
     }
 
@@ -313,14 +312,12 @@ impl Inputs {
     pub fn delta(&self) -> InputsDelta {
         InputsDelta {
             files: self
-                .moved
-                .0
+                .moved_files
                 .iter()
                 .map(|&i| (i, self.files[i].clone()))
                 .collect(),
             dirs: self
-                .moved
-                .1
+                .moved_dirs
                 .iter()
                 .map(|&i| (i, self.dirs[i].path.clone(), self.dirs[i].stat))
                 .collect(),
@@ -334,12 +331,12 @@ impl Inputs {
         for (i, f) in &delta.files {
             let at = self.files.get_mut(*i).filter(|e| e.path == f.path)?;
             *at = f.clone();
-            self.moved.0.insert(*i);
+            self.moved_files.insert(*i);
         }
         for (i, path, stat) in &delta.dirs {
             let at = self.dirs.get_mut(*i).filter(|e| e.path == *path)?;
             at.stat = *stat;
-            self.moved.1.insert(*i);
+            self.moved_dirs.insert(*i);
         }
         Some(())
     }

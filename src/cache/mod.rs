@@ -229,15 +229,13 @@ impl Cache {
     /// reader's own format), if the file holds that key from this build.
     pub fn snapshot(&self, name: &str, key: Key) -> Option<Snapshot> {
         let dir = self.dir.as_ref()?;
-        let bytes = read_bounded(&dir.join(snapshot_file(name)))?;
-        let end = bytes.iter().position(|b| *b == b'\n')?;
-        let header: SnapshotHeader = serde_json::from_slice(&bytes[..end]).ok()?;
+        let (header, bytes, start) = read_headed::<SnapshotHeader>(&dir.join(snapshot_file(name)))?;
         if header.build != build() || header.key != hex(key) {
             return None;
         }
         Some(Snapshot {
             bytes,
-            start: end + 1,
+            start,
             id: header.id,
         })
     }
@@ -247,13 +245,12 @@ impl Cache {
     /// for this very snapshot (its id, so never a stale one).
     pub fn snapshot_edits(&self, name: &str, key: Key, base: &Snapshot) -> Option<Vec<u8>> {
         let dir = self.dir.as_ref()?;
-        let bytes = read_bounded(&dir.join(edits_file(name)))?;
-        let end = bytes.iter().position(|b| *b == b'\n')?;
-        let header: EditsHeader = serde_json::from_slice(&bytes[..end]).ok()?;
+        let (header, mut bytes, start) = read_headed::<EditsHeader>(&dir.join(edits_file(name)))?;
         if header.build != build() || header.key != hex(key) || header.base != base.id {
             return None;
         }
-        Some(bytes[end + 1..].to_vec())
+        bytes.drain(..start);
+        Some(bytes)
     }
 
     /// Writes the edits file of the snapshot `base` (read under `key`),
@@ -498,6 +495,15 @@ fn read_bounded(path: &Path) -> Option<Vec<u8>> {
     // Files are replaced by renames, never written in place, so the open
     // file keeps this length; a short read is a miss all the same.
     read_whole(&file, usize::try_from(len).ok()?).ok()
+}
+
+/// A cache file whose first line is a JSON header: the header, the bytes
+/// read, and where the body after the header starts.
+fn read_headed<H: DeserializeOwned>(path: &Path) -> Option<(H, Vec<u8>, usize)> {
+    let bytes = read_bounded(path)?;
+    let end = bytes.iter().position(|b| *b == b'\n')?;
+    let header = serde_json::from_slice(&bytes[..end]).ok()?;
+    Some((header, bytes, end + 1))
 }
 
 /// The first `len` bytes of `file`, a large file in pieces on every core:

@@ -160,12 +160,12 @@ impl SlotIn {
 
 /// A slot's line; an error for a slot that kept no template (it could
 /// not be rendered again), which leaves the snapshot unwritten.
-fn slot_text(s: &Slot) -> std::io::Result<String> {
+fn slot_text(s: &Slot) -> std::io::Result<Box<RawValue>> {
     let meta = s
         .meta
         .as_deref()
         .ok_or_else(|| std::io::Error::other("a model kept no template"))?;
-    serde_json::to_string(&SlotOut {
+    serde_json::value::to_raw_value(&SlotOut {
         meta,
         editable: s.editable,
         called: &s.called,
@@ -211,9 +211,10 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
         line(w, state.as_bytes())?;
         line(w, count.as_bytes())?;
         for batch in loaded.slots.chunks(BATCH) {
-            let rows: Vec<std::io::Result<String>> = batch.par_iter().map(slot_text).collect();
+            let rows: Vec<std::io::Result<Box<RawValue>>> =
+                batch.par_iter().map(slot_text).collect();
             for row in rows {
-                line(w, row?.as_bytes())?;
+                line(w, row?.get().as_bytes())?;
             }
         }
         for s in &loaded.slots {
@@ -329,7 +330,7 @@ impl Edits {
     /// a small part of the snapshot (on the 10,000-model project, 250
     /// models of 2.6 KB each, against 30 MB).
     fn too_many(&self, models: usize) -> bool {
-        self.models.len() > (models / 40).max(2) || self.inputs.len() > (models / 5).max(16)
+        self.models.len() > (models / 40).max(2) || self.inputs.entries() > (models / 5).max(16)
     }
 }
 
@@ -357,6 +358,10 @@ pub(super) fn reuse(
         .snapshot_edits(NAME, key, &kept)
         .and_then(|body| Edits::read(&body))
         .unwrap_or_default();
+    // A model past the snapshot's is not an edit of this snapshot.
+    if edits.models.range(rows.len()..).next().is_some() {
+        return None;
+    }
     // The inputs with their stats, and the models, are read at once, on
     // both cores.
     let (inputs_and_changes, slots) = rayon::join(
@@ -386,8 +391,6 @@ pub(super) fn reuse(
                     Some(slot.into_slot(sql))
                 })
                 .collect_into_vec(&mut read);
-            // An edit past the models is an edits file of another snapshot.
-            (edits.models.range(rows.len()..).next().is_none()).then_some(())?;
             read.into_iter().collect()
         },
     );
@@ -406,16 +409,13 @@ pub(super) fn reuse(
     }
     if rewrite {
         for &i in &edited {
-            let Ok(text) = slot_text(&slots[i]) else {
-                return None;
-            };
-            let slot = RawValue::from_string(text).ok()?;
+            let slot = slot_text(&slots[i]).ok()?;
             edits.models.insert(i, (slot, slots[i].job.sql.clone()));
         }
         edits.inputs = inputs.delta();
         match edits.too_many(slots.len()) {
             false => cache.write_snapshot_edits(NAME, key, &kept, |w| edits.write(w)),
-            true => write_whole_aside(cache, key, kept, &inputs, &slots, edits),
+            true => write_whole_aside(cache, key, kept, spans, &inputs, &slots, edits),
         }
     }
     let prelude = Part {
@@ -445,11 +445,13 @@ pub(super) fn reuse(
 
 /// Writes the snapshot `kept` whole again with its `edits` folded in, on a
 /// thread of its own while the run goes on: the edited models' lines and
-/// SQL from `edits`, the rest copied from the file read.
+/// SQL from `edits`, the rest copied from the file read (each model's SQL
+/// at its place in `spans`).
 fn write_whole_aside(
     cache: &Cache,
     key: Key,
     kept: Snapshot,
+    spans: Vec<Option<Range<usize>>>,
     inputs: &Inputs,
     slots: &[Slot],
     edits: Edits,
@@ -462,8 +464,6 @@ fn write_whole_aside(
         let unread = || std::io::Error::other("the snapshot read no longer splits");
         let (head, rest) = split_lines(kept.body(), 4).ok_or_else(unread)?;
         let (rows, raw) = split_lines(rest, models).ok_or_else(unread)?;
-        let lengths: Count = serde_json::from_slice(head[3]).map_err(std::io::Error::other)?;
-        let spans = sql_spans(&lengths.sql, raw).ok_or_else(unread)?;
         line(w, inputs.as_bytes())?;
         line(w, head[1])?;
         line(w, head[2])?;
