@@ -26,6 +26,10 @@
 //! assert_eq!(lineage.intermediates, ["s"]);
 //! ```
 
+// One mapping of a cache file is the only unsafe code (cache/mod.rs,
+// `map_bounded`); everything else stays safe.
+#![deny(unsafe_code)]
+
 pub mod cache;
 pub mod config;
 pub mod diff;

@@ -229,12 +229,13 @@ impl Cache {
     /// reader's own format), if the file holds that key from this build.
     pub fn snapshot(&self, name: &str, key: Key) -> Option<Snapshot> {
         let dir = self.dir.as_ref()?;
-        let (header, bytes, start) = read_headed::<SnapshotHeader>(&dir.join(snapshot_file(name)))?;
+        let (header, bytes, start) =
+            read_headed::<SnapshotHeader, _>(&dir.join(snapshot_file(name)), map_bounded)?;
         if header.build != build() || header.key != hex(key) {
             return None;
         }
         Some(Snapshot {
-            bytes,
+            bytes: std::sync::Arc::new(bytes),
             start,
             id: header.id,
         })
@@ -245,10 +246,12 @@ impl Cache {
     /// for this very snapshot (its id, so never a stale one).
     pub fn snapshot_edits(&self, name: &str, key: Key, base: &Snapshot) -> Option<Vec<u8>> {
         let dir = self.dir.as_ref()?;
-        let (header, mut bytes, start) = read_headed::<EditsHeader>(&dir.join(edits_file(name)))?;
+        let (header, bytes, start) =
+            read_headed::<EditsHeader, _>(&dir.join(edits_file(name)), read_bounded)?;
         if header.build != build() || header.key != hex(key) || header.base != base.id {
             return None;
         }
+        let mut bytes = bytes.to_vec();
         bytes.drain(..start);
         Some(bytes)
     }
@@ -402,7 +405,7 @@ impl Cache {
 
 /// A snapshot as read: the file's bytes after its first line.
 pub struct Snapshot {
-    bytes: Vec<u8>,
+    bytes: std::sync::Arc<Bytes>,
     start: usize,
     /// Which write of the snapshot this is, for its edits file to name.
     id: String,
@@ -412,6 +415,43 @@ impl Snapshot {
     /// What the reader kept.
     pub fn body(&self) -> &[u8] {
         &self.bytes[self.start..]
+    }
+
+    /// The whole file's bytes, for what keeps parts of the body (a model's
+    /// SQL) past the snapshot: [`Snapshot::start`] is where the body begins.
+    pub fn bytes(&self) -> &std::sync::Arc<Bytes> {
+        &self.bytes
+    }
+
+    /// Where the body begins in [`Snapshot::bytes`].
+    pub fn start(&self) -> usize {
+        self.start
+    }
+}
+
+/// A cache file's bytes: mapped, for a snapshot (most of a warm run's
+/// read was the kernel faulting in a fresh buffer's pages, and then a copy
+/// of each model's SQL out of it), or read.
+pub struct Bytes(BytesOf);
+
+enum BytesOf {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            BytesOf::Mapped(m) => m,
+            BytesOf::Read(v) => v,
+        }
+    }
+}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Bytes({} bytes)", self.len())
     }
 }
 
@@ -497,10 +537,35 @@ fn read_bounded(path: &Path) -> Option<Vec<u8>> {
     read_whole(&file, usize::try_from(len).ok()?).ok()
 }
 
-/// A cache file whose first line is a JSON header: the header, the bytes
-/// read, and where the body after the header starts.
-fn read_headed<H: DeserializeOwned>(path: &Path) -> Option<(H, Vec<u8>, usize)> {
-    let bytes = read_bounded(path)?;
+/// The cache file `path` mapped into memory, on the terms of
+/// [`read_bounded`].
+fn map_bounded(path: &Path) -> Option<Bytes> {
+    let file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    if len > MAX_FILE {
+        return None;
+    }
+    if len == 0 {
+        return Some(Bytes(BytesOf::Read(Vec::new())));
+    }
+    // SAFETY: a mapping is sound while no one changes the file under it.
+    // ripple never writes a cache file in place: every write goes to a new
+    // file renamed over the old one, so the file mapped here keeps its
+    // bytes and length even when a later write replaces it. Only another
+    // program writing into `.ripple_cache` could change it (docs/cache.md
+    // says not to), as ripgrep maps the files it searches.
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    Some(Bytes(BytesOf::Mapped(map)))
+}
+
+/// A cache file whose first line is a JSON header, read by `read`: the
+/// header, the bytes, and where the body after the header starts.
+fn read_headed<H: DeserializeOwned, B: std::ops::Deref<Target = [u8]>>(
+    path: &Path,
+    read: fn(&Path) -> Option<B>,
+) -> Option<(H, B, usize)> {
+    let bytes = read(path)?;
     let end = bytes.iter().position(|b| *b == b'\n')?;
     let header = serde_json::from_slice(&bytes[..end]).ok()?;
     Some((header, bytes, end + 1))

@@ -396,15 +396,21 @@ impl LineageGraph {
         }
 
         drop(resolver);
-        let mut all: Vec<Dataset> = datasets;
+        let mut datasets = datasets;
+        // A project keeps its datasets sorted by id; one built by hand may not.
+        if !datasets.is_sorted_by(|a, b| a.id <= b.id) {
+            datasets.sort_by(|a, b| a.id.cmp(&b.id));
+        }
+        let nodes = datasets.len() + new_tables.len();
         // Readers never make `table.` or `path.` datasets, so these ids are
-        // all new.
-        for (id, relation) in new_tables {
+        // all new, and in order (a map's): merged with the datasets, every
+        // node is added in id order without gathering them in one more list.
+        let mut tables = new_tables.into_iter().map(|(id, relation)| {
             let kind = match id.starts_with("path.") {
                 true => DatasetKind::Path,
                 false => DatasetKind::Table,
             };
-            all.push(Dataset {
+            Dataset {
                 name: relation.clone(),
                 relation,
                 id,
@@ -416,12 +422,20 @@ impl LineageGraph {
                 columns: Vec::new(),
                 config: BTreeMap::new(),
                 tests: false,
-            });
-        }
-        all.sort_by(|a, b| a.id.cmp(&b.id));
-        let mut graph = DiGraph::with_capacity(all.len(), edges.len());
-        let mut index = HashMap::with_capacity(all.len());
-        for d in all {
+            }
+        });
+        let mut graph = DiGraph::with_capacity(nodes, edges.len());
+        let mut index = HashMap::with_capacity(nodes);
+        let mut declared = datasets.into_iter().peekable();
+        let mut table = tables.next();
+        loop {
+            let d = match (declared.peek(), &table) {
+                (Some(d), Some(t)) if t.id < d.id => std::mem::replace(&mut table, tables.next()),
+                (Some(_), _) => declared.next(),
+                (None, Some(_)) => std::mem::replace(&mut table, tables.next()),
+                (None, None) => None,
+            };
+            let Some(d) = d else { break };
             let id = d.id.clone();
             index.insert(id, graph.add_node(d));
         }

@@ -156,7 +156,7 @@ pub(crate) fn load(root: &Path, path: &Path) -> Part {
                         .get("compiled_code")
                         .or_else(|| node.get("raw_code"))
                         .and_then(Value::as_str)
-                        .map(str::to_string),
+                        .map(|s| s.to_string().into()),
                     airflow: None,
                     built_by: None,
                     needs_warehouse: Vec::new(),

@@ -116,7 +116,7 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
         reads,
         writes,
         feeds,
-        sql: Some(text),
+        sql: Some(text.into()),
         airflow: None,
         built_by: None,
         needs_warehouse: Vec::new(),

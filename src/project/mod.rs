@@ -6,7 +6,9 @@ mod dag;
 mod diagnostic;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -185,15 +187,17 @@ pub struct Job {
     pub feeds: Option<BTreeMap<String, BTreeSet<String>>>,
     /// Its SQL (rendered, for dbt), for time facts read off the query.
     #[serde(skip)]
-    pub sql: Option<String>,
-    /// The Airflow DAG and task that run it, for executors.
+    pub sql: Option<Sql>,
+    /// The Airflow DAG and task that run it, for executors. Boxed, as is
+    /// `built_by`: most jobs have neither, and a job is moved several times
+    /// on its way into the graph.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub airflow: Option<AirflowTask>,
+    pub airflow: Option<Box<AirflowTask>>,
     /// For a dbt node: the Airflow task that builds it (an astronomer-cosmos
     /// task, a BashOperator running `dbt run`), for the Airflow executors.
     /// The job stays a dbt job.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub built_by: Option<AirflowTask>,
+    pub built_by: Option<Box<AirflowTask>>,
     /// For a dbt model: the calls through which it asks the warehouse
     /// (`run_query`, `dbt_utils.get_column_values`...), so what it reads may
     /// depend on data no static reader sees. Empty for most jobs.
@@ -203,6 +207,61 @@ pub struct Job {
     /// their edges carry `"evidence": "manifest"`.
     #[serde(skip)]
     pub from_manifest: BTreeSet<Target>,
+}
+
+/// A job's SQL text: its own, or a span of a cache file a warm run keeps
+/// mapped (10,000 models' SQL is 17 MB a run would otherwise copy, and
+/// most commands never read it).
+#[derive(Clone)]
+pub struct Sql(SqlOf);
+
+#[derive(Clone)]
+enum SqlOf {
+    Own(String),
+    Kept(Arc<crate::cache::Bytes>, Range<usize>),
+}
+
+impl Sql {
+    /// The text at `range` of `bytes`; `None` when it is not UTF-8 (or the
+    /// range is out of bounds).
+    pub fn kept(bytes: &Arc<crate::cache::Bytes>, range: Range<usize>) -> Option<Sql> {
+        std::str::from_utf8(bytes.get(range.clone())?).ok()?;
+        Some(Sql(SqlOf::Kept(Arc::clone(bytes), range)))
+    }
+}
+
+impl From<String> for Sql {
+    fn from(s: String) -> Sql {
+        Sql(SqlOf::Own(s))
+    }
+}
+
+impl std::ops::Deref for Sql {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match &self.0 {
+            SqlOf::Own(s) => s,
+            // Checked when kept; a cache file is never changed in place, so
+            // this is the same text (empty only if another program wrote
+            // into the mapped file, which docs/cache.md warns against).
+            SqlOf::Kept(bytes, range) => bytes
+                .get(range.clone())
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl PartialEq for Sql {
+    fn eq(&self, other: &Sql) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for Sql {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
 }
 
 /// The Airflow task behind a job.

@@ -135,11 +135,11 @@ pub fn build(c: &Case) -> LineageGraph {
             }],
             feeds: None,
             sql: None,
-            airflow: Some(AirflowTask {
+            airflow: Some(Box::new(AirflowTask {
                 dag_id: "dag".to_string(),
                 task_id: name(i),
                 template: None,
-            }),
+            })),
             built_by: None,
             needs_warehouse: Vec::new(),
             from_manifest: Default::default(),

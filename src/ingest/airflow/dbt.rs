@@ -182,11 +182,11 @@ pub(crate) fn link(project: &mut Project) {
         if let Some((dag_id, task_id)) = builder.get(&job.id)
             && job.kind.is_dbt()
         {
-            job.built_by = Some(AirflowTask {
+            job.built_by = Some(Box::new(AirflowTask {
                 dag_id: dag_id.clone(),
                 task_id: task_id.clone(),
                 template: None,
-            });
+            }));
         }
     }
     project.diagnostics.extend(warnings);

@@ -195,12 +195,12 @@ impl Dags {
                     reads: t.reads.iter().map(reference).collect(),
                     writes: t.writes.iter().map(reference).collect(),
                     feeds: t.feeds.clone(),
-                    sql: t.sql.clone(),
-                    airflow: Some(AirflowTask {
+                    sql: t.sql.clone().map(Into::into),
+                    airflow: Some(Box::new(AirflowTask {
                         dag_id: dag.dag_id.clone(),
                         task_id: t.task_id.clone(),
                         template: t.template.clone(),
-                    }),
+                    })),
                     built_by: None,
                     needs_warehouse: Vec::new(),
                     from_manifest: Default::default(),

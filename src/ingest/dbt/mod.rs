@@ -1051,7 +1051,7 @@ fn render_template(
             line: t.first_line,
         }],
         feeds: None,
-        sql: result.ok(),
+        sql: result.ok().map(Into::into),
         airflow: None,
         built_by: None,
         needs_warehouse,

@@ -29,7 +29,7 @@ use super::{Loaded, Loading, Slot, Template, relation_for, relist, render_templa
 use crate::cache::inputs::{Inputs, InputsDelta};
 use crate::cache::{Cache, Key, KeyBuilder, Snapshot};
 use crate::config::Config;
-use crate::project::{Dataset, Diagnostic, Job, Part};
+use crate::project::{Dataset, Diagnostic, Job, Part, Sql};
 
 /// The snapshot's name in the cache folder.
 const NAME: &str = "dbt";
@@ -142,7 +142,7 @@ struct SlotIn {
 }
 
 impl SlotIn {
-    fn into_slot(self, sql: Option<String>) -> Slot {
+    fn into_slot(self, sql: Option<Sql>) -> Slot {
         let mut dataset = self.dataset;
         dataset.tests = self.tests;
         let mut job = self.job;
@@ -230,7 +230,7 @@ fn count_line(slots: &[Slot]) -> String {
         models: slots.len(),
         sql: slots
             .iter()
-            .map(|s| s.job.sql.as_ref().map(String::len))
+            .map(|s| s.job.sql.as_ref().map(|q| q.len()))
             .collect(),
     })
     .unwrap_or_default()
@@ -354,6 +354,8 @@ pub(super) fn reuse(
     }
     let (rows, raw) = split_lines(rest, count.models)?;
     let spans = sql_spans(&count.sql, raw)?;
+    // The raw text ends the file: its place in the file's bytes.
+    let base = kept.bytes().len() - raw.len();
     let mut edits = cache
         .snapshot_edits(NAME, key, &kept)
         .and_then(|body| Edits::read(&body))
@@ -381,11 +383,12 @@ pub(super) fn reuse(
                 .map(|(i, (row, span))| {
                     if let Some((slot, sql)) = edits.models.get(&i) {
                         let slot: SlotIn = serde_json::from_str(slot.get()).ok()?;
-                        return Some(slot.into_slot(sql.clone()));
+                        return Some(slot.into_slot(sql.clone().map(Sql::from)));
                     }
                     let slot: SlotIn = serde_json::from_slice(row).ok()?;
+                    // Kept where the snapshot's mapping holds it, not copied.
                     let sql = match span {
-                        Some(r) => Some(std::str::from_utf8(&raw[r.clone()]).ok()?.to_owned()),
+                        Some(r) => Some(Sql::kept(kept.bytes(), base + r.start..base + r.end)?),
                         None => None,
                     };
                     Some(slot.into_slot(sql))
@@ -410,7 +413,8 @@ pub(super) fn reuse(
     if rewrite {
         for &i in &edited {
             let slot = slot_text(&slots[i]).ok()?;
-            edits.models.insert(i, (slot, slots[i].job.sql.clone()));
+            let sql = slots[i].job.sql.as_deref().map(str::to_string);
+            edits.models.insert(i, (slot, sql));
         }
         edits.inputs = inputs.delta();
         match edits.too_many(slots.len()) {
