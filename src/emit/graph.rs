@@ -55,10 +55,12 @@ fn edges<'a>(
     g: &'a LineageGraph,
     nodes: &BTreeSet<NodeIndex>,
 ) -> Vec<(NodeIndex, NodeIndex, &'a crate::graph::Edge)> {
+    // Every node selected (the usual `ripple graph`): nothing to look up.
+    let all = nodes.len() == g.graph.node_count();
     let mut out: Vec<_> = g
         .graph
         .edge_references()
-        .filter(|e| nodes.contains(&e.source()) && nodes.contains(&e.target()))
+        .filter(|e| all || (nodes.contains(&e.source()) && nodes.contains(&e.target())))
         .map(|e| (e.source(), e.target(), e.weight()))
         .collect();
     out.sort_by(|a, b| {
@@ -116,16 +118,26 @@ fn json_whole(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
 /// The document [`json`] writes.
 fn document<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Document<'a> {
     let edges = edges(g, nodes);
-    let needs_warehouse: Vec<&str> = nodes
-        .iter()
-        .map(|&n| g.graph[n].id.as_str())
-        .filter(|id| {
-            g.writers.get(*id).is_some_and(|jobs| {
-                jobs.iter()
-                    .any(|j| g.jobs.get(j).is_some_and(|j| !j.needs_warehouse.is_empty()))
-            })
-        })
+    // Few jobs ask the warehouse, and most projects have none: found
+    // first, so a node is looked up only when there are some.
+    let asking: BTreeSet<&str> = g
+        .jobs
+        .values()
+        .filter(|j| !j.needs_warehouse.is_empty())
+        .map(|j| j.id.as_str())
         .collect();
+    let needs_warehouse: Vec<&str> = match asking.is_empty() {
+        true => Vec::new(),
+        false => nodes
+            .iter()
+            .map(|&n| g.graph[n].id.as_str())
+            .filter(|id| {
+                g.writers
+                    .get(*id)
+                    .is_some_and(|jobs| jobs.iter().any(|j| asking.contains(j.as_str())))
+            })
+            .collect(),
+    };
     Document {
         schema_version: SCHEMA_VERSION,
         summary: Summary {

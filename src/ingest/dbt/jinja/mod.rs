@@ -136,6 +136,7 @@ impl Object for Capture {}
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Relations {
     /// Model, seed and snapshot relations by name.
+    #[serde(deserialize_with = "sized::deserialize")]
     pub by_name: HashMap<String, Relation>,
     /// Source relations by (source, table).
     #[serde(with = "pairs")]
@@ -164,6 +165,35 @@ mod pairs {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Map, D::Error> {
         let entries: Vec<((String, String), super::Relation)> = Vec::deserialize(d)?;
         Ok(entries.into_iter().collect())
+    }
+}
+
+/// A map read whole before it is built, so it is sized once: JSON gives
+/// no length, and a map grown entry by entry rehashed 10,000 relations
+/// over and over on every warm run that renders an edit.
+mod sized {
+    use std::collections::HashMap;
+
+    use serde::de::{Deserializer, MapAccess, Visitor};
+
+    type Map = HashMap<String, super::Relation>;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Map, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = Map;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of relations")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Map, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(e) = m.next_entry()? {
+                    entries.push(e);
+                }
+                Ok(entries.into_iter().collect())
+            }
+        }
+        d.deserialize_map(Entries)
     }
 }
 
