@@ -752,7 +752,11 @@ mod tests {
 
     /// Relations `r0`..`r5`; datasets declare some of them (two may share
     /// one: the first by id wins), in any order; jobs read and write any.
-    fn case() -> impl Strategy<Value = (Vec<(usize, usize)>, Vec<(usize, Vec<usize>)>)> {
+    /// (dataset number, relation number) pairs, and (relation written,
+    /// relations read) per job.
+    type Case = (Vec<(usize, usize)>, Vec<(usize, Vec<usize>)>);
+
+    fn case() -> impl Strategy<Value = Case> {
         (
             prop::collection::vec((0..8usize, 0..6usize), 0..6),
             prop::collection::vec((0..6usize, prop::collection::vec(0..6usize, 0..4)), 0..8),
