@@ -95,6 +95,11 @@ impl KeyBuilder {
         self.str(&text)
     }
 
+    /// Adds another key.
+    pub fn key(&mut self, k: Key) -> &mut Self {
+        self.bytes(&k.0.to_le_bytes())
+    }
+
     /// The key.
     pub fn finish(&self) -> Key {
         Key(self.0.finish128().as_u128())
@@ -426,6 +431,11 @@ impl Snapshot {
     /// Where the body begins in [`Snapshot::bytes`].
     pub fn start(&self) -> usize {
         self.start
+    }
+
+    /// Which write of the snapshot this is: another write, another id.
+    pub fn id(&self) -> &str {
+        &self.id
     }
 }
 

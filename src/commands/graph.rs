@@ -55,7 +55,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(ripple::post::Endpoint::parse)
         .transpose()?;
-    let g = args.project.graph()?;
+    let project = args.project.load()?;
+    // The whole graph as JSON depends on the graph alone: a run over the
+    // same lineage (an edit to a model's SQL that changed none of what was
+    // read from it) writes the document kept by the last one.
+    let keep = match (args.format, &endpoint, &args.select, project.lineage) {
+        (Format::Json, None, None, Some(lineage)) => Some(lineage),
+        _ => None,
+    };
+    if let Some(kept) = keep.and_then(|k| emit::graph::kept_json(&project.cache, k)) {
+        ripple::timings::phase("output", || {
+            write_output_with(args.output.as_deref(), |w| w.write_all(kept.document()))
+        })?;
+        warn_of_errors(kept.errors);
+        // Left to the OS at exit, as a built graph is.
+        std::mem::forget(project);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cache = project.cache.clone();
+    let g = super::ProjectArgs::build(project);
     let nodes: BTreeSet<_> = match &args.select {
         Some(sel) => Selector::parse(sel)?.select(g)?,
         None => g.graph.node_indices().collect(),
@@ -70,12 +88,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.format == Format::Json && endpoint.is_none() {
         // Written as it is made, on every core: the document of a large
         // project is megabytes.
+        let mut kept = keep.map(|_| Vec::new());
         ripple::timings::phase("output", || {
-            write_output_with(args.output.as_deref(), |w| {
-                emit::graph::write_json(g, &nodes, w)
+            write_output_with(args.output.as_deref(), |w| match &mut kept {
+                Some(copy) => emit::graph::write_json(g, &nodes, &mut Tee(w, copy)),
+                None => emit::graph::write_json(g, &nodes, w),
             })
         })?;
-        warn_if_incomplete(g);
+        let errors = errors(g);
+        if let (Some(lineage), Some(document)) = (keep, kept) {
+            emit::graph::keep_json(&cache, lineage, errors, document);
+        }
+        warn_of_errors(errors);
         return Ok(ExitCode::SUCCESS);
     }
     let text = ripple::timings::phase("output", || {
@@ -110,9 +134,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Writes to a writer and keeps a copy.
+struct Tee<'a>(&'a mut dyn std::io::Write, &'a mut Vec<u8>);
+
+impl std::io::Write for Tee<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.0.write(buf)?;
+        self.1.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// The errors found reading the project and building its graph.
+fn errors(g: &ripple::graph::LineageGraph) -> usize {
+    emit::check::counts(&g.diagnostics).0
+}
+
 /// One line on standard error when reading the project went wrong.
 fn warn_if_incomplete(g: &ripple::graph::LineageGraph) {
-    let (errors, _) = emit::check::counts(&g.diagnostics);
+    warn_of_errors(errors(g));
+}
+
+/// [`warn_if_incomplete`] for a count of errors.
+fn warn_of_errors(errors: usize) {
     if errors > 0 {
         eprintln!(
             "warning: {errors} problem{} while reading the project; the graph may be incomplete (see `ripple check`)",

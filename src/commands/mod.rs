@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use ripple::graph::LineageGraph;
 use ripple::impact::ImpactRequest;
 use ripple::ingest::{LoadOptions, load_project};
+use ripple::project::Project;
 use ripple::time::TimeKey;
 
 /// Exit code for bad input or usage (clap uses it too).
@@ -44,6 +45,13 @@ impl ProjectArgs {
     /// graph lives until the process exits: freeing a 10,000-model graph
     /// piece by piece took 5 % of `ripple graph`, and the OS frees it at once.
     pub fn graph(&self) -> anyhow::Result<&'static LineageGraph> {
+        let project = self.load()?;
+        Ok(Self::build(project))
+    }
+
+    /// Loads the project, with a progress bar on a terminal; its cache is
+    /// saved when the command is done.
+    pub fn load(&self) -> anyhow::Result<Project> {
         let bar = crate::progress::Bar::new();
         let options = LoadOptions {
             manifest: self.manifest.clone(),
@@ -51,13 +59,18 @@ impl ProjectArgs {
             cache: self.cache(),
         };
         let project = load_project(&self.project, &options)?;
-        let g: &'static LineageGraph = Box::leak(Box::new(ripple::timings::phase("graph", || {
-            LineageGraph::build(project)
-        })));
         if let Ok(mut opened) = OPENED.lock() {
-            opened.push(g.cache.clone());
+            opened.push(project.cache.clone());
         }
-        Ok(g)
+        Ok(project)
+    }
+
+    /// The graph of `project`, kept until the process exits (see
+    /// [`ProjectArgs::graph`]).
+    pub fn build(project: Project) -> &'static LineageGraph {
+        Box::leak(Box::new(ripple::timings::phase("graph", || {
+            LineageGraph::build(project)
+        })))
     }
 
     /// The cache folder, unless `--no-cache`.

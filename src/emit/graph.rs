@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::SCHEMA_VERSION;
 use super::dot;
+use crate::cache::{Cache, Key, KeyBuilder, Snapshot};
 use crate::graph::LineageGraph;
 
 #[derive(Serialize)]
@@ -113,6 +114,62 @@ fn json_whole(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
     let mut out = serde_json::to_string_pretty(&document(g, nodes)).unwrap_or_default();
     out.push('\n');
     out
+}
+
+/// The name the whole graph's JSON document is kept under in the warm
+/// cache (docs/cache.md, "Answers").
+const KEPT: &str = "graph-json";
+
+/// The key the whole graph's JSON is kept under, for a project whose
+/// lineage digest is `lineage` ([`crate::project::Project::lineage`]).
+fn kept_key(lineage: Key) -> Key {
+    KeyBuilder::default()
+        .str(KEPT)
+        .u64(SCHEMA_VERSION.into())
+        .key(lineage)
+        .finish()
+}
+
+/// The whole graph's JSON document as [`write_json`] wrote it for a
+/// project of the same lineage, kept in `cache`, and how many errors were
+/// found reading and building that graph; `None` when none is kept. The
+/// document is made of the graph alone, and the graph of what the digest
+/// covers, so it is this project's document.
+pub fn kept_json(cache: &Cache, lineage: Key) -> Option<KeptJson> {
+    let kept = cache.snapshot(KEPT, kept_key(lineage))?;
+    let body = kept.body();
+    let end = memchr::memchr(b'\n', body)?;
+    let errors = std::str::from_utf8(&body[..end]).ok()?.parse().ok()?;
+    Some(KeptJson {
+        errors,
+        at: end + 1,
+        kept,
+    })
+}
+
+/// A whole graph's JSON document kept in the warm cache.
+pub struct KeptJson {
+    /// The errors found reading and building its graph.
+    pub errors: usize,
+    at: usize,
+    kept: Snapshot,
+}
+
+impl KeptJson {
+    /// The document.
+    pub fn document(&self) -> &[u8] {
+        &self.kept.body()[self.at..]
+    }
+}
+
+/// Keeps `document`, the whole graph's JSON of a project whose lineage
+/// digest is `lineage` and whose graph had `errors` errors, for the next
+/// run of the same lineage: written on a thread of its own.
+pub fn keep_json(cache: &Cache, lineage: Key, errors: usize, document: Vec<u8>) {
+    cache.write_snapshot_aside(KEPT, kept_key(lineage), move |w| {
+        writeln!(w, "{errors}")?;
+        w.write_all(&document)
+    });
 }
 
 /// The document [`json`] writes.

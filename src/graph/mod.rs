@@ -379,6 +379,7 @@ impl LineageGraph {
             dags,
             dbt_shadow_macro,
             cache,
+            lineage: _,
         } = project;
         // A project keeps its datasets sorted by id; one built by hand may not.
         if !datasets.is_sorted_by(|a, b| a.id <= b.id) {

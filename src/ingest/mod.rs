@@ -79,11 +79,14 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
         ..Project::default()
     };
     let is_dbt = dbt::is_dbt_project(root);
+    // The dbt part's lineage digest, while nothing else is read.
+    let mut lineage = None;
     if is_dbt {
         let started = std::time::Instant::now();
         let (part, how) = dbt::load(root, &config, options.progress, &project.cache);
         crate::timings::record(how.phase(), started.elapsed());
         project.add(part);
+        lineage = how.lineage();
     }
     // Paths ripple.yml names stay inside the project; `--manifest` on the
     // command line is the user's own choice.
@@ -98,8 +101,12 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     let models = confine(&config.models, "models");
     let dags = confine(&config.dags, "dags");
     let catalog = confine(config.catalog.as_slice(), "catalog");
+    if !refused.is_empty() {
+        lineage = None;
+    }
     project.diagnostics.extend(refused);
     if let Some(path) = options.manifest.clone().or(manifest.into_iter().next()) {
+        lineage = None;
         let part = phase("manifest", || manifest::load(root, &path));
         if is_dbt {
             fill_from_manifest(&mut project, part);
@@ -123,14 +130,45 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
                 .into_iter()
                 .filter(|p| !excluded.iter().any(|x| p.starts_with(x))),
         );
+        if !found.problems.is_empty() {
+            lineage = None;
+        }
         project.diagnostics.extend(found.problems);
     }
-    project.add(phase("sql files", || {
-        sql_files::load(root, &sql_paths, config.dialect)
-    }));
-    project.add(phase("airflow dags", || {
-        airflow::load(root, &excluded, config.dialect)
-    }));
+    // The digest speaks for the dbt part alone: anything else read (SQL
+    // files, DAG files, a catalog) is not in it.
+    let others = [
+        phase("sql files", || {
+            sql_files::load(root, &sql_paths, config.dialect)
+        }),
+        phase("airflow dags", || {
+            airflow::load(root, &excluded, config.dialect)
+        }),
+    ];
+    for part in others {
+        if !(part.datasets.is_empty()
+            && part.jobs.is_empty()
+            && part.diagnostics.is_empty()
+            && part.dags.is_empty()
+            && part.dbt_shadow_macro.is_none())
+        {
+            lineage = None;
+        }
+        project.add(part);
+    }
+    if !catalog.is_empty() {
+        lineage = None;
+    }
+    // What ripple.yml says shapes the graph too (its datasets' settings,
+    // the dialect): in the digest whole.
+    project.lineage = lineage.map(|k| {
+        crate::cache::KeyBuilder::default()
+            .str("project lineage")
+            .key(k)
+            .str(&format!("{config:?}"))
+            .str(&root.to_string_lossy())
+            .finish()
+    });
 
     project.config = config;
     dedup_datasets(&mut project.datasets, &mut project.diagnostics);

@@ -43,6 +43,12 @@ pub struct Project {
     /// Answers kept from earlier runs (off unless the loader was given a
     /// cache folder).
     pub cache: std::sync::Arc<crate::cache::Cache>,
+    /// A digest of everything the lineage graph is made of but the text
+    /// of the jobs' SQL, when the warm cache could tell it without reading
+    /// the project again (a dbt project from its snapshot, nothing else
+    /// read): two projects with the same digest have the same graph, so an
+    /// answer made of the graph alone can be kept under it.
+    pub lineage: Option<crate::cache::Key>,
 }
 
 /// What one reader found in a project folder: its share of the project.

@@ -18,7 +18,7 @@ use self::jinja::{
 use self::yaml::{ProjectFile, Properties, block_config, merge_config};
 use super::Progress;
 use super::files::{confine, line_of, read_error, relative, stem, walk};
-use crate::cache::Cache;
+use crate::cache::{Cache, Key};
 use crate::cache::inputs::{Listing, Recorder};
 use crate::config::Config;
 use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Part, Reference, Target};
@@ -82,15 +82,17 @@ pub(crate) fn load(
     (loaded.into_part(), Loading::Read)
 }
 
-/// How [`load`] came by the project, for `--timings`.
+/// How [`load`] came by the project, for `--timings`; from the snapshot,
+/// with the digest of what the project's lineage is made of (see
+/// `snapshot::lineage`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Loading {
     /// Read and rendered whole.
     Read,
     /// The snapshot, unchanged.
-    Snapshot,
+    Snapshot(Key),
     /// The snapshot, with edited models rendered again.
-    Rendered,
+    Rendered(Key),
 }
 
 impl Loading {
@@ -98,8 +100,16 @@ impl Loading {
     pub fn phase(self) -> &'static str {
         match self {
             Loading::Read => "dbt models",
-            Loading::Snapshot => "dbt models (snapshot)",
-            Loading::Rendered => "dbt models (snapshot, edits rendered)",
+            Loading::Snapshot(_) => "dbt models (snapshot)",
+            Loading::Rendered(_) => "dbt models (snapshot, edits rendered)",
+        }
+    }
+
+    /// The digest of the part's lineage, when it came from the snapshot.
+    pub fn lineage(self) -> Option<Key> {
+        match self {
+            Loading::Read => None,
+            Loading::Snapshot(k) | Loading::Rendered(k) => Some(k),
         }
     }
 }

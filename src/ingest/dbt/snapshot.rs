@@ -416,6 +416,9 @@ pub(super) fn reuse(
             let sql = slots[i].job.sql.as_deref().map(str::to_string);
             edits.models.insert(i, (slot, sql));
         }
+    }
+    let lineage = lineage(&kept, &rows, &edits);
+    if rewrite {
         edits.inputs = inputs.delta();
         match edits.too_many(slots.len()) {
             false => cache.write_snapshot_edits(NAME, key, &kept, |w| edits.write(w)),
@@ -441,10 +444,27 @@ pub(super) fn reuse(
         state: None,
     };
     let how = match edited.is_empty() {
-        true => Loading::Snapshot,
-        false => Loading::Rendered,
+        true => Loading::Snapshot(lineage),
+        false => Loading::Rendered(lineage),
     };
     Some((loaded.into_part(), how))
+}
+
+/// A digest of everything the part's lineage is made of: the snapshot
+/// written (its id), and each model line an edit changed. A model's SQL is
+/// not in its line, only what was read from it (its references, their
+/// lines, its configuration, its findings), so an edit that changes the
+/// SQL alone (a comment, a column, a filter) leaves the digest as it was:
+/// equal digests, equal parts but for the text of the SQL.
+fn lineage(kept: &Snapshot, rows: &[&[u8]], edits: &Edits) -> Key {
+    let mut k = KeyBuilder::default();
+    k.str("dbt lineage").str(kept.id());
+    for (&i, (slot, _)) in &edits.models {
+        if rows.get(i).is_none_or(|row| *row != slot.get().as_bytes()) {
+            k.u64(i as u64).str(slot.get());
+        }
+    }
+    k.finish()
 }
 
 /// Writes the snapshot `kept` whole again with its `edits` folded in, on a
