@@ -24,6 +24,11 @@ struct Model {
     disabled: bool,
     /// A custom schema in its YAML.
     schema: bool,
+    /// A comment line above everything: the reads move a line down.
+    noted: bool,
+    /// What it reads: 0 the model before it (the source for the first),
+    /// 1 the source, 2 a model that does not exist (an unknown ref).
+    from: u8,
 }
 
 /// The project: a source, a chain of models, the source's declared columns
@@ -54,6 +59,8 @@ impl State {
                     unknown: false,
                     disabled: false,
                     schema: false,
+                    noted: false,
+                    from: 0,
                 })
                 .collect(),
             source_has_kind: true,
@@ -77,6 +84,8 @@ impl State {
             Edit::Unknown(i) => self.models[i].unknown ^= true,
             Edit::Disable(i) => self.models[i].disabled ^= true,
             Edit::Schema(i) => self.models[i].schema ^= true,
+            Edit::Note(i) => self.models[i].noted ^= true,
+            Edit::Reroute(i) => self.models[i].from = (self.models[i].from + 1) % 3,
             Edit::Macro => self.macro_divides ^= true,
             Edit::SourceColumns => self.source_has_kind ^= true,
             Edit::Dialect => {
@@ -91,10 +100,10 @@ impl State {
 
     fn sql(&self, i: usize) -> String {
         let m = &self.models[i];
-        let from = if i == 0 {
-            "{{ source('raw', 'events') }}".to_string()
-        } else {
-            format!("{{{{ ref('m{}') }}}}", i - 1)
+        let from = match (i, m.from) {
+            (_, 2) => "{{ ref('gone') }}".to_string(),
+            (0, _) | (_, 1) => "{{ source('raw', 'events') }}".to_string(),
+            _ => format!("{{{{ ref('m{}') }}}}", i - 1),
         };
         let amount = match (m.renamed, m.cents) {
             (true, _) => "amount * 2 as amt",
@@ -115,6 +124,9 @@ impl State {
             String::new()
         };
         let mut head = String::new();
+        if m.noted {
+            head.push_str("-- reviewed\n");
+        }
         if m.disabled {
             head.push_str("{{ config(enabled=false) }}\n");
         }
@@ -189,6 +201,8 @@ enum Edit {
     Unknown(usize),
     Disable(usize),
     Schema(usize),
+    Note(usize),
+    Reroute(usize),
     Macro,
     SourceColumns,
     Dialect,
@@ -206,7 +220,9 @@ fn edit() -> impl Strategy<Value = Edit> {
         i.clone().prop_map(Edit::Cents),
         i.clone().prop_map(Edit::Unknown),
         i.clone().prop_map(Edit::Disable),
-        i.prop_map(Edit::Schema),
+        i.clone().prop_map(Edit::Schema),
+        i.clone().prop_map(Edit::Note),
+        i.prop_map(Edit::Reroute),
         Just(Edit::Macro),
         Just(Edit::SourceColumns),
         Just(Edit::Dialect),
@@ -244,11 +260,12 @@ fn impact(extra: &[&'static str]) -> Vec<&'static str> {
     args
 }
 
-/// The commands compared: the export (column lineage of every job), a
-/// column-pruned impact (column lineage walked from the source) and a
-/// dated impact.
+/// The commands compared: the whole graph (kept under its lineage), the
+/// export (column lineage of every job), a column-pruned impact (column
+/// lineage walked from the source) and a dated impact.
 fn commands() -> Vec<Vec<&'static str>> {
     vec![
+        vec!["graph", "--format", "json"],
         vec!["graph", "--format", "openlineage"],
         impact(&["--columns", "amount"]),
         impact(&[]),
@@ -580,4 +597,85 @@ fn a_damaged_snapshot_is_read_again() {
     let warm = String::from_utf8(run(&root, Some(&cache), &export).0).unwrap();
     assert_eq!(warm.matches("FROM ").count(), 1, "{warm}");
     assert_eq!(warm.replace("FROM ", "from "), uncached);
+}
+
+/// What `graph --format json --timings` printed with the cache, whether
+/// it built the graph (else it wrote the document kept under the project's
+/// lineage), and its standard error less the timings.
+fn whole_graph(root: &Path, cache: &Path) -> (Vec<u8>, bool, String) {
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["graph", "--format", "json", "--timings", "--cache-dir"])
+        .arg(cache)
+        .arg("--project")
+        .arg(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let built = err.lines().any(|l| l.trim_start().starts_with("graph "));
+    let warnings = err
+        .lines()
+        .filter(|l| l.starts_with("warning"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (out.stdout, built, warnings)
+}
+
+/// The whole graph's JSON is kept under the project's lineage: an edit to
+/// a model's SQL that changes nothing read from it (its columns, its
+/// filter) writes the kept document; one that moves a read to another
+/// line, reads another table or names an unknown model builds the graph
+/// again. Both print what a run without the cache prints, warning
+/// included.
+#[test]
+fn the_whole_graph_is_kept_under_its_lineage() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    let cache = dir.path().join("cache");
+    let mut state = State::new();
+    state.write(&root);
+    let steps: Vec<(Option<Edit>, bool)> = vec![
+        (None, true),
+        (None, false),
+        (Some(Edit::Star(3)), false),
+        (Some(Edit::Filter(2)), false),
+        (Some(Edit::Note(2)), true),
+        (Some(Edit::Rename(1)), false),
+        (Some(Edit::Reroute(3)), true),
+        (Some(Edit::Reroute(3)), true),
+        (Some(Edit::Grain(4)), false),
+        (Some(Edit::Reroute(3)), true),
+        (Some(Edit::Note(2)), true),
+        (None, false),
+    ];
+    let mut unknown_seen = false;
+    for (i, (edit, built)) in steps.into_iter().enumerate() {
+        if let Some(e) = &edit {
+            state.apply(e);
+            state.write(&root);
+        }
+        let (out, was_built, warnings) = whole_graph(&root, &cache);
+        assert_eq!(was_built, built, "step {i}: {edit:?}");
+        let cold = Command::cargo_bin("ripple")
+            .unwrap()
+            .args(["graph", "--format", "json", "--no-cache", "--project"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&cold.stdout),
+            "step {i}: {edit:?}"
+        );
+        assert_eq!(
+            warnings,
+            String::from_utf8_lossy(&cold.stderr).trim_end(),
+            "step {i}"
+        );
+        unknown_seen |= warnings.contains("problem");
+    }
+    // The unknown ref (a reroute to `gone`) was warned of, from the kept
+    // document too (step 8 wrote it).
+    assert!(unknown_seen);
 }

@@ -289,17 +289,21 @@ impl Cache {
     /// that name was there (one per name: the project's latest state), its
     /// text streamed by `body` so a large project's is never held whole.
     /// Atomic like the tables; a failure is reported by [`Cache::save`].
+    /// The id of the write ([`Snapshot::id`]) when it was written.
     pub fn write_snapshot(
         &self,
         name: &str,
         key: Key,
         body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-    ) {
-        let Some(dir) = &self.dir else {
-            return;
-        };
-        if let Err(e) = write_whole_snapshot(dir, name, &SnapshotHeader::of(key), body) {
-            self.keep_failure(e);
+    ) -> Option<String> {
+        let dir = self.dir.as_ref()?;
+        let header = SnapshotHeader::of(key);
+        match write_whole_snapshot(dir, name, &header, body) {
+            Ok(()) => Some(header.id),
+            Err(e) => {
+                self.keep_failure(e);
+                None
+            }
         }
     }
 

@@ -18,8 +18,8 @@ use self::jinja::{
 use self::yaml::{ProjectFile, Properties, block_config, merge_config};
 use super::Progress;
 use super::files::{confine, line_of, read_error, relative, stem, walk};
-use crate::cache::{Cache, Key};
 use crate::cache::inputs::{Listing, Recorder};
+use crate::cache::{Cache, Key};
 use crate::config::Config;
 use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Part, Reference, Target};
 
@@ -70,7 +70,7 @@ pub(crate) fn load(
 ) -> (Part, Loading) {
     if !cache.is_on() {
         let part = read_project(root, config, progress, None).into_part();
-        return (part, Loading::Read);
+        return (part, Loading::Read(None));
     }
     let key = snapshot::key(root, config);
     if let Some(reused) = snapshot::reuse(cache, key, root, config) {
@@ -78,8 +78,8 @@ pub(crate) fn load(
     }
     let rec = Recorder::default();
     let loaded = read_project(root, config, progress, Some(&rec));
-    snapshot::keep(cache, key, rec.finish(), &loaded);
-    (loaded.into_part(), Loading::Read)
+    let lineage = snapshot::keep(cache, key, rec.finish(), &loaded);
+    (loaded.into_part(), Loading::Read(lineage))
 }
 
 /// How [`load`] came by the project, for `--timings`; from the snapshot,
@@ -87,8 +87,9 @@ pub(crate) fn load(
 /// `snapshot::lineage`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Loading {
-    /// Read and rendered whole.
-    Read,
+    /// Read and rendered whole (and kept as a snapshot, with the digest,
+    /// when the cache is on).
+    Read(Option<Key>),
     /// The snapshot, unchanged.
     Snapshot(Key),
     /// The snapshot, with edited models rendered again.
@@ -99,7 +100,7 @@ impl Loading {
     /// The phase's name.
     pub fn phase(self) -> &'static str {
         match self {
-            Loading::Read => "dbt models",
+            Loading::Read(_) => "dbt models",
             Loading::Snapshot(_) => "dbt models (snapshot)",
             Loading::Rendered(_) => "dbt models (snapshot, edits rendered)",
         }
@@ -108,7 +109,7 @@ impl Loading {
     /// The digest of the part's lineage, when it came from the snapshot.
     pub fn lineage(self) -> Option<Key> {
         match self {
-            Loading::Read => None,
+            Loading::Read(k) => k,
             Loading::Snapshot(k) | Loading::Rendered(k) => Some(k),
         }
     }

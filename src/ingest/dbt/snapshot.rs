@@ -187,11 +187,10 @@ fn line(w: &mut dyn Write, text: &[u8]) -> std::io::Result<()> {
 /// file is streamed, never held whole.
 const BATCH: usize = 1024;
 
-/// Keeps what `loaded` holds, read from `inputs`, as the project's snapshot.
-pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
-    let Some(state) = &loaded.state else {
-        return;
-    };
+/// Keeps what `loaded` holds, read from `inputs`, as the project's
+/// snapshot; the lineage digest of what it holds, once written.
+pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) -> Option<Key> {
+    let state = loaded.state.as_ref()?;
     let prelude = serde_json::to_string(&PreludeOut {
         datasets: loaded
             .prelude
@@ -205,7 +204,7 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
     .unwrap_or_default();
     let inputs = serde_json::to_string(&inputs).unwrap_or_default();
     let count = count_line(&loaded.slots);
-    cache.write_snapshot(NAME, key, |w| {
+    let id = cache.write_snapshot(NAME, key, |w| {
         line(w, inputs.as_bytes())?;
         line(w, prelude.as_bytes())?;
         line(w, state.as_bytes())?;
@@ -221,7 +220,8 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) {
             w.write_all(s.job.sql.as_deref().unwrap_or_default().as_bytes())?;
         }
         Ok(())
-    });
+    })?;
+    Some(lineage_of(&id, std::iter::empty()))
 }
 
 /// The line counting the model lines and their SQL's lengths.
@@ -457,12 +457,23 @@ pub(super) fn reuse(
 /// SQL alone (a comment, a column, a filter) leaves the digest as it was:
 /// equal digests, equal parts but for the text of the SQL.
 fn lineage(kept: &Snapshot, rows: &[&[u8]], edits: &Edits) -> Key {
+    let changed = edits
+        .models
+        .iter()
+        .filter(|(i, (slot, _))| {
+            rows.get(**i)
+                .is_none_or(|row| *row != slot.get().as_bytes())
+        })
+        .map(|(&i, (slot, _))| (i, slot.get()));
+    lineage_of(kept.id(), changed)
+}
+
+/// [`lineage`] of the snapshot write `id` and its changed lines by place.
+fn lineage_of<'a>(id: &str, changed: impl Iterator<Item = (usize, &'a str)>) -> Key {
     let mut k = KeyBuilder::default();
-    k.str("dbt lineage").str(kept.id());
-    for (&i, (slot, _)) in &edits.models {
-        if rows.get(i).is_none_or(|row| *row != slot.get().as_bytes()) {
-            k.u64(i as u64).str(slot.get());
-        }
+    k.str("dbt lineage").str(id);
+    for (i, line) in changed {
+        k.u64(i as u64).str(line);
     }
     k.finish()
 }
