@@ -226,6 +226,10 @@ fn sql_folders(
 
 /// One dataset per id: the first wins, later ones are reported.
 fn dedup_datasets(datasets: &mut Vec<Dataset>, diagnostics: &mut Vec<Diagnostic>) {
+    // Most projects come sorted with each id once: nothing to move.
+    if datasets.windows(2).all(|w| w[0].id < w[1].id) {
+        return;
+    }
     datasets.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file.cmp(&b.file)));
     let mut kept: Vec<Dataset> = Vec::with_capacity(datasets.len());
     for d in datasets.drain(..) {

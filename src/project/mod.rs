@@ -72,10 +72,18 @@ pub struct Part {
 impl Project {
     /// Adds what one reader found.
     pub fn add(&mut self, part: Part) {
-        self.datasets.extend(part.datasets);
-        self.jobs.extend(part.jobs);
-        self.diagnostics.extend(part.diagnostics);
-        self.dags.extend(part.dags);
+        // The first part is taken as it is: a 10,000-model project's lists
+        // are megabytes to copy into empty ones.
+        fn append<T>(to: &mut Vec<T>, mut from: Vec<T>) {
+            match to.is_empty() {
+                true => std::mem::swap(to, &mut from),
+                false => to.append(&mut from),
+            }
+        }
+        append(&mut self.datasets, part.datasets);
+        append(&mut self.jobs, part.jobs);
+        append(&mut self.diagnostics, part.diagnostics);
+        append(&mut self.dags, part.dags);
         self.dbt_shadow_macro = self.dbt_shadow_macro.take().or(part.dbt_shadow_macro);
     }
 
