@@ -307,6 +307,34 @@ impl Cache {
         }
     }
 
+    /// [`Cache::write_snapshot`] for a body that may give up (`Ok(false)`:
+    /// what it was copied from failed): the file there is left as it was,
+    /// and that is no failure of the cache.
+    pub fn write_snapshot_unless(
+        &self,
+        name: &str,
+        key: Key,
+        body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<bool>,
+    ) {
+        let Some(dir) = &self.dir else {
+            return;
+        };
+        let mut gave_up = false;
+        let written =
+            write_whole_snapshot(dir, name, &SnapshotHeader::of(key), |w| match body(w)? {
+                true => Ok(()),
+                false => {
+                    gave_up = true;
+                    Err(std::io::Error::other("gave up"))
+                }
+            });
+        if let Err(e) = written
+            && !gave_up
+        {
+            self.keep_failure(e);
+        }
+    }
+
     /// Keeps a snapshot write's failure for [`Cache::save`] (the first one).
     fn keep_failure(&self, e: std::io::Error) {
         if let Ok(mut failed) = self.failed.lock() {

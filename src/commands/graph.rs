@@ -88,18 +88,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.format == Format::Json && endpoint.is_none() {
         // Written as it is made, on every core: the document of a large
         // project is megabytes.
-        let mut kept = keep.map(|_| Vec::new());
         ripple::timings::phase("output", || {
-            write_output_with(args.output.as_deref(), |w| match &mut kept {
-                Some(copy) => emit::graph::write_json(g, &nodes, &mut Tee(w, copy)),
+            write_output_with(args.output.as_deref(), |w| match keep {
+                Some(lineage) => emit::graph::write_json_kept(g, &cache, lineage, w),
                 None => emit::graph::write_json(g, &nodes, w),
             })
         })?;
-        let errors = errors(g);
-        if let (Some(lineage), Some(document)) = (keep, kept) {
-            emit::graph::keep_json(&cache, lineage, errors, document);
-        }
-        warn_of_errors(errors);
+        warn_if_incomplete(g);
         return Ok(ExitCode::SUCCESS);
     }
     let text = ripple::timings::phase("output", || {
@@ -134,29 +129,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes to a writer and keeps a copy.
-struct Tee<'a>(&'a mut dyn std::io::Write, &'a mut Vec<u8>);
-
-impl std::io::Write for Tee<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.0.write(buf)?;
-        self.1.extend_from_slice(&buf[..n]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()
-    }
-}
-
-/// The errors found reading the project and building its graph.
-fn errors(g: &ripple::graph::LineageGraph) -> usize {
-    emit::check::counts(&g.diagnostics).0
-}
-
 /// One line on standard error when reading the project went wrong.
 fn warn_if_incomplete(g: &ripple::graph::LineageGraph) {
-    warn_of_errors(errors(g));
+    warn_of_errors(emit::check::counts(&g.diagnostics).0);
 }
 
 /// [`warn_if_incomplete`] for a count of errors.

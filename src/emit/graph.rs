@@ -2,6 +2,7 @@
 //! Mermaid and SVG, restricted to a set of selected nodes.
 
 use std::collections::BTreeSet;
+use std::io::Write;
 
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
@@ -162,14 +163,63 @@ impl KeptJson {
     }
 }
 
-/// Keeps `document`, the whole graph's JSON of a project whose lineage
-/// digest is `lineage` and whose graph had `errors` errors, for the next
-/// run of the same lineage: written on a thread of its own.
-pub fn keep_json(cache: &Cache, lineage: Key, errors: usize, document: Vec<u8>) {
-    cache.write_snapshot_aside(KEPT, kept_key(lineage), move |w| {
-        writeln!(w, "{errors}")?;
-        w.write_all(&document)
+/// [`write_json`] of every node of `g` to `out`, kept as it is written
+/// under `lineage`, the digest of the project `g` was built from, for the
+/// next run of the same lineage. Copied as it goes: the document of a
+/// 100,000-model project is 85 MB, never held in memory. A copy that cannot
+/// be written costs the next run time, not this one its answer.
+pub fn write_json_kept(
+    g: &LineageGraph,
+    cache: &Cache,
+    lineage: Key,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let nodes: BTreeSet<NodeIndex> = g.graph.node_indices().collect();
+    let errors = super::check::counts(&g.diagnostics).0;
+    let mut written = Ok(());
+    let mut copied = false;
+    cache.write_snapshot_unless(KEPT, kept_key(lineage), |copy| {
+        copied = true;
+        writeln!(copy, "{errors}")?;
+        let mut tee = Tee {
+            out: &mut *out,
+            copy,
+            failed: None,
+        };
+        written = write_json(g, &nodes, &mut tee);
+        match tee.failed {
+            Some(e) => Err(e),
+            None => Ok(written.is_ok()),
+        }
     });
+    match copied {
+        true => written,
+        // No cache folder to write to.
+        false => write_json(g, &nodes, out),
+    }
+}
+
+/// Writes to `out`, and the same bytes to `copy` until that fails.
+struct Tee<'a> {
+    out: &'a mut dyn Write,
+    copy: &'a mut dyn Write,
+    failed: Option<std::io::Error>,
+}
+
+impl Write for Tee<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        if self.failed.is_none()
+            && let Err(e) = self.copy.write_all(&buf[..n])
+        {
+            self.failed = Some(e);
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// The document [`json`] writes.
