@@ -418,8 +418,9 @@ fn a_column_walk_does_not_empty_the_cache() {
     );
 }
 
-/// How a run loaded the dbt project, from `--timings`, and what it printed.
-fn loading(root: &Path, cache: &Path) -> (String, Vec<u8>) {
+/// What `graph --format json --timings` printed with the cache: standard
+/// output, and standard error (the timings and any warning).
+fn timed_graph(root: &Path, cache: &Path) -> (Vec<u8>, String) {
     let out = Command::cargo_bin("ripple")
         .unwrap()
         .args(["graph", "--format", "json", "--timings", "--cache-dir"])
@@ -429,13 +430,18 @@ fn loading(root: &Path, cache: &Path) -> (String, Vec<u8>) {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    (out.stdout, String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+/// How a run loaded the dbt project, from `--timings`, and what it printed.
+fn loading(root: &Path, cache: &Path) -> (String, Vec<u8>) {
+    let (stdout, err) = timed_graph(root, cache);
     let phase = err
         .lines()
         .find_map(|l| l.trim().strip_prefix("dbt models"))
         .map(|rest| rest.split("  ").next().unwrap_or("").trim().to_string())
         .unwrap_or_else(|| panic!("no dbt phase in {err}"));
-    (phase, out.stdout)
+    (phase, stdout)
 }
 
 /// The snapshot of the loaded project is what a warm run starts from: an
@@ -603,23 +609,14 @@ fn a_damaged_snapshot_is_read_again() {
 /// it built the graph (else it wrote the document kept under the project's
 /// lineage), and its standard error less the timings.
 fn whole_graph(root: &Path, cache: &Path) -> (Vec<u8>, bool, String) {
-    let out = Command::cargo_bin("ripple")
-        .unwrap()
-        .args(["graph", "--format", "json", "--timings", "--cache-dir"])
-        .arg(cache)
-        .arg("--project")
-        .arg(root)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let (stdout, err) = timed_graph(root, cache);
     let built = err.lines().any(|l| l.trim_start().starts_with("graph "));
     let warnings = err
         .lines()
         .filter(|l| l.starts_with("warning"))
         .collect::<Vec<_>>()
         .join("\n");
-    (out.stdout, built, warnings)
+    (stdout, built, warnings)
 }
 
 /// The whole graph's JSON is kept under the project's lineage: an edit to

@@ -465,19 +465,7 @@ impl LineageGraph {
                 true => DatasetKind::Path,
                 false => DatasetKind::Table,
             };
-            Dataset {
-                name: relation.clone(),
-                relation,
-                id,
-                kind,
-                package: None,
-                file: None,
-                line: None,
-                tags: Vec::new(),
-                columns: Vec::new(),
-                config: BTreeMap::new(),
-                tests: false,
-            }
+            Dataset::new(id, kind, relation.clone(), relation)
         });
         let mut graph = DiGraph::with_capacity(nodes, edges.len());
         let mut index = HashMap::with_capacity(nodes);
@@ -736,19 +724,12 @@ mod tests {
     }
 
     fn dataset(id: &str, relation: &str) -> Dataset {
-        Dataset {
-            id: id.to_string(),
-            kind: DatasetKind::Model,
-            name: id.trim_start_matches("model.").to_string(),
-            relation: relation.to_string(),
-            package: None,
-            file: None,
-            line: None,
-            tags: Vec::new(),
-            columns: Vec::new(),
-            config: BTreeMap::new(),
-            tests: false,
-        }
+        Dataset::new(
+            id.to_string(),
+            DatasetKind::Model,
+            id.trim_start_matches("model.").to_string(),
+            relation.to_string(),
+        )
     }
 
     /// Relations `r0`..`r5`; datasets declare some of them (two may share

@@ -164,6 +164,24 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// A dataset known only by its id, kind, name and relation: no file,
+    /// tags, columns or configuration.
+    pub fn new(id: String, kind: DatasetKind, name: String, relation: String) -> Dataset {
+        Dataset {
+            id,
+            kind,
+            name,
+            relation,
+            package: None,
+            file: None,
+            line: None,
+            tags: Vec::new(),
+            columns: Vec::new(),
+            config: BTreeMap::new(),
+            tests: false,
+        }
+    }
+
     /// Whether a `ripple.yml` key names this dataset (name, relation or id).
     pub fn answers_to(&self, key: &str) -> bool {
         self.name == key || self.relation == key || self.id == key
@@ -521,19 +539,12 @@ mod tests {
     /// map's order, finds first.
     #[test]
     fn settings_are_the_first_entry_that_names_the_dataset() {
-        let d = Dataset {
-            id: "model.orders".into(),
-            kind: DatasetKind::Model,
-            name: "orders".into(),
-            relation: "mart.orders".into(),
-            package: None,
-            file: None,
-            line: None,
-            tags: Vec::new(),
-            columns: Vec::new(),
-            config: BTreeMap::new(),
-            tests: false,
-        };
+        let d = Dataset::new(
+            "model.orders".into(),
+            DatasetKind::Model,
+            "orders".into(),
+            "mart.orders".into(),
+        );
         let cost = |c: f64| DatasetConfig {
             cost: Some(c),
             ..DatasetConfig::default()
