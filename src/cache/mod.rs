@@ -296,15 +296,7 @@ impl Cache {
         key: Key,
         body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
     ) -> Option<String> {
-        let dir = self.dir.as_ref()?;
-        let header = SnapshotHeader::of(key);
-        match write_whole_snapshot(dir, name, &header, body) {
-            Ok(()) => Some(header.id),
-            Err(e) => {
-                self.keep_failure(e);
-                None
-            }
-        }
+        self.write_snapshot_unless(name, key, |w| body(w).map(|()| true))
     }
 
     /// [`Cache::write_snapshot`] for a body that may give up (`Ok(false)`:
@@ -315,23 +307,25 @@ impl Cache {
         name: &str,
         key: Key,
         body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<bool>,
-    ) {
-        let Some(dir) = &self.dir else {
-            return;
-        };
+    ) -> Option<String> {
+        let dir = self.dir.as_ref()?;
+        let header = SnapshotHeader::of(key);
         let mut gave_up = false;
-        let written =
-            write_whole_snapshot(dir, name, &SnapshotHeader::of(key), |w| match body(w)? {
-                true => Ok(()),
-                false => {
-                    gave_up = true;
-                    Err(std::io::Error::other("gave up"))
+        let written = write_whole_snapshot(dir, name, &header, |w| match body(w)? {
+            true => Ok(()),
+            false => {
+                gave_up = true;
+                Err(std::io::Error::other("gave up"))
+            }
+        });
+        match written {
+            Ok(()) => Some(header.id),
+            Err(e) => {
+                if !gave_up {
+                    self.keep_failure(e);
                 }
-            });
-        if let Err(e) = written
-            && !gave_up
-        {
-            self.keep_failure(e);
+                None
+            }
         }
     }
 

@@ -72,7 +72,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::mem::forget(project);
         return Ok(ExitCode::SUCCESS);
     }
-    let cache = project.cache.clone();
     let g = super::ProjectArgs::build(project);
     let nodes: BTreeSet<_> = match &args.select {
         Some(sel) => Selector::parse(sel)?.select(g)?,
@@ -90,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // project is megabytes.
         ripple::timings::phase("output", || {
             write_output_with(args.output.as_deref(), |w| match keep {
-                Some(lineage) => emit::graph::write_json_kept(g, &cache, lineage, w),
+                Some(lineage) => emit::graph::write_json_kept(g, lineage, w),
                 None => emit::graph::write_json(g, &nodes, w),
             })
         })?;

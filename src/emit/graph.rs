@@ -163,35 +163,31 @@ impl KeptJson {
     }
 }
 
-/// [`write_json`] of every node of `g` to `out`, kept as it is written
-/// under `lineage`, the digest of the project `g` was built from, for the
+/// [`write_json`] of every node of `g` to `out`, kept in its cache as it
+/// is written under `lineage`, the digest of the project `g` was built from, for the
 /// next run of the same lineage. Copied as it goes: the document of a
 /// 100,000-model project is 85 MB, never held in memory. A copy that cannot
 /// be written costs the next run time, not this one its answer.
-pub fn write_json_kept(
-    g: &LineageGraph,
-    cache: &Cache,
-    lineage: Key,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
+pub fn write_json_kept(g: &LineageGraph, lineage: Key, out: &mut dyn Write) -> std::io::Result<()> {
     let nodes: BTreeSet<NodeIndex> = g.graph.node_indices().collect();
     let errors = super::check::counts(&g.diagnostics).0;
     let mut written = Ok(());
     let mut copied = false;
-    cache.write_snapshot_unless(KEPT, kept_key(lineage), |copy| {
-        copied = true;
-        writeln!(copy, "{errors}")?;
-        let mut tee = Tee {
-            out: &mut *out,
-            copy,
-            failed: None,
-        };
-        written = write_json(g, &nodes, &mut tee);
-        match tee.failed {
-            Some(e) => Err(e),
-            None => Ok(written.is_ok()),
-        }
-    });
+    g.cache
+        .write_snapshot_unless(KEPT, kept_key(lineage), |copy| {
+            copied = true;
+            writeln!(copy, "{errors}")?;
+            let mut tee = Tee {
+                out: &mut *out,
+                copy,
+                failed: None,
+            };
+            written = write_json(g, &nodes, &mut tee);
+            match tee.failed {
+                Some(e) => Err(e),
+                None => Ok(written.is_ok()),
+            }
+        });
     match copied {
         true => written,
         // No cache folder to write to.

@@ -73,7 +73,7 @@ pub struct LineageGraph {
 /// datasets, or a `table.`/`path.` dataset no reader declared (its id).
 /// Places, not ids: a 10,000-model graph copied, hashed and compared each
 /// edge's two id strings, and sorted its edges by them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Key {
     Declared(usize),
     New(String),
@@ -316,7 +316,7 @@ impl Resolver<'_> {
             .collect();
         // A manifest read of a dataset the job itself reads adds nothing.
         if !job.from_manifest.is_empty() {
-            let own: Vec<Key> = reads
+            let own: BTreeSet<Key> = reads
                 .iter()
                 .filter(|r| !r.manifest)
                 .map(|r| r.key.clone())
@@ -406,37 +406,46 @@ impl LineageGraph {
             self_reads.extend(l.self_reads);
             edges.extend(l.edges);
         }
-        // Each id's node, by a key's place: nodes are added in id order
-        // (the declared datasets merged with the new tables, a map's keys),
-        // so a node's index orders as its id does.
+        drop(resolver);
+        let nodes = datasets.len() + new_tables.len();
+        // Readers never make `table.` or `path.` datasets, so these ids are
+        // all new, and in order (a map's): merged with the datasets, every
+        // node is added in id order without gathering them in one more list.
+        let mut tables = new_tables.into_iter().map(|(id, relation)| {
+            let kind = match id.starts_with("path.") {
+                true => DatasetKind::Path,
+                false => DatasetKind::Table,
+            };
+            Dataset::new(id, kind, relation.clone(), relation)
+        });
+        let mut graph = DiGraph::with_capacity(nodes, edges.len());
+        let mut index = HashMap::with_capacity(nodes);
+        // Each declared dataset's node, by its place.
         let mut declared_node: Vec<NodeIndex> = Vec::with_capacity(datasets.len());
-        let mut new_node: FxHashMap<&str, NodeIndex> = FxHashMap::default();
-        {
-            let (mut d, mut t) = (0, new_tables.keys().peekable());
-            let mut next = 0u32;
-            loop {
-                let id = match (datasets.get(d), t.peek()) {
-                    (Some(a), Some(b)) if **b < a.id => t.next().map(|b| Err(b.as_str())),
-                    (Some(_), _) => Some(Ok(())),
-                    (None, Some(_)) => t.next().map(|b| Err(b.as_str())),
-                    (None, None) => None,
-                };
-                match id {
-                    Some(Ok(())) => {
-                        declared_node.push(NodeIndex::new(next as usize));
-                        d += 1;
-                    }
-                    Some(Err(table)) => {
-                        new_node.insert(table, NodeIndex::new(next as usize));
-                    }
-                    None => break,
+        let mut declared = datasets.into_iter().peekable();
+        let mut table = tables.next();
+        loop {
+            let (d, is_declared) = match (declared.peek(), &table) {
+                (Some(d), Some(t)) if t.id < d.id => {
+                    (std::mem::replace(&mut table, tables.next()), false)
                 }
-                next += 1;
+                (Some(_), _) => (declared.next(), true),
+                (None, Some(_)) => (std::mem::replace(&mut table, tables.next()), false),
+                (None, None) => (None, false),
+            };
+            let Some(d) = d else { break };
+            let id = d.id.clone();
+            let n = graph.add_node(d);
+            if is_declared {
+                declared_node.push(n);
             }
+            index.insert(id, n);
         }
+        // Nodes were added in id order, so a node's index orders as its id
+        // does: edges sorted by index are sorted by id.
         let node = |k: &Key| match k {
             Key::Declared(at) => declared_node[*at],
-            Key::New(id) => new_node[id.as_str()],
+            Key::New(id) => index[id],
         };
         let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = edges
             .into_iter()
@@ -452,36 +461,10 @@ impl LineageGraph {
         let mut written: Vec<(NodeIndex, usize)> =
             writes.iter().map(|(k, j)| (node(k), *j)).collect();
         written.sort_by_key(|w| w.0);
-        let self_reads: BTreeSet<NodeIndex> = self_reads.iter().map(node).collect();
-        drop(new_node);
-        drop(resolver);
-
-        let nodes = datasets.len() + new_tables.len();
-        // Readers never make `table.` or `path.` datasets, so these ids are
-        // all new, and in order (a map's): merged with the datasets, every
-        // node is added in id order without gathering them in one more list.
-        let mut tables = new_tables.into_iter().map(|(id, relation)| {
-            let kind = match id.starts_with("path.") {
-                true => DatasetKind::Path,
-                false => DatasetKind::Table,
-            };
-            Dataset::new(id, kind, relation.clone(), relation)
-        });
-        let mut graph = DiGraph::with_capacity(nodes, edges.len());
-        let mut index = HashMap::with_capacity(nodes);
-        let mut declared = datasets.into_iter().peekable();
-        let mut table = tables.next();
-        loop {
-            let d = match (declared.peek(), &table) {
-                (Some(d), Some(t)) if t.id < d.id => std::mem::replace(&mut table, tables.next()),
-                (Some(_), _) => declared.next(),
-                (None, Some(_)) => std::mem::replace(&mut table, tables.next()),
-                (None, None) => None,
-            };
-            let Some(d) = d else { break };
-            let id = d.id.clone();
-            index.insert(id, graph.add_node(d));
-        }
+        let self_reads: BTreeSet<String> = self_reads
+            .iter()
+            .map(|k| graph[node(k)].id.clone())
+            .collect();
         for (a, b, edge) in edges {
             graph.add_edge(a, b, edge);
         }
@@ -516,11 +499,6 @@ impl LineageGraph {
                 ));
             }
         }
-        drop(dag_of);
-        let self_reads = self_reads
-            .into_iter()
-            .map(|n| graph[n].id.clone())
-            .collect();
         let mut g = LineageGraph {
             graph,
             index,
