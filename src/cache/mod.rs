@@ -435,6 +435,7 @@ impl Cache {
 }
 
 /// A snapshot as read: the file's bytes after its first line.
+#[derive(Clone)]
 pub struct Snapshot {
     bytes: std::sync::Arc<Bytes>,
     start: usize,

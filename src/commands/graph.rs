@@ -55,15 +55,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(ripple::post::Endpoint::parse)
         .transpose()?;
-    let project = args.project.load()?;
+    let project = args.project.open()?;
     // The whole graph as JSON depends on the graph alone: a run over the
     // same lineage (an edit to a model's SQL that changed none of what was
-    // read from it) writes the document kept by the last one.
-    let keep = match (args.format, &endpoint, &args.select, project.lineage) {
+    // read from it) writes the document kept by the last one, and reads
+    // none of the project's models.
+    let keep = match (args.format, &endpoint, &args.select, project.lineage()) {
         (Format::Json, None, None, Some(lineage)) => Some(lineage),
         _ => None,
     };
-    if let Some(kept) = keep.and_then(|k| emit::graph::kept_json(&project.cache, k)) {
+    if let Some(kept) = keep.and_then(|k| emit::graph::kept_json(project.cache(), k)) {
         ripple::timings::phase("output", || {
             write_output_with(args.output.as_deref(), |w| w.write_all(kept.document()))
         })?;
@@ -72,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::mem::forget(project);
         return Ok(ExitCode::SUCCESS);
     }
-    let g = super::ProjectArgs::build(project);
+    let g = super::ProjectArgs::build(project.load());
     let nodes: BTreeSet<_> = match &args.select {
         Some(sel) => Selector::parse(sel)?.select(g)?,
         None => g.graph.node_indices().collect(),

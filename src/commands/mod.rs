@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use ripple::graph::LineageGraph;
 use ripple::impact::ImpactRequest;
-use ripple::ingest::{LoadOptions, load_project};
+use ripple::ingest::{LoadOptions, OpenProject, open_project};
 use ripple::project::Project;
 use ripple::time::TimeKey;
 
@@ -52,15 +52,22 @@ impl ProjectArgs {
     /// Loads the project, with a progress bar on a terminal; its cache is
     /// saved when the command is done.
     pub fn load(&self) -> anyhow::Result<Project> {
+        Ok(self.open()?.load())
+    }
+
+    /// Reads the project as far as its lineage digest (see
+    /// [`ripple::ingest::OpenProject`]); its cache is saved when the
+    /// command is done.
+    pub fn open(&self) -> anyhow::Result<OpenProject> {
         let bar = crate::progress::Bar::new();
         let options = LoadOptions {
             manifest: self.manifest.clone(),
             progress: &bar,
             cache: self.cache(),
         };
-        let project = load_project(&self.project, &options)?;
+        let project = open_project(&self.project, &options)?;
         if let Ok(mut opened) = OPENED.lock() {
-            opened.push(project.cache.clone());
+            opened.push(project.cache().clone());
         }
         Ok(project)
     }

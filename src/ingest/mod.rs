@@ -61,6 +61,79 @@ impl Default for LoadOptions<'_> {
 /// plain SQL folders. Only a broken `ripple.yml` or an unreadable root is an
 /// error; problems in single files become diagnostics and the rest loads.
 pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
+    Ok(open_project(root, options)?.load())
+}
+
+/// A project read as far as its lineage digest: a run that can answer from
+/// the digest alone (a kept graph) asks no more of it; [`OpenProject::load`]
+/// reads the rest.
+pub struct OpenProject {
+    /// Everything read but the dbt part.
+    project: Project,
+    /// The dbt part, first of the parts (as it was read first).
+    dbt: Option<dbt::DbtPart>,
+    /// The other parts, in the order they were read.
+    later: Vec<crate::project::Part>,
+    config: Config,
+    catalog: Option<PathBuf>,
+}
+
+impl OpenProject {
+    /// The digest of what the project's lineage graph is made of, when the
+    /// warm cache can tell it ([`Project::lineage`]).
+    pub fn lineage(&self) -> Option<crate::cache::Key> {
+        self.project.lineage
+    }
+
+    /// The project's warm cache.
+    pub fn cache(&self) -> &std::sync::Arc<crate::cache::Cache> {
+        &self.project.cache
+    }
+
+    /// The whole project.
+    pub fn load(self) -> Project {
+        let OpenProject {
+            mut project,
+            dbt,
+            later,
+            config,
+            catalog,
+        } = self;
+        let root = project.root.clone();
+        if let Some(part) = dbt {
+            let part = match part {
+                kept @ dbt::DbtPart::Kept(_) => {
+                    crate::timings::phase("dbt models (kept models read)", || {
+                        kept.into_part(&root, &config, &project.cache)
+                    })
+                }
+                ready => ready.into_part(&root, &config, &project.cache),
+            };
+            project.add(part);
+        }
+        for part in later {
+            project.add(part);
+        }
+        project.config = config;
+        dedup_datasets(&mut project.datasets, &mut project.diagnostics);
+        airflow::link_dbt(&mut project);
+        if let Some(path) = catalog {
+            catalog::apply(
+                &root,
+                &path,
+                &mut project.datasets,
+                &mut project.diagnostics,
+            );
+        }
+        project.jobs.sort_by(|a, b| a.id.cmp(&b.id));
+        project.jobs.dedup_by(|a, b| a.id == b.id);
+        project.diagnostics.sort();
+        project
+    }
+}
+
+/// [`load_project`] as far as the lineage digest: see [`OpenProject`].
+pub fn open_project(root: &Path, options: &LoadOptions) -> Result<OpenProject> {
     if !root.is_dir() {
         return Err(crate::Error::Io {
             path: root.to_path_buf(),
@@ -81,11 +154,12 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     let is_dbt = dbt::is_dbt_project(root);
     // The dbt part's lineage digest, while nothing else is read.
     let mut lineage = None;
+    let mut dbt_part = None;
     if is_dbt {
         let started = std::time::Instant::now();
         let (part, how) = dbt::load(root, &config, options.progress, &project.cache);
         crate::timings::record(how.phase(), started.elapsed());
-        project.add(part);
+        dbt_part = Some(part);
         lineage = how.lineage();
     }
     // Paths ripple.yml names stay inside the project; `--manifest` on the
@@ -109,6 +183,10 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
         lineage = None;
         let part = phase("manifest", || manifest::load(root, &path));
         if is_dbt {
+            // The manifest fills in the dbt part's jobs: it is read now.
+            if let Some(dbt) = dbt_part.take() {
+                project.add(dbt.into_part(root, &config, &project.cache));
+            }
             fill_from_manifest(&mut project, part);
         } else {
             project.add(part);
@@ -137,6 +215,7 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
     }
     // The digest speaks for the dbt part alone: anything else read (SQL
     // files, DAG files, a catalog) is not in it.
+    let mut later = Vec::new();
     let others = [
         phase("sql files", || {
             sql_files::load(root, &sql_paths, config.dialect)
@@ -154,7 +233,7 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
         {
             lineage = None;
         }
-        project.add(part);
+        later.push(part);
     }
     if !catalog.is_empty() {
         lineage = None;
@@ -170,16 +249,13 @@ pub fn load_project(root: &Path, options: &LoadOptions) -> Result<Project> {
             .finish()
     });
 
-    project.config = config;
-    dedup_datasets(&mut project.datasets, &mut project.diagnostics);
-    airflow::link_dbt(&mut project);
-    if let Some(path) = catalog.first() {
-        catalog::apply(root, path, &mut project.datasets, &mut project.diagnostics);
-    }
-    project.jobs.sort_by(|a, b| a.id.cmp(&b.id));
-    project.jobs.dedup_by(|a, b| a.id == b.id);
-    project.diagnostics.sort();
-    Ok(project)
+    Ok(OpenProject {
+        project,
+        dbt: dbt_part,
+        later,
+        config,
+        catalog: catalog.into_iter().next(),
+    })
 }
 
 /// Beside a dbt project ripple renders itself, dbt's manifest is evidence,

@@ -67,19 +67,56 @@ pub(crate) fn load(
     config: &Config,
     progress: &dyn Progress,
     cache: &Cache,
-) -> (Part, Loading) {
+) -> (DbtPart, Loading) {
     if !cache.is_on() {
         let part = read_project(root, config, progress, None).into_part();
-        return (part, Loading::Read(None));
+        return (DbtPart::Ready(part), Loading::Read(None));
     }
     let key = snapshot::key(root, config);
-    if let Some(reused) = snapshot::reuse(cache, key, root, config) {
-        return reused;
+    if let Some((pending, how)) = snapshot::reuse(cache, key, root, config) {
+        return (DbtPart::Kept(pending), how);
     }
+    let (part, lineage) = read_and_keep(root, config, progress, cache, key);
+    (DbtPart::Ready(part), Loading::Read(lineage))
+}
+
+/// Reads and renders the project whole, and keeps it as its snapshot
+/// under `key`, with the digest of its lineage once written.
+fn read_and_keep(
+    root: &Path,
+    config: &Config,
+    progress: &dyn Progress,
+    cache: &Cache,
+    key: Key,
+) -> (Part, Option<Key>) {
     let rec = Recorder::default();
     let loaded = read_project(root, config, progress, Some(&rec));
     let lineage = snapshot::keep(cache, key, rec.finish(), &loaded);
-    (loaded.into_part(), Loading::Read(lineage))
+    (loaded.into_part(), lineage)
+}
+
+/// The dbt project's part, or what reads it from the warm cache's snapshot
+/// when it is asked for: a run answered from its lineage alone (a kept
+/// graph) never reads the 10,000 models' lines.
+pub(crate) enum DbtPart {
+    /// Read.
+    Ready(Part),
+    /// In the snapshot.
+    Kept(snapshot::Pending),
+}
+
+impl DbtPart {
+    /// The part; a snapshot whose models do not read is read again from
+    /// the project's files (and kept anew).
+    pub(crate) fn into_part(self, root: &Path, config: &Config, cache: &Cache) -> Part {
+        match self {
+            DbtPart::Ready(part) => part,
+            DbtPart::Kept(pending) => pending.into_part().unwrap_or_else(|| {
+                let key = snapshot::key(root, config);
+                read_and_keep(root, config, &super::NoProgress, cache, key).0
+            }),
+        }
+    }
 }
 
 /// How [`load`] came by the project, for `--timings`; from the snapshot,
@@ -154,6 +191,7 @@ fn packages_in(dir: &Path) -> (Vec<PathBuf>, Listing) {
 
 /// One rendered model or snapshot, with what a snapshot keeps to render it
 /// again.
+#[derive(Clone)]
 struct Slot {
     /// The template's configuration before rendering, as JSON (the rest of
     /// the template is in its dataset); only when recording or reusing.

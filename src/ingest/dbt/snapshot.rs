@@ -106,14 +106,50 @@ struct PreludeIn {
     dbt_shadow_macro: Option<String>,
 }
 
-/// How many model lines follow the state line, and the length of each
-/// one's SQL in the raw text after them (none for a model with no SQL):
-/// the lengths are here, not in the models' lines, so each model is read
-/// with its SQL in one pass on every core.
+/// How many model lines follow the state line, the length of each one's
+/// SQL in the raw text after them (none for a model with no SQL), and each
+/// one's head. The lengths are here, not in the models' lines, so each
+/// model is read with its SQL in one pass on every core; the heads are
+/// here so that a run finds its edited models, and checks the project's
+/// calls, without reading any model's line.
 #[derive(Serialize, Deserialize)]
 struct Count {
     models: usize,
     sql: Vec<Option<usize>>,
+    heads: Vec<Head>,
+}
+
+/// A model's file, when an edit to it can be rendered alone, and the
+/// unknown names its text calls.
+type Head = (Option<String>, Vec<(String, bool)>);
+
+/// The head of `s`.
+fn head_of(s: &Slot) -> Head {
+    let file = match s.editable {
+        true => s.dataset.file.clone(),
+        false => None,
+    };
+    (file, s.called.clone())
+}
+
+impl Count {
+    /// The count of `slots`.
+    fn of(slots: &[Slot]) -> Count {
+        Count {
+            models: slots.len(),
+            sql: slots
+                .iter()
+                .map(|s| s.job.sql.as_ref().map(|q| q.len()))
+                .collect(),
+            heads: slots.iter().map(head_of).collect(),
+        }
+    }
+
+    /// The model at `at` is now `s`.
+    fn set(&mut self, at: usize, s: &Slot) {
+        self.sql[at] = s.job.sql.as_ref().map(|q| q.len());
+        self.heads[at] = head_of(s);
+    }
 }
 
 /// A slot as written: its dataset's `tests` is not in its JSON, so it is
@@ -203,7 +239,7 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) -> 
     })
     .unwrap_or_default();
     let inputs = serde_json::to_string(&inputs).unwrap_or_default();
-    let count = count_line(&loaded.slots);
+    let count = serde_json::to_string(&Count::of(&loaded.slots)).unwrap_or_default();
     let id = cache.write_snapshot(NAME, key, |w| {
         line(w, inputs.as_bytes())?;
         line(w, prelude.as_bytes())?;
@@ -222,18 +258,6 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) -> 
         Ok(())
     })?;
     Some(lineage_of(&id, std::iter::empty()))
-}
-
-/// The line counting the model lines and their SQL's lengths.
-fn count_line(slots: &[Slot]) -> String {
-    serde_json::to_string(&Count {
-        models: slots.len(),
-        sql: slots
-            .iter()
-            .map(|s| s.job.sql.as_ref().map(|q| q.len()))
-            .collect(),
-    })
-    .unwrap_or_default()
 }
 
 /// The first `n` lines of `text` and what follows them; `None` when it
@@ -336,20 +360,22 @@ impl Edits {
 
 /// The project's part from its snapshot, when the files it was read from
 /// are unchanged or only model files of their own were edited; `None`
-/// when it must be read again.
+/// when it must be read again. Only the edited models' lines are read
+/// here: the rest are read when the part is asked for ([`Pending`]), which
+/// a run answered from its lineage alone never does.
 pub(super) fn reuse(
     cache: &Cache,
     key: Key,
     root: &Path,
     config: &Config,
-) -> Option<(Part, Loading)> {
+) -> Option<(Pending, Loading)> {
     let kept = cache.snapshot(NAME, key)?;
     let (head, rest) = split_lines(kept.body(), 4)?;
-    let [inputs, prelude, state, count] = head[..] else {
+    let [inputs, _, state, count] = head[..] else {
         return None;
     };
-    let count: Count = serde_json::from_slice(count).ok()?;
-    if count.sql.len() != count.models {
+    let mut count: Count = serde_json::from_slice(count).ok()?;
+    if count.sql.len() != count.models || count.heads.len() != count.models {
         return None;
     }
     let (rows, raw) = split_lines(rest, count.models)?;
@@ -364,90 +390,161 @@ pub(super) fn reuse(
     if edits.models.range(rows.len()..).next().is_some() {
         return None;
     }
-    // The inputs with their stats, and the models, are read at once, on
-    // both cores.
-    let (inputs_and_changes, slots) = rayon::join(
-        || {
-            let mut inputs: Inputs = serde_json::from_slice(inputs).ok()?;
-            inputs.apply(&edits.inputs)?;
-            let changes = inputs.changes(relist);
-            Some((inputs, changes))
-        },
-        || -> Option<Vec<Slot>> {
-            // Into a vector sized once: the slots are large, and growing it
-            // copied them over and over.
-            let mut read = Vec::with_capacity(rows.len());
-            rows.par_iter()
-                .zip(&spans)
-                .enumerate()
-                .map(|(i, (row, span))| {
-                    if let Some((slot, sql)) = edits.models.get(&i) {
-                        let slot: SlotIn = serde_json::from_str(slot.get()).ok()?;
-                        return Some(slot.into_slot(sql.clone().map(Sql::from)));
-                    }
-                    let slot: SlotIn = serde_json::from_slice(row).ok()?;
-                    // Kept where the snapshot's mapping holds it, not copied.
-                    let sql = match span {
-                        Some(r) => Some(Sql::kept(kept.bytes(), base + r.start..base + r.end)?),
-                        None => None,
-                    };
-                    Some(slot.into_slot(sql))
-                })
-                .collect_into_vec(&mut read);
-            read.into_iter().collect()
-        },
-    );
-    let (mut inputs, changes) = inputs_and_changes?;
+    // The models edited since the snapshot was written, from the edits.
+    let mut fresh: BTreeMap<usize, Slot> = BTreeMap::new();
+    for (&i, (slot, sql)) in &edits.models {
+        let slot: SlotIn = serde_json::from_str(slot.get()).ok()?;
+        let slot = slot.into_slot(sql.clone().map(Sql::from));
+        count.set(i, &slot);
+        fresh.insert(i, slot);
+    }
+    let mut inputs: Inputs = serde_json::from_slice(inputs).ok()?;
+    inputs.apply(&edits.inputs)?;
+    let changes = inputs.changes(relist);
     if changes.listing {
         return None;
     }
-    let mut slots = slots?;
-    let prelude_in: PreludeIn = serde_json::from_slice(prelude).ok()?;
     let mut rewrite = changes.restat;
     let mut edited: Vec<usize> = Vec::new();
     if !changes.files.is_empty() {
         let state: StateIn = serde_json::from_slice(state).ok()?;
-        edited = render_edited(&changes.files, &mut slots, &mut inputs, state, root, config)?;
+        let slot_at = |i: usize| -> Option<Slot> {
+            match fresh.get(&i) {
+                Some(s) => Some(s.clone()),
+                None => read_slot(&kept, base, rows.get(i)?, spans.get(i)?),
+            }
+        };
+        let rendered = render_edited(
+            &changes.files,
+            &count.heads,
+            slot_at,
+            &mut inputs,
+            state,
+            root,
+            config,
+        )?;
+        for (i, slot) in rendered {
+            count.set(i, &slot);
+            fresh.insert(i, slot);
+            edited.push(i);
+        }
         rewrite = true;
     }
     if rewrite {
         for &i in &edited {
-            let slot = slot_text(&slots[i]).ok()?;
-            let sql = slots[i].job.sql.as_deref().map(str::to_string);
+            let slot = slot_text(&fresh[&i]).ok()?;
+            let sql = fresh[&i].job.sql.as_deref().map(str::to_string);
             edits.models.insert(i, (slot, sql));
         }
     }
     let lineage = lineage(&kept, &rows, &edits);
     if rewrite {
         edits.inputs = inputs.delta();
-        match edits.too_many(slots.len()) {
+        match edits.too_many(count.models) {
             false => cache.write_snapshot_edits(NAME, key, &kept, |w| edits.write(w)),
-            true => write_whole_aside(cache, key, kept, spans, &inputs, &slots, edits),
+            true => write_whole_aside(
+                cache,
+                key,
+                kept.clone(),
+                spans.clone(),
+                &inputs,
+                &count,
+                edits,
+            ),
         }
     }
-    let prelude = Part {
-        datasets: prelude_in
-            .datasets
-            .into_iter()
-            .map(|(mut d, tests)| {
-                d.tests = tests;
-                d
-            })
-            .collect(),
-        diagnostics: prelude_in.diagnostics,
-        dbt_shadow_macro: prelude_in.dbt_shadow_macro,
-        ..Part::default()
-    };
-    let loaded = Loaded {
-        prelude,
-        slots,
-        state: None,
-    };
     let how = match edited.is_empty() {
         true => Loading::Snapshot(lineage),
         false => Loading::Rendered(lineage),
     };
-    Some((loaded.into_part(), how))
+    let pending = Pending { kept, spans, fresh };
+    Some((pending, how))
+}
+
+/// The model at `row` of the snapshot `kept`, its SQL at `span` of the raw
+/// text that begins at `base` in the file's bytes (kept where the
+/// snapshot's mapping holds it, not copied).
+fn read_slot(
+    kept: &Snapshot,
+    base: usize,
+    row: &[u8],
+    span: &Option<Range<usize>>,
+) -> Option<Slot> {
+    let slot: SlotIn = serde_json::from_slice(row).ok()?;
+    let sql = match span {
+        Some(r) => Some(Sql::kept(kept.bytes(), base + r.start..base + r.end)?),
+        None => None,
+    };
+    Some(slot.into_slot(sql))
+}
+
+/// A dbt part reused from its snapshot, its models not read yet.
+pub(crate) struct Pending {
+    kept: Snapshot,
+    /// Each model's SQL in the raw text.
+    spans: Vec<Option<Range<usize>>>,
+    /// The models rendered since the snapshot was written, by place.
+    fresh: BTreeMap<usize, Slot>,
+}
+
+impl Pending {
+    /// The part: the prelude and every model's line read, on every core;
+    /// `None` when one does not read.
+    pub(super) fn into_part(self) -> Option<Part> {
+        let Pending {
+            kept,
+            spans,
+            mut fresh,
+        } = self;
+        let (head, rest) = split_lines(kept.body(), 4)?;
+        let (rows, raw) = split_lines(rest, spans.len())?;
+        let base = kept.bytes().len() - raw.len();
+        let (prelude, slots) = rayon::join(
+            || serde_json::from_slice::<PreludeIn>(head[1]).ok(),
+            || {
+                // Into a vector sized once: the slots are large, and
+                // growing it copied them over and over.
+                let mut read: Vec<Option<Option<Slot>>> = Vec::with_capacity(rows.len());
+                rows.par_iter()
+                    .zip(&spans)
+                    .enumerate()
+                    .map(|(i, (row, span))| match fresh.contains_key(&i) {
+                        true => Some(None),
+                        false => read_slot(&kept, base, row, span).map(Some),
+                    })
+                    .collect_into_vec(&mut read);
+                read
+            },
+        );
+        let prelude = prelude?;
+        let slots = slots
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| match s? {
+                Some(s) => Some(s),
+                None => fresh.remove(&i),
+            })
+            .collect::<Option<Vec<Slot>>>()?;
+        let prelude = Part {
+            datasets: prelude
+                .datasets
+                .into_iter()
+                .map(|(mut d, tests)| {
+                    d.tests = tests;
+                    d
+                })
+                .collect(),
+            diagnostics: prelude.diagnostics,
+            dbt_shadow_macro: prelude.dbt_shadow_macro,
+            ..Part::default()
+        };
+        let loaded = Loaded {
+            prelude,
+            slots,
+            state: None,
+        };
+        Some(loaded.into_part())
+    }
 }
 
 /// A digest of everything the part's lineage is made of: the snapshot
@@ -481,21 +578,22 @@ fn lineage_of<'a>(id: &str, changed: impl Iterator<Item = (usize, &'a str)>) -> 
 /// Writes the snapshot `kept` whole again with its `edits` folded in, on a
 /// thread of its own while the run goes on: the edited models' lines and
 /// SQL from `edits`, the rest copied from the file read (each model's SQL
-/// at its place in `spans`).
+/// at its place in `spans`); `count` is the models' count as amended.
 fn write_whole_aside(
     cache: &Cache,
     key: Key,
     kept: Snapshot,
     spans: Vec<Option<Range<usize>>>,
     inputs: &Inputs,
-    slots: &[Slot],
+    count: &Count,
     edits: Edits,
 ) {
-    let count = count_line(slots);
-    let models = slots.len();
+    let models = count.models;
+    let count = serde_json::to_string(count).map_err(std::io::Error::other);
     let inputs = serde_json::to_string(inputs).map_err(std::io::Error::other);
     cache.write_snapshot_aside(NAME, key, move |w| {
         let inputs = inputs?;
+        let count = count?;
         let unread = || std::io::Error::other("the snapshot read no longer splits");
         let (head, rest) = split_lines(kept.body(), 4).ok_or_else(unread)?;
         let (rows, raw) = split_lines(rest, models).ok_or_else(unread)?;
@@ -522,52 +620,46 @@ fn write_whole_aside(
     });
 }
 
-/// Renders the edited model files again over their slots, returning which
-/// slots changed; `None` when an edit is not a model file of its own, does
-/// not read, or changes the names the project calls without defining
-/// (every other model's placeholders).
+/// Renders the edited model files again, each over the model whose file
+/// it is (`heads` tell which, `slot_at` reads one), returning each edited
+/// model's place and new slot; `None` when an edit is not a model file of
+/// its own, does not read, or changes the names the project calls without
+/// defining (every other model's placeholders).
 fn render_edited(
     files: &[PathBuf],
-    slots: &mut [Slot],
+    heads: &[Head],
+    slot_at: impl Fn(usize) -> Option<Slot>,
     inputs: &mut Inputs,
     state: StateIn,
     root: &Path,
     config: &Config,
-) -> Option<Vec<usize>> {
+) -> Option<Vec<(usize, Slot)>> {
     // Each edited file by its place under the root (or whole, outside it),
-    // matched against the slots' own paths: no path is built per model.
+    // matched against the models' own paths: no path is built per model.
     let mut wanted: HashMap<&Path, usize> = HashMap::with_capacity(files.len());
     for (n, path) in files.iter().enumerate() {
         wanted.insert(path.strip_prefix(root).unwrap_or(path), n);
     }
     let mut found: Vec<Option<usize>> = vec![None; files.len()];
-    for (i, s) in slots.iter().enumerate().filter(|(_, s)| s.editable) {
-        if let Some(&n) = s
-            .dataset
-            .file
-            .as_deref()
-            .and_then(|f| wanted.get(Path::new(f)))
-        {
+    for (i, (file, _)) in heads.iter().enumerate() {
+        if let Some(&n) = file.as_deref().and_then(|f| wanted.get(Path::new(f))) {
             found[n] = Some(i);
         }
     }
     let mut edited = Vec::new();
     for (path, i) in files.iter().zip(found) {
-        edited.push((i?, crate::input::read_text(path).ok()?));
+        let i = i?;
+        edited.push((i, slot_at(i)?, crate::input::read_text(path).ok()?));
     }
-    let called = |slots: &[Slot]| -> BTreeSet<(String, bool)> {
-        slots
-            .iter()
-            .flat_map(|s| &s.called)
-            .chain(&state.macro_calls)
-            .cloned()
-            .collect()
-    };
-    let calls = called(slots);
+    let calls: BTreeSet<(String, bool)> = heads
+        .iter()
+        .flat_map(|(_, called)| called)
+        .chain(&state.macro_calls)
+        .cloned()
+        .collect();
     // What the whole load gave each template, from what the slot kept.
     let mut templates = Vec::new();
-    for (i, text) in &edited {
-        let s = &slots[*i];
+    for (_, s, text) in &edited {
         let config: Map<String, Value> = serde_json::from_str(s.meta.as_deref()?.get()).ok()?;
         let d = &s.dataset;
         let this = relation_for(&state.settings, &config, &d.name, d.kind);
@@ -583,27 +675,39 @@ fn render_edited(
             columns: d.columns.clone(),
             tests: d.tests,
         };
-        templates.push((*i, t, this));
+        templates.push((t, this));
     }
     let (renderer, _) = Renderer::from_calls(state.settings, &state.macro_files, calls.clone());
-    for (i, text) in &edited {
-        slots[*i].called = renderer.calls_of(text);
-    }
-    if called(slots) != calls {
+    let called: Vec<Vec<(String, bool)>> = edited
+        .iter()
+        .map(|(_, _, text)| renderer.calls_of(text))
+        .collect();
+    // The calls with the edited models' own in place of what they called.
+    let editing: BTreeSet<usize> = edited.iter().map(|(i, _, _)| *i).collect();
+    let now: BTreeSet<&(String, bool)> = heads
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !editing.contains(i))
+        .flat_map(|(_, (_, c))| c)
+        .chain(called.iter().flatten())
+        .chain(&state.macro_calls)
+        .collect();
+    if !now.into_iter().eq(calls.iter()) {
         return None;
     }
     let rendered: Vec<_> = templates
         .into_par_iter()
-        .map(|(i, t, this)| (i, render_template(&renderer, t, this, config)))
+        .map(|(t, this)| render_template(&renderer, t, this, config))
         .collect();
-    for (i, (dataset, job, diagnostics)) in rendered {
-        let slot = &mut slots[i];
+    let mut out = Vec::with_capacity(edited.len());
+    let rendered = edited.into_iter().zip(called).zip(rendered).zip(files);
+    for ((((i, mut slot, text), calls), (dataset, job, diagnostics)), path) in rendered {
         slot.dataset = dataset;
         slot.job = job;
         slot.diagnostics = diagnostics;
+        slot.called = calls;
+        inputs.with_file(path, Some(&text));
+        out.push((i, slot));
     }
-    for ((_, text), path) in edited.iter().zip(files) {
-        inputs.with_file(path, Some(text));
-    }
-    Some(edited.into_iter().map(|(i, _)| i).collect())
+    Some(out)
 }
