@@ -85,7 +85,7 @@ impl State {
             Edit::Disable(i) => self.models[i].disabled ^= true,
             Edit::Schema(i) => self.models[i].schema ^= true,
             Edit::Note(i) => self.models[i].noted ^= true,
-            Edit::Reroute(i) => self.models[i].from = (self.models[i].from + 1) % 3,
+            Edit::Reroute(i) => self.models[i].from = (self.models[i].from + 1) % 4,
             Edit::Macro => self.macro_divides ^= true,
             Edit::SourceColumns => self.source_has_kind ^= true,
             Edit::Dialect => {
@@ -101,7 +101,9 @@ impl State {
     fn sql(&self, i: usize) -> String {
         let m = &self.models[i];
         let from = match (i, m.from) {
-            (_, 2) => "{{ ref('gone') }}".to_string(),
+            (_, 3) => "{{ ref('gone') }}".to_string(),
+            // The next model: a cycle while that one reads this one.
+            (_, 2) => format!("{{{{ ref('m{}') }}}}", (i + 1) % MODELS),
             (0, _) | (_, 1) => "{{ source('raw', 'events') }}".to_string(),
             _ => format!("{{{{ ref('m{}') }}}}", i - 1),
         };
@@ -608,22 +610,41 @@ fn a_damaged_snapshot_is_read_again() {
 /// What `graph --format json --timings` printed with the cache, whether
 /// it built the graph (else it wrote the document kept under the project's
 /// lineage), and its standard error less the timings.
-fn whole_graph(root: &Path, cache: &Path) -> (Vec<u8>, bool, String) {
+fn whole_graph(root: &Path, cache: &Path) -> (Vec<u8>, Made, String) {
     let (stdout, err) = timed_graph(root, cache);
-    let built = err.lines().any(|l| l.trim_start().starts_with("graph "));
+    let built = err
+        .lines()
+        .any(|l| l.trim_start().starts_with("graph ") && !l.contains('('));
+    let made = match (built, err.contains("graph (kept, patched)")) {
+        (true, _) => Made::Built,
+        (false, true) => Made::Patched,
+        (false, false) => Made::Kept,
+    };
     let warnings = err
         .lines()
         .filter(|l| l.starts_with("warning"))
         .collect::<Vec<_>>()
         .join("\n");
-    (stdout, built, warnings)
+    (stdout, made, warnings)
+}
+
+/// How `ripple graph --format json` came by its document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Made {
+    /// The graph was built.
+    Built,
+    /// The kept document, as it was.
+    Kept,
+    /// The kept document with some models' edges replaced.
+    Patched,
 }
 
 /// The whole graph's JSON is kept under the project's lineage: an edit to
 /// a model's SQL that changes nothing read from it (its columns, its
 /// filter) writes the kept document; one that moves a read to another
-/// line, reads another table or names an unknown model builds the graph
-/// again. Both print what a run without the cache prints, warning
+/// line, or reads another model or source the graph has, patches it; one
+/// that names an unknown model, or makes or breaks a cycle, builds the
+/// graph again. All print what a run without the cache prints, warning
 /// included.
 #[test]
 fn the_whole_graph_is_kept_under_its_lineage() {
@@ -632,28 +653,36 @@ fn the_whole_graph_is_kept_under_its_lineage() {
     let cache = dir.path().join("cache");
     let mut state = State::new();
     state.write(&root);
-    let steps: Vec<(Option<Edit>, bool)> = vec![
-        (None, true),
-        (None, false),
-        (Some(Edit::Star(3)), false),
-        (Some(Edit::Filter(2)), false),
-        (Some(Edit::Note(2)), true),
-        (Some(Edit::Rename(1)), false),
-        (Some(Edit::Reroute(3)), true),
-        (Some(Edit::Reroute(3)), true),
-        (Some(Edit::Grain(4)), false),
-        (Some(Edit::Reroute(3)), true),
-        (Some(Edit::Note(2)), true),
-        (None, false),
+    use Made::*;
+    let steps: Vec<(Option<Edit>, Made)> = vec![
+        (None, Built),
+        (None, Kept),
+        (Some(Edit::Star(3)), Kept),
+        (Some(Edit::Filter(2)), Kept),
+        (Some(Edit::Note(2)), Patched),
+        (Some(Edit::Rename(1)), Kept),
+        // m3 reads the source, then m4 (which reads m3: a cycle), then
+        // `gone`, then m2 again.
+        (Some(Edit::Reroute(3)), Patched),
+        (Some(Edit::Note(2)), Patched),
+        (Some(Edit::Reroute(3)), Built),
+        (Some(Edit::Reroute(3)), Built),
+        (Some(Edit::Grain(4)), Kept),
+        (Some(Edit::Reroute(3)), Built),
+        (Some(Edit::Note(2)), Patched),
+        (Some(Edit::Note(1)), Patched),
+        (Some(Edit::Disable(1)), Built),
+        (None, Kept),
     ];
     let mut unknown_seen = false;
-    for (i, (edit, built)) in steps.into_iter().enumerate() {
+    let mut cycle_seen = false;
+    for (i, (edit, made)) in steps.into_iter().enumerate() {
         if let Some(e) = &edit {
             state.apply(e);
             state.write(&root);
         }
-        let (out, was_built, warnings) = whole_graph(&root, &cache);
-        assert_eq!(was_built, built, "step {i}: {edit:?}");
+        let (out, was_made, warnings) = whole_graph(&root, &cache);
+        assert_eq!(was_made, made, "step {i}: {edit:?}");
         let cold = Command::cargo_bin("ripple")
             .unwrap()
             .args(["graph", "--format", "json", "--no-cache", "--project"])
@@ -670,9 +699,17 @@ fn the_whole_graph_is_kept_under_its_lineage() {
             String::from_utf8_lossy(&cold.stderr).trim_end(),
             "step {i}"
         );
-        unknown_seen |= warnings.contains("problem");
+        unknown_seen |= warnings.contains("problem") && state.models[3].from == 3;
+        let check = Command::cargo_bin("ripple")
+            .unwrap()
+            .args(["check", "--no-cache", "--project"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        cycle_seen |= String::from_utf8_lossy(&check.stdout).contains("cycle");
     }
     // The unknown ref (a reroute to `gone`) was warned of, from the kept
-    // document too (step 8 wrote it).
+    // document too (step 10), and the cycle (step 8) was one.
     assert!(unknown_seen);
+    assert!(cycle_seen);
 }

@@ -28,7 +28,7 @@ const MAX_FILE: u64 = 1 << 30;
 
 /// Bumped by hand when what a table holds changes shape; the build identity
 /// below covers every other change of ripple itself.
-const FORMAT: u32 = 5;
+const FORMAT: u32 = 6;
 
 /// What one table holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,7 +55,9 @@ impl Table {
 }
 
 /// A key: 128 bits of SipHash-1-3 over the parts it was built from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Key(u128);
 
 /// Builds a [`Key`]; every part is written with its length, so that

@@ -61,17 +61,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // read from it) writes the document kept by the last one, and reads
     // none of the project's models.
     let keep = match (args.format, &endpoint, &args.select, project.lineage()) {
-        (Format::Json, None, None, Some(lineage)) => Some(lineage),
+        (Format::Json, None, None, Some(lineage)) => Some(lineage.clone()),
         _ => None,
     };
-    if let Some(kept) = keep.and_then(|k| emit::graph::kept_json(project.cache(), k)) {
-        ripple::timings::phase("output", || {
-            write_output_with(args.output.as_deref(), |w| w.write_all(kept.document()))
-        })?;
-        warn_of_errors(kept.errors);
-        // Left to the OS at exit, as a built graph is.
-        std::mem::forget(project);
-        return Ok(ExitCode::SUCCESS);
+    if let Some(lineage) = &keep {
+        if let Some(kept) = emit::graph::kept_json(project.cache(), lineage.key) {
+            ripple::timings::phase("output", || {
+                write_output_with(args.output.as_deref(), |w| w.write_all(kept.document()))
+            })?;
+            warn_of_errors(kept.errors);
+            // Left to the OS at exit, as a built graph is.
+            std::mem::forget(project);
+            return Ok(ExitCode::SUCCESS);
+        }
+        // A run whose edited models changed only what they read: the kept
+        // document of the last run, its edges patched.
+        let started = std::time::Instant::now();
+        let patched = emit::graph::patched_json(project.cache(), lineage);
+        let phase = match patched {
+            Some(_) => "graph (kept, patched)",
+            None => "graph patch (not possible)",
+        };
+        ripple::timings::record(phase, started.elapsed());
+        if let Some(patched) = patched {
+            ripple::timings::phase("output", || {
+                write_output_with(args.output.as_deref(), |w| {
+                    patched.write(project.cache(), lineage, w)
+                })
+            })?;
+            warn_of_errors(patched.errors());
+            std::mem::forget(project);
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     let g = super::ProjectArgs::build(project.load());
     let nodes: BTreeSet<_> = match &args.select {
@@ -89,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Written as it is made, on every core: the document of a large
         // project is megabytes.
         ripple::timings::phase("output", || {
-            write_output_with(args.output.as_deref(), |w| match keep {
+            write_output_with(args.output.as_deref(), |w| match &keep {
                 Some(lineage) => emit::graph::write_json_kept(g, lineage, w),
                 None => emit::graph::write_json(g, &nodes, w),
             })

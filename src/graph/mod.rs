@@ -79,6 +79,25 @@ enum Key {
     New(String),
 }
 
+/// The id a reference names when some dataset has it: resolving looks no
+/// further then (a ref falls back on a model's latest version, a seed or a
+/// snapshot only when no model has its name). `None` for a relation named
+/// in SQL, which is matched by relation and name.
+pub fn first_id(target: &Target) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    match target {
+        Target::Node { id } => Some(Cow::Borrowed(id)),
+        Target::Ref {
+            name,
+            version: Some(v),
+            ..
+        } => Some(Cow::Owned(format!("model.{name}.v{v}"))),
+        Target::Ref { name, .. } => Some(Cow::Owned(format!("model.{name}"))),
+        Target::Source { source, table } => Some(Cow::Owned(format!("source.{source}.{table}"))),
+        Target::Relation { .. } => None,
+    }
+}
+
 /// Lookup tables for resolving references.
 struct Resolver<'a> {
     datasets: &'a [Dataset],
@@ -143,20 +162,18 @@ impl<'a> Resolver<'a> {
 
     /// The dataset `target` names; `Err` with a message when none.
     fn resolve(&self, target: &Target) -> Result<Option<Key>, String> {
+        if let Some(k) = first_id(target).and_then(|id| self.id(&id)) {
+            return Ok(Some(k));
+        }
         match target {
-            Target::Node { id } => match self.id(id) {
-                Some(k) => Ok(Some(k)),
-                None => Err(format!("`{id}` is not in the project")),
-            },
+            Target::Node { id } => Err(format!("`{id}` is not in the project")),
             Target::Ref { name, version, .. } => {
                 let found = match version {
-                    Some(v) => self.id(&format!("model.{name}.v{v}")),
+                    Some(_) => None,
                     None => self
-                        .id(&format!("model.{name}"))
-                        .or_else(|| {
-                            let at = *self.latest.get(name.as_str())?;
-                            Some(self.declared(at))
-                        })
+                        .latest
+                        .get(name.as_str())
+                        .map(|&at| self.declared(at))
                         .or_else(|| self.id(&format!("seed.{name}")))
                         .or_else(|| self.id(&format!("snapshot.{name}"))),
                 };
@@ -180,9 +197,6 @@ impl<'a> Resolver<'a> {
                 ))
             }
             Target::Source { source, table } => {
-                if let Some(k) = self.id(&format!("source.{source}.{table}")) {
-                    return Ok(Some(k));
-                }
                 let names = self.source_names.get_or_init(|| {
                     Suggestions::new(
                         self.datasets

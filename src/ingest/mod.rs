@@ -81,8 +81,8 @@ pub struct OpenProject {
 impl OpenProject {
     /// The digest of what the project's lineage graph is made of, when the
     /// warm cache can tell it ([`Project::lineage`]).
-    pub fn lineage(&self) -> Option<crate::cache::Key> {
-        self.project.lineage
+    pub fn lineage(&self) -> Option<&crate::project::Lineage> {
+        self.project.lineage.as_ref()
     }
 
     /// The project's warm cache.
@@ -240,15 +240,20 @@ pub fn open_project(root: &Path, options: &LoadOptions) -> Result<OpenProject> {
     }
     // What ripple.yml says shapes the graph too (its datasets' settings,
     // the dialect): in the digest whole.
-    project.lineage = lineage.map(|k| {
+    let settings = format!("{config:?}");
+    let bind = |k: crate::cache::Key| {
         crate::cache::KeyBuilder::default()
             .str("project lineage")
             .key(k)
-            .str(&format!("{config:?}"))
+            .str(&settings)
             .str(&root.to_string_lossy())
             .finish()
+    };
+    project.lineage = lineage.map(|l| crate::project::Lineage {
+        key: bind(l.key),
+        base: bind(l.base),
+        edits: l.edits,
     });
-
     Ok(OpenProject {
         project,
         dbt: dbt_part,

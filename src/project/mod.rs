@@ -43,12 +43,50 @@ pub struct Project {
     /// Answers kept from earlier runs (off unless the loader was given a
     /// cache folder).
     pub cache: std::sync::Arc<crate::cache::Cache>,
-    /// A digest of everything the lineage graph is made of but the text
-    /// of the jobs' SQL, when the warm cache could tell it without reading
-    /// the project again (a dbt project from its snapshot, nothing else
-    /// read): two projects with the same digest have the same graph, so an
-    /// answer made of the graph alone can be kept under it.
-    pub lineage: Option<crate::cache::Key>,
+    /// What the lineage graph is made of, when the warm cache could tell
+    /// it without reading the project again (a dbt project from its
+    /// snapshot, nothing else read).
+    pub lineage: Option<Lineage>,
+}
+
+/// What a project's lineage graph is made of, as the warm cache tells it:
+/// a dbt project's snapshot, and the models edited since it was written
+/// (docs/cache.md, "The whole graph").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lineage {
+    /// A digest of everything the graph is made of but the text of the
+    /// jobs' SQL: two projects with the same digest have the same graph,
+    /// so an answer made of the graph alone can be kept under it.
+    pub key: crate::cache::Key,
+    /// The digest of the snapshot alone, before any model was edited.
+    pub base: crate::cache::Key,
+    /// Each model whose lineage differs from the snapshot's, by place.
+    pub edits: Vec<ModelEdit>,
+}
+
+/// A model whose lineage differs from what the snapshot holds of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelEdit {
+    /// Its place among the snapshot's models.
+    pub place: usize,
+    /// Its lineage now.
+    pub now: ModelLineage,
+    /// Its lineage as the snapshot holds it.
+    pub kept: ModelLineage,
+}
+
+/// What a model contributes to the lineage graph: its job, and a digest of
+/// the rest (its dataset, configuration, findings).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelLineage {
+    /// A digest of all of the model but its job's reads.
+    pub rest: crate::cache::Key,
+    /// Its dataset's id.
+    pub node: String,
+    /// Whether it is a node at all (`enabled=false` makes none).
+    pub enabled: bool,
+    /// Its job, without its SQL.
+    pub job: Job,
 }
 
 /// What one reader found in a project folder: its share of the project.

@@ -21,7 +21,9 @@ use super::files::{confine, line_of, read_error, relative, stem, walk};
 use crate::cache::inputs::{Listing, Recorder};
 use crate::cache::{Cache, Key};
 use crate::config::Config;
-use crate::project::{Dataset, DatasetKind, Diagnostic, Job, JobKind, Part, Reference, Target};
+use crate::project::{
+    Dataset, DatasetKind, Diagnostic, Job, JobKind, Lineage, Part, Reference, Target,
+};
 
 /// The root project or an installed package.
 struct Unit {
@@ -88,7 +90,7 @@ fn read_and_keep(
     progress: &dyn Progress,
     cache: &Cache,
     key: Key,
-) -> (Part, Option<Key>) {
+) -> (Part, Option<Lineage>) {
     let rec = Recorder::default();
     let loaded = read_project(root, config, progress, Some(&rec));
     let lineage = snapshot::keep(cache, key, rec.finish(), &loaded);
@@ -120,22 +122,21 @@ impl DbtPart {
 }
 
 /// How [`load`] came by the project, for `--timings`; from the snapshot,
-/// with the digest of what the project's lineage is made of (see
-/// `snapshot::lineage`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// with what the project's lineage is made of (see `snapshot::lineage`).
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Loading {
-    /// Read and rendered whole (and kept as a snapshot, with the digest,
+    /// Read and rendered whole (and kept as a snapshot, with its lineage,
     /// when the cache is on).
-    Read(Option<Key>),
+    Read(Option<Lineage>),
     /// The snapshot, unchanged.
-    Snapshot(Key),
+    Snapshot(Option<Lineage>),
     /// The snapshot, with edited models rendered again.
-    Rendered(Key),
+    Rendered(Option<Lineage>),
 }
 
 impl Loading {
     /// The phase's name.
-    pub fn phase(self) -> &'static str {
+    pub fn phase(&self) -> &'static str {
         match self {
             Loading::Read(_) => "dbt models",
             Loading::Snapshot(_) => "dbt models (snapshot)",
@@ -143,11 +144,10 @@ impl Loading {
         }
     }
 
-    /// The digest of the part's lineage, when it came from the snapshot.
-    pub fn lineage(self) -> Option<Key> {
+    /// What the part's lineage is made of, when the cache could tell.
+    pub fn lineage(self) -> Option<Lineage> {
         match self {
-            Loading::Read(k) => k,
-            Loading::Snapshot(k) | Loading::Rendered(k) => Some(k),
+            Loading::Read(l) | Loading::Snapshot(l) | Loading::Rendered(l) => l,
         }
     }
 }

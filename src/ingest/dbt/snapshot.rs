@@ -29,7 +29,7 @@ use super::{Loaded, Loading, Slot, Template, relation_for, relist, render_templa
 use crate::cache::inputs::{Inputs, InputsDelta};
 use crate::cache::{Cache, Key, KeyBuilder, Snapshot};
 use crate::config::Config;
-use crate::project::{Dataset, Diagnostic, Job, Part, Sql};
+use crate::project::{Dataset, Diagnostic, Job, Lineage, ModelEdit, ModelLineage, Part, Sql};
 
 /// The snapshot's name in the cache folder.
 const NAME: &str = "dbt";
@@ -225,7 +225,7 @@ const BATCH: usize = 1024;
 
 /// Keeps what `loaded` holds, read from `inputs`, as the project's
 /// snapshot; the lineage digest of what it holds, once written.
-pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) -> Option<Key> {
+pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) -> Option<Lineage> {
     let state = loaded.state.as_ref()?;
     let prelude = serde_json::to_string(&PreludeOut {
         datasets: loaded
@@ -257,7 +257,12 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) -> 
         }
         Ok(())
     })?;
-    Some(lineage_of(&id, std::iter::empty()))
+    let key = lineage_of(&id, std::iter::empty());
+    Some(Lineage {
+        key,
+        base: key,
+        edits: Vec::new(),
+    })
 }
 
 /// The first `n` lines of `text` and what follows them; `None` when it
@@ -547,22 +552,50 @@ impl Pending {
     }
 }
 
-/// A digest of everything the part's lineage is made of: the snapshot
-/// written (its id), and each model line an edit changed. A model's SQL is
-/// not in its line, only what was read from it (its references, their
-/// lines, its configuration, its findings), so an edit that changes the
-/// SQL alone (a comment, a column, a filter) leaves the digest as it was:
-/// equal digests, equal parts but for the text of the SQL.
-fn lineage(kept: &Snapshot, rows: &[&[u8]], edits: &Edits) -> Key {
-    let changed = edits
+/// What the part's lineage is made of: the snapshot written (its id), and
+/// each model line an edit changed, in a digest and one by one. A model's
+/// SQL is not in its line, only what was read from it (its references,
+/// their lines, its configuration, its findings), so an edit that changes
+/// the SQL alone (a comment, a column, a filter) leaves the digest as it
+/// was: equal digests, equal parts but for the text of the SQL. `None`
+/// when a changed line does not read.
+fn lineage(kept: &Snapshot, rows: &[&[u8]], edits: &Edits) -> Option<Lineage> {
+    let changed: Vec<(usize, &str)> = edits
         .models
         .iter()
         .filter(|(i, (slot, _))| {
             rows.get(**i)
                 .is_none_or(|row| *row != slot.get().as_bytes())
         })
-        .map(|(&i, (slot, _))| (i, slot.get()));
-    lineage_of(kept.id(), changed)
+        .map(|(&i, (slot, _))| (i, slot.get()))
+        .collect();
+    let mut models = Vec::with_capacity(changed.len());
+    for &(place, line) in &changed {
+        models.push(ModelEdit {
+            place,
+            now: model_lineage(line.as_bytes())?,
+            kept: model_lineage(rows.get(place)?)?,
+        });
+    }
+    Some(Lineage {
+        key: lineage_of(kept.id(), changed.into_iter()),
+        base: lineage_of(kept.id(), std::iter::empty()),
+        edits: models,
+    })
+}
+
+/// What the model line `line` gives the lineage graph.
+fn model_lineage(line: &[u8]) -> Option<ModelLineage> {
+    let slot: SlotIn = serde_json::from_slice(line).ok()?;
+    // The line but its job's reads, in a digest.
+    let mut rest: Value = serde_json::from_slice(line).ok()?;
+    rest.get_mut("job")?.as_object_mut()?.remove("reads")?;
+    Some(ModelLineage {
+        rest: KeyBuilder::default().str(&rest.to_string()).finish(),
+        node: slot.dataset.id.clone(),
+        enabled: super::is_enabled(&slot.dataset),
+        job: slot.job,
+    })
 }
 
 /// [`lineage`] of the snapshot write `id` and its changed lines by place.

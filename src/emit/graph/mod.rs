@@ -2,7 +2,6 @@
 //! Mermaid and SVG, restricted to a set of selected nodes.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
@@ -10,8 +9,11 @@ use serde::Serialize;
 
 use super::SCHEMA_VERSION;
 use super::dot;
-use crate::cache::{Cache, Key, KeyBuilder, Snapshot};
 use crate::graph::LineageGraph;
+
+mod kept;
+
+pub use kept::{KeptJson, Patched, kept_json, patched_json, write_json_kept};
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -117,110 +119,8 @@ fn json_whole(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
     out
 }
 
-/// The name the whole graph's JSON document is kept under in the warm
-/// cache (docs/cache.md, "Answers").
-const KEPT: &str = "graph-json";
-
-/// The key the whole graph's JSON is kept under, for a project whose
-/// lineage digest is `lineage` ([`crate::project::Project::lineage`]).
-fn kept_key(lineage: Key) -> Key {
-    KeyBuilder::default()
-        .str(KEPT)
-        .u64(SCHEMA_VERSION.into())
-        .key(lineage)
-        .finish()
-}
-
-/// The whole graph's JSON document as [`write_json`] wrote it for a
-/// project of the same lineage, kept in `cache`, and how many errors were
-/// found reading and building that graph; `None` when none is kept. The
-/// document is made of the graph alone, and the graph of what the digest
-/// covers, so it is this project's document.
-pub fn kept_json(cache: &Cache, lineage: Key) -> Option<KeptJson> {
-    let kept = cache.snapshot(KEPT, kept_key(lineage))?;
-    let body = kept.body();
-    let end = memchr::memchr(b'\n', body)?;
-    let errors = std::str::from_utf8(&body[..end]).ok()?.parse().ok()?;
-    Some(KeptJson {
-        errors,
-        at: end + 1,
-        kept,
-    })
-}
-
-/// A whole graph's JSON document kept in the warm cache.
-pub struct KeptJson {
-    /// The errors found reading and building its graph.
-    pub errors: usize,
-    at: usize,
-    kept: Snapshot,
-}
-
-impl KeptJson {
-    /// The document.
-    pub fn document(&self) -> &[u8] {
-        &self.kept.body()[self.at..]
-    }
-}
-
-/// [`write_json`] of every node of `g` to `out`, kept in its cache as it
-/// is written under `lineage`, the digest of the project `g` was built from, for the
-/// next run of the same lineage. Copied as it goes: the document of a
-/// 100,000-model project is 85 MB, never held in memory. A copy that cannot
-/// be written costs the next run time, not this one its answer.
-pub fn write_json_kept(g: &LineageGraph, lineage: Key, out: &mut dyn Write) -> std::io::Result<()> {
-    let nodes: BTreeSet<NodeIndex> = g.graph.node_indices().collect();
-    let errors = super::check::counts(&g.diagnostics).0;
-    let mut written = Ok(());
-    let mut copied = false;
-    g.cache
-        .write_snapshot_unless(KEPT, kept_key(lineage), |copy| {
-            copied = true;
-            writeln!(copy, "{errors}")?;
-            let mut tee = Tee {
-                out: &mut *out,
-                copy,
-                failed: None,
-            };
-            written = write_json(g, &nodes, &mut tee);
-            match tee.failed {
-                Some(e) => Err(e),
-                None => Ok(written.is_ok()),
-            }
-        });
-    match copied {
-        true => written,
-        // No cache folder to write to.
-        false => write_json(g, &nodes, out),
-    }
-}
-
-/// Writes to `out`, and the same bytes to `copy` until that fails.
-struct Tee<'a> {
-    out: &'a mut dyn Write,
-    copy: &'a mut dyn Write,
-    failed: Option<std::io::Error>,
-}
-
-impl Write for Tee<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.out.write(buf)?;
-        if self.failed.is_none()
-            && let Err(e) = self.copy.write_all(&buf[..n])
-        {
-            self.failed = Some(e);
-        }
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
-    }
-}
-
-/// The document [`json`] writes.
-fn document<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Document<'a> {
-    let edges = edges(g, nodes);
+/// The selected datasets whose models ask the warehouse.
+fn needs_warehouse<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Vec<&'a str> {
     // Few jobs ask the warehouse, and most projects have none: found
     // first, so a node is looked up only when there are some.
     let asking: BTreeSet<&str> = g
@@ -229,7 +129,7 @@ fn document<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Document<'a
         .filter(|j| !j.needs_warehouse.is_empty())
         .map(|j| j.id.as_str())
         .collect();
-    let needs_warehouse: Vec<&str> = match asking.is_empty() {
+    match asking.is_empty() {
         true => Vec::new(),
         false => nodes
             .iter()
@@ -240,7 +140,13 @@ fn document<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Document<'a
                     .is_some_and(|jobs| jobs.iter().any(|j| asking.contains(j.as_str())))
             })
             .collect(),
-    };
+    }
+}
+
+/// The document [`json`] writes.
+fn document<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Document<'a> {
+    let edges = edges(g, nodes);
+    let needs_warehouse = needs_warehouse(g, nodes);
     Document {
         schema_version: SCHEMA_VERSION,
         summary: Summary {
