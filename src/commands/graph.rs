@@ -55,15 +55,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(ripple::post::Endpoint::parse)
         .transpose()?;
-    let project = args.project.open()?;
+    // Only the whole graph as JSON can be answered from the lineage alone.
+    let whole_json = args.format == Format::Json && endpoint.is_none() && args.select.is_none();
+    let project = args.project.open(whole_json)?;
     // The whole graph as JSON depends on the graph alone: a run over the
     // same lineage (an edit to a model's SQL that changed none of what was
     // read from it) writes the document kept by the last one, and reads
     // none of the project's models.
-    let keep = match (args.format, &endpoint, &args.select, project.lineage()) {
-        (Format::Json, None, None, Some(lineage)) => Some(lineage.clone()),
-        _ => None,
-    };
+    let keep = project.lineage().filter(|_| whole_json).cloned();
     if let Some(lineage) = &keep {
         if let Some(kept) = emit::graph::kept_json(project.cache(), lineage.key) {
             ripple::timings::phase("output", || {

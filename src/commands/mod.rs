@@ -52,18 +52,19 @@ impl ProjectArgs {
     /// Loads the project, with a progress bar on a terminal; its cache is
     /// saved when the command is done.
     pub fn load(&self) -> anyhow::Result<Project> {
-        Ok(self.open()?.load())
+        Ok(self.open(false)?.load())
     }
 
     /// Reads the project as far as its lineage digest (see
-    /// [`ripple::ingest::OpenProject`]); its cache is saved when the
-    /// command is done.
-    pub fn open(&self) -> anyhow::Result<OpenProject> {
+    /// [`ripple::ingest::OpenProject`]), the dbt models only when asked for
+    /// when `lazy`; its cache is saved when the command is done.
+    pub fn open(&self, lazy: bool) -> anyhow::Result<OpenProject> {
         let bar = crate::progress::Bar::new();
         let options = LoadOptions {
             manifest: self.manifest.clone(),
             progress: &bar,
             cache: self.cache(),
+            lazy,
         };
         let project = open_project(&self.project, &options)?;
         if let Ok(mut opened) = OPENED.lock() {

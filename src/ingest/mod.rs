@@ -45,6 +45,11 @@ pub struct LoadOptions<'a> {
     /// The warm cache's folder (docs/cache.md); `None` works everything
     /// out again.
     pub cache: Option<PathBuf>,
+    /// Whether the caller may answer from the lineage alone
+    /// ([`open_project`]): a dbt snapshot's models are then read only when
+    /// the project is asked for. Otherwise they are read while the files
+    /// are checked, on the other core.
+    pub lazy: bool,
 }
 
 impl Default for LoadOptions<'_> {
@@ -53,6 +58,7 @@ impl Default for LoadOptions<'_> {
             manifest: None,
             progress: &NoProgress,
             cache: None,
+            lazy: false,
         }
     }
 }
@@ -157,7 +163,7 @@ pub fn open_project(root: &Path, options: &LoadOptions) -> Result<OpenProject> {
     let mut dbt_part = None;
     if is_dbt {
         let started = std::time::Instant::now();
-        let (part, how) = dbt::load(root, &config, options.progress, &project.cache);
+        let (part, how) = dbt::load(root, &config, options, &project.cache);
         crate::timings::record(how.phase(), started.elapsed());
         dbt_part = Some(part);
         lineage = how.lineage();

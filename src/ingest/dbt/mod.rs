@@ -67,15 +67,16 @@ pub(crate) fn is_dbt_project(root: &Path) -> bool {
 pub(crate) fn load(
     root: &Path,
     config: &Config,
-    progress: &dyn Progress,
+    options: &super::LoadOptions,
     cache: &Cache,
 ) -> (DbtPart, Loading) {
+    let progress = options.progress;
     if !cache.is_on() {
         let part = read_project(root, config, progress, None).into_part();
         return (DbtPart::Ready(part), Loading::Read(None));
     }
     let key = snapshot::key(root, config);
-    if let Some((pending, how)) = snapshot::reuse(cache, key, root, config) {
+    if let Some((pending, how)) = snapshot::reuse(cache, key, root, config, options.lazy) {
         return (DbtPart::Kept(pending), how);
     }
     let (part, lineage) = read_and_keep(root, config, progress, cache, key);

@@ -366,13 +366,16 @@ impl Edits {
 /// The project's part from its snapshot, when the files it was read from
 /// are unchanged or only model files of their own were edited; `None`
 /// when it must be read again. Only the edited models' lines are read
-/// here: the rest are read when the part is asked for ([`Pending`]), which
-/// a run answered from its lineage alone never does.
+/// here when `lazy`: the rest are read when the part is asked for
+/// ([`Pending`]), which a run answered from its lineage alone never does.
+/// Otherwise every model is read while the files are checked, on the other
+/// core.
 pub(super) fn reuse(
     cache: &Cache,
     key: Key,
     root: &Path,
     config: &Config,
+    lazy: bool,
 ) -> Option<(Pending, Loading)> {
     let kept = cache.snapshot(NAME, key)?;
     let (head, rest) = split_lines(kept.body(), 4)?;
@@ -403,9 +406,21 @@ pub(super) fn reuse(
         count.set(i, &slot);
         fresh.insert(i, slot);
     }
-    let mut inputs: Inputs = serde_json::from_slice(inputs).ok()?;
-    inputs.apply(&edits.inputs)?;
-    let changes = inputs.changes(relist);
+    let check = || {
+        let mut inputs: Inputs = serde_json::from_slice(inputs).ok()?;
+        inputs.apply(&edits.inputs)?;
+        let changes = inputs.changes(relist);
+        Some((inputs, changes))
+    };
+    let (checked, read) = match lazy {
+        true => (check(), None),
+        false => {
+            let (checked, read) =
+                rayon::join(check, || read_slots(&kept, base, &rows, &spans, &fresh));
+            (checked, Some(read?))
+        }
+    };
+    let (mut inputs, changes) = checked?;
     if changes.listing {
         return None;
     }
@@ -414,9 +429,10 @@ pub(super) fn reuse(
     if !changes.files.is_empty() {
         let state: StateIn = serde_json::from_slice(state).ok()?;
         let slot_at = |i: usize| -> Option<Slot> {
-            match fresh.get(&i) {
-                Some(s) => Some(s.clone()),
-                None => read_slot(&kept, base, rows.get(i)?, spans.get(i)?),
+            match (fresh.get(&i), &read) {
+                (Some(s), _) => Some(s.clone()),
+                (None, Some(read)) => read.get(i)?.clone(),
+                (None, None) => read_slot(&kept, base, rows.get(i)?, spans.get(i)?),
             }
         };
         let rendered = render_edited(
@@ -462,7 +478,12 @@ pub(super) fn reuse(
         true => Loading::Snapshot(lineage),
         false => Loading::Rendered(lineage),
     };
-    let pending = Pending { kept, spans, fresh };
+    let pending = Pending {
+        kept,
+        spans,
+        fresh,
+        read,
+    };
     Some((pending, how))
 }
 
@@ -483,13 +504,39 @@ fn read_slot(
     Some(slot.into_slot(sql))
 }
 
-/// A dbt part reused from its snapshot, its models not read yet.
+/// The models of the snapshot `kept` at `rows` (their SQL at `spans` of
+/// the raw text at `base`), read on every core, but for those in `fresh`
+/// (`None` in their place); `None` when one does not read.
+fn read_slots(
+    kept: &Snapshot,
+    base: usize,
+    rows: &[&[u8]],
+    spans: &[Option<Range<usize>>],
+    fresh: &BTreeMap<usize, Slot>,
+) -> Option<Vec<Option<Slot>>> {
+    // Into a vector sized once: the slots are large, and growing it
+    // copied them over and over.
+    let mut read: Vec<Option<Option<Slot>>> = Vec::with_capacity(rows.len());
+    rows.par_iter()
+        .zip(spans)
+        .enumerate()
+        .map(|(i, (row, span))| match fresh.contains_key(&i) {
+            true => Some(None),
+            false => read_slot(kept, base, row, span).map(Some),
+        })
+        .collect_into_vec(&mut read);
+    read.into_iter().collect()
+}
+
+/// A dbt part reused from its snapshot, its models read or not yet.
 pub(crate) struct Pending {
     kept: Snapshot,
     /// Each model's SQL in the raw text.
     spans: Vec<Option<Range<usize>>>,
     /// The models rendered since the snapshot was written, by place.
     fresh: BTreeMap<usize, Slot>,
+    /// The other models, when they were read already.
+    read: Option<Vec<Option<Slot>>>,
 }
 
 impl Pending {
@@ -500,35 +547,24 @@ impl Pending {
             kept,
             spans,
             mut fresh,
+            read,
         } = self;
         let (head, rest) = split_lines(kept.body(), 4)?;
         let (rows, raw) = split_lines(rest, spans.len())?;
         let base = kept.bytes().len() - raw.len();
         let (prelude, slots) = rayon::join(
             || serde_json::from_slice::<PreludeIn>(head[1]).ok(),
-            || {
-                // Into a vector sized once: the slots are large, and
-                // growing it copied them over and over.
-                let mut read: Vec<Option<Option<Slot>>> = Vec::with_capacity(rows.len());
-                rows.par_iter()
-                    .zip(&spans)
-                    .enumerate()
-                    .map(|(i, (row, span))| match fresh.contains_key(&i) {
-                        true => Some(None),
-                        false => read_slot(&kept, base, row, span).map(Some),
-                    })
-                    .collect_into_vec(&mut read);
-                read
+            || match read {
+                Some(read) => Some(read),
+                None => read_slots(&kept, base, &rows, &spans, &fresh),
             },
         );
         let prelude = prelude?;
-        let slots = slots
+        let slots = slots?
             .into_iter()
             .enumerate()
-            .map(|(i, s)| match s? {
-                Some(s) => Some(s),
-                None => fresh.remove(&i),
-            })
+            // A model rendered since is in `fresh`, whatever was read.
+            .map(|(i, s)| fresh.remove(&i).or(s))
             .collect::<Option<Vec<Slot>>>()?;
         let prelude = Part {
             datasets: prelude
