@@ -76,12 +76,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // A run whose edited models changed only what they read: the kept
         // document of the last run, its edges patched.
         let started = std::time::Instant::now();
-        let patched = emit::graph::patched_json(project.cache(), lineage);
-        let phase = match patched {
-            Some(_) => "graph (kept, patched)",
-            None => "graph patch (not possible)",
+        let patched = match emit::graph::patched_json(project.cache(), lineage) {
+            emit::graph::Patch::Unkept => None,
+            emit::graph::Patch::Refused => {
+                ripple::timings::record("graph patch (not possible)", started.elapsed());
+                None
+            }
+            emit::graph::Patch::Done(patched) => {
+                ripple::timings::record("graph (kept, patched)", started.elapsed());
+                Some(patched)
+            }
         };
-        ripple::timings::record(phase, started.elapsed());
         if let Some(patched) = patched {
             ripple::timings::phase("output", || {
                 write_output_with(args.output.as_deref(), |w| {

@@ -253,10 +253,29 @@ const AFTER_NODES: &str = ",\n  \"edges\": ";
 /// to `lineage`: when the models whose lineage differs between the two
 /// differ only in what they read, each read a model or source the graph
 /// already has, and the graph has no cycle (nor a dataset or job found
-/// twice) before, nor a cycle after. `None` when it
-/// cannot be told so: the graph is then built.
-pub fn patched_json(cache: &Cache, lineage: &Lineage) -> Option<Patched> {
-    let kept_index = cache.snapshot(INDEX, index_key(lineage.base))?;
+/// twice) before, nor a cycle after. Otherwise the graph is built.
+pub fn patched_json(cache: &Cache, lineage: &Lineage) -> Patch {
+    match cache.snapshot(INDEX, index_key(lineage.base)) {
+        None => Patch::Unkept,
+        Some(index) => match patch(cache, &index, lineage) {
+            Some(patched) => Patch::Done(Box::new(patched)),
+            None => Patch::Refused,
+        },
+    }
+}
+
+/// What [`patched_json`] found.
+pub enum Patch {
+    /// No index is kept for the project's snapshot.
+    Unkept,
+    /// The kept document cannot be patched to the lineage.
+    Refused,
+    /// The kept document, patched.
+    Done(Box<Patched>),
+}
+
+/// [`patched_json`] from the index `kept_index`.
+fn patch(cache: &Cache, kept_index: &Snapshot, lineage: &Lineage) -> Option<Patched> {
     let mut index: Index = serde_json::from_slice(kept_index.body()).ok()?;
     if index.key == lineage.key || index.cycles > 0 {
         return None;
@@ -466,5 +485,34 @@ impl Patched {
             out,
         )?;
         out.write_all(rest.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Kahn's count says "cycle" exactly when petgraph finds one.
+        #[test]
+        fn has_cycle_is_petgraphs_answer(
+            n in 1usize..12,
+            pairs in prop::collection::vec((0u32..12, 0u32..12), 0..30),
+        ) {
+            let edges: Vec<(u32, u32, u32, u32, bool)> = pairs
+                .into_iter()
+                .map(|(a, b)| (a % n as u32, b % n as u32, 0, 0, false))
+                .collect();
+            let mut g = petgraph::graph::DiGraph::<(), ()>::new();
+            let nodes: Vec<_> = (0..n).map(|_| g.add_node(())).collect();
+            for &(a, b, ..) in &edges {
+                g.add_edge(nodes[a as usize], nodes[b as usize], ());
+            }
+            prop_assert_eq!(
+                has_cycle(n, &edges),
+                petgraph::algo::is_cyclic_directed(&g)
+            );
+        }
     }
 }

@@ -13,7 +13,7 @@ use crate::graph::LineageGraph;
 
 mod kept;
 
-pub use kept::{KeptJson, Patched, kept_json, patched_json, write_json_kept};
+pub use kept::{KeptJson, Patch, Patched, kept_json, patched_json, write_json_kept};
 
 #[derive(Serialize)]
 struct Document<'a> {
