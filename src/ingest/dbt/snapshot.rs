@@ -35,10 +35,14 @@ use crate::project::{Dataset, Diagnostic, Job, Lineage, ModelEdit, ModelLineage,
 const NAME: &str = "dbt";
 
 /// What the dbt reader's answer depends on beside the files it reads:
-/// the folder (and the working folder its paths are joined to) and the
-/// `ripple.yml` settings it reads.
+/// the folder (and, for a relative one, the working folder its paths are
+/// joined to) and the `ripple.yml` settings it reads.
 pub(super) fn key(root: &Path, config: &Config) -> Key {
-    let cwd = std::env::current_dir().unwrap_or_default();
+    // An absolute folder's paths are the same from any working folder.
+    let cwd = match root.is_relative() {
+        true => std::env::current_dir().unwrap_or_default(),
+        false => PathBuf::new(),
+    };
     // Debug text: these are ordered maps and plain values, so the same
     // settings always print the same.
     let settings = format!(
