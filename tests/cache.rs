@@ -444,12 +444,16 @@ fn timed_graph(root: &Path, cache: &Path) -> (Vec<u8>, String) {
 /// How a run loaded the dbt project, from `--timings`, and what it printed.
 fn loading(root: &Path, cache: &Path) -> (String, Vec<u8>) {
     let (stdout, err) = timed_graph(root, cache);
-    let phase = err
-        .lines()
+    (dbt_phase(&err), stdout)
+}
+
+/// How the dbt project was loaded, from `--timings`' standard error: ``,
+/// `(snapshot)` or `(snapshot, edits rendered)`.
+fn dbt_phase(err: &str) -> String {
+    err.lines()
         .find_map(|l| l.trim().strip_prefix("dbt models"))
         .map(|rest| rest.split("  ").next().unwrap_or("").trim().to_string())
-        .unwrap_or_else(|| panic!("no dbt phase in {err}"));
-    (phase, stdout)
+        .unwrap_or_else(|| panic!("no dbt phase in {err}"))
 }
 
 /// The snapshot of the loaded project is what a warm run starts from: an
@@ -718,4 +722,37 @@ fn the_whole_graph_is_kept_under_its_lineage() {
     // document too (step 10), and the cycle (step 8) was one.
     assert!(unknown_seen);
     assert!(cycle_seen);
+}
+
+/// A project folder given as an absolute path is the same project from any
+/// working folder: a run from another one takes the snapshot; a relative
+/// path names another folder from elsewhere, so it is read again there.
+#[test]
+fn an_absolute_project_folder_is_kept_whatever_the_working_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    let cache = dir.path().join("cache");
+    State::new().write(&root);
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let phase = |cwd: &Path, project: &Path| -> String {
+        let out = Command::cargo_bin("ripple")
+            .unwrap()
+            .current_dir(cwd)
+            .args(["graph", "--format", "json", "--timings", "--cache-dir"])
+            .arg(&cache)
+            .arg("--project")
+            .arg(project)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        dbt_phase(&String::from_utf8_lossy(&out.stderr))
+    };
+    assert_eq!(phase(dir.path(), &root), "");
+    assert_eq!(phase(&elsewhere, &root), "(snapshot)");
+    assert_eq!(phase(&root, &root), "(snapshot)");
+    // `p` from the temporary folder, then `.` from inside it: read again.
+    assert_eq!(phase(dir.path(), Path::new("p")), "");
+    assert_eq!(phase(dir.path(), Path::new("p")), "(snapshot)");
+    assert_eq!(phase(&root, Path::new(".")), "");
 }
