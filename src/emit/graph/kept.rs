@@ -35,20 +35,21 @@ const INDEX: &str = "graph-index";
 /// The key the whole graph's JSON is kept under, for a project whose
 /// lineage digest is `lineage` ([`crate::project::Lineage::key`]).
 fn kept_key(lineage: Key) -> Key {
-    KeyBuilder::default()
-        .str(KEPT)
-        .u64(SCHEMA_VERSION.into())
-        .key(lineage)
-        .finish()
+    key_of(KEPT, lineage)
 }
 
 /// The key the index is kept under: one per snapshot of the project
 /// ([`crate::project::Lineage::base`]), whatever models were edited since.
 fn index_key(base: Key) -> Key {
+    key_of(INDEX, base)
+}
+
+/// The key of what is kept as `name` for the digest `digest`.
+fn key_of(name: &str, digest: Key) -> Key {
     KeyBuilder::default()
-        .str(INDEX)
+        .str(name)
         .u64(SCHEMA_VERSION.into())
-        .key(base)
+        .key(digest)
         .finish()
 }
 
