@@ -52,13 +52,8 @@ pub fn splice<'d, T: Serialize + Sync>(
     if items.is_empty() {
         return Ok(doc);
     }
-    // A raw newline is never inside a JSON string, so this is the key
-    // itself, at the top level (indented once).
-    let empty = format!("\n  \"{key}\": []");
-    let at = doc
-        .find(&empty)
-        .ok_or_else(|| io::Error::other(format!("no empty top-level list `{key}` to fill")))?;
-    out.write_all(&doc.as_bytes()[..at])?;
+    let (before, after) = around(doc, key)?;
+    out.write_all(before.as_bytes())?;
     write!(out, "\n  \"{key}\": [")?;
     let per_piece = cut.per_piece.max(1);
     for (w, window) in items.chunks(per_piece * cut.per_window.max(1)).enumerate() {
@@ -88,7 +83,19 @@ pub fn splice<'d, T: Serialize + Sync>(
         }
     }
     out.write_all(b"\n  ]")?;
-    Ok(&doc[at + empty.len()..])
+    Ok(after)
+}
+
+/// `doc` (pretty-printed) cut around its empty top-level list `key`, from
+/// the newline before the key: what comes before, and what after.
+pub fn around<'d>(doc: &'d str, key: &str) -> io::Result<(&'d str, &'d str)> {
+    // A raw newline is never inside a JSON string, so this is the key
+    // itself, at the top level (indented once).
+    let empty = format!("\n  \"{key}\": []");
+    let at = doc
+        .find(&empty)
+        .ok_or_else(|| io::Error::other(format!("no empty top-level list `{key}` to fill")))?;
+    Ok((&doc[..at], &doc[at + empty.len()..]))
 }
 
 /// Cuts of a list of `n` elements (at least 2) that a splice must give the

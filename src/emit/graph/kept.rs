@@ -18,10 +18,10 @@ use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::{Document, JsonEdge, Summary, needs_warehouse, write_json};
+use super::{ELEMENT_BYTES, JsonEdge, Nodes, Summary, needs_warehouse, write_document, write_json};
 use crate::cache::{Cache, Key, KeyBuilder, Snapshot};
 use crate::emit::SCHEMA_VERSION;
-use crate::emit::pieces::{Cut, splice};
+use crate::emit::pieces::Cut;
 use crate::graph::{LineageGraph, first_id};
 use crate::project::{JobKind, Lineage, ModelEdit, ModelLineage, Reference, Target};
 
@@ -459,33 +459,14 @@ impl Patched {
                 }
             })
             .collect();
-        let mut rest = serde_json::to_string_pretty(&Document {
-            schema_version: SCHEMA_VERSION,
-            summary: Summary {
-                datasets: index.nodes.len(),
-                edges: edges.len(),
-                edges_from_manifest: edges.iter().filter(|e| e.evidence.is_some()).count(),
-                needs_warehouse: index.needs_warehouse.iter().map(String::as_str).collect(),
-            },
-            nodes: Vec::new(),
-            edges: Vec::new(),
-        })
-        .map_err(std::io::Error::other)?;
-        rest.push('\n');
-        let empty = format!("{NODES}[]");
-        let at = rest
-            .find(&empty)
-            .ok_or_else(|| std::io::Error::other("no empty list of nodes to fill"))?;
-        out.write_all(&rest.as_bytes()[..at])?;
-        out.write_all(&self.kept.bytes()[self.nodes.clone()])?;
-        let rest = splice(
-            &rest[at + empty.len()..],
-            "edges",
+        let needs_warehouse = index.needs_warehouse.iter().map(String::as_str).collect();
+        write_document(
+            Summary::of(index.nodes.len(), &edges, needs_warehouse),
+            Nodes::Kept(&self.kept.bytes()[self.nodes.clone()]),
             &edges,
-            Cut::for_elements(256),
+            Cut::for_elements(ELEMENT_BYTES),
             out,
-        )?;
-        out.write_all(rest.as_bytes())
+        )
     }
 }
 

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::SCHEMA_VERSION;
 use super::dot;
+use super::pieces::{Cut, around, splice};
 use crate::graph::LineageGraph;
 
 mod kept;
@@ -54,6 +55,18 @@ struct Summary<'a> {
     needs_warehouse: Vec<&'a str>,
 }
 
+impl<'a> Summary<'a> {
+    /// The summary of `datasets` datasets and `edges`.
+    fn of(datasets: usize, edges: &[JsonEdge], needs_warehouse: Vec<&'a str>) -> Summary<'a> {
+        Summary {
+            datasets,
+            edges: edges.len(),
+            edges_from_manifest: edges.iter().filter(|e| e.evidence.is_some()).count(),
+            needs_warehouse,
+        }
+    }
+}
+
 /// Edges between selected nodes, sorted by (from, to, via).
 fn edges<'a>(
     g: &'a LineageGraph,
@@ -88,26 +101,58 @@ pub fn write_json(
     nodes: &BTreeSet<NodeIndex>,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    write_json_by(g, nodes, super::pieces::Cut::for_elements(256), out)
+    write_json_by(g, nodes, Cut::for_elements(ELEMENT_BYTES), out)
 }
+
+/// About how many bytes a node's or an edge's text takes.
+const ELEMENT_BYTES: usize = 256;
 
 fn write_json_by(
     g: &LineageGraph,
     nodes: &BTreeSet<NodeIndex>,
-    cut: super::pieces::Cut,
+    cut: Cut,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     let doc = document(g, nodes);
+    write_document(doc.summary, Nodes::Made(&doc.nodes), &doc.edges, cut, out)
+}
+
+/// The nodes a document is written with.
+enum Nodes<'a> {
+    /// Made now.
+    Made(&'a [JsonNode<'a>]),
+    /// As a kept document wrote them: its whole `"nodes"` entry, from the
+    /// newline before the key to the list's closing bracket.
+    Kept(&'a [u8]),
+}
+
+/// Writes the document of `summary`, `nodes` and `edges` to `out`, its
+/// long lists on every core (`cut`).
+fn write_document(
+    summary: Summary,
+    nodes: Nodes,
+    edges: &[JsonEdge],
+    cut: Cut,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let mut rest = serde_json::to_string_pretty(&Document {
+        schema_version: SCHEMA_VERSION,
+        summary,
         nodes: Vec::new(),
         edges: Vec::new(),
-        ..doc
     })
     .map_err(std::io::Error::other)?;
     rest.push('\n');
-    use super::pieces::splice;
-    let rest = splice(&rest, "nodes", &doc.nodes, cut, out)?;
-    let rest = splice(rest, "edges", &doc.edges, cut, out)?;
+    let rest = match nodes {
+        Nodes::Made(nodes) => splice(&rest, "nodes", nodes, cut, out)?,
+        Nodes::Kept(text) => {
+            let (before, after) = around(&rest, "nodes")?;
+            out.write_all(before.as_bytes())?;
+            out.write_all(text)?;
+            after
+        }
+    };
+    let rest = splice(rest, "edges", edges, cut, out)?;
     out.write_all(rest.as_bytes())
 }
 
@@ -145,16 +190,20 @@ fn needs_warehouse<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Vec<
 
 /// The document [`json`] writes.
 fn document<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Document<'a> {
-    let edges = edges(g, nodes);
-    let needs_warehouse = needs_warehouse(g, nodes);
+    let edges: Vec<JsonEdge> = edges(g, nodes)
+        .into_iter()
+        .map(|(a, b, e)| JsonEdge {
+            from: &g.graph[a].id,
+            to: &g.graph[b].id,
+            via: &e.via,
+            file: &e.file,
+            line: e.line,
+            evidence: e.evidence,
+        })
+        .collect();
     Document {
         schema_version: SCHEMA_VERSION,
-        summary: Summary {
-            datasets: nodes.len(),
-            edges: edges.len(),
-            edges_from_manifest: edges.iter().filter(|e| e.2.evidence.is_some()).count(),
-            needs_warehouse,
-        },
+        summary: Summary::of(nodes.len(), &edges, needs_warehouse(g, nodes)),
         nodes: nodes
             .iter()
             .map(|&n| {
@@ -169,17 +218,7 @@ fn document<'a>(g: &'a LineageGraph, nodes: &BTreeSet<NodeIndex>) -> Document<'a
                 }
             })
             .collect(),
-        edges: edges
-            .into_iter()
-            .map(|(a, b, e)| JsonEdge {
-                from: &g.graph[a].id,
-                to: &g.graph[b].id,
-                via: &e.via,
-                file: &e.file,
-                line: e.line,
-                evidence: e.evidence,
-            })
-            .collect(),
+        edges,
     }
 }
 
