@@ -12,6 +12,7 @@ pub mod rewrite;
 mod script;
 mod session;
 mod split;
+pub mod tables;
 
 pub use canonical::canonical_text;
 pub use columns::{
@@ -20,7 +21,7 @@ pub use columns::{
 pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
 pub use names::is_path;
-pub use parse::with_statements;
+pub use parse::{for_each_statement, with_statements};
 pub use script::{
     ScriptLineage, ScriptReading, StatementError, StatementLineage, WholeLineage, read_cached,
     script_column_edges, script_lineage, script_lineage_with_columns, script_semantics,

@@ -65,6 +65,42 @@ pub fn with_statements<R>(
     })
 }
 
+/// Parses each statement of `sql` on its own and hands every one that
+/// parses to `work`, with the 1-based line it starts on; a statement that
+/// does not tokenize, is too large or does not parse is skipped, and the
+/// rest still reach `work` (DDL read for facts: one bad statement hides
+/// nothing else).
+pub fn for_each_statement(sql: &str, dialect: SqlDialect, mut work: impl FnMut(u64, &Statement)) {
+    let parser_dialect = dialect.parser_dialect();
+    let mut chunks = Vec::new();
+    let mut total = 0usize;
+    for chunk in split_statements(sql, parser_dialect.as_ref()) {
+        let Chunk {
+            start,
+            significant,
+            tokens,
+        } = chunk;
+        let Ok(tokens) = tokens else { continue };
+        if significant > MAX_STATEMENT_TOKENS {
+            continue;
+        }
+        total = total.saturating_add(significant);
+        chunks.push((start, tokens));
+    }
+    let stack = STACK_BASE.saturating_add(total.saturating_mul(STACK_PER_TOKEN));
+    stacker::maybe_grow(stack, stack, move || {
+        for (start, tokens) in chunks {
+            let mut parser =
+                Parser::new(parser_dialect.as_ref()).with_tokens_with_locations(tokens);
+            if let Ok(parsed) = parser.parse_statements() {
+                for s in &parsed {
+                    work(start.line, s);
+                }
+            }
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
