@@ -34,6 +34,9 @@ pub struct Config {
     /// A dbt `catalog.json` (`dbt docs generate`): the warehouse's columns
     /// of models and sources, for column lineage.
     pub catalog: Option<PathBuf>,
+    /// Files of table facts for plans: the lines `ripple tables` writes
+    /// (`.jsonl`), or DDL (`.sql`, or folders of them).
+    pub tables: Vec<PathBuf>,
     /// Where dbt models are built, for their relation names.
     pub target: TargetConfig,
     /// dbt `vars`, overriding those of `dbt_project.yml`.

@@ -23,6 +23,7 @@ use serde::Serialize;
 
 pub use partition::{
     JobOutput, PartitionColumn, PartitionColumns, configured as configured_partition, job_output,
+    job_output_known,
 };
 pub use time_model::{DatasetTime, EdgeTime, TimeFacts, TimeModel, TimeModelError};
 

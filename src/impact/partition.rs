@@ -39,6 +39,17 @@ pub struct JobOutput {
 /// The column lineage of the statement that produces `n`'s rows: the one
 /// writing its relation, else (a dbt model) the last bare query.
 pub fn job_output(g: &LineageGraph, n: NodeIndex) -> Option<JobOutput> {
+    job_output_known(g, n, &KnownColumns::default())
+}
+
+/// [`job_output`], with the columns of tables the script does not create
+/// itself (the dataset's own, from its table facts): an insert without a
+/// column list then names its values after the table's columns.
+pub fn job_output_known(
+    g: &LineageGraph,
+    n: NodeIndex,
+    known: &KnownColumns,
+) -> Option<JobOutput> {
     let d = &g.graph[n];
     let job = g.writer(&d.id)?;
     let sql = job.sql.as_deref()?;
@@ -46,7 +57,7 @@ pub fn job_output(g: &LineageGraph, n: NodeIndex) -> Option<JobOutput> {
         &g.cache,
         sql,
         g.config.dialect,
-        &KnownColumns::default(),
+        known,
         ScriptReading::WithColumns,
     );
     let relation = d.relation.to_lowercase();
@@ -138,6 +149,11 @@ impl<'a> PartitionColumns<'a> {
                 &read
             }
         };
+        // Values inserted by position into a table of unknown columns: the
+        // SELECT's names are not the table's, and no filter may use them.
+        if out.lineage.positional {
+            return None;
+        }
         let ups: Vec<NodeIndex> = g
             .graph
             .neighbors_directed(n, Direction::Incoming)

@@ -10,6 +10,7 @@ mod manifest;
 pub mod revision;
 mod schema_file;
 mod sql_files;
+mod tables;
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,7 @@ use crate::project::{Dataset, Diagnostic, Project};
 
 pub use airflow::{Dags, read_dags};
 pub use schema_file::read_schema;
+pub use tables::{TablesError, load_tables};
 
 /// Reports progress of long loads (the CLI draws a bar); every method has
 /// a do-nothing default.

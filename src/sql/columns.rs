@@ -74,6 +74,11 @@ pub struct ColumnLineage {
     /// would settle which one it is.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ambiguous: BTreeMap<String, Vec<String>>,
+    /// An `INSERT` without a column list into a table whose columns are not
+    /// known: its values go by position, so the output names above are the
+    /// SELECT's, not the table's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub positional: bool,
 }
 
 /// The column lineage of a statement that produces rows (a query, `INSERT
@@ -103,6 +108,7 @@ pub(crate) fn column_lineage_with(
         stars: BTreeSet::new(),
         row_prints: BTreeSet::new(),
         ambiguous: BTreeMap::new(),
+        positional: false,
     };
     let columns = r.statement(statement)?;
     Some(ColumnLineage {
@@ -115,6 +121,7 @@ pub(crate) fn column_lineage_with(
             .into_iter()
             .map(|(c, rels)| (c, rels.into_iter().collect()))
             .collect(),
+        positional: r.positional,
     })
 }
 
@@ -159,6 +166,8 @@ struct Resolver<'a> {
     row_prints: BTreeSet<String>,
     /// Unqualified column → the `relation.column`s it could be.
     ambiguous: BTreeMap<String, BTreeSet<String>>,
+    /// An insert without a column list met a table of unknown columns.
+    positional: bool,
 }
 
 impl Resolver<'_> {
@@ -186,7 +195,22 @@ impl Resolver<'_> {
             },
             Statement::Insert(i) => {
                 let mut cols = self.query(i.source.as_deref()?, &[]);
-                rename_columns(&mut cols, &names(&i.columns));
+                if i.columns.is_empty() {
+                    // No column list: the values go by position into the
+                    // table's own columns, whatever the SELECT calls them.
+                    let table = match &i.table {
+                        sqlparser::ast::TableObject::TableName(n) => {
+                            super::names::relation_name(n, dialect)
+                        }
+                        _ => None,
+                    };
+                    match table.and_then(|t| self.known.get(&t)) {
+                        Some(known) => rename_columns(&mut cols, known),
+                        None => self.positional = true,
+                    }
+                } else {
+                    rename_columns(&mut cols, &names(&i.columns));
+                }
                 Some(cols)
             }
             Statement::CreateTable(ct) => Some(self.query(ct.query.as_deref()?, &[])),

@@ -552,9 +552,13 @@ fn push_parsed(
         if let Some(known) = &reading.known {
             let columns =
                 column_lineage_with(stmt, reading.dialect, &known.borrow(), reading.fingerprints);
-            if let Some(c) = &columns {
-                learn_columns(&mut known.borrow_mut(), stmt, &lineage.targets, c);
-            }
+            learn_columns(
+                &mut known.borrow_mut(),
+                stmt,
+                &lineage.targets,
+                columns.as_ref(),
+                reading.dialect,
+            );
             lineage.columns = columns;
         }
         if reading.canonical {
@@ -564,15 +568,34 @@ fn push_parsed(
     }
 }
 
-/// Records the columns of a table a statement creates whole (`CREATE TABLE
-/// AS`, `CREATE VIEW`), unless a `*` in its output left them unknown.
+/// Records the columns of a table a statement creates whole (`CREATE TABLE`
+/// with column definitions, `CREATE TABLE AS`, `CREATE VIEW`), unless a `*`
+/// in its output left them unknown.
 fn learn_columns(
     known: &mut KnownColumns,
     stmt: &sqlparser::ast::Statement,
     targets: &[String],
-    c: &ColumnLineage,
+    c: Option<&ColumnLineage>,
+    dialect: SqlDialect,
 ) {
     use sqlparser::ast::Statement;
+    // A table made with column definitions: its columns, whatever a later
+    // insert's SELECT calls its values.
+    if let Statement::CreateTable(ct) = stmt
+        && ct.query.is_none()
+        && !ct.columns.is_empty()
+    {
+        let names: Vec<String> = ct
+            .columns
+            .iter()
+            .map(|c| super::names::ident_name(&c.name, dialect))
+            .collect();
+        for t in targets {
+            known.insert(t.clone(), names.clone());
+        }
+        return;
+    }
+    let Some(c) = c else { return };
     let creates = matches!(stmt, Statement::CreateTable(_) | Statement::CreateView(_));
     if !creates || c.columns.iter().any(|o| o.name == "*") {
         return;
