@@ -92,6 +92,7 @@ proptest! {
                 shadows: &shadows,
                 filter: Some("d >= '2026-01-10'"),
                 columns: Some(&["x".to_string()]),
+                known: None,
                 suffix: "_20260110",
             },
         );
@@ -157,6 +158,7 @@ fn everyday_jobs_pass_and_hostile_ones_are_refused() {
                 shadows: &shadows,
                 filter: None,
                 columns: None,
+                known: None,
                 suffix: "_full",
             },
         )

@@ -42,6 +42,9 @@ pub struct Args {
     /// The row-count check's tolerance, a fraction of production's count (default 0.1).
     #[arg(long, value_name = "FRACTION", value_parser = parse_tolerance)]
     row_count_tolerance: Option<f64>,
+    /// What production's tables are: catalog lines (`ripple tables` prints the query) or DDL files (repeatable; see docs/plan.md).
+    #[arg(long = "tables", value_name = "FILE")]
+    table_facts: Vec<PathBuf>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -61,7 +64,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map(|s| parse_minute(s).map_err(|e| anyhow::anyhow!("{flag}: {e}")))
             .transpose()
     };
+    let g = args.change.project.graph()?;
+    let tables = ripple::ingest::load_tables(
+        &g.root,
+        &g.config.tables,
+        &args.table_facts,
+        g.config.allow_outside_project,
+        g.config.dialect,
+    )?;
     let options = PlanOptions {
+        tables,
         keep_shadows: args.keep_shadows,
         skip_checks: args.skip_check,
         row_count_tolerance: args.row_count_tolerance,
@@ -69,7 +81,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         start: minute(&args.start, "--start")?,
         deadline: minute(&args.deadline, "--deadline")?,
     };
-    let g = args.change.project.graph()?;
     let (doc, impact, model) = ripple::timings::phase("plan", || {
         // The HTML report shows every reason on click: it always explains.
         ripple::plan::for_change_with_impact(g, &request, &options, args.format == Format::Html)

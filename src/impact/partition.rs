@@ -45,11 +45,7 @@ pub fn job_output(g: &LineageGraph, n: NodeIndex) -> Option<JobOutput> {
 /// [`job_output`], with the columns of tables the script does not create
 /// itself (the dataset's own, from its table facts): an insert without a
 /// column list then names its values after the table's columns.
-pub fn job_output_known(
-    g: &LineageGraph,
-    n: NodeIndex,
-    known: &KnownColumns,
-) -> Option<JobOutput> {
+pub fn job_output_known(g: &LineageGraph, n: NodeIndex, known: &KnownColumns) -> Option<JobOutput> {
     let d = &g.graph[n];
     let job = g.writer(&d.id)?;
     let sql = job.sql.as_deref()?;

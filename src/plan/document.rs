@@ -97,6 +97,14 @@ pub struct Swap {
     /// The statements, in order, without the transaction around them (see
     /// `swap_scripts`).
     pub sql: Vec<String>,
+    /// Statements run after every swap of the plan, in reverse plan order:
+    /// deleting rows gone from a table foreign keys reference, once the
+    /// tables referencing it are swapped; moving its sequences on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finally: Vec<String>,
+    /// Triggers on production the swap fires (`name: definition`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fires: Vec<String>,
 }
 
 /// The whole plan.
@@ -205,6 +213,39 @@ pub fn document(
         })
         .collect();
     let holds_rows = |id: &str| !rowless.contains(id);
+    // Materialized views a job makes: their shadow is one too, and the swap
+    // refreshes production's.
+    let matviews: BTreeSet<&str> = if dialect == SqlDialect::Postgres {
+        rowless
+            .iter()
+            .copied()
+            .filter(|id| {
+                let relation = g.dataset(id).map(|d| d.relation.as_str());
+                g.writer(id)
+                    .and_then(|j| j.sql.as_deref())
+                    .is_some_and(|sql| {
+                        crate::sql::tables::facts_from_ddl(sql, dialect, "")
+                            .iter()
+                            .any(|f| {
+                                Some(f.relation.as_str()) == relation
+                                    && f.kind == crate::sql::tables::RelationKind::MaterializedView
+                            })
+                    })
+            })
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
+    let drop_rowless = |id: &str, shadow: &str| {
+        if matviews.contains(id) {
+            format!(
+                "drop materialized view if exists {}",
+                quote_relation(dialect, shadow)
+            )
+        } else {
+            drop_view(dialect, shadow)
+        }
+    };
     let dbt_models: Vec<String> = order
         .iter()
         .filter(|id| {
@@ -220,12 +261,32 @@ pub fn document(
     // and, for a dataset no config gives a partition column, the lineage
     // that column is found in (only those are kept: the rest is freed on
     // the core that read it).
+    let table_aware = super::table::supported(dialect);
+    let tables = if table_aware {
+        project_tables(g, &order, options)
+    } else {
+        Default::default()
+    };
     type Read<'a> = (&'a str, NodeIndex, Option<Vec<String>>, Option<JobOutput>);
     let read: Vec<Read> = order
         .par_iter()
         .map(|&id| {
             let n = g.index[id];
-            let out = job_output(g, n);
+            // An insert without a column list names its values after the
+            // table's columns, where its facts give them.
+            let out = match tables.get(&g.graph[n].relation, dialect) {
+                Some(f) if !f.columns.is_empty() => {
+                    let names: Vec<String> = f.columns.iter().map(|c| c.name.clone()).collect();
+                    let relation = &g.graph[n].relation;
+                    let known: crate::sql::KnownColumns = [
+                        (relation.clone(), names.clone()),
+                        (relation.to_lowercase(), names),
+                    ]
+                    .into();
+                    crate::impact::job_output_known(g, n, &known)
+                }
+                _ => job_output(g, n),
+            };
             let columns = out.as_ref().and_then(|out| {
                 if !out.lineage.unexpanded_stars.is_empty() {
                     return None;
@@ -308,7 +369,48 @@ pub fn document(
                 .collect(),
         )
     };
+    // What the swap replaces: its partitions (all of them for a full
+    // rebuild), and the column and grain they are selected by.
+    let swap_filter = |id: &str| -> Option<String> {
+        let ts = &by_dataset[id];
+        if ts.iter().any(|t| t.full) {
+            return None;
+        }
+        any_of(ts.iter().filter_map(|t| filter_of(t)).collect())
+    };
+    let swap_partition = |id: &str| -> Option<(String, Grain)> {
+        if by_dataset[id].iter().any(|t| t.full) {
+            return None;
+        }
+        partition
+            .get(id)
+            .and_then(|c| c.clone())
+            .map(|c| (c, grain_of(id)))
+    };
     let columns_of_job = |id: &str| output_columns.get(id).and_then(|c| c.as_deref());
+    // What each restated table is, for the engines ripple writes
+    // table-aware SQL for; a table whose plan cannot be made safe refuses it.
+    let mut known: HashMap<&str, super::table::Known> = HashMap::new();
+    if table_aware {
+        for id in order.iter().filter(|id| holds_rows(id)) {
+            let Some(d) = g.dataset(id) else { continue };
+            let k = super::table::Known::of(
+                &tables,
+                &d.relation,
+                dialect,
+                columns_of_job(id),
+                &unique_key(g, d),
+            )
+            .map_err(|reason| PlanError::Table {
+                dataset: d.name.clone(),
+                reason,
+            })?;
+            known.insert(id, k);
+        }
+    }
+    // A table matched by key keeps its rows' drawn values: its shadow
+    // starts as production's rows even for a full rebuild.
+    let keyed = |id: &str| known.get(id).is_some_and(|k| k.key.is_some());
     // A full rebuild runs once: as the last day before --as-of.
     let last_day = crate::time::TimeKey::parse(&impact.as_of)
         .map(|k| Grain::Day.key(k.start - 24))
@@ -325,7 +427,7 @@ pub fn document(
             let shadow = shadow_of(d);
             Setup {
                 dataset: d.id.clone(),
-                sql: vec![drop_view(dialect, &shadow)],
+                sql: vec![drop_rowless(&d.id, &shadow)],
                 shadow,
             }
         })
@@ -352,7 +454,36 @@ pub fn document(
                     .join(".")
             ));
         }
-        sql.extend(create_copy(dialect, &shadow, &d.relation, full));
+        match known.get(*id) {
+            Some(k) => {
+                let table = |r: Result<Vec<String>, String>| {
+                    r.map_err(|reason| PlanError::Table {
+                        dataset: d.name.clone(),
+                        reason,
+                    })
+                };
+                // One snapshot: the check, the copy and its fingerprint see
+                // production as one moment.
+                sql.insert(0, super::table::begin_snapshot(dialect).to_string());
+                sql.extend(super::table::check(dialect, k, "before the setup"));
+                sql.extend(table(super::table::copy(
+                    dialect,
+                    k,
+                    &shadow,
+                    full && !keyed(id),
+                    false,
+                ))?);
+                sql.extend(super::table::record_fingerprint(
+                    dialect,
+                    &d.relation,
+                    &shadow,
+                    swap_partition(id).as_ref().map(|(c, g)| (c.as_str(), *g)),
+                    swap_filter(id).as_deref(),
+                ));
+                sql.push("commit".to_string());
+            }
+            None => sql.extend(create_copy(dialect, &shadow, &d.relation, full)),
+        }
         setup.push(Setup {
             dataset: id.to_string(),
             shadow,
@@ -408,6 +539,7 @@ pub fn document(
                     shadows: &shadows,
                     filter: filter.as_deref(),
                     columns: columns_of_job(&t.dataset),
+                    known: known.get(t.dataset.as_str()),
                     max_active_runs,
                     range: (&last_day, &last_day),
                     dbt_models: &dbt_models,
@@ -484,46 +616,145 @@ pub fn document(
     }
 
     // Each dataset's swap on all cores, in dataset order.
-    let swaps: Vec<Swap> = order
+    let swaps: Vec<Result<Swap, PlanError>> = order
         .par_iter()
-        .filter(|id| holds_rows(id))
+        .filter(|id| holds_rows(id) || matviews.contains(**id))
         .filter_map(|id| {
             let d = g.dataset(id)?;
             let ts = &by_dataset[*id];
-            let full = ts.iter().any(|t| t.full);
-            let filter = (!full)
-                .then(|| any_of(ts.iter().filter_map(|t| filter_of(t)).collect()))
-                .flatten();
-            let sql = swap(
+            let depends_on = ts.iter().map(|t| t.id.clone()).collect();
+            if matviews.contains(*id) {
+                return Some(Ok(Swap {
+                    dataset: id.to_string(),
+                    depends_on,
+                    sql: vec![super::table::refresh(dialect, &d.relation)],
+                    finally: Vec::new(),
+                    fires: Vec::new(),
+                }));
+            }
+            let filter = swap_filter(id);
+            let shadow = shadow_of(d);
+            let Some(k) = known.get(*id) else {
+                return Some(Ok(Swap {
+                    dataset: id.to_string(),
+                    depends_on,
+                    sql: swap(
+                        dialect,
+                        &d.relation,
+                        &shadow,
+                        filter.as_deref(),
+                        columns_of_job(id),
+                        g.config.backfill.swap,
+                    ),
+                    finally: Vec::new(),
+                    fires: Vec::new(),
+                }));
+            };
+            let partition = swap_partition(id);
+            let partition = partition.as_ref().map(|(c, g)| (c.as_str(), *g));
+            let mut sql: Vec<String> = super::table::check(dialect, k, "before the swap")
+                .into_iter()
+                .collect();
+            sql.push(super::table::check_fingerprint(
                 dialect,
                 &d.relation,
-                &shadow_of(d),
+                &shadow,
+                partition,
                 filter.as_deref(),
-                columns_of_job(id),
-                g.config.backfill.swap,
-            );
-            Some(Swap {
+            ));
+            let mut finally = Vec::new();
+            match super::table::replace(
+                dialect,
+                k,
+                &d.relation,
+                &shadow,
+                filter.as_deref(),
+                super::table::Into::Production,
+            ) {
+                Some((now, gone)) => {
+                    sql.extend(now);
+                    finally = gone;
+                }
+                None => sql.extend(swap(
+                    dialect,
+                    &d.relation,
+                    &shadow,
+                    filter.as_deref(),
+                    columns_of_job(id),
+                    g.config.backfill.swap,
+                )),
+            }
+            Some(Ok(Swap {
                 dataset: id.to_string(),
-                depends_on: ts.iter().map(|t| t.id.clone()).collect(),
+                depends_on,
                 sql,
-            })
+                finally,
+                fires: k.triggers(),
+            }))
         })
         .collect();
-    let swap_scripts = swap_scripts(dialect, &swaps);
+    let swaps: Vec<Swap> = swaps.into_iter().collect::<Result<_, _>>()?;
+    for s in &swaps {
+        if !s.fires.is_empty()
+            && let Some(d) = g.dataset(&s.dataset)
+        {
+            warnings.push(format!(
+                "`{}` has triggers the swap fires on production: {}",
+                d.name,
+                s.fires.join("; ")
+            ));
+        }
+    }
+    // Production is locked against writers before any check; materialized
+    // views over restated tables (not themselves in the plan) are
+    // refreshed last, after every table they read.
+    let locked: Vec<&str> = order
+        .iter()
+        .filter(|id| known.contains_key(**id))
+        .filter_map(|id| g.dataset(id))
+        .map(|d| d.relation.as_str())
+        .collect();
+    let planned: BTreeSet<&str> = order
+        .iter()
+        .filter_map(|id| g.dataset(id))
+        .map(|d| d.relation.as_str())
+        .collect();
+    let mut refresh: Vec<String> = Vec::new();
+    for id in &order {
+        if let Some(k) = known.get(*id) {
+            for m in &k.matviews {
+                if !planned.contains(m.as_str()) && !refresh.contains(m) {
+                    refresh.push(m.clone());
+                }
+            }
+        }
+    }
+    let refresh = matview_order(refresh, &tables);
+    let extra = SwapExtras {
+        lock: super::table::lock(dialect, &locked),
+        refresh: refresh
+            .iter()
+            .map(|m| super::table::refresh(dialect, m))
+            .collect(),
+    };
+    let swap_scripts = swap_scripts(dialect, &swaps, &extra);
     // Shadow views first: they read the shadow tables dropped after them.
     let mut drops: Vec<String> = order
         .iter()
         .filter(|id| !holds_rows(id))
         .filter_map(|id| g.dataset(id))
-        .map(|d| drop_view(dialect, &shadow_of(d)))
+        .map(|d| drop_rowless(&d.id, &shadow_of(d)))
         .collect();
-    drops.extend(
-        order
-            .iter()
-            .filter(|id| holds_rows(id))
-            .filter_map(|id| g.dataset(id))
-            .map(|d| drop_shadow(dialect, &shadow_of(d))),
-    );
+    for id in order.iter().filter(|id| holds_rows(id)) {
+        let Some(d) = g.dataset(id) else { continue };
+        drops.push(drop_shadow(dialect, &shadow_of(d)));
+        if known.contains_key(*id) {
+            drops.push(drop_shadow(
+                dialect,
+                &super::table::fingerprint_table(&shadow_of(d)),
+            ));
+        }
+    }
     let keep = options.keep_shadows || g.config.backfill.keep_shadows;
     Ok(PlanDocument {
         changed: impact.changed.clone(),
@@ -548,10 +779,20 @@ fn any_of(filters: Vec<String>) -> Option<String> {
     }
 }
 
+/// What the swap phase does besides each dataset's swap.
+struct SwapExtras {
+    /// Locks production against writers, before any check.
+    lock: Option<String>,
+    /// Refreshes materialized views outside the plan, after every swap.
+    refresh: Vec<String>,
+}
+
 /// The swap phase: every swap in one transaction where the engine has
-/// transactional DDL; else one transaction per dataset (upstream first);
-/// engines without transactions run each swap's single statement as is.
-fn swap_scripts(dialect: SqlDialect, swaps: &[Swap]) -> Vec<Vec<String>> {
+/// transactional DDL (the lock first, each swap's `finally` after every
+/// swap in reverse order, materialized views refreshed last); else one
+/// transaction per dataset (upstream first); engines without transactions
+/// run each swap's single statement as is.
+fn swap_scripts(dialect: SqlDialect, swaps: &[Swap], extra: &SwapExtras) -> Vec<Vec<String>> {
     use SqlDialect::*;
     if swaps.is_empty() {
         return Vec::new();
@@ -563,7 +804,19 @@ fn swap_scripts(dialect: SqlDialect, swaps: &[Swap]) -> Vec<Vec<String>> {
         out
     };
     if transactional_ddl(dialect) {
-        return vec![wrap(swaps.iter().flat_map(|s| s.sql.clone()).collect())];
+        let mut all: Vec<String> = extra.lock.iter().cloned().collect();
+        all.extend(swaps.iter().flat_map(|s| s.sql.clone()));
+        let mut last: Vec<String> = swaps.iter().rev().flat_map(|s| s.finally.clone()).collect();
+        last.extend(extra.refresh.iter().cloned());
+        // DuckDB checks a foreign key against the rows the transaction
+        // started with: a referenced row cannot go in the transaction that
+        // deleted the rows referencing it. It goes in the next one, which
+        // finds production consistent either way (docs/plan.md).
+        if dialect == DuckDb && !last.is_empty() {
+            return vec![wrap(all), wrap(last)];
+        }
+        all.extend(last);
+        return vec![wrap(all)];
     }
     swaps
         .iter()
@@ -573,6 +826,94 @@ fn swap_scripts(dialect: SqlDialect, swaps: &[Swap]) -> Vec<Vec<String>> {
             _ => wrap(s.sql.clone()),
         })
         .collect()
+}
+
+/// The facts the plan reads: `tables:` and `--tables` first, then the DDL
+/// of the project's SQL jobs (those writing a restated table, and any
+/// that declares a key, a foreign key, a materialized view or a trigger).
+fn project_tables(
+    g: &LineageGraph,
+    order: &[&str],
+    options: &PlanOptions,
+) -> crate::sql::tables::Tables {
+    let dialect = g.config.dialect;
+    let mut tables = options.tables.clone();
+    let restated: BTreeSet<&str> = order
+        .iter()
+        .filter_map(|id| g.writers.get(*id))
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let wanted = |j: &crate::project::Job, sql: &str| {
+        restated.contains(j.id.as_str()) || {
+            let lower = sql.to_ascii_lowercase();
+            [
+                "references",
+                "materialized",
+                "trigger",
+                "unique",
+                "primary key",
+                "alter table",
+            ]
+            .iter()
+            .any(|w| lower.contains(w))
+        }
+    };
+    let facts: Vec<Vec<crate::sql::tables::TableFacts>> = g
+        .jobs
+        .values()
+        .collect::<Vec<_>>()
+        .par_iter()
+        .map(|j| match (j.kind, j.sql.as_deref()) {
+            (JobKind::Sql, Some(sql)) if wanted(j, sql) => {
+                crate::sql::tables::facts_from_ddl(sql, dialect, &j.file)
+            }
+            _ => Vec::new(),
+        })
+        .collect();
+    for f in facts {
+        tables.add_ddl(f);
+    }
+    tables
+}
+
+/// `views` ordered so that one reading another of them comes after it.
+fn matview_order(mut views: Vec<String>, tables: &crate::sql::tables::Tables) -> Vec<String> {
+    views.sort();
+    let mut out: Vec<String> = Vec::new();
+    while !views.is_empty() {
+        let ready = views
+            .iter()
+            .position(|v| {
+                let reads = tables
+                    .all()
+                    .into_iter()
+                    .find(|f| f.relation == *v)
+                    .map(|f| f.reads.clone())
+                    .unwrap_or_default();
+                !reads.iter().any(|r| r != v && views.contains(r))
+            })
+            .unwrap_or(0);
+        out.push(views.remove(ready));
+    }
+    out
+}
+
+/// The key rows are unique by, from ripple.yml or the dbt config.
+fn unique_key(g: &LineageGraph, d: &Dataset) -> Vec<String> {
+    match d
+        .settings(&g.config)
+        .map(|c| c.unique_key.clone())
+        .filter(|k| !k.is_empty())
+    {
+        Some(k) => k,
+        None => d
+            .config
+            .get("unique_key")
+            .and_then(|v| v.as_str())
+            .map(|k| vec![k.to_string()])
+            .unwrap_or_default(),
+    }
 }
 
 /// Refuses shadow names that are production relations: a pattern without
@@ -699,15 +1040,7 @@ fn validations(
             },
         });
     }
-    let key: Vec<String> = match cfg.map(|c| c.unique_key.clone()).filter(|k| !k.is_empty()) {
-        Some(k) => k,
-        None => d
-            .config
-            .get("unique_key")
-            .and_then(|v| v.as_str())
-            .map(|k| vec![k.to_string()])
-            .unwrap_or_default(),
-    };
+    let key = unique_key(g, d);
     if !key.is_empty() && unique && !skip(Check::UniqueKey) {
         let cols = key
             .iter()

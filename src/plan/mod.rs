@@ -21,6 +21,7 @@ mod document;
 pub mod executors;
 pub mod schedule;
 pub mod sql;
+pub mod table;
 
 pub use document::{
     Check, DocTask, PlanDocument, ROW_COUNT_TOLERANCE, Setup, Swap, Validation, document,
@@ -147,6 +148,14 @@ pub enum PlanError {
         /// The jobs writing it, quoted and joined.
         jobs: String,
     },
+    /// A restated table whose facts do not allow a safe copy or swap.
+    #[error("refusing to plan `{dataset}`: {reason}")]
+    Table {
+        /// The dataset.
+        dataset: String,
+        /// The fact that is missing or in the way, and what to do.
+        reason: String,
+    },
     /// A shadow that would be a production relation.
     #[error(
         "the shadow of `{dataset}` would be `{shadow}`, a production relation (or another dataset's shadow); set `backfill.shadow` to a pattern with `{{table}}` that names no table of the project, e.g. `{{schema}}.{{table}}__backfill`"
@@ -184,6 +193,8 @@ pub struct PlanOptions {
     pub start: Option<crate::schedule::Minute>,
     /// Fail when the scheduled plan ends after this minute.
     pub deadline: Option<crate::schedule::Minute>,
+    /// What production's tables are (`tables:` and `--tables`).
+    pub tables: crate::sql::tables::Tables,
 }
 
 /// The whole plan for a change: impact, tasks, document and, with a start,

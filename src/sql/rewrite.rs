@@ -83,13 +83,82 @@ pub fn redirect(
     dialect: SqlDialect,
     map: &HashMap<String, String>,
 ) -> Result<Vec<Rewritten>, StatementError> {
+    redirect_keyed(sql, dialect, map, &[])
+}
+
+/// [`redirect`], with every `on conflict on constraint name` of an insert
+/// into a redirected table written as `on conflict (columns)`: a copy's
+/// constraints have names of their own. `keys` gives each constraint name
+/// (as the engine compares names) its columns; an unknown name makes the
+/// statement opaque.
+pub fn redirect_keyed(
+    sql: &str,
+    dialect: SqlDialect,
+    map: &HashMap<String, String>,
+    keys: &[(String, Vec<String>)],
+) -> Result<Vec<Rewritten>, StatementError> {
     super::with_statements(sql, dialect, |statements| {
         statements
             .iter_mut()
             .enumerate()
-            .map(|(n, stmt)| rewrite_statement(n + 1, stmt, dialect, map))
+            .map(|(n, stmt)| {
+                let unknown = conflict_by_columns(stmt, dialect, map, keys);
+                let mut r = rewrite_statement(n + 1, stmt, dialect, map);
+                if r.opaque.is_none() {
+                    r.opaque = unknown;
+                }
+                r
+            })
             .collect()
     })
+}
+
+/// Rewrites `on conflict on constraint` (see [`redirect_keyed`]); why it
+/// could not, when it could not.
+fn conflict_by_columns(
+    stmt: &mut Statement,
+    dialect: SqlDialect,
+    map: &HashMap<String, String>,
+    keys: &[(String, Vec<String>)],
+) -> Option<String> {
+    use sqlparser::ast::{ConflictTarget, OnInsert, TableObject};
+    let Statement::Insert(insert) = stmt else {
+        return None;
+    };
+    let TableObject::TableName(target) = &insert.table else {
+        return None;
+    };
+    if !relation_name(target, dialect).is_some_and(|r| map.contains_key(&r)) {
+        return None;
+    }
+    let Some(OnInsert::OnConflict(on)) = &mut insert.on else {
+        return None;
+    };
+    let Some(ConflictTarget::OnConstraint(name)) = &on.conflict_target else {
+        return None;
+    };
+    let ident = name.0.last().and_then(ObjectNamePart::as_ident)?;
+    // Unquoted names fold to lower case (PostgreSQL; DuckDB compares them
+    // case-insensitively, and its facts' names are folded so).
+    let folded = match (ident.quote_style, dialect) {
+        (Some(_), SqlDialect::Postgres) => ident.value.clone(),
+        _ => ident.value.to_lowercase(),
+    };
+    match keys.iter().find(|(k, _)| *k == folded) {
+        Some((_, columns)) => {
+            on.conflict_target = Some(ConflictTarget::Columns {
+                columns: columns
+                    .iter()
+                    .map(|c| Ident::with_quote(quote_char(dialect), c))
+                    .collect(),
+                predicate: None,
+            });
+            None
+        }
+        None => Some(format!(
+            "its `on conflict on constraint {ident}` names a constraint ripple knows nothing of, and the table's copy names its constraints otherwise; describe the table to the plan (`tables:` in ripple.yml) or write `on conflict (columns)`"
+        )),
+    }
 }
 
 /// `name` as the parsed name of `relation`, quoted for `dialect`.

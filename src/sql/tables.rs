@@ -1123,6 +1123,11 @@ impl Tables {
         None
     }
 
+    /// Whether `relation`'s facts came from the engine's catalog.
+    pub fn from_catalog(&self, relation: &str) -> bool {
+        self.from_catalog.contains(relation)
+    }
+
     /// Every relation's facts, in relation order.
     pub fn all(&self) -> Vec<&TableFacts> {
         self.by_relation.values().collect()

@@ -57,6 +57,8 @@ pub struct TaskContext<'a> {
     pub filter: Option<&'a str>,
     /// The job's output columns, when known.
     pub columns: Option<&'a [String]>,
+    /// What the plan knows of the dataset's table (PostgreSQL, DuckDB).
+    pub known: Option<&'a crate::plan::table::Known>,
     /// Airflow 3's `--max-active-runs`.
     pub max_active_runs: u32,
     /// The dbt models the plan restates (their shadows are read by `ref`).

@@ -115,6 +115,7 @@ fn task_script(
             shadows: cx.shadows,
             filter: cx.filter,
             columns: cx.columns,
+            known: cx.known,
             suffix: &task_suffix(cx.task),
         },
     )
@@ -176,6 +177,8 @@ pub struct ScriptTarget<'a> {
     pub filter: Option<&'a str>,
     /// The job's output columns, when known.
     pub columns: Option<&'a [String]>,
+    /// What the plan knows of the table (its copies and replaces follow it).
+    pub known: Option<&'a crate::plan::table::Known>,
     /// Keeps this task's work tables apart from its sibling batches'.
     pub suffix: &'a str,
 }
@@ -194,8 +197,10 @@ pub fn guarded_script(
         shadows,
         filter,
         columns,
+        known,
         suffix,
     } = *into;
+    let known = known.filter(|_| crate::plan::table::supported(dialect));
     if let Some(at) = job_sql.find("{{").or_else(|| job_sql.find("{%")) {
         let line = job_sql[..at].matches('\n').count() as u64 + 1;
         return Err((
@@ -272,7 +277,11 @@ pub fn guarded_script(
         }
     }
     map.insert(own.clone(), work.clone());
-    let rewritten = crate::sql::rewrite::redirect(job_sql, dialect, &map).map_err(|e| {
+    let keys = known
+        .and_then(|k| k.facts.as_ref())
+        .map(|f| crate::plan::table::constraint_columns(f, dialect))
+        .unwrap_or_default();
+    let rewritten = crate::sql::rewrite::redirect_keyed(job_sql, dialect, &map, &keys).map_err(|e| {
         (
             e.line,
             e.statement,
@@ -377,6 +386,10 @@ pub fn guarded_script(
     } else if created.contains(&own) {
         // The job creates its table itself (a view's is handled above).
         out.push(drop_shadow(dialect, &work));
+    } else if let Some(k) = known {
+        out.extend(
+            crate::plan::table::copy(dialect, k, &work, true, true).map_err(|why| (0, 0, why))?,
+        );
     } else {
         out.extend(create_copy(dialect, &work, relation, true));
     }
@@ -411,11 +424,25 @@ pub fn guarded_script(
     if transactions {
         out.push(begin(dialect).to_string());
     }
-    out.push(format!(
-        "delete from {}{f}",
-        quote_relation(dialect, shadow)
-    ));
-    out.push(
+    let replaced = known.and_then(|k| {
+        crate::plan::table::replace(
+            dialect,
+            k,
+            shadow,
+            &work,
+            filter,
+            crate::plan::table::Into::Shadow,
+        )
+    });
+    if let Some((now, gone)) = replaced {
+        out.extend(now);
+        out.extend(gone);
+    } else {
+        out.push(format!(
+            "delete from {}{f}",
+            quote_relation(dialect, shadow)
+        ));
+        out.push(
         insert_by_name(dialect, shadow, &work, columns, filter).ok_or_else(|| {
             (
                 0,
@@ -426,6 +453,7 @@ pub fn guarded_script(
             )
         })?,
     );
+    }
     if transactions {
         out.push("commit".to_string());
     }
@@ -464,6 +492,7 @@ mod tests {
                 shadows: &shadows(),
                 filter: Some("\"d\" >= '2026-01-10' and \"d\" < '2026-01-12'"),
                 columns: Some(&["d".to_string(), "n".to_string()]),
+                known: None,
                 suffix: "",
             },
         )
