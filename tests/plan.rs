@@ -269,25 +269,40 @@ fn shadows_reads_validations_swaps_and_rollback() {
         .iter()
         .find(|t| t.task.dataset == "table.b")
         .unwrap();
-    // Shadows are set up first: a copy of production, empty for a full rebuild.
-    // (An unqualified table's shadow is unqualified: it lives where the job's
-    // session puts its table. PostgreSQL copies keep constraints and indexes.)
+    // Shadows are set up first, in one snapshot: production checked to be the
+    // plain table assumed (nothing describes it) with the columns `a`'s
+    // insert gives by position, a copy of it (empty for a full rebuild), and
+    // the fingerprint of its restated rows. (An unqualified table's shadow is
+    // unqualified: it lives where the job's session puts its table.
+    // PostgreSQL copies keep constraints and indexes.)
+    let setup_a = &doc.setup[0].sql;
+    assert_eq!(setup_a[0], "begin isolation level repeatable read");
+    assert!(setup_a[1].starts_with("do $ripple$"), "{}", setup_a[1]);
+    assert!(
+        setup_a[1].contains("s.columns is distinct from 'id,d'"),
+        "{}",
+        setup_a[1]
+    );
     assert_eq!(
-        doc.setup[0].sql,
+        setup_a[2..5],
         [
             "drop table if exists \"a__backfill\"",
             "create table \"a__backfill\" (like \"a\" including all)",
             "insert into \"a__backfill\" select * from \"a\""
         ]
     );
+    assert!(setup_a[6].starts_with(
+        "create table \"a__backfill__fingerprint\" as select cast(cast(\"d\" as date) as varchar) as k, count(*) as n"
+    ));
+    assert_eq!(setup_a.last().unwrap(), "commit");
+    let setup_b = &doc.setup[1].sql;
     assert_eq!(
-        doc.setup[1].sql[1],
+        setup_b[3],
         "create table \"b__backfill\" (like \"b\" including all)"
     );
-    assert_eq!(
-        doc.setup[1].sql.len(),
-        2,
-        "a full rebuild's shadow starts empty"
+    assert!(
+        !setup_b.iter().any(|s| s.starts_with("insert")),
+        "a full rebuild's shadow starts empty: {setup_b:?}"
     );
     // Every task writes a shadow; reads of a rewritten upstream go to its shadow.
     assert_eq!(a.writes, "a__backfill");
@@ -329,15 +344,19 @@ fn shadows_reads_validations_swaps_and_rollback() {
     // in place and by column name, all in one transaction on PostgreSQL.
     let swap_a = doc.swaps.iter().find(|s| s.dataset == "table.a").unwrap();
     assert_eq!(swap_a.depends_on, std::slice::from_ref(&a.task.id));
-    assert_eq!(swap_a.sql[0], format!("delete from \"a\" where {filter}"));
+    // Production is checked again, and its restated rows must be those the
+    // setup copied, before they are replaced.
+    assert!(swap_a.sql[0].contains("is not the table the plan was written for (before the swap"));
+    assert!(swap_a.sql[1].contains("changed in partition"));
+    assert_eq!(swap_a.sql[2], format!("delete from \"a\" where {filter}"));
     assert_eq!(
-        swap_a.sql[1],
+        swap_a.sql[3],
         format!(
             "insert into \"a\" (\"id\", \"d\") select \"id\", \"d\" from \"a__backfill\" where {filter}"
         )
     );
     let swap_b = doc.swaps.iter().find(|s| s.dataset == "table.b").unwrap();
-    assert_eq!(swap_b.sql[0], "delete from \"b\"");
+    assert_eq!(swap_b.sql[2], "delete from \"b\"");
     assert_eq!(doc.swap_scripts.len(), 1);
     assert_eq!(
         doc.swap_scripts[0].first().map(String::as_str),
@@ -348,14 +367,20 @@ fn shadows_reads_validations_swaps_and_rollback() {
         Some("commit")
     );
     assert_eq!(
+        doc.swap_scripts[0][1],
+        "lock table \"a\", \"b\" in share row exclusive mode"
+    );
+    assert_eq!(
         doc.swap_scripts[0].len(),
-        2 + swap_a.sql.len() + swap_b.sql.len()
+        3 + swap_a.sql.len() + swap_b.sql.len()
     );
     assert_eq!(
         doc.rollback,
         [
             "drop table if exists \"a__backfill\"",
-            "drop table if exists \"b__backfill\""
+            "drop table if exists \"b__backfill\"",
+            "drop table if exists \"a__backfill__fingerprint\"",
+            "drop table if exists \"b__backfill__fingerprint\""
         ]
     );
     assert_eq!(doc.cleanup, doc.rollback);
@@ -853,8 +878,8 @@ fn the_shell_script_runs_in_order_and_stops_at_a_failed_validation() {
         .find("CREATE TABLE \"b__backfill__work_full\"")
         .expect("b runs");
     let swap = log_ok
-        .find("begin;\ndelete from \"a\"")
-        .expect("a and b are swapped in one transaction");
+        .find("begin;\nlock table \"a\", \"b\" in share row exclusive mode;\n")
+        .expect("a and b are swapped in one transaction, locked first");
     let cleanup = log_ok
         .rfind("drop table if exists \"b__backfill\";")
         .expect("shadows are dropped after the swap");

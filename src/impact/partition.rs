@@ -145,9 +145,11 @@ impl<'a> PartitionColumns<'a> {
                 &read
             }
         };
-        // Values inserted by position into a table of unknown columns: the
-        // SELECT's names are not the table's, and no filter may use them.
-        if out.lineage.positional {
+        // Values inserted by position into a table of unknown columns: an
+        // expression's text is never a column's name. Plain names (columns,
+        // aliases) are taken as the table's, which the plan then checks on
+        // the engine before it runs (docs/plan.md).
+        if out.lineage.positional && !out.lineage.columns.iter().all(|c| plain_name(&c.name)) {
             return None;
         }
         let ups: Vec<NodeIndex> = g
@@ -251,4 +253,13 @@ fn aggregates(fingerprint: &str) -> bool {
     ]
     .iter()
     .any(|a| f.contains(a))
+}
+
+/// Whether `name` is an identifier (a column or an alias), not the text of
+/// an expression.
+pub fn plain_name(name: &str) -> bool {
+    (name.len() > 1 && name.starts_with('"') && name.ends_with('"'))
+        || (!name.is_empty()
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit()))
 }

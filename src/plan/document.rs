@@ -267,7 +267,13 @@ pub fn document(
     } else {
         Default::default()
     };
-    type Read<'a> = (&'a str, NodeIndex, Option<Vec<String>>, Option<JobOutput>);
+    type Read<'a> = (
+        &'a str,
+        NodeIndex,
+        Option<Vec<String>>,
+        Option<JobOutput>,
+        bool,
+    );
     let read: Vec<Read> = order
         .par_iter()
         .map(|&id| {
@@ -300,13 +306,18 @@ pub fn document(
                 let unique: BTreeSet<&String> = names.iter().collect();
                 (!names.is_empty() && unique.len() == names.len()).then_some(names)
             });
+            let positional = out.as_ref().is_some_and(|o| o.lineage.positional);
             let out = out.filter(|_| configured_partition(g, n).is_none());
-            (id, n, columns, out)
+            (id, n, columns, out, positional)
         })
         .collect();
     let mut output_columns: HashMap<&str, Option<Vec<String>>> = HashMap::new();
     let mut outputs: HashMap<NodeIndex, Option<JobOutput>> = HashMap::new();
-    for (id, n, columns, out) in read {
+    let mut positional: BTreeSet<&str> = BTreeSet::new();
+    for (id, n, columns, out, by_position) in read {
+        if by_position {
+            positional.insert(id);
+        }
         output_columns.insert(id, columns);
         outputs.insert(n, out);
     }
@@ -405,6 +416,21 @@ pub fn document(
                 dataset: d.name.clone(),
                 reason,
             })?;
+            let mut k = k;
+            // An insert by position into a table nothing describes: its
+            // columns are taken to be the SELECT's names, in order, and the
+            // engine is asked to confirm it before anything runs.
+            if k.source == super::table::Source::Assumed
+                && positional.contains(*id)
+                && let Some(cols) = columns_of_job(id)
+            {
+                k.signature.columns = Some(
+                    cols.iter()
+                        .map(|c| crate::sql::tables::fold(dialect, c))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                );
+            }
             known.insert(id, k);
         }
     }
@@ -745,11 +771,14 @@ pub fn document(
         .filter_map(|id| g.dataset(id))
         .map(|d| drop_rowless(&d.id, &shadow_of(d)))
         .collect();
+    // Fingerprints are the plan's own bookkeeping: dropped even when the
+    // shadows are kept.
+    let mut fingerprints = Vec::new();
     for id in order.iter().filter(|id| holds_rows(id)) {
         let Some(d) = g.dataset(id) else { continue };
         drops.push(drop_shadow(dialect, &shadow_of(d)));
         if known.contains_key(*id) {
-            drops.push(drop_shadow(
+            fingerprints.push(drop_shadow(
                 dialect,
                 &super::table::fingerprint_table(&shadow_of(d)),
             ));
@@ -763,8 +792,12 @@ pub fn document(
         tasks: doc_tasks,
         swaps,
         swap_scripts,
-        cleanup: if keep { Vec::new() } else { drops.clone() },
-        rollback: drops,
+        cleanup: if keep {
+            fingerprints.clone()
+        } else {
+            drops.iter().chain(&fingerprints).cloned().collect()
+        },
+        rollback: drops.into_iter().chain(fingerprints).collect(),
         schedule: None,
         warnings,
     })

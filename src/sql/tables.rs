@@ -22,6 +22,11 @@ use sqlparser::ast::{
 use super::dialect::{IdentifierCase, SqlDialect};
 use super::names::{ident_name, print_parts, relation_name, relation_parts};
 
+/// A name as the engine keeps it: folded where unquoted, without quotes.
+fn bare_name(ident: &sqlparser::ast::Ident, dialect: SqlDialect) -> String {
+    super::rewrite::unquote_ident(&ident_name(ident, dialect))
+}
+
 /// What kind of relation it is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -258,7 +263,7 @@ fn entry<'a>(out: &'a mut [TableFacts], relation: &str) -> Option<&'a mut TableF
 
 fn apply_ddl(out: &mut Vec<TableFacts>, s: &Statement, dialect: SqlDialect, at: &str) {
     let name = |n: &ObjectName| relation_name(n, dialect);
-    let ident = |i: &sqlparser::ast::Ident| ident_name(i, dialect);
+    let ident = |i: &sqlparser::ast::Ident| bare_name(i, dialect);
     match s {
         Statement::CreateTable(ct) if !ct.columns.is_empty() && !ct.temporary => {
             let Some(relation) = name(&ct.name) else {
@@ -377,7 +382,7 @@ fn apply_ddl(out: &mut Vec<TableFacts>, s: &Statement, dialect: SqlDialect, at: 
 }
 
 fn add_column(f: &mut TableFacts, c: &ColumnDef, dialect: SqlDialect) {
-    let name = ident_name(&c.name, dialect);
+    let name = bare_name(&c.name, dialect);
     let mut col = ColumnFacts {
         name: name.clone(),
         data_type: Some(c.data_type.to_string()),
@@ -410,27 +415,27 @@ fn add_column(f: &mut TableFacts, c: &ColumnDef, dialect: SqlDialect) {
                 f.keys.insert(
                     0,
                     KeyFacts {
-                        name: o.name.as_ref().map(|n| ident_name(n, dialect)),
+                        name: o.name.as_ref().map(|n| bare_name(n, dialect)),
                         primary: true,
                         columns: vec![name.clone()],
                     },
                 );
             }
             ColumnOption::Unique(_) => f.keys.push(KeyFacts {
-                name: o.name.as_ref().map(|n| ident_name(n, dialect)),
+                name: o.name.as_ref().map(|n| bare_name(n, dialect)),
                 primary: false,
                 columns: vec![name.clone()],
             }),
             ColumnOption::ForeignKey(fk) => {
                 if let Some(references) = relation_name(&fk.foreign_table, dialect) {
                     f.foreign_keys.push(ForeignKeyFacts {
-                        name: o.name.as_ref().map(|n| ident_name(n, dialect)),
+                        name: o.name.as_ref().map(|n| bare_name(n, dialect)),
                         columns: vec![name.clone()],
                         references,
                         referenced_columns: fk
                             .referred_columns
                             .iter()
-                            .map(|i| ident_name(i, dialect))
+                            .map(|i| bare_name(i, dialect))
                             .collect(),
                         on_delete: action(fk.on_delete),
                         on_update: action(fk.on_update),
@@ -499,14 +504,14 @@ fn index_columns(columns: &[IndexColumn], dialect: SqlDialect) -> Option<Vec<Str
     columns
         .iter()
         .map(|c| match &c.column.expr {
-            Expr::Identifier(i) => Some(ident_name(i, dialect)),
+            Expr::Identifier(i) => Some(bare_name(i, dialect)),
             _ => None,
         })
         .collect()
 }
 
 fn add_constraint(f: &mut TableFacts, c: &TableConstraint, dialect: SqlDialect) {
-    let named = |n: &Option<sqlparser::ast::Ident>| n.as_ref().map(|n| ident_name(n, dialect));
+    let named = |n: &Option<sqlparser::ast::Ident>| n.as_ref().map(|n| bare_name(n, dialect));
     match c {
         TableConstraint::PrimaryKey(pk) => {
             let Some(columns) = index_columns(&pk.columns, dialect) else {
@@ -540,12 +545,12 @@ fn add_constraint(f: &mut TableFacts, c: &TableConstraint, dialect: SqlDialect) 
             if let Some(references) = relation_name(&fk.foreign_table, dialect) {
                 f.foreign_keys.push(ForeignKeyFacts {
                     name: named(&fk.name),
-                    columns: fk.columns.iter().map(|i| ident_name(i, dialect)).collect(),
+                    columns: fk.columns.iter().map(|i| bare_name(i, dialect)).collect(),
                     references,
                     referenced_columns: fk
                         .referred_columns
                         .iter()
-                        .map(|i| ident_name(i, dialect))
+                        .map(|i| bare_name(i, dialect))
                         .collect(),
                     on_delete: action(fk.on_delete),
                     on_update: action(fk.on_update),
