@@ -56,6 +56,9 @@ enum Command {
     /// The backfill plan for a change: batches in wavefront order, shadow writes, validations, swaps.
     #[command(after_help = commands::plan::EXAMPLES)]
     Plan(commands::plan::Args),
+    /// The query that reads production's table facts from the catalog, for `tables:` in ripple.yml.
+    #[command(after_help = commands::tables::EXAMPLES)]
+    Tables(commands::tables::Args),
     /// PR check: what changed in meaning between two revisions, and what downstream it affects.
     #[command(after_help = commands::diff::EXAMPLES)]
     Diff(commands::diff::Args),
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Impact(args) => commands::impact::run(args),
         Command::Plan(args) => commands::plan::run(args),
         Command::Diff(args) => commands::diff::run(args),
+        Command::Tables(args) => commands::tables::run(args),
     };
     // Also after a refusal: what was worked out on the way stays true.
     commands::save_caches();

@@ -11,6 +11,8 @@
 //! connection inside the swap) must leave production exactly as before, and
 //! the same plan, run again once the fault is gone, must converge.
 
+#[path = "support/db.rs"]
+mod db;
 #[path = "support/engines.rs"]
 mod engines;
 #[path = "support/temp_project.rs"]
@@ -21,7 +23,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use engines::{Duck, Pg, duckdb, postgres, require};
+use db::{Db, engines};
+use engines::{Duck, duckdb, postgres, require};
 
 /// The jobs, in the order production runs them.
 const JOBS: [&str; 7] = [
@@ -36,58 +39,6 @@ const JOBS: [&str; 7] = [
 
 /// The production tables the plan restates.
 const TABLES: [&str; 7] = JOBS;
-
-/// A database on one engine.
-enum Db {
-    Pg(Pg),
-    Duck(Duck),
-}
-
-impl Db {
-    fn run(&self, sql: &str) -> Result<String, String> {
-        match self {
-            Db::Pg(p) => p.run(sql),
-            Db::Duck(d) => d.run(sql),
-        }
-    }
-
-    fn run_file(&self, sql: &str) -> Result<String, String> {
-        match self {
-            Db::Pg(p) => p.run_file(sql),
-            Db::Duck(d) => d.run_file(sql),
-        }
-    }
-
-    /// `$RIPPLE_SQL` for this database.
-    fn command(&self) -> String {
-        match self {
-            Db::Pg(p) => p.psql_command(),
-            Db::Duck(d) => d.sql_command(),
-        }
-    }
-
-    fn stdin_session(&self) -> Command {
-        match self {
-            Db::Pg(p) => p.stdin_session(),
-            Db::Duck(d) => d.stdin_session(),
-        }
-    }
-
-    fn dialect(&self) -> &'static str {
-        match self {
-            Db::Pg(_) => "postgres",
-            Db::Duck(_) => "duckdb",
-        }
-    }
-}
-
-/// A fresh database on each engine that is present (none is skipped under
-/// `CI=true`: a missing engine fails there).
-fn engines() -> Vec<fn() -> Option<Db>> {
-    vec![|| require(postgres(), "PostgreSQL").map(Db::Pg), || {
-        require(duckdb(), "the DuckDB CLI").map(Db::Duck)
-    }]
-}
 
 /// `raw.orders`: four orders a day for January and February 2026, the
 /// amounts of 2026-01-10..2026-01-12 a hundred times too big when `bad`.

@@ -10,6 +10,7 @@ pub mod impact;
 pub mod lineage;
 pub mod plan;
 pub mod schedule;
+pub mod tables;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

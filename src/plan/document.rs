@@ -956,16 +956,25 @@ fn check_shadows(
     order: &[&str],
     shadow_of: &impl Fn(&Dataset) -> String,
 ) -> Result<(), PlanError> {
+    // PostgreSQL keeps `mart."Daily"` and `mart.daily` apart (ripple
+    // prints unquoted names folded); elsewhere names are compared folded.
+    let key_of = |r: &str| {
+        if g.config.dialect == SqlDialect::Postgres {
+            r.to_string()
+        } else {
+            r.to_lowercase()
+        }
+    };
     let production: BTreeSet<String> = g
         .graph
         .node_weights()
-        .map(|d| d.relation.to_lowercase())
+        .map(|d| key_of(&d.relation))
         .collect();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for id in order {
         let Some(d) = g.dataset(id) else { continue };
         let shadow = shadow_of(d);
-        let key = shadow.to_lowercase();
+        let key = key_of(&shadow);
         if shadow.trim().is_empty() || production.contains(&key) {
             return Err(PlanError::BadShadow {
                 dataset: d.name.clone(),
