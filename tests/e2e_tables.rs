@@ -120,12 +120,24 @@ select cast(ordered_at as date), count(*), sum(amount) from raw.orders group by 
 select o.order_id, d.customer_sk, cast(o.ordered_at as date), o.amount
 from raw.orders o join mart.dim_customer d on d.customer_code = o.customer_code
 on conflict (order_id) do update set amount = excluded.amount, customer_sk = excluded.customer_sk;";
-    vec![
+    let mut out = vec![
         ("00_ddl", ddl.to_string()),
         ("10_dim", dim),
         ("20_daily", daily.to_string()),
         ("30_fact", fact.to_string()),
-    ]
+    ];
+    if pg {
+        // A job that makes a materialized view, and refreshes it each run.
+        out.push((
+            "40_mv",
+            "create materialized view if not exists mart.mv_customers as
+select d.customer_code, count(*) as orders, sum(f.amount) as amount
+from mart.fact_orders f join mart.dim_customer d using (customer_sk) group by 1;
+refresh materialized view mart.mv_customers;"
+                .to_string(),
+        ));
+    }
+    out
 }
 
 /// What exists beside the jobs on PostgreSQL: a materialized view over
@@ -169,6 +181,12 @@ fn dump(db: &Db) -> BTreeMap<&'static str, String> {
         "fact",
         q("select f.order_id, d.customer_code, f.order_date, f.amount, (select count(*) from mart.fact_orders) from mart.fact_orders f join mart.dim_customer d using (customer_sk) order by 1"),
     );
+    if matches!(db, Db::Pg(_)) {
+        out.insert(
+            "mv_customers",
+            q("select * from mart.mv_customers order by 1"),
+        );
+    }
     if matches!(db, Db::Pg(_))
         && q("select count(*) from pg_matviews where matviewname = 'mv_monthly'") == "1"
     {
@@ -210,8 +228,13 @@ datasets:
   mart.daily: {{ grain: day }}
   mart.dim_customer: {{ grain: none, checks: {{ row_count: false }} }}
   mart.fact_orders: {{ start: 2026-01-01, checks: {{ row_count: false }} }}
-{extra}",
-            db.dialect()
+{}{extra}",
+            db.dialect(),
+            if matches!(db, Db::Pg(_)) {
+                "  mart.mv_customers: { grain: none }\n"
+            } else {
+                ""
+            }
         ),
     )
     .unwrap();

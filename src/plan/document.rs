@@ -105,6 +105,10 @@ pub struct Swap {
     /// Triggers on production the swap fires (`name: definition`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fires: Vec<String>,
+    /// A materialized view: its swap refreshes production's, after every
+    /// table's swap.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refreshes: bool,
 }
 
 /// The whole plan.
@@ -656,6 +660,7 @@ pub fn document(
                     sql: vec![super::table::refresh(dialect, &d.relation)],
                     finally: Vec::new(),
                     fires: Vec::new(),
+                    refreshes: true,
                 }));
             }
             let filter = swap_filter(id);
@@ -674,6 +679,7 @@ pub fn document(
                     ),
                     finally: Vec::new(),
                     fires: Vec::new(),
+                    refreshes: false,
                 }));
             };
             let partition = swap_partition(id);
@@ -716,6 +722,7 @@ pub fn document(
                 sql,
                 finally,
                 fires: k.triggers(),
+                refreshes: false,
             }))
         })
         .collect();
@@ -756,11 +763,18 @@ pub fn document(
         }
     }
     let refresh = matview_order(refresh, &tables);
+    // Materialized views the plan's jobs make are refreshed after every
+    // table's swap (rows gone from a referenced table go last of those),
+    // upstream first; then those outside the plan.
     let extra = SwapExtras {
         lock: super::table::lock(dialect, &locked),
-        refresh: refresh
+        refresh: order
             .iter()
-            .map(|m| super::table::refresh(dialect, m))
+            .filter(|id| matviews.contains(**id))
+            .filter_map(|id| g.dataset(id))
+            .map(|d| d.relation.clone())
+            .chain(refresh)
+            .map(|m| super::table::refresh(dialect, &m))
             .collect(),
     };
     let swap_scripts = swap_scripts(dialect, &swaps, &extra);
@@ -838,7 +852,13 @@ fn swap_scripts(dialect: SqlDialect, swaps: &[Swap], extra: &SwapExtras) -> Vec<
     };
     if transactional_ddl(dialect) {
         let mut all: Vec<String> = extra.lock.iter().cloned().collect();
-        all.extend(swaps.iter().flat_map(|s| s.sql.clone()));
+        // A materialized view's swap is its refresh, among `extra.refresh`.
+        all.extend(
+            swaps
+                .iter()
+                .filter(|s| !s.refreshes)
+                .flat_map(|s| s.sql.clone()),
+        );
         let mut last: Vec<String> = swaps.iter().rev().flat_map(|s| s.finally.clone()).collect();
         last.extend(extra.refresh.iter().cloned());
         // DuckDB checks a foreign key against the rows the transaction

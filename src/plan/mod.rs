@@ -111,7 +111,7 @@ pub enum PlanError {
     Schedule(#[from] schedule::ScheduleError),
     /// Restated datasets whose partitions cannot be selected.
     #[error(
-        "no partition column is known for {}, so their restated partitions cannot be swapped in; set `partition_column` under `datasets.<name>` in ripple.yml (the column their partitions are selected by)",
+        "no partition column is known for {}, so their restated partitions cannot be swapped in; set `partition_column` under `datasets.<name>` in ripple.yml (the column their partitions are selected by). An insert without a column list whose values are expressions names no column: list its columns, or describe the table (`tables:`, docs/plan.md)",
         .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
     )]
     NoPartitionColumn(Vec<String>),

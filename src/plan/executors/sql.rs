@@ -382,7 +382,21 @@ pub fn guarded_script(
     }
     let mut out = Vec::new();
     if view {
-        out.push(drop_view(dialect, &work));
+        // A materialized view is dropped as one (`drop view` refuses it).
+        let materialized = rewritten.iter().any(|r| {
+            makes_view_of(r.index) == Some(&own)
+                && r.sql
+                    .get(..23)
+                    .is_some_and(|h| h.eq_ignore_ascii_case("create materialized view"))
+        });
+        out.push(if materialized {
+            format!(
+                "drop materialized view if exists {}",
+                quote_relation(dialect, &work)
+            )
+        } else {
+            drop_view(dialect, &work)
+        });
     } else if created.contains(&own) {
         // The job creates its table itself (a view's is handled above).
         out.push(drop_shadow(dialect, &work));
