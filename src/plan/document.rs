@@ -438,6 +438,30 @@ pub fn document(
             known.insert(id, k);
         }
     }
+    // A trigger that changes rows as production stores them is not on the
+    // shadow (its function may write anywhere): tasks reading the shadow
+    // would read rows the trigger never changed.
+    for id in &order {
+        let Some(t) = known.get(*id).and_then(|k| k.changing_trigger()) else {
+            continue;
+        };
+        let readers: Vec<String> = g
+            .graph
+            .neighbors_directed(g.index[*id], Direction::Outgoing)
+            .filter(|n| by_dataset.contains_key(&g.graph[*n].id))
+            .map(|n| format!("`{}`", g.graph[n].name))
+            .collect();
+        if let (false, Some(d)) = (readers.is_empty(), g.dataset(id)) {
+            return Err(PlanError::Table {
+                dataset: d.name.clone(),
+                reason: format!(
+                    "its trigger {t} changes rows as production stores them, and its shadow, which {} read{}, is written without it (ripple never copies a trigger: its function may write anywhere); do in the job's SQL what the trigger does, or restate those tables in a plan of their own once this one is swapped",
+                    readers.join(", "),
+                    if readers.len() == 1 { "s" } else { "" }
+                ),
+            });
+        }
+    }
     // A table matched by key keeps its rows' drawn values: its shadow
     // starts as production's rows even for a full rebuild.
     let keyed = |id: &str| known.get(id).is_some_and(|k| k.key.is_some());
@@ -449,8 +473,11 @@ pub fn document(
 
     // Shadow views a failed run left go first: they read the shadow tables
     // the setup replaces.
+    // Downstream first: a view over another view (or a materialized
+    // view) of the plan must go before it.
     let mut setup: Vec<Setup> = order
         .iter()
+        .rev()
         .filter(|id| !holds_rows(id))
         .filter_map(|id| g.dataset(id))
         .map(|d| {
@@ -752,14 +779,27 @@ pub fn document(
         .filter_map(|id| g.dataset(id))
         .map(|d| d.relation.as_str())
         .collect();
+    // Every materialized view reading a restated table, or reading one of
+    // those (a view over a view), until none is left.
     let mut refresh: Vec<String> = Vec::new();
-    for id in &order {
-        if let Some(k) = known.get(*id) {
-            for m in &k.matviews {
-                if !planned.contains(m.as_str()) && !refresh.contains(m) {
-                    refresh.push(m.clone());
-                }
-            }
+    let mut read: BTreeSet<String> = planned.iter().map(|r| r.to_string()).collect();
+    loop {
+        let more: Vec<String> = tables
+            .all()
+            .into_iter()
+            .filter(|f| {
+                f.kind == crate::sql::tables::RelationKind::MaterializedView
+                    && !read.contains(&f.relation)
+                    && f.reads.iter().any(|r| read.contains(r))
+            })
+            .map(|f| f.relation.clone())
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        for m in more {
+            read.insert(m.clone());
+            refresh.push(m);
         }
     }
     let refresh = matview_order(refresh, &tables);
@@ -781,6 +821,7 @@ pub fn document(
     // Shadow views first: they read the shadow tables dropped after them.
     let mut drops: Vec<String> = order
         .iter()
+        .rev()
         .filter(|id| !holds_rows(id))
         .filter_map(|id| g.dataset(id))
         .map(|d| drop_rowless(&d.id, &shadow_of(d)))

@@ -210,6 +210,17 @@ impl Known {
         })
     }
 
+    /// A trigger that changes rows as they are written (`before insert`
+    /// or `before update`, for each row): its name and definition.
+    pub fn changing_trigger(&self) -> Option<String> {
+        self.facts.as_ref()?.triggers.iter().find_map(|t| {
+            let d = t.definition.to_ascii_lowercase();
+            let before = d.contains(" before ") && (d.contains(" insert") || d.contains(" update"));
+            (before && d.contains("for each row"))
+                .then(|| format!("`{}` ({})", t.name, t.definition))
+        })
+    }
+
     /// Triggers on production, with their definitions.
     pub fn triggers(&self) -> Vec<String> {
         self.facts
@@ -471,11 +482,26 @@ pub fn replace(
     let s = quote_relation(dialect, source);
     let f = filter.map(|f| format!(" where {f}")).unwrap_or_default();
     let Some(key) = &k.key else {
+        // A row whose partition column moved into the restated partitions
+        // (a session's first day, say) is in them now, and outside them
+        // in the table: the table's primary key finds it.
+        let primary = k
+            .facts
+            .as_ref()
+            .and_then(|f| f.keys.iter().find(|x| x.primary))
+            .map(|x| x.columns.clone());
+        let delete = match (primary, filter) {
+            (Some(pk), Some(f)) => format!(
+                "delete from {t} as t where ({f}) or exists (select 1 from {s} as s where ({f}) and {})",
+                pk.iter()
+                    .map(|c| format!("s.{q} = t.{q}", q = quote_ident(dialect, c)))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+            _ => format!("delete from {t}{f}"),
+        };
         return Some((
-            vec![
-                format!("delete from {t}{f}"),
-                insert(dialect, k, target, source, filter, &columns),
-            ],
+            vec![delete, insert(dialect, k, target, source, filter, &columns)],
             Vec::new(),
         ));
     };
@@ -564,11 +590,16 @@ pub fn replace(
             gone.push(fail_if_any(
                 dialect,
                 &format!(
-                    "select {} || cast(t.{} as varchar) || ' is gone from the backfilled rows but `{}` still references it; nothing was changed: restate `{}` too, or keep the row' as m from {t} as t where {vanished} and exists (select 1 from {} as r where {join})",
+                    "select {} || cast(t.{} as varchar) || {} as m from {t} as t where {vanished} and exists (select 1 from {} as r where {join})",
                     literal(&format!("ripple: a row of `{}` whose {} is ", k.relation, key[0])),
                     quote_ident(dialect, &key[0]),
-                    by.replace('\'', "''"),
-                    by.replace('\'', "''"),
+                    literal(&if dialect == SqlDialect::DuckDb {
+                        // DuckDB deletes these rows in a transaction of their
+                        // own, after the swap's has committed.
+                        format!(" is gone from the backfilled rows but `{by}` still references it; the swap of every table has committed, and this row (with any other gone and still referenced) stays: delete or re-point the rows of `{by}` that reference it, then run the plan again to finish")
+                    } else {
+                        format!(" is gone from the backfilled rows but `{by}` still references it; nothing was changed: restate `{by}` too, or delete or re-point its rows that reference it, then run the plan again")
+                    }),
                     quote_relation(dialect, by)
                 ),
             ));
@@ -639,7 +670,7 @@ fn fingerprint_query(
         Some((column, grain)) => {
             format!("cast({} as varchar)", partition_key(dialect, column, grain))
         }
-        None => "'the whole table'".to_string(),
+        None => "''".to_string(),
     };
     // The whole row as text, under an alias no column is likely to have.
     let row = "md5(cast(ripple_row as varchar))";
