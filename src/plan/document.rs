@@ -522,7 +522,7 @@ pub fn document(
                 // One snapshot: the check, the copy and its fingerprint see
                 // production as one moment.
                 sql.insert(0, super::table::begin_snapshot(dialect).to_string());
-                sql.extend(super::table::check(dialect, k, "before the setup"));
+                sql.extend(super::table::check(dialect, &[k], "before the setup"));
                 sql.extend(table(super::table::copy(
                     dialect,
                     k,
@@ -711,16 +711,13 @@ pub fn document(
             };
             let partition = swap_partition(id);
             let partition = partition.as_ref().map(|(c, g)| (c.as_str(), *g));
-            let mut sql: Vec<String> = super::table::check(dialect, k, "before the swap")
-                .into_iter()
-                .collect();
-            sql.push(super::table::check_fingerprint(
+            let mut sql = vec![super::table::check_fingerprint(
                 dialect,
                 &d.relation,
                 &shadow,
                 partition,
                 filter.as_deref(),
-            ));
+            )];
             let mut finally = Vec::new();
             match super::table::replace(
                 dialect,
@@ -806,8 +803,11 @@ pub fn document(
     // Materialized views the plan's jobs make are refreshed after every
     // table's swap (rows gone from a referenced table go last of those),
     // upstream first; then those outside the plan.
+    // Every table is checked once, under the lock, before any swap.
+    let checked: Vec<&super::table::Known> = order.iter().filter_map(|id| known.get(*id)).collect();
     let extra = SwapExtras {
         lock: super::table::lock(dialect, &locked),
+        check: super::table::check(dialect, &checked, "before the swap"),
         refresh: order
             .iter()
             .filter(|id| matviews.contains(**id))
@@ -871,6 +871,8 @@ fn any_of(filters: Vec<String>) -> Option<String> {
 struct SwapExtras {
     /// Locks production against writers, before any check.
     lock: Option<String>,
+    /// Checks every table is the one the plan was written for.
+    check: Option<String>,
     /// Refreshes materialized views outside the plan, after every swap.
     refresh: Vec<String>,
 }
@@ -892,7 +894,7 @@ fn swap_scripts(dialect: SqlDialect, swaps: &[Swap], extra: &SwapExtras) -> Vec<
         out
     };
     if transactional_ddl(dialect) {
-        let mut all: Vec<String> = extra.lock.iter().cloned().collect();
+        let mut all: Vec<String> = extra.lock.iter().chain(&extra.check).cloned().collect();
         // A materialized view's swap is its refresh, among `extra.refresh`.
         all.extend(
             swaps

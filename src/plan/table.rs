@@ -10,8 +10,7 @@
 
 use crate::sql::SqlDialect;
 use crate::sql::tables::{
-    Drawn, RelationKind, Signature, TableFacts, Tables, assumed_signature, fold, literal,
-    signature, signature_query,
+    Drawn, RelationKind, Signature, TableFacts, Tables, assumed_signature, fold, literal, signature,
 };
 
 use super::sql::{partition_key, quote_ident, quote_relation};
@@ -194,6 +193,14 @@ impl Known {
         })
     }
 
+    /// Its schema (`None`: unqualified) and table name, lower case, as the
+    /// DuckDB signature query compares them.
+    fn relation_parts_lower(&self) -> (Option<String>, String) {
+        let mut parts = crate::sql::rewrite::relation_parts(&self.relation);
+        let table = parts.pop().unwrap_or_default().to_lowercase();
+        (parts.pop().map(|s| s.to_lowercase()), table)
+    }
+
     /// The columns an insert names: every one but generated ones (`None`:
     /// not known).
     pub fn insertable(&self) -> Option<Vec<String>> {
@@ -272,50 +279,77 @@ fn fail_if_any(dialect: SqlDialect, rows: &str) -> String {
     }
 }
 
-/// The statement that stops the run unless `k`'s production is the table
-/// the plan was written for (its signature); `when`: "before the setup" or
-/// "before the swap".
-pub fn check(dialect: SqlDialect, k: &Known, when: &str) -> Option<String> {
-    let query = signature_query(dialect, &k.relation)?;
-    let parts: Vec<String> = k
-        .signature
-        .parts()
-        .into_iter()
-        .map(|(name, expected)| {
+/// The statement that stops the run unless every table of `tables` is, in
+/// production, the table the plan was written for (its signature); `when`:
+/// "before the setup" or "before the swap". One statement for them all: the
+/// tables' expectations are rows of a `values` list the catalog query is
+/// joined to, so the query's text is written once.
+pub fn check(dialect: SqlDialect, tables: &[&Known], when: &str) -> Option<String> {
+    if tables.is_empty() {
+        return None;
+    }
+    let null = "cast(null as varchar)";
+    let rows: Vec<String> = tables
+        .iter()
+        .map(|k| {
+            let parts = k.relation_parts_lower();
+            let expected: Vec<String> = [
+                &k.signature.columns,
+                &k.signature.generated,
+                &k.signature.drawn,
+                &k.signature.keys,
+                &k.signature.referenced_by,
+                &k.signature.matviews,
+                &k.signature.triggers,
+            ]
+            .into_iter()
+            .map(|v| v.as_deref().map_or(null.to_string(), literal))
+            .collect();
+            let what = match k.source {
+                Source::Catalog => "the catalog lines in `tables:`",
+                Source::Ddl => "the project's DDL",
+                Source::Assumed => "nothing (a plain table was assumed)",
+            };
             format!(
-                "case when s.{name} is distinct from {e} then '{name}: found ' || coalesce(nullif(s.{name}, ''), '(none)') || ', the plan expects ' || coalesce(nullif({e}, ''), '(none)') end",
-                e = literal(expected)
+                "({}, {}, {}, {}, {}, {})",
+                literal(&k.relation),
+                literal(&crate::sql::tables::quoted_relation(&k.relation)),
+                parts
+                    .0
+                    .map_or("current_schema()".to_string(), |s| literal(&s)),
+                literal(&parts.1),
+                literal(what),
+                expected.join(", ")
             )
         })
         .collect();
-    let what = match k.source {
-        Source::Catalog => "the catalog lines in `tables:`",
-        Source::Ddl => "the project's DDL",
-        Source::Assumed => "nothing (a plain table was assumed)",
-    };
-    let missing = literal(&format!(
-        "ripple: production table {} does not exist ({when}); nothing was changed",
-        k.relation
-    ));
-    let head = literal(&format!(
-        "ripple: {} is not the table the plan was written for ({when}; the plan knew it from {what}): ",
-        k.relation
-    ));
-    let message = format!(
-        "case when s.columns is null then {missing} else {head} || concat_ws('; ', {}) || '. Nothing was changed; describe the table to the plan (ripple tables prints the catalog query; see docs/plan.md) and plan again' end",
-        parts.join(", ")
-    );
-    let differs = k
-        .signature
-        .parts()
-        .into_iter()
-        .map(|(name, expected)| format!("s.{name} is distinct from {}", literal(expected)))
+    let query = crate::sql::tables::signature_query_of(dialect, "e.qrel", "e.sch", "e.tbl")?;
+    let names = crate::sql::tables::SIGNATURE_PARTS;
+    let found: Vec<String> = names
+        .iter()
+        .map(|name| {
+            format!(
+                "case when e.{name} is not null and s.{name} is distinct from e.{name} then '{name}: found ' || coalesce(nullif(s.{name}, ''), '(none)') || ', the plan expects ' || coalesce(nullif(e.{name}, ''), '(none)') end"
+            )
+        })
+        .collect();
+    let differs = names
+        .iter()
+        .map(|name| format!("(e.{name} is not null and s.{name} is distinct from e.{name})"))
         .chain(std::iter::once("s.columns is null".to_string()))
         .collect::<Vec<_>>()
         .join(" or ");
+    let message = format!(
+        "case when s.columns is null then 'ripple: production table ' || e.rel || ' does not exist ({when}); nothing was changed' else 'ripple: ' || e.rel || ' is not the table the plan was written for ({when}; the plan knew it from ' || e.src || '): ' || concat_ws('; ', {}) || '. Nothing was changed; describe the table to the plan (ripple tables prints the catalog query; see docs/plan.md) and plan again' end",
+        found.join(", ")
+    );
     Some(fail_if_any(
         dialect,
-        &format!("select {message} as m from ({query}) s where {differs}"),
+        &format!(
+            "select {message} as m from (values {}) as e(rel, qrel, sch, tbl, src, {}) cross join lateral ({query}) as s where {differs}",
+            rows.join(", "),
+            names.join(", ")
+        ),
     ))
 }
 

@@ -1008,27 +1008,46 @@ pub fn literal(s: &str) -> String {
 /// engine ripple cannot ask.
 pub fn signature_query(dialect: SqlDialect, relation: &str) -> Option<String> {
     let parts = relation_parts(relation);
+    let table = parts.last().cloned().unwrap_or_default();
+    let schema = match parts.len() {
+        0 | 1 => "current_schema()".to_string(),
+        n => literal(&parts[n - 2].to_lowercase()),
+    };
+    signature_query_of(
+        dialect,
+        &literal(&quoted_relation(relation)),
+        &schema,
+        &literal(&table.to_lowercase()),
+    )
+}
+
+/// `relation` with every part double-quoted, as `to_regclass` reads it.
+pub fn quoted_relation(relation: &str) -> String {
+    relation_parts(relation)
+        .iter()
+        .map(|p| format!("\"{}\"", p.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// [`signature_query`] of the relation SQL expressions name: PostgreSQL's
+/// `regclass` text (`rel`), DuckDB's lower-case `schema` and `table`; they
+/// may be columns of an outer query, so one query checks many tables.
+pub fn signature_query_of(
+    dialect: SqlDialect,
+    rel: &str,
+    schema: &str,
+    table: &str,
+) -> Option<String> {
+    // One line: the query is repeated in every plan that checks a table.
+    let compact = |q: &str| q.split_whitespace().collect::<Vec<_>>().join(" ");
     match dialect {
-        SqlDialect::Postgres => {
-            let quoted = parts
-                .iter()
-                .map(|p| format!("\"{}\"", p.replace('"', "\"\"")))
-                .collect::<Vec<_>>()
-                .join(".");
-            Some(PG_SIGNATURE.replace("{rel}", &literal(&quoted)))
-        }
-        SqlDialect::DuckDb => {
-            let table = parts.last().cloned().unwrap_or_default();
-            let schema = match parts.len() {
-                0 | 1 => "current_schema()".to_string(),
-                n => literal(&parts[n - 2].to_lowercase()),
-            };
-            Some(
-                DUCKDB_SIGNATURE
-                    .replace("{schema}", &schema)
-                    .replace("{table}", &literal(&table.to_lowercase())),
-            )
-        }
+        SqlDialect::Postgres => Some(compact(PG_SIGNATURE).replace("{rel}", rel)),
+        SqlDialect::DuckDb => Some(
+            compact(DUCKDB_SIGNATURE)
+                .replace("{schema}", schema)
+                .replace("{table}", table),
+        ),
         _ => None,
     }
 }
