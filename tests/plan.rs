@@ -280,7 +280,7 @@ fn shadows_reads_validations_swaps_and_rollback() {
     assert!(setup_a[1].starts_with("do $ripple$"), "{}", setup_a[1]);
     assert!(
         setup_a[1].contains(
-            "('a', '\"a\"', current_schema(), 'a', 'nothing (a plain table was assumed)', 'id,d', "
+            "('a', cast(null as varchar), 'a', current_schema(), 'a', 'nothing (a plain table was assumed)', 'id,d', "
         ),
         "{}",
         setup_a[1]
@@ -377,7 +377,7 @@ fn shadows_reads_validations_swaps_and_rollback() {
             .contains("is not the table the plan was written for (before the swap")
     );
     assert!(doc.swap_scripts[0][2].contains(
-        "('a', '\"a\"', current_schema(), 'a', 'nothing (a plain table was assumed)', 'id,d', "
+        "('a', cast(null as varchar), 'a', current_schema(), 'a', 'nothing (a plain table was assumed)', 'id,d', "
     ));
     assert_eq!(
         doc.swap_scripts[0].len(),

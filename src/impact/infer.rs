@@ -4,6 +4,13 @@
 //!   `u.d >= dateadd(day, -6, x.d)`, `date_sub(x.d, 6)`, `x.d - 6`, or a frame
 //!   `ROWS BETWEEN 6 PRECEDING AND CURRENT ROW` over a single upstream
 //!   → window `[-6, 0]` on the upstream that owns `u`;
+//! - a window function reading other rows in time: `lag(v, 7)` → `[-7, 0]`,
+//!   `lead(v)` → `[0, 1]`, a `rows`/`range` frame (`interval '6 days'
+//!   preceding` → `[-6, 0]` days), a running total (`unbounded preceding`, or
+//!   an `order by` with the default frame) → everything after, a window
+//!   partitioned by `date_trunc('month', d)` → the rest of its month; a
+//!   self-join on a shifted date (`b.d = a.d - interval '7 days'`) →
+//!   `[-7, 0]`. Every window includes the partition itself;
 //! - a grain: `date_trunc('week', d)` selected and grouped by in an
 //!   aggregate → grain `week`.
 //!
@@ -16,8 +23,7 @@ use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use sqlparser::ast::{
     BinaryOperator, DateTimeField, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Select,
-    Spanned, TableFactor, UnaryOperator, Value, Visit, Visitor, WindowFrameBound, WindowFrameUnits,
-    WindowType,
+    Spanned, TableFactor, UnaryOperator, Value, Visit, Visitor, WindowFrameUnits, WindowType,
 };
 
 use crate::cache::{Cache, KeyBuilder, Table};
@@ -29,17 +35,38 @@ use crate::time::{Grain, TimeMapping};
 pub struct Inference {
     /// The dataset's grain, with evidence.
     pub grain: Option<(Grain, String)>,
-    /// Windows on upstream datasets (by id): `lo` of `[lo, 0]` in the
-    /// unit the SQL wrote (`None`: rows, i.e. the upstream's grain), and
-    /// the evidence. [`Inference::window_for`] converts to a grain.
-    pub windows: HashMap<String, (i64, Option<Grain>, String)>,
+    /// Windows on upstream datasets (by id): `[lo, hi]` (lo ≤ 0 ≤ hi) in
+    /// the unit the SQL wrote (`None`: rows, i.e. the upstream's grain),
+    /// and the evidence; every window the SQL spells on that upstream, as
+    /// one. [`Inference::window_for`] converts to a grain.
+    pub windows: HashMap<String, Window>,
 }
+
+/// A reach in time as the SQL wrote it: `[lo, hi]` units (`None`: rows of
+/// the upstream, i.e. its partitions), with the evidence.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Window {
+    /// Units back (negative or zero).
+    pub lo: i64,
+    /// Units ahead (positive or zero).
+    pub hi: i64,
+    /// The unit (`None`: the upstream's partitions).
+    pub unit: Option<Grain>,
+    /// Where it was read.
+    pub evidence: String,
+}
+
+/// So many units that a window reaching that far reaches everything: a
+/// running total, a frame `unbounded preceding`. Far past any as-of date,
+/// small enough to multiply by hours without overflow.
+pub const UNBOUNDED: i64 = 1_000_000;
 
 /// A window found in SQL, in the unit the SQL wrote.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct RawWindow {
     qualifier: Option<String>,
     lo: i64,
+    hi: i64,
     unit: Option<Grain>,
     evidence: String,
 }
@@ -80,11 +107,20 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
             None => None,
         };
         let Some(u) = target else { continue };
-        out.windows.entry(g.graph[u].id.clone()).or_insert((
-            w.lo,
-            w.unit,
-            format!("inferred from SQL ({file}, SQL line {})", w.evidence),
-        ));
+        let evidence = format!("inferred from SQL ({file}, SQL line {})", w.evidence);
+        let found = Window {
+            lo: w.lo.min(0),
+            hi: w.hi.max(0),
+            unit: w.unit,
+            evidence,
+        };
+        // Every window on the same upstream counts: the widest reach wins,
+        // in one unit (rows and days mixed are taken as the coarser reach
+        // once converted, see `window_for`).
+        out.windows
+            .entry(g.graph[u].id.clone())
+            .and_modify(|have| *have = widest(have, &found))
+            .or_insert(found);
     }
     if out.grain.is_none() && out.windows.is_empty() {
         return None;
@@ -128,7 +164,8 @@ fn could_hold_evidence(sql: &str) -> bool {
     let has = |w: &str| lower.contains(w);
     has("date_trunc")
         || has("preceding")
-        || ((has("between") || has(">"))
+        || has("over")
+        || ((has("between") || has(">") || has("="))
             && (has("-")
                 || has("interval")
                 || has("dateadd")
@@ -139,20 +176,85 @@ fn could_hold_evidence(sql: &str) -> bool {
                 || has("subdate")))
 }
 
+/// The wider of two windows on one upstream: in one unit when they share
+/// it, else each bound in hours (a row taken as the coarsest partition).
+fn widest(a: &Window, b: &Window) -> Window {
+    if a.unit == b.unit {
+        return Window {
+            lo: a.lo.min(b.lo),
+            hi: a.hi.max(b.hi),
+            unit: a.unit,
+            evidence: if b.lo < a.lo || b.hi > a.hi {
+                b.evidence.clone()
+            } else {
+                a.evidence.clone()
+            },
+        };
+    }
+    let hours = |w: &Window, n: i64| reach_hours(n, w.unit);
+    let lo = hours(a, a.lo).min(hours(b, b.lo));
+    let hi = hours(a, a.hi).max(hours(b, b.hi));
+    Window {
+        lo,
+        hi,
+        unit: Some(Grain::Hour),
+        evidence: format!("{}; {}", a.evidence, b.evidence),
+    }
+}
+
+/// `n` units as hours, taking each unit at its longest (a row: a year).
+fn reach_hours(n: i64, unit: Option<Grain>) -> i64 {
+    if n.abs() >= UNBOUNDED {
+        return n.signum() * UNBOUNDED;
+    }
+    let longest = match unit {
+        Some(Grain::Hour) => 1,
+        Some(Grain::Day) => 25,
+        Some(Grain::Week) => 7 * 25,
+        Some(Grain::Month) => 31 * 25,
+        Some(Grain::Year | Grain::None) | None => 366 * 25,
+    };
+    (n * longest).clamp(-UNBOUNDED, UNBOUNDED)
+}
+
+/// `n` units (`unit`) as partitions of `grain`, rounded away from zero: a
+/// reach that does not divide evenly is widened, never cut short.
+fn reach_in(n: i64, unit: Option<Grain>, grain: Grain) -> i64 {
+    if n == 0 {
+        return 0;
+    }
+    if n.abs() >= UNBOUNDED {
+        return n.signum() * UNBOUNDED;
+    }
+    let Some(unit) = unit else { return n };
+    if let Some(f) = unit.ratio(grain) {
+        return n * f;
+    }
+    // The shortest partition of `grain`, in hours (a DST day has 23).
+    let shortest = match grain {
+        Grain::Hour => 1,
+        Grain::Day => 23,
+        Grain::Week => 7 * 24 - 1,
+        Grain::Month => 28 * 24 - 1,
+        Grain::Year | Grain::None => 365 * 24 - 1,
+    };
+    let h = reach_hours(n, Some(unit)).abs();
+    // One more: a reach from inside a partition crosses one more boundary.
+    n.signum() * ((h + shortest - 1) / shortest + 1)
+}
+
 impl Inference {
-    /// The window on `upstream` converted to `upstream_grain`, if the SQL's
-    /// unit converts exactly.
+    /// The window on `upstream` in partitions of `upstream_grain`, widened
+    /// where the SQL's unit does not divide them.
     pub fn window_for(
         &self,
         upstream: &str,
         upstream_grain: Grain,
     ) -> Option<(TimeMapping, String)> {
-        let (lo, unit, why) = self.windows.get(upstream)?;
-        let factor = match unit {
-            None => 1,
-            Some(u) => u.ratio(upstream_grain)?,
-        };
-        Some((TimeMapping::Window(lo * factor, 0), why.clone()))
+        let w = self.windows.get(upstream)?;
+        let lo = reach_in(w.lo, w.unit, upstream_grain);
+        let hi = reach_in(w.hi, w.unit, upstream_grain);
+        Some((TimeMapping::Window(lo, hi), w.evidence.clone()))
     }
 }
 
@@ -234,18 +336,30 @@ impl Visitor for Finder {
                     self.push_window(left, n, unit, e);
                 }
             }
-            Expr::Function(f) => {
-                if let Some(WindowType::WindowSpec(spec)) = &f.over
-                    && let Some(frame) = &spec.window_frame
-                    && frame.units == WindowFrameUnits::Rows
-                    && let WindowFrameBound::Preceding(Some(n)) = &frame.start_bound
-                    && matches!(frame.end_bound, None | Some(WindowFrameBound::CurrentRow))
-                    && let Some(n) = literal_int(n)
-                {
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Eq,
+                right,
+            } => {
+                // A self-join on a shifted date: `b.d = a.d - interval '7 days'`.
+                if let Some((_, n, unit)) = minus_offset(right) {
+                    self.push_window(left, n, unit, e);
+                } else if let Some((_, n, unit)) = minus_offset(left) {
+                    self.push_window(right, n, unit, e);
+                } else if let Some((_, n, unit)) = plus_offset(right) {
+                    self.push_ahead(left, n, unit, e);
+                } else if let Some((_, n, unit)) = plus_offset(left) {
+                    self.push_ahead(right, n, unit, e);
+                }
+            }
+            Expr::Function(f) if f.over.is_some() => {
+                let (lo, hi, unit) = over_reach(f);
+                if (lo, hi) != (0, 0) {
                     self.windows.push(RawWindow {
                         qualifier: None,
-                        lo: -n,
-                        unit: None,
+                        lo,
+                        hi,
+                        unit,
                         evidence: format!("{}: `{}`", line(e), shorten(e)),
                     });
                 }
@@ -264,9 +378,138 @@ impl Finder {
         self.windows.push(RawWindow {
             qualifier: qualifier(strip(column)),
             lo: -n,
+            hi: 0,
             unit,
             evidence: format!("{}: `{}`", line(whole), shorten(whole)),
         });
+    }
+
+    /// A read `n` units ahead (`b.d = a.d + interval '1 day'`).
+    fn push_ahead(&mut self, column: &Expr, n: i64, unit: Option<Grain>, whole: &Expr) {
+        if n <= 0 {
+            return;
+        }
+        self.windows.push(RawWindow {
+            qualifier: qualifier(strip(column)),
+            lo: 0,
+            hi: n,
+            unit,
+            evidence: format!("{}: `{}`", line(whole), shorten(whole)),
+        });
+    }
+}
+
+/// Whether a column's name says it holds a date or time (`d`, `ds`,
+/// `order_date`, `created_at`, `event_ts`, ...): a window partitioned by
+/// one stays inside a partition.
+fn time_like(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    matches!(
+        n.as_str(),
+        "d" | "ds" | "dt" | "date" | "day" | "hour" | "ts" | "time" | "timestamp" | "event_time"
+    ) || ["_date", "_day", "_at", "_ts", "_time", "_hour", "_dt"]
+        .iter()
+        .any(|s| n.ends_with(s))
+}
+
+/// How far in time one window function reads from its row: `[lo, hi]`
+/// in `unit` (`None`: rows, taken as the upstream's partitions).
+fn over_reach(f: &sqlparser::ast::Function) -> (i64, i64, Option<Grain>) {
+    use sqlparser::ast::WindowFrameBound as B;
+    let everything = (-UNBOUNDED, UNBOUNDED, None);
+    let Some(WindowType::WindowSpec(spec)) = &f.over else {
+        // `over w`: a named window ripple does not follow.
+        return everything;
+    };
+    // The period a `partition by date_trunc('month', d)` keeps it inside.
+    let mut period: Option<(i64, Grain)> = None;
+    for p in &spec.partition_by {
+        if let Some(g) = date_trunc_grain(strip(p)) {
+            let days = match g {
+                Grain::Hour => 0,
+                Grain::Day => 0,
+                Grain::Week => 6,
+                Grain::Month => 30,
+                Grain::Year | Grain::None => 365,
+            };
+            period = Some((days, Grain::Day));
+        } else if let Expr::Identifier(i) = strip(p)
+            && time_like(&i.value)
+        {
+            return (0, 0, None);
+        } else if let Expr::CompoundIdentifier(parts) = strip(p)
+            && parts.last().is_some_and(|i| time_like(&i.value))
+        {
+            return (0, 0, None);
+        }
+    }
+    let name = f.name.to_string().to_ascii_lowercase();
+    let args = positional(&f.args);
+    let (lo, hi, unit) = if spec.order_by.is_empty() {
+        // The whole window partition: all of it.
+        everything
+    } else if let Some(frame) = &spec.window_frame {
+        let range = frame.units == WindowFrameUnits::Range;
+        let mut unit = None;
+        let mut bound = |b: &B| -> i64 {
+            let n = match b {
+                B::CurrentRow => return 0,
+                B::Preceding(None) | B::Following(None) => return UNBOUNDED,
+                B::Preceding(Some(e)) | B::Following(Some(e)) => e,
+            };
+            let (n, u) = match interval(n) {
+                Some((n, u)) => (Some(n), u),
+                None => (literal_int(n), range.then_some(Grain::Day)),
+            };
+            if u.is_some() {
+                unit = u;
+            }
+            n.unwrap_or(UNBOUNDED)
+        };
+        let signed = |b: &B, n: i64| match b {
+            B::Preceding(_) => -n,
+            _ => n,
+        };
+        let start = bound(&frame.start_bound);
+        let lo = signed(&frame.start_bound, start);
+        let hi = match &frame.end_bound {
+            None => 0,
+            Some(b) => {
+                let n = bound(b);
+                signed(b, n)
+            }
+        };
+        (lo.min(0), hi.max(0), unit)
+    } else {
+        let offset = || match args.get(1) {
+            None => Some(1),
+            Some(e) => literal_int(e),
+        };
+        match name.as_str() {
+            "lag" => (-offset().unwrap_or(UNBOUNDED).abs(), 0, None),
+            "lead" => (0, offset().unwrap_or(UNBOUNDED).abs(), None),
+            // The default frame: from the window partition's first row to
+            // this one (its peers too), and ranks count every row before.
+            _ => (-UNBOUNDED, 0, None),
+        }
+    };
+    match period {
+        // Inside its period: days the frame spells, else the period's.
+        Some((days, g)) => {
+            let day = unit == Some(Grain::Day);
+            let lo = if lo == 0 || (day && lo > -days) {
+                lo
+            } else {
+                -days
+            };
+            let hi = if hi == 0 || (day && hi < days) {
+                hi
+            } else {
+                days
+            };
+            (lo, hi, Some(g))
+        }
+        None => (lo, hi, unit),
     }
 }
 
@@ -348,6 +591,50 @@ fn minus_offset(e: &Expr) -> Option<(&Expr, i64, Option<Grain>)> {
                     let (n, unit) =
                         interval(n).or_else(|| literal_int(n).map(|n| (n, Some(Grain::Day))))?;
                     Some((*base, n, unit))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `x + INTERVAL 'n unit'`, `dateadd(unit, n, x)`, `date_add(x, n)`,
+/// `x + n` (n > 0) → (x, n, unit).
+fn plus_offset(e: &Expr) -> Option<(&Expr, i64, Option<Grain>)> {
+    match strip(e) {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Plus,
+            right,
+        } => {
+            if let Some((n, unit)) = interval(right) {
+                return (n > 0).then_some((left.as_ref(), n, unit));
+            }
+            literal_int(right)
+                .filter(|n| *n > 0)
+                .map(|n| (left.as_ref(), n, Some(Grain::Day)))
+        }
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Minus,
+            right,
+        } => {
+            let (n, unit) = interval(right)?;
+            (n < 0).then_some((left.as_ref(), -n, unit))
+        }
+        Expr::Function(f) => {
+            let name = f.name.to_string().to_lowercase();
+            let args = positional(&f.args);
+            match (name.as_str(), args.as_slice()) {
+                ("dateadd" | "date_add" | "timestampadd", [unit, n, base]) => {
+                    let n = literal_int(n)?;
+                    (n > 0).then_some((*base, n, unit_of(unit)))
+                }
+                ("date_add" | "dateadd", [base, n]) => {
+                    let (n, unit) =
+                        interval(n).or_else(|| literal_int(n).map(|n| (n, Some(Grain::Day))))?;
+                    (n > 0).then_some((*base, n, unit))
                 }
                 _ => None,
             }

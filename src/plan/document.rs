@@ -187,6 +187,30 @@ pub fn document(
         None => shadow_relation(&pattern, &d.relation, ""),
     };
     check_shadows(g, &order, &shadow_of)?;
+    // A dbt snapshot's history (SCD2) cannot be rebuilt: it is never
+    // restated into a shadow.
+    if let Some(d) = order
+        .iter()
+        .filter_map(|id| g.dataset(id))
+        .find(|d| d.kind == crate::project::DatasetKind::Snapshot)
+    {
+        let ups: Vec<String> = g
+            .graph
+            .neighbors_directed(g.index[&d.id], Direction::Incoming)
+            .map(|u| format!("{}: none", g.graph[u].name))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        return Err(PlanError::Table {
+            dataset: d.name.clone(),
+            reason: format!(
+                "it is a dbt snapshot: it keeps history (SCD2) that no rebuild can restore, so ripple never rebuilds it into a shadow. Keep it out of the plan (`upstream: {{ {} }}` under `datasets.{}` in ripple.yml stops the change at it), and run `dbt snapshot --select {}` once the plan's swap is done; what reads it is then restated by a plan of its own",
+                ups.join(", "),
+                d.name,
+                d.name
+            ),
+        });
+    }
     // Production relation → shadow, for every dataset the plan rewrites.
     let shadows: HashMap<String, String> = order
         .iter()
@@ -1114,8 +1138,13 @@ fn validations(
     if non_empty && !skip(Check::NonEmpty) {
         out.push(Validation {
             check: "non_empty".to_string(),
-            sql: format!("select (select count(*) from {s} where {f}) > 0 or (select count(*) from {p} where {f}) = 0"),
-            detail: Some(counts.clone()),
+            // Nothing on either side is a failure too: a filter that matches
+            // no row at all (a partition key in a format ripple did not
+            // expect) would otherwise restate nothing and pass.
+            sql: format!("select (select count(*) from {s} where {f}) > 0"),
+            detail: Some(format!(
+                "select case when (select count(*) from {p} where {f}) = 0 then '{span}: the partition filter matches no row in the shadow nor in production: check the partition column and its format (docs/plan.md), or skip the check (--skip-check non-empty) if these partitions are truly empty' else '{span}: shadow 0 rows, production ' || cast((select count(*) from {p} where {f}) as varchar) || ' rows' end"
+            )),
         });
     }
     if let Some(tol) = row_count.filter(|_| !skip(Check::RowCount)) {

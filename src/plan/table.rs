@@ -310,10 +310,18 @@ pub fn check(dialect: SqlDialect, tables: &[&Known], when: &str) -> Option<Strin
                 Source::Ddl => "the project's DDL",
                 Source::Assumed => "nothing (a plain table was assumed)",
             };
+            // The name's parts as the engine keeps them: PostgreSQL's
+            // regclass text is quoted in SQL (`quote_ident`), so no name is
+            // ever spelt quoted inside a string.
+            let raw = crate::sql::rewrite::relation_parts(&k.relation);
+            let (psch, ptbl) = match raw.as_slice() {
+                [.., s, t] => (literal(s), literal(t)),
+                [t] => (null.to_string(), literal(t)),
+                [] => (null.to_string(), literal("")),
+            };
             format!(
-                "({}, {}, {}, {}, {}, {})",
+                "({}, {psch}, {ptbl}, {}, {}, {}, {})",
                 literal(&k.relation),
-                literal(&crate::sql::tables::quoted_relation(&k.relation)),
                 parts
                     .0
                     .map_or("current_schema()".to_string(), |s| literal(&s)),
@@ -323,7 +331,8 @@ pub fn check(dialect: SqlDialect, tables: &[&Known], when: &str) -> Option<Strin
             )
         })
         .collect();
-    let query = crate::sql::tables::signature_query_of(dialect, "e.qrel", "e.sch", "e.tbl")?;
+    let rel = "case when e.psch is null then quote_ident(e.ptbl) else quote_ident(e.psch) || '.' || quote_ident(e.ptbl) end";
+    let query = crate::sql::tables::signature_query_of(dialect, rel, "e.sch", "e.tbl")?;
     let names = crate::sql::tables::SIGNATURE_PARTS;
     let found: Vec<String> = names
         .iter()
@@ -346,7 +355,7 @@ pub fn check(dialect: SqlDialect, tables: &[&Known], when: &str) -> Option<Strin
     Some(fail_if_any(
         dialect,
         &format!(
-            "select {message} as m from (values {}) as e(rel, qrel, sch, tbl, src, {}) cross join lateral ({query}) as s where {differs}",
+            "select {message} as m from (values {}) as e(rel, psch, ptbl, sch, tbl, src, {}) cross join lateral ({query}) as s where {differs}",
             rows.join(", "),
             names.join(", ")
         ),

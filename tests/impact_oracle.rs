@@ -1,0 +1,397 @@
+//! The differential oracle: impact is never short.
+//!
+//! Random small pipelines of plain SQL jobs (daily, weekly and monthly
+//! aggregates, joins, self-joins on shifted dates, window functions of every
+//! form: `lag`/`lead`, `rows` and `range` frames, running totals,
+//! month-to-date, `first_value`, ranks inside a day) are run on DuckDB twice:
+//! on good data, and on data corrupted for a random range of days. The
+//! partitions whose rows really differ between the two runs are the truth;
+//! ripple's impact of the corrupted range must contain every one of them.
+//! How much wider ripple's answer is (inside the data's span) is printed as
+//! the over-approximation ratio. A failing case shrinks to a minimal
+//! pipeline. `RIPPLE_ORACLE_CASES` sets how many pipelines run (default 300).
+
+#[path = "support/engines.rs"]
+mod engines;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+/// The data's span: 2026-01-01 .. 2026-03-31.
+const DAYS: i64 = 90;
+
+/// One job's form; `up` picks its upstream among the earlier models.
+#[derive(Debug, Clone)]
+enum Form {
+    /// `sum(v)` by day of its upstream.
+    DailySum,
+    /// `v - lag(v, n)`.
+    Lag(i64),
+    /// `v + lead(v, n)`.
+    Lead(i64),
+    /// `rows between n preceding and current row`.
+    Rows(i64),
+    /// `rows between current row and n following`.
+    RowsAhead(i64),
+    /// `range between interval 'n days' preceding and current row`.
+    RangeDays(i64),
+    /// A running total with the default frame.
+    Cumulative,
+    /// A running total in its month.
+    MonthToDate,
+    /// `v - first_value(v)` over the month so far.
+    FirstOfMonth,
+    /// `sum(v)` by week (`date_trunc('week', d)`).
+    Weekly,
+    /// `sum(v)` by month.
+    Monthly,
+    /// `a.v - b.v` with `b.d = a.d - interval 'n days'`.
+    Shift(i64),
+    /// `sum(b.v)` over `b.d between a.d - interval 'n days' and a.d`.
+    Between(i64),
+    /// The largest raw row of each day, by `row_number()` inside the day.
+    TopOfDay,
+    /// Two upstreams joined on the day.
+    Join,
+}
+
+impl Form {
+    /// Whether the form needs a daily upstream of one row per day.
+    fn reads_daily(&self) -> bool {
+        !matches!(self, Form::TopOfDay)
+    }
+
+    /// The grain of what it writes, given its upstream's.
+    fn grain(&self) -> &'static str {
+        match self {
+            Form::Weekly => "week",
+            Form::Monthly => "month",
+            _ => "day",
+        }
+    }
+
+    /// The job's SELECT over `u` (and `w`, for a join).
+    fn select(&self, u: &str, w: &str) -> String {
+        match self {
+            Form::DailySum => format!("select d, sum(v) * 2 as v from {u} group by d"),
+            Form::Lag(n) => format!(
+                "select d, v - coalesce(lag(v, {n}) over (order by d), 0) as v from {u}"
+            ),
+            Form::Lead(n) => format!(
+                "select d, v + coalesce(lead(v, {n}) over (order by d), 0) as v from {u}"
+            ),
+            Form::Rows(n) => format!(
+                "select d, sum(v) over (order by d rows between {n} preceding and current row) as v from {u}"
+            ),
+            Form::RowsAhead(n) => format!(
+                "select d, sum(v) over (order by d rows between current row and {n} following) as v from {u}"
+            ),
+            Form::RangeDays(n) => format!(
+                "select d, sum(v) over (order by d range between interval '{n} days' preceding and current row) as v from {u}"
+            ),
+            Form::Cumulative => format!("select d, sum(v) over (order by d) as v from {u}"),
+            Form::MonthToDate => format!(
+                "select d, sum(v) over (partition by date_trunc('month', d) order by d) as v from {u}"
+            ),
+            Form::FirstOfMonth => format!(
+                "select d, v - first_value(v) over (partition by date_trunc('month', d) order by d) as v from {u}"
+            ),
+            Form::Weekly => format!(
+                "select cast(date_trunc('week', d) as date) as d, sum(v) as v from {u} group by 1"
+            ),
+            Form::Monthly => format!(
+                "select cast(date_trunc('month', d) as date) as d, sum(v) as v from {u} group by 1"
+            ),
+            Form::Shift(n) => format!(
+                "select a.d, a.v - coalesce(b.v, 0) as v from {u} a left join {u} b on b.d = a.d - interval '{n} days'"
+            ),
+            Form::Between(n) => format!(
+                "select a.d, sum(b.v) as v from {u} a join {u} b on b.d between a.d - interval '{n} days' and a.d group by a.d"
+            ),
+            Form::TopOfDay => "select d, v from (select d, v, row_number() over (partition by d order by v desc, k) as r from raw.events) t where r = 1".to_string(),
+            Form::Join => format!(
+                "select a.d, a.v + b.v as v from {u} a join {w} b on b.d = a.d"
+            ),
+        }
+    }
+}
+
+/// A pipeline: each job's form and the models (earlier ones, by index) it
+/// reads. Model 0 is always the daily sum of `raw.events`.
+#[derive(Debug, Clone)]
+struct Pipeline {
+    jobs: Vec<(Form, usize, usize)>,
+    /// The corrupted days, as offsets from 2026-01-01, inclusive.
+    bad: (i64, i64),
+}
+
+fn form() -> impl Strategy<Value = Form> {
+    prop_oneof![
+        Just(Form::DailySum),
+        (1..10i64).prop_map(Form::Lag),
+        (1..5i64).prop_map(Form::Lead),
+        (1..8i64).prop_map(Form::Rows),
+        (1..4i64).prop_map(Form::RowsAhead),
+        (1..10i64).prop_map(Form::RangeDays),
+        Just(Form::Cumulative),
+        Just(Form::MonthToDate),
+        Just(Form::FirstOfMonth),
+        Just(Form::Weekly),
+        Just(Form::Monthly),
+        (1..10i64).prop_map(Form::Shift),
+        (1..7i64).prop_map(Form::Between),
+        Just(Form::TopOfDay),
+        Just(Form::Join),
+    ]
+}
+
+fn pipeline() -> impl Strategy<Value = Pipeline> {
+    (
+        proptest::collection::vec((form(), any::<usize>(), any::<usize>()), 1..5),
+        0..DAYS,
+        0..6i64,
+    )
+        .prop_map(|(jobs, a, len)| Pipeline {
+            jobs,
+            bad: (a, (a + len).min(DAYS - 1)),
+        })
+}
+
+fn date(offset: i64) -> String {
+    ripple::time::Grain::Day
+        .key(ripple::time::TimeKey::parse("2026-01-01").unwrap().start + offset * 24)
+}
+
+impl Pipeline {
+    /// Each model's SQL and grain, upstreams picked among earlier daily
+    /// models (model 0, the daily sum of the raw rows, is always there).
+    fn models(&self) -> Vec<(String, &'static str)> {
+        let mut out = vec![(
+            "select d, sum(v) as v from raw.events group by d".to_string(),
+            "day",
+        )];
+        for (f, a, b) in &self.jobs {
+            let daily: Vec<usize> = (0..out.len()).filter(|&i| out[i].1 == "day").collect();
+            let pick = |x: usize| daily[x % daily.len()];
+            let (u, w) = (format!("mart.m{}", pick(*a)), format!("mart.m{}", pick(*b)));
+            let sql = if f.reads_daily() {
+                f.select(&u, &w)
+            } else {
+                f.select("raw.events", "raw.events")
+            };
+            out.push((sql, f.grain()));
+        }
+        out
+    }
+
+    fn project(&self, dir: &Path) {
+        std::fs::create_dir_all(dir.join("jobs")).unwrap();
+        for (i, (sql, _)) in self.models().iter().enumerate() {
+            std::fs::write(
+                dir.join(format!("jobs/m{i}.sql")),
+                format!("create or replace table mart.m{i} as\n{sql};\n"),
+            )
+            .unwrap();
+        }
+        std::fs::write(
+            dir.join("ripple.yml"),
+            "dialect: duckdb\nmodels: [jobs]\ndatasets:\n  raw.events: { grain: day, start: 2026-01-01 }\n",
+        )
+        .unwrap();
+    }
+
+    /// The whole pipeline as one script, on good or corrupted raw rows.
+    fn script(&self, bad: bool) -> String {
+        let mut s = format!(
+            "create schema raw; create schema mart;
+create table raw.events as select cast(date '2026-01-01' + to_days(cast(i // 3 as integer)) as date) as d, i % 3 as k, (i * 7919) % 101 as v from range(0, {}) t(i);\n",
+            DAYS * 3
+        );
+        if bad {
+            s.push_str(&format!(
+                "update raw.events set v = v + 1000 + k where d between date '{}' and date '{}';\n",
+                date(self.bad.0),
+                date(self.bad.1)
+            ));
+        }
+        for (i, (sql, _)) in self.models().iter().enumerate() {
+            s.push_str(&format!("create table mart.m{i} as {sql};\n"));
+        }
+        s
+    }
+}
+
+/// Runs `script` into a new DuckDB file.
+fn run_into(duck: &Path, file: &Path, script: &str) -> Result<(), String> {
+    let out = Command::new(duck)
+        .arg(file)
+        .arg("-c")
+        .arg(script)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).to_string())
+    }
+}
+
+/// The partition keys of model `i` whose rows differ between the two
+/// databases, at its grain.
+fn differing(duck: &Path, good: &Path, bad: &Path, models: usize) -> Vec<BTreeSet<String>> {
+    let mut q = format!(
+        "attach '{}' as g (read_only); attach '{}' as b (read_only);\n",
+        good.display(),
+        bad.display()
+    );
+    for i in 0..models {
+        q.push_str(&format!(
+            "select {i}, strftime(d, '%Y-%m-%d') from ((select * from g.mart.m{i} except all select * from b.mart.m{i}) union all (select * from b.mart.m{i} except all select * from g.mart.m{i})) group by all;\n"
+        ));
+    }
+    let out = Command::new(duck)
+        .args(["-noheader", "-list", ":memory:", "-c", &q])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut sets = vec![BTreeSet::new(); models];
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        if let Some((i, d)) = line.split_once('|') {
+            sets[i.parse::<usize>().unwrap()].insert(d.to_string());
+        }
+    }
+    sets
+}
+
+/// ripple's impact, per model: (full, intervals of keys).
+fn impact(dir: &Path, from: &str, to: &str) -> BTreeMap<String, (bool, Vec<(String, String)>)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args(["impact", "raw.events", "--from", from, "--to", to])
+        .args([
+            "--as-of",
+            "2026-04-01",
+            "--format",
+            "json",
+            "--no-cache",
+            "--project",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let intervals = d["intervals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| {
+                    (
+                        i["from"].as_str().unwrap().to_string(),
+                        i["to"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            (
+                d["relation"].as_str().unwrap().to_string(),
+                (d["full"].as_bool().unwrap(), intervals),
+            )
+        })
+        .collect()
+}
+
+/// A day's key at `grain`: the day, its week's Monday, or `YYYY-MM`.
+fn key_at(day: &str, grain: &str) -> String {
+    match grain {
+        "month" => day[..7].to_string(),
+        _ => day.to_string(),
+    }
+}
+
+/// Partitions of `grain` inside the data's span that `intervals` hold.
+fn count_within(grain: &str, intervals: &[(String, String)], full: bool) -> usize {
+    let mut keys = BTreeSet::new();
+    for o in 0..DAYS {
+        let day = date(o);
+        let k = match grain {
+            "week" => {
+                let t = ripple::time::TimeKey::parse(&day).unwrap().start;
+                ripple::time::Grain::Week.key(ripple::time::Grain::Week.floor(t))
+            }
+            g => key_at(&day, g),
+        };
+        if full || intervals.iter().any(|(a, b)| *a <= k && k <= *b) {
+            keys.insert(k);
+        }
+    }
+    keys.len()
+}
+
+#[test]
+fn impact_is_never_short_of_what_really_changed() {
+    let found = std::env::var_os("RIPPLE_TEST_DUCKDB").map(std::path::PathBuf::from);
+    let Some(duck) = engines::require(found, "the DuckDB CLI") else {
+        return;
+    };
+    let cases: u32 = std::env::var("RIPPLE_ORACLE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let totals = std::cell::RefCell::new((0usize, 0usize, 0usize));
+    let result = runner.run(&pipeline(), |p| {
+        let dir = tempfile::tempdir().unwrap();
+        p.project(dir.path());
+        let (good, bad) = (dir.path().join("good.db"), dir.path().join("bad.db"));
+        run_into(&duck, &good, &p.script(false)).map_err(TestCaseError::fail)?;
+        run_into(&duck, &bad, &p.script(true)).map_err(TestCaseError::fail)?;
+        let models = p.models();
+        let truth = differing(&duck, &good, &bad, models.len());
+        let got = impact(dir.path(), &date(p.bad.0), &date(p.bad.1));
+        for (i, (sql, grain)) in models.iter().enumerate() {
+            let relation = format!("mart.m{i}");
+            let (full, intervals) = got.get(&relation).cloned().unwrap_or_default();
+            for day in &truth[i] {
+                let k = key_at(day, grain);
+                prop_assert!(
+                    full || intervals.iter().any(|(a, b)| *a <= k && k <= *b),
+                    "{relation} ({grain}) really changed in {k}, but ripple's impact is {intervals:?} (full: {full}); its SQL: {sql}\nthe pipeline: {:#?}",
+                    models
+                );
+            }
+            let mut t = totals.borrow_mut();
+            t.0 += truth[i].len();
+            t.1 += count_within(grain, &intervals, full);
+            t.2 += 1;
+        }
+        Ok(())
+    });
+    let (truth, claimed, datasets) = *totals.borrow();
+    eprintln!(
+        "oracle: {cases} pipelines, {datasets} datasets: {truth} partitions really changed, ripple's impact holds {claimed} of the data's partitions ({:.2}x)",
+        claimed as f64 / truth.max(1) as f64
+    );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
