@@ -856,3 +856,57 @@ insert into raw.events values ('2026-03-02','Click',1), ('2026-03-03',' CLICK',9
         "{err}"
     );
 }
+
+#[test]
+fn a_search_path_set_in_a_job_names_the_tables_it_writes() {
+    for make in engines() {
+        let Some(db) = make() else { continue };
+        let set = match db {
+            Db::Pg(_) => "set search_path to mart, public;",
+            Db::Duck(_) => "set schema = 'mart';",
+        };
+        let daily: &'static str = Box::leak(
+            format!(
+                "{set}
+create table if not exists daily (d date, amount integer);
+delete from daily;
+insert into daily select d, sum(amount) from raw.orders group by d;"
+            )
+            .into_boxed_str(),
+        );
+        let jobs: &'static [(&'static str, &'static str)] = Box::leak(Box::new([
+            ("01_daily", daily),
+            (
+                "02_weekly",
+                "create table if not exists mart.weekly (w date, amount integer);
+delete from mart.weekly;
+insert into mart.weekly select cast(date_trunc('week', d) as date), sum(amount) from mart.daily group by 1;",
+            ),
+        ]));
+        let case = Case {
+            setup: "create schema raw; create schema mart;
+create table raw.orders (d date, amount integer);
+insert into raw.orders values ('2026-03-02', 1), ('2026-03-03', 900), ('2026-03-04', 3), ('2026-03-10', 4);",
+            jobs,
+            yml: "datasets:\n  raw.orders: { grain: day, start: 2026-03-01, partition_column: d }\n",
+            fix: "update raw.orders set amount = 2 where d = '2026-03-03';",
+            after: "",
+            changed: "raw.orders",
+            day: "2026-03-03",
+            dumps: &[
+                "select * from mart.daily order by 1",
+                "select * from mart.weekly order by 1",
+                "select count(*) from information_schema.tables where table_name like 'daily%' and table_schema <> 'mart'",
+            ],
+        };
+        let dir = case.production(&db);
+        let script = case.plan(dir.path()).unwrap();
+        // Every table the plan names is qualified: the swap cannot land
+        // in whatever schema a session happens to be in.
+        assert!(script.contains("\"mart\".\"daily\""), "{script}");
+        assert!(script.contains("\"mart\".\"weekly__backfill\""), "{script}");
+        let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+        assert_eq!(code, 0, "{}: {err}", db.dialect());
+        assert_eq!(case.dump(&db), case.recompute(make), "{}", db.dialect());
+    }
+}

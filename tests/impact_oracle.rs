@@ -57,6 +57,16 @@ enum Form {
     TopOfDay,
     /// Two upstreams joined on the day.
     Join,
+    /// `lag(v, n)` over a rolling sum of `m` rows, in one job.
+    Nested(i64, i64),
+    /// `sum(b.v)` over `b.d > a.d and b.d <= a.d + n`: the days ahead.
+    Ahead(i64),
+    /// `date_diff('day', b.d, a.d) between 0 and n`.
+    DateDiff(i64),
+    /// `rank() over (order by v desc)`: ordered by a value, not by time.
+    RankByValue,
+    /// `lag` over monthly sums computed inside the job.
+    MonthlyLag,
 }
 
 impl Form {
@@ -69,7 +79,7 @@ impl Form {
     fn grain(&self) -> &'static str {
         match self {
             Form::Weekly => "week",
-            Form::Monthly => "month",
+            Form::Monthly | Form::MonthlyLag => "month",
             _ => "day",
         }
     }
@@ -116,6 +126,21 @@ impl Form {
             Form::Join => format!(
                 "select a.d, a.v + b.v as v from {u} a join {w} b on b.d = a.d"
             ),
+            Form::Nested(n, m) => format!(
+                "select d, v - coalesce(lag(v, {n}) over (order by d), 0) as v from (select d, sum(v) over (order by d rows between {m} preceding and current row) as v from {u}) t"
+            ),
+            Form::Ahead(n) => format!(
+                "select a.d, coalesce(sum(b.v), 0) as v from {u} a left join {u} b on b.d > a.d and b.d <= a.d + {n} group by a.d"
+            ),
+            Form::DateDiff(n) => format!(
+                "select a.d, sum(b.v) as v from {u} a join {u} b on date_diff('day', b.d, a.d) between 0 and {n} group by a.d"
+            ),
+            Form::RankByValue => {
+                format!("select d, rank() over (order by v desc, d) as v from {u}")
+            }
+            Form::MonthlyLag => format!(
+                "select month_start as d, v - coalesce(lag(v) over (order by month_start), 0) as v from (select cast(date_trunc('month', d) as date) as month_start, sum(v) as v from {u} group by 1) t"
+            ),
         }
     }
 }
@@ -146,6 +171,11 @@ fn form() -> impl Strategy<Value = Form> {
         (1..7i64).prop_map(Form::Between),
         Just(Form::TopOfDay),
         Just(Form::Join),
+        (1..5i64, 1..5i64).prop_map(|(n, m)| Form::Nested(n, m)),
+        (1..8i64).prop_map(Form::Ahead),
+        (1..10i64).prop_map(Form::DateDiff),
+        Just(Form::RankByValue),
+        Just(Form::MonthlyLag),
     ]
 }
 
@@ -303,7 +333,8 @@ fn impact(dir: &Path, from: &str, to: &str) -> BTreeMap<String, (bool, Vec<(Stri
                 .iter()
                 .map(|i| {
                     (
-                        i["from"].as_str().unwrap().to_string(),
+                        // No first partition: reaching back to all of history.
+                        i["from"].as_str().unwrap_or("0000").to_string(),
                         i["to"].as_str().unwrap().to_string(),
                     )
                 })

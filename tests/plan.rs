@@ -1279,11 +1279,49 @@ fn views_made_beside_tables_and_assumed_hourly_grains_found_by_a_second_trial() 
         .map(|s| s["dataset"].as_str().unwrap())
         .collect();
     assert_eq!(swapped, ["table.mart.daily"]);
-    // A daily table over hourly events whose grain is only assumed: refused.
+    // A daily table over hourly events: its grouped `cast(ts as date)` says
+    // day, and its plan restates the whole day.
     let dir = temp_project(&[
         (
             "d.sql",
             "drop table if exists mart.daily;\ncreate table mart.daily as select cast(ts as date) as day, count(*) as n from raw.ev group by 1",
+        ),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  raw.ev: { grain: hour, start: 2026-01-01T00, partition_column: ts }\n",
+        ),
+    ]);
+    let out = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "plan",
+            "raw.ev",
+            "--from",
+            "2026-01-10T05",
+            "--to",
+            "2026-01-10T07",
+            "--as-of",
+            "2026-02-01",
+            "--format",
+            "json",
+            "--project",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let daily = doc["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["dataset"] == "table.mart.daily")
+        .unwrap();
+    assert_eq!(daily["from"], "2026-01-10");
+    // One whose grain nothing says is only assumed to be hourly: refused.
+    let dir = temp_project(&[
+        (
+            "d.sql",
+            "drop table if exists mart.daily;\ncreate table mart.daily as select ts as day, count(*) as n from raw.ev group by 1",
         ),
         (
             "ripple.yml",

@@ -44,6 +44,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         emit::impact::render(g, &model, &result, args.format)
     });
     write_output(args.output.as_deref(), &text)?;
+    if let Some(w) = ripple::plan::unread_warning(g) {
+        eprintln!("warning: {w}");
+    }
     // Left to the OS at exit, like the graph: freeing it costs more.
     std::mem::forget((facts, result, model, text));
     Ok(ExitCode::SUCCESS)

@@ -35,11 +35,12 @@ use crate::time::{Grain, TimeMapping};
 pub struct Inference {
     /// The dataset's grain, with evidence.
     pub grain: Option<(Grain, String)>,
-    /// Windows on upstream datasets (by id): `[lo, hi]` (lo ≤ 0 ≤ hi) in
-    /// the unit the SQL wrote (`None`: rows, i.e. the upstream's grain),
-    /// and the evidence; every window the SQL spells on that upstream, as
-    /// one. [`Inference::window_for`] converts to a grain.
-    pub windows: HashMap<String, Window>,
+    /// Windows on upstream datasets (by id): every reach the SQL spells
+    /// on that upstream, `[lo, hi]` (lo ≤ 0 ≤ hi) in the unit it wrote
+    /// (`None`: rows), with evidence. [`Inference::window_for`] adds them
+    /// up: windows nested in one job (a `lag` over a rolling sum) reach as
+    /// far as their sum.
+    pub windows: HashMap<String, Vec<Window>>,
 }
 
 /// A reach in time as the SQL wrote it: `[lo, hi]` units (`None`: rows of
@@ -114,13 +115,10 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
             unit: w.unit,
             evidence,
         };
-        // Every window on the same upstream counts: the widest reach wins,
-        // in one unit (rows and days mixed are taken as the coarser reach
-        // once converted, see `window_for`).
-        out.windows
-            .entry(g.graph[u].id.clone())
-            .and_modify(|have| *have = widest(have, &found))
-            .or_insert(found);
+        let all = out.windows.entry(g.graph[u].id.clone()).or_default();
+        if !all.contains(&found) {
+            all.push(found);
+        }
     }
     if out.grain.is_none() && out.windows.is_empty() {
         return None;
@@ -165,8 +163,14 @@ fn could_hold_evidence(sql: &str) -> bool {
     has("date_trunc")
         || has("preceding")
         || has("over")
-        || ((has("between") || has(">") || has("="))
+        || has("date_diff")
+        || has("datediff")
+        || has("cast")
+        || has("::date")
+        || has("date(")
+        || ((has("between") || has(">") || has("=") || has("<"))
             && (has("-")
+                || has("+")
                 || has("interval")
                 || has("dateadd")
                 || has("date_add")
@@ -174,32 +178,6 @@ fn could_hold_evidence(sql: &str) -> bool {
                 || has("date_sub")
                 || has("datesub")
                 || has("subdate")))
-}
-
-/// The wider of two windows on one upstream: in one unit when they share
-/// it, else each bound in hours (a row taken as the coarsest partition).
-fn widest(a: &Window, b: &Window) -> Window {
-    if a.unit == b.unit {
-        return Window {
-            lo: a.lo.min(b.lo),
-            hi: a.hi.max(b.hi),
-            unit: a.unit,
-            evidence: if b.lo < a.lo || b.hi > a.hi {
-                b.evidence.clone()
-            } else {
-                a.evidence.clone()
-            },
-        };
-    }
-    let hours = |w: &Window, n: i64| reach_hours(n, w.unit);
-    let lo = hours(a, a.lo).min(hours(b, b.lo));
-    let hi = hours(a, a.hi).max(hours(b, b.hi));
-    Window {
-        lo,
-        hi,
-        unit: Some(Grain::Hour),
-        evidence: format!("{}; {}", a.evidence, b.evidence),
-    }
 }
 
 /// `n` units as hours, taking each unit at its longest (a row: a year).
@@ -244,17 +222,39 @@ fn reach_in(n: i64, unit: Option<Grain>, grain: Grain) -> i64 {
 }
 
 impl Inference {
-    /// The window on `upstream` in partitions of `upstream_grain`, widened
-    /// where the SQL's unit does not divide them.
+    /// The windows on `upstream` in partitions of `upstream_grain`, added
+    /// up, widened where the SQL's unit does not divide them. Rows are the
+    /// upstream's partitions, or the job's own where it aggregates to a
+    /// coarser grain first (a `lag` over monthly sums counts months).
     pub fn window_for(
         &self,
         upstream: &str,
         upstream_grain: Grain,
     ) -> Option<(TimeMapping, String)> {
-        let w = self.windows.get(upstream)?;
-        let lo = reach_in(w.lo, w.unit, upstream_grain);
-        let hi = reach_in(w.hi, w.unit, upstream_grain);
-        Some((TimeMapping::Window(lo, hi), w.evidence.clone()))
+        let all = self.windows.get(upstream)?;
+        let rank = |g: Grain| match g {
+            Grain::Hour => 0,
+            Grain::Day => 1,
+            Grain::Week => 2,
+            Grain::Month => 3,
+            Grain::Year | Grain::None => 4,
+        };
+        let rows = match &self.grain {
+            Some((g, _)) if rank(*g) > rank(upstream_grain) => Some(*g),
+            _ => None,
+        };
+        let (mut lo, mut hi) = (0i64, 0i64);
+        for w in all {
+            let unit = w.unit.or(rows);
+            lo = (lo + reach_in(w.lo, unit, upstream_grain)).max(-UNBOUNDED);
+            hi = (hi + reach_in(w.hi, unit, upstream_grain)).min(UNBOUNDED);
+        }
+        let evidence = all
+            .iter()
+            .map(|w| w.evidence.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        Some((TimeMapping::Window(lo, hi), evidence))
     }
 }
 
@@ -303,7 +303,7 @@ impl Visitor for Finder {
                 exprs.extend(e.iter());
             }
             for e in exprs {
-                if let Some(gr) = date_trunc_grain(strip(e)) {
+                if let Some(gr) = date_trunc_grain(strip(e)).or_else(|| cast_to_date(e)) {
                     self.grains
                         .push((gr, format!("{}: `{}`", line(e), shorten(e))));
                 }
@@ -314,6 +314,27 @@ impl Visitor for Finder {
 
     fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
         match e {
+            Expr::BinaryOp {
+                left,
+                op:
+                    BinaryOperator::Eq
+                    | BinaryOperator::Lt
+                    | BinaryOperator::LtEq
+                    | BinaryOperator::Gt
+                    | BinaryOperator::GtEq,
+                right,
+            } if date_diff(left).is_some() || date_diff(right).is_some() => {
+                // `date_diff('day', b.d, a.d) <= 30`: either side, that far.
+                let (diff, n) = match date_diff(left) {
+                    Some(d) => (d, literal_int(right)),
+                    None => (
+                        date_diff(right).unwrap_or((None, left, right)),
+                        literal_int(left),
+                    ),
+                };
+                let (unit, x, y) = diff;
+                self.push_both(&[x, y], n.map_or(UNBOUNDED, i64::abs), unit, e);
+            }
             Expr::Between {
                 expr,
                 negated: false,
@@ -324,6 +345,10 @@ impl Visitor for Finder {
                     && same(base, high)
                 {
                     self.push_window(expr, n, unit, e);
+                } else if let Some((unit, x, y)) = date_diff(expr)
+                    && let (Some(a), Some(b)) = (literal_int(low), literal_int(high))
+                {
+                    self.push_both(&[x, y], a.abs().max(b.abs()), unit, e);
                 }
             }
             Expr::BinaryOp {
@@ -334,6 +359,16 @@ impl Visitor for Finder {
                 if let Some((_, n, unit)) = minus_offset(right) {
                     let n = if *op == BinaryOperator::Gt { n - 1 } else { n };
                     self.push_window(left, n, unit, e);
+                }
+            }
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::LtEq | BinaryOperator::Lt,
+                right,
+            } => {
+                // `b.d <= a.d + 7`: up to 7 ahead.
+                if let Some((_, n, unit)) = plus_offset(right) {
+                    self.push_ahead(left, n, unit, e);
                 }
             }
             Expr::BinaryOp {
@@ -384,6 +419,19 @@ impl Finder {
         });
     }
 
+    /// A read up to `n` units either way, on each column's table.
+    fn push_both(&mut self, columns: &[&Expr], n: i64, unit: Option<Grain>, whole: &Expr) {
+        for c in columns {
+            self.windows.push(RawWindow {
+                qualifier: qualifier(strip(c)),
+                lo: -n,
+                hi: n,
+                unit,
+                evidence: format!("{}: `{}`", line(whole), shorten(whole)),
+            });
+        }
+    }
+
     /// A read `n` units ahead (`b.d = a.d + interval '1 day'`).
     fn push_ahead(&mut self, column: &Expr, n: i64, unit: Option<Grain>, whole: &Expr) {
         if n <= 0 {
@@ -400,16 +448,43 @@ impl Finder {
 }
 
 /// Whether a column's name says it holds a date or time (`d`, `ds`,
-/// `order_date`, `created_at`, `event_ts`, ...): a window partitioned by
-/// one stays inside a partition.
+/// `order_date`, `created_at`, `event_ts`, `month_start`, ...): a window
+/// partitioned by one stays inside a partition, one ordered by one reads
+/// along time.
 fn time_like(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     matches!(
         n.as_str(),
-        "d" | "ds" | "dt" | "date" | "day" | "hour" | "ts" | "time" | "timestamp" | "event_time"
-    ) || ["_date", "_day", "_at", "_ts", "_time", "_hour", "_dt"]
-        .iter()
-        .any(|s| n.ends_with(s))
+        "d" | "ds"
+            | "dt"
+            | "date"
+            | "day"
+            | "hour"
+            | "week"
+            | "month"
+            | "year"
+            | "ts"
+            | "time"
+            | "timestamp"
+            | "event_time"
+            | "period"
+    ) || [
+        "_date", "_day", "_at", "_ts", "_time", "_hour", "_dt", "_week", "_month", "_year",
+        "_start", "_period",
+    ]
+    .iter()
+    .any(|s| n.ends_with(s))
+}
+
+/// Whether `e` is a time column (by its name, see [`time_like`]), or a
+/// cast or truncation of one.
+fn time_expr(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Identifier(i) => time_like(&i.value),
+        Expr::CompoundIdentifier(parts) => parts.last().is_some_and(|i| time_like(&i.value)),
+        Expr::Function(f) => positional(&f.args).into_iter().any(time_expr),
+        _ => false,
+    }
 }
 
 /// How far in time one window function reads from its row: `[lo, hi]`
@@ -445,7 +520,10 @@ fn over_reach(f: &sqlparser::ast::Function) -> (i64, i64, Option<Grain>) {
     }
     let name = f.name.to_string().to_ascii_lowercase();
     let args = positional(&f.args);
-    let (lo, hi, unit) = if spec.order_by.is_empty() {
+    // Ordered by something else than time (`rank() over (order by revenue
+    // desc)`): a row's neighbours are anywhere in time, both ways.
+    let by_time = spec.order_by.first().is_some_and(|o| time_expr(&o.expr));
+    let (lo, hi, unit) = if spec.order_by.is_empty() || !by_time {
         // The whole window partition: all of it.
         everything
     } else if let Some(frame) = &spec.window_frame {
@@ -599,6 +677,26 @@ fn minus_offset(e: &Expr) -> Option<(&Expr, i64, Option<Grain>)> {
     }
 }
 
+/// `date_diff('day', x, y)`, `datediff(day, x, y)` → (unit, x, y).
+fn date_diff(e: &Expr) -> Option<(Option<Grain>, &Expr, &Expr)> {
+    let Expr::Function(f) = strip(e) else {
+        return None;
+    };
+    let name = f.name.to_string().to_ascii_lowercase();
+    if !matches!(
+        name.as_str(),
+        "date_diff" | "datediff" | "datesub" | "date_sub"
+    ) || name.ends_with("sub")
+    {
+        return None;
+    }
+    match positional(&f.args).as_slice() {
+        [unit, x, y] => Some((unit_of(unit).or(Some(Grain::Day)), x, y)),
+        [x, y] => Some((Some(Grain::Day), x, y)),
+        _ => None,
+    }
+}
+
 /// `x + INTERVAL 'n unit'`, `dateadd(unit, n, x)`, `date_add(x, n)`,
 /// `x + n` (n > 0) → (x, n, unit).
 fn plus_offset(e: &Expr) -> Option<(&Expr, i64, Option<Grain>)> {
@@ -722,6 +820,23 @@ fn literal_int(e: &Expr) -> Option<i64> {
     }
 }
 
+/// `cast(ts as date)`, `ts::date`, `date(ts)` → day.
+fn cast_to_date(e: &Expr) -> Option<Grain> {
+    match e {
+        Expr::Cast { data_type, .. } if data_type.to_string().eq_ignore_ascii_case("date") => {
+            Some(Grain::Day)
+        }
+        Expr::Nested(inner) => cast_to_date(inner),
+        Expr::Function(f)
+            if f.name.to_string().eq_ignore_ascii_case("date")
+                && positional(&f.args).len() == 1 =>
+        {
+            Some(Grain::Day)
+        }
+        _ => None,
+    }
+}
+
 /// `date_trunc('week', d)` (or BigQuery's `date_trunc(d, week)`) → week.
 fn date_trunc_grain(e: &Expr) -> Option<Grain> {
     let Expr::Function(f) = e else { return None };
@@ -809,6 +924,79 @@ mod tests {
         assert!(
             files > 20 && with_facts > 0,
             "{files} files, {with_facts} with facts"
+        );
+    }
+}
+
+#[cfg(test)]
+mod reach_tests {
+    use super::*;
+    use crate::sql::SqlDialect;
+
+    fn reach(sql: &str) -> Vec<(Option<String>, i64, i64)> {
+        parse_and_find(sql, SqlDialect::DuckDb)
+            .unwrap()
+            .windows
+            .iter()
+            .map(|w| (w.qualifier.clone(), w.lo, w.hi))
+            .collect()
+    }
+
+    #[test]
+    fn joins_ahead_and_date_diffs_reach_as_far_as_they_say() {
+        let sql = "select a.d from s a left join s b on b.d > a.d and b.d <= a.d + 7";
+        assert!(could_hold_evidence(sql));
+        assert_eq!(reach(sql), [(Some("b".to_string()), 0, 7)]);
+        assert_eq!(
+            reach("select a.d from s a join s b on date_diff('day', b.d, a.d) between 0 and 27"),
+            [
+                (Some("b".to_string()), -27, 27),
+                (Some("a".to_string()), -27, 27)
+            ]
+        );
+        assert_eq!(
+            reach("select a.d from s a join s b on datediff('day', b.d, a.d) = 30"),
+            [
+                (Some("b".to_string()), -30, 30),
+                (Some("a".to_string()), -30, 30)
+            ]
+        );
+    }
+
+    #[test]
+    fn window_functions_reach_what_their_frames_say() {
+        let one = |sql: &str| {
+            reach(sql)
+                .into_iter()
+                .map(|(_, lo, hi)| (lo, hi))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(one("select lag(v, 7) over (order by d) from s"), [(-7, 0)]);
+        assert_eq!(one("select lead(v) over (order by d) from s"), [(0, 1)]);
+        assert_eq!(
+            one("select sum(v) over (order by d rows between 6 preceding and 2 following) from s"),
+            [(-6, 2)]
+        );
+        assert_eq!(
+            one("select sum(v) over (order by d) from s"),
+            [(-UNBOUNDED, 0)]
+        );
+        assert_eq!(
+            one("select sum(v) over (partition by date_trunc('month', d) order by d) from s"),
+            [(-30, 0)]
+        );
+        // Inside a day, nothing crosses a partition; ordered by a value, all of time.
+        assert_eq!(
+            one("select row_number() over (partition by d order by v desc) from s"),
+            []
+        );
+        assert_eq!(
+            one("select rank() over (order by v desc) from s"),
+            [(-UNBOUNDED, UNBOUNDED)]
+        );
+        assert_eq!(
+            one("select lag(v) over (order by month_start) from s"),
+            [(-1, 0)]
         );
     }
 }

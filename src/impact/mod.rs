@@ -530,10 +530,20 @@ fn contribution(
         TimeMapping::Window(lo, hi) => (lo, hi),
         TimeMapping::None => return (IntervalSet::new(), false, "stopped"),
     };
+    // A window reaching all of time one way (a running total, `unbounded
+    // following`) is not walked a million partitions: it ends at the
+    // dataset's first partition, or at --as-of.
+    let u = infer::UNBOUNDED;
+    if lo <= -u && hi >= u {
+        return (everything, false, "every partition: it reads all of time");
+    }
+    let (lo_n, hi_n) = (if lo <= -u { 0 } else { lo }, if hi >= u { 0 } else { hi });
     let mut out = IntervalSet::new();
     for &(a, b) in up.time.spans() {
-        if let Some((s0, s1)) = window_range(down.grain, up_grain, lo, hi, a, b) {
-            out.add(s0, down.grain.next(s1));
+        if let Some((s0, s1)) = window_range(down.grain, up_grain, lo_n, hi_n, a, b) {
+            let from = if hi >= u { first } else { s0 };
+            let to = if lo <= -u { limit } else { down.grain.next(s1) };
+            out.add(from, to);
         }
     }
     (

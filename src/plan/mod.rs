@@ -168,6 +168,33 @@ pub enum PlanError {
     },
 }
 
+/// What a reader of an impact or a plan must know when files of the
+/// project failed to read: what they write is not in the graph, so it may
+/// be affected and not listed. `None` when every file read.
+pub fn unread_warning(g: &LineageGraph) -> Option<String> {
+    let broken: std::collections::BTreeSet<String> = g
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == crate::project::Severity::Error)
+        .filter_map(|d| d.file.clone())
+        .collect();
+    let first = g
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == crate::project::Severity::Error && d.file.is_some())?;
+    Some(format!(
+        "{} file{} of the project failed to read ({first}); what {} may be affected and is not listed: fix {} (`ripple check` lists every one)",
+        broken.len(),
+        crate::text::plural(broken.len()),
+        if broken.len() == 1 {
+            "it writes"
+        } else {
+            "they write"
+        },
+        if broken.len() == 1 { "it" } else { "them" }
+    ))
+}
+
 /// `file:line: statement N`, leaving out what is not known (0).
 fn place(file: &str, line: u64, statement: usize) -> String {
     match (line, statement) {
@@ -243,6 +270,9 @@ pub fn for_change_with_impact(
         }
     }
     let mut doc = document(g, &model, &result, tasks, options)?;
+    if let Some(w) = unread_warning(g) {
+        doc.warnings.push(w);
+    }
     if let Some(start) = options.start {
         schedule::apply(&mut doc, g, &g.dags, start, options.deadline)?;
     }

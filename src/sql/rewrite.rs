@@ -98,12 +98,16 @@ pub fn redirect_keyed(
     keys: &[(String, Vec<String>)],
 ) -> Result<Vec<Rewritten>, StatementError> {
     super::with_statements(sql, dialect, |statements| {
+        // `USE` and `SET search_path` move where unqualified names point:
+        // they are looked up as the session would resolve them.
+        let mut session = super::session::Session::default();
         statements
             .iter_mut()
             .enumerate()
             .map(|(n, stmt)| {
-                let unknown = conflict_by_columns(stmt, dialect, map, keys);
-                let mut r = rewrite_statement(n + 1, stmt, dialect, map);
+                session.follow(stmt, dialect);
+                let unknown = conflict_by_columns(stmt, dialect, map, keys, &session);
+                let mut r = rewrite_statement(n + 1, stmt, dialect, map, &mut session);
                 if r.opaque.is_none() {
                     r.opaque = unknown;
                 }
@@ -120,6 +124,7 @@ fn conflict_by_columns(
     dialect: SqlDialect,
     map: &HashMap<String, String>,
     keys: &[(String, Vec<String>)],
+    session: &super::session::Session,
 ) -> Option<String> {
     use sqlparser::ast::{ConflictTarget, OnInsert, TableObject};
     let Statement::Insert(insert) = stmt else {
@@ -128,7 +133,9 @@ fn conflict_by_columns(
     let TableObject::TableName(target) = &insert.table else {
         return None;
     };
-    if !relation_name(target, dialect).is_some_and(|r| map.contains_key(&r)) {
+    if !relation_name(target, dialect)
+        .is_some_and(|r| map.contains_key(&session.qualify(&r)) || map.contains_key(&r))
+    {
         return None;
     }
     let Some(OnInsert::OnConflict(on)) = &mut insert.on else {
@@ -176,11 +183,14 @@ fn rewrite_statement(
     stmt: &mut Statement,
     dialect: SqlDialect,
     map: &HashMap<String, String>,
+    session: &mut super::session::Session,
 ) -> Rewritten {
     let mut opaque = None;
     let mut named = BTreeSet::new();
     let swap = |name: &mut ObjectName| {
-        if let Some(shadow) = relation_name(name, dialect).and_then(|p| map.get(&p)) {
+        if let Some(shadow) = relation_name(name, dialect)
+            .and_then(|p| map.get(&session.qualify(&p)).or_else(|| map.get(&p)))
+        {
             *name = object_name(dialect, shadow);
         }
     };
@@ -328,7 +338,8 @@ fn rewrite_statement(
             )
         });
     }
-    let (kind, lineage) = statement_lineage(stmt, dialect);
+    let (kind, mut lineage) = statement_lineage(stmt, dialect);
+    session.qualify_all(&mut lineage, dialect);
     let mut changes: BTreeSet<String> = lineage.targets.iter().cloned().collect();
     changes.extend(lineage.dropped.iter().cloned());
     changes.extend(named);

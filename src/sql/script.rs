@@ -453,7 +453,10 @@ fn analyse_chunk(
                     lineage.dropped.extend(s.dropped.iter().cloned());
                 }
                 *index += 1;
-                reading.session.borrow().qualify_all(&mut lineage);
+                reading
+                    .session
+                    .borrow_mut()
+                    .qualify_all(&mut lineage, reading.dialect);
                 statements.push(StatementLineage::new(
                     *index,
                     start,
@@ -465,7 +468,10 @@ fn analyse_chunk(
         }
         Some(Recovered::Lineage(kind, mut lineage)) => {
             *index += 1;
-            reading.session.borrow().qualify_all(&mut lineage);
+            reading
+                .session
+                .borrow_mut()
+                .qualify_all(&mut lineage, reading.dialect);
             statements.push(StatementLineage::new(*index, start, kind, lineage));
             return;
         }
@@ -527,11 +533,12 @@ fn push_parsed(
 ) {
     for (n, stmt) in parsed.iter().enumerate() {
         *index += 1;
-        if let sqlparser::ast::Statement::Use(u) = stmt {
-            reading.session.borrow_mut().apply(u, reading.dialect);
-        }
+        reading.session.borrow_mut().follow(stmt, reading.dialect);
         let (kind, mut lineage) = statement_lineage(stmt, reading.dialect);
-        reading.session.borrow().qualify_all(&mut lineage);
+        reading
+            .session
+            .borrow_mut()
+            .qualify_all(&mut lineage, reading.dialect);
         // Dialects that need no `;` can put several statements in
         // one chunk; the later ones start where their span says.
         let at = match n {
@@ -550,8 +557,15 @@ fn push_parsed(
         };
         let mut lineage = StatementLineage::new(*index, at, kind, lineage);
         if let Some(known) = &reading.known {
-            let columns =
-                column_lineage_with(stmt, reading.dialect, &known.borrow(), reading.fingerprints);
+            // Names as written (`daily` after `set search_path to mart`)
+            // find the columns known under the session's qualified name.
+            let seen = reading.session.borrow().as_written(&known.borrow());
+            let columns = column_lineage_with(
+                stmt,
+                reading.dialect,
+                seen.as_ref().unwrap_or(&known.borrow()),
+                reading.fingerprints,
+            );
             learn_columns(
                 &mut known.borrow_mut(),
                 stmt,

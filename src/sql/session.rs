@@ -14,6 +14,9 @@ use super::names::{print_parts, relation_parts};
 pub(crate) struct Session {
     database: Option<String>,
     schema: Option<String>,
+    /// Temporary tables live in a schema of their own on PostgreSQL and
+    /// DuckDB, not on the search path's first: their names stay bare.
+    temporary: std::collections::BTreeSet<String>,
 }
 
 /// The schema a database's unqualified names fall in, where the engine has
@@ -36,6 +39,69 @@ fn name_parts(name: &ObjectName, dialect: SqlDialect) -> Vec<String> {
 }
 
 impl Session {
+    /// Follows `stmt` if it moves names: `USE`, `SET search_path` (and
+    /// DuckDB's `SET schema`).
+    pub fn follow(&mut self, stmt: &sqlparser::ast::Statement, dialect: SqlDialect) {
+        match stmt {
+            sqlparser::ast::Statement::Use(u) => self.apply(u, dialect),
+            sqlparser::ast::Statement::Set(set) => self.set(set, dialect),
+            _ => {}
+        }
+    }
+
+    /// `SET search_path TO a, b` (PostgreSQL, Redshift), `SET search_path
+    /// = 'a,b'` and `SET schema = 'a'` (DuckDB): unqualified names fall in
+    /// the first schema (where `create` puts a table; a read of a name the
+    /// first schema lacks would find it further on, which ripple cannot
+    /// see: keep one schema on the path). `DEFAULT` resets it.
+    pub fn set(&mut self, set: &sqlparser::ast::Set, dialect: SqlDialect) {
+        use sqlparser::ast::{Expr, Set, Value};
+        let Set::SingleAssignment {
+            variable, values, ..
+        } = set
+        else {
+            return;
+        };
+        let var = variable.to_string().to_ascii_lowercase();
+        if var != "search_path" && !(var == "schema" && dialect == SqlDialect::DuckDb) {
+            return;
+        }
+        let fold = |v: &str, quoted: bool| {
+            if quoted || dialect == SqlDialect::DuckDb {
+                v.to_string()
+            } else {
+                v.to_lowercase()
+            }
+        };
+        let first = values.iter().find_map(|e| match e {
+            Expr::Identifier(i)
+                if i.value.eq_ignore_ascii_case("default") && i.quote_style.is_none() =>
+            {
+                Some(None)
+            }
+            Expr::Identifier(i) if i.value != "$user" => {
+                Some(Some(fold(&i.value, i.quote_style.is_some())))
+            }
+            Expr::Value(v) => match &v.value {
+                Value::SingleQuotedString(s) => s
+                    .split(',')
+                    .map(|p| p.trim().trim_matches('"'))
+                    .find(|p| !p.is_empty() && *p != "$user")
+                    .map(|p| Some(p.to_string())),
+                _ => None,
+            },
+            _ => None,
+        });
+        match first {
+            Some(Some(schema)) => {
+                self.database = None;
+                self.schema = Some(print_parts(std::slice::from_ref(&schema)));
+            }
+            Some(None) => *self = Session::default(),
+            None => {}
+        }
+    }
+
     /// Follows one `USE`. Warehouses, roles and `USE DEFAULT` change no
     /// names. A bare `USE x` names a database on Snowflake (two levels
     /// below it) and a schema-level database elsewhere (MySQL, Hive,
@@ -102,6 +168,7 @@ impl Session {
     pub fn qualify(&self, relation: &str) -> String {
         if self.database.is_none() && self.schema.is_none()
             || relation.starts_with('#')
+            || self.temporary.contains(relation)
             || super::names::is_path(relation)
         {
             return relation.to_string();
@@ -116,8 +183,44 @@ impl Session {
         format!("{prefix}{relation}")
     }
 
-    /// Every relation of `lineage`, qualified.
-    pub fn qualify_all(&self, lineage: &mut TableLineage) {
+    /// `known` with every relation the session qualifies also under the
+    /// name a statement writes for it; `None` when the session adds
+    /// nothing (the map is used as it is).
+    pub fn as_written(
+        &self,
+        known: &super::columns::KnownColumns,
+    ) -> Option<super::columns::KnownColumns> {
+        let prefix = match (&self.database, &self.schema) {
+            (None, None) => return None,
+            (Some(d), Some(s)) => format!("{d}.{s}."),
+            (None, Some(s)) => format!("{s}."),
+            (Some(d), None) => format!("{d}."),
+        };
+        let mut out = known.clone();
+        for (k, v) in known {
+            if let Some(bare) = k.strip_prefix(&prefix) {
+                out.entry(bare.to_string()).or_insert_with(|| v.clone());
+            }
+        }
+        Some(out)
+    }
+
+    /// Every relation of `lineage`, qualified; temporary tables it makes
+    /// are remembered where the engine keeps them apart (PostgreSQL,
+    /// Redshift, DuckDB), and left bare from then on.
+    pub fn qualify_all(&mut self, lineage: &mut TableLineage, dialect: SqlDialect) {
+        if matches!(
+            dialect,
+            SqlDialect::Postgres | SqlDialect::Redshift | SqlDialect::DuckDb
+        ) {
+            self.temporary.extend(
+                lineage
+                    .temporary
+                    .iter()
+                    .filter(|t| relation_parts(t).len() == 1)
+                    .cloned(),
+            );
+        }
         if self.database.is_none() && self.schema.is_none() {
             return;
         }
