@@ -96,6 +96,10 @@ pub struct DatasetConfig {
     /// The column a partition is selected by (default: dbt's `event_time`
     /// or `partition_by.field`), for batch filters and partition swaps.
     pub partition_column: Option<String>,
+    /// How the partition column stores its key (default: a date or
+    /// timestamp): `int_yyyymmdd`, `text_yyyymmdd`, `text_yyyy_mm`,
+    /// `epoch_seconds`, `epoch_millis`.
+    pub partition_format: Option<crate::time::KeyFormat>,
     /// At most this many tasks of this dataset at once.
     pub max_concurrency: Option<u32>,
     /// The built-in validations, turned off or retuned for this dataset.

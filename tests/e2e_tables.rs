@@ -910,3 +910,115 @@ insert into raw.orders values ('2026-03-02', 1), ('2026-03-03', 900), ('2026-03-
         assert_eq!(case.dump(&db), case.recompute(make), "{}", db.dialect());
     }
 }
+
+#[test]
+fn partition_keys_stored_as_integers_or_text_are_filtered_in_their_format() {
+    for make in engines() {
+        let Some(db) = make() else { continue };
+        let (day_key, month_key) = match db {
+            Db::Pg(_) => (
+                "cast(to_char(sale_day, 'YYYYMMDD') as integer)",
+                "to_char(sale_day, 'YYYY-MM')",
+            ),
+            Db::Duck(_) => (
+                "cast(strftime(sale_day, '%Y%m%d') as integer)",
+                "strftime(sale_day, '%Y-%m')",
+            ),
+        };
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        let jobs: &'static [(&'static str, &'static str)] = Box::leak(Box::new([
+            (
+                "01_daily_k",
+                leak(format!(
+                    "delete from mart.daily_k;\ninsert into mart.daily_k select {day_key}, sum(amount) from raw.sales group by 1;"
+                )),
+            ),
+            (
+                "02_monthly_k",
+                leak(format!(
+                    "delete from mart.monthly_k;\ninsert into mart.monthly_k select {month_key}, sum(amount) from raw.sales group by 1;"
+                )),
+            ),
+        ]));
+        let case = |yml: &'static str| {
+            Case {
+            setup: "create schema raw; create schema mart;
+create table raw.sales (sale_day date, amount integer);
+create table mart.daily_k (dk integer primary key, amount integer);
+create table mart.monthly_k (mk varchar primary key, amount integer);
+insert into raw.sales values ('2026-02-27', 1), ('2026-03-02', 2), ('2026-03-03', 900), ('2026-03-04', 3);",
+            jobs,
+            yml,
+            fix: "update raw.sales set amount = 5 where sale_day = '2026-03-03';",
+            after: "",
+            changed: "raw.sales",
+            day: "2026-03-03",
+            dumps: &[
+                "select * from mart.daily_k order by 1",
+                "select * from mart.monthly_k order by 1",
+            ],
+        }
+        };
+        // Declared: each filter is written as the column keeps its key.
+        let declared = case(
+            "datasets:
+  raw.sales: { grain: day, start: 2026-02-01, partition_column: sale_day }
+  mart.daily_k: { grain: day, partition_column: dk, partition_format: int_yyyymmdd }
+  mart.monthly_k: { grain: month, partition_column: mk, partition_format: text_yyyy_mm }
+",
+        );
+        let dir = declared.production(&db);
+        let script = declared.plan(dir.path()).unwrap();
+        assert!(
+            script.contains("\"dk\" >= 20260303 and \"dk\" < 20260304"),
+            "{script}"
+        );
+        // (The shell script writes a `'` as `'\''`.)
+        assert!(
+            script.contains(r#""mk" >= '\''2026-03'\'' and "mk" < '\''2026-04'\''"#),
+            "{script}"
+        );
+        let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+        assert_eq!(code, 0, "{}: {err}", db.dialect());
+        assert_eq!(
+            declared.dump(&db),
+            declared.recompute(make),
+            "{}",
+            db.dialect()
+        );
+        // Not declared, and not taken from the SQL (a text made of a date
+        // does not carry it): refused, naming the setting.
+        let undeclared = case(
+            "datasets:\n  raw.sales: { grain: day, start: 2026-02-01, partition_column: sale_day }\n  mart.daily_k: { grain: day }\n  mart.monthly_k: { grain: month }\n",
+        );
+        let db2 = make().unwrap();
+        let dir = undeclared.production(&db2);
+        let err = undeclared.plan(dir.path()).unwrap_err();
+        assert!(
+            err.contains("no partition column is known for `mart.daily_k`, `mart.monthly_k`")
+                || err
+                    .contains("no partition column is known for `mart.monthly_k`, `mart.daily_k`"),
+            "{err}"
+        );
+        // The column named but not its format: the run stops before the
+        // swap (the engine refuses to read a text month as a date, or the
+        // filter matches no row and the validation says so), never a pass.
+        let unformatted = case(
+            "datasets:\n  raw.sales: { grain: day, start: 2026-02-01, partition_column: sale_day }\n  mart.daily_k: { grain: day, partition_column: dk, partition_format: int_yyyymmdd }\n  mart.monthly_k: { grain: month, partition_column: mk }\n",
+        );
+        let db3 = make().unwrap();
+        let dir = unformatted.production(&db3);
+        let before = unformatted.dump(&db3);
+        let script = unformatted.plan(dir.path()).unwrap();
+        let (code, err) = run_plan(&db3, dir.path(), &script, &[]);
+        assert_ne!(code, 0);
+        assert!(
+            err.contains("the partition filter matches no row in the shadow nor in production")
+                || err.contains("date_trunc")
+                || err.contains("Conversion Error"),
+            "{}: {err}",
+            db3.dialect()
+        );
+        assert_eq!(unformatted.dump(&db3), before, "production untouched");
+    }
+}

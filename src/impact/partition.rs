@@ -173,6 +173,7 @@ impl<'a> PartitionColumns<'a> {
                                 && s.column.eq_ignore_ascii_case(&pc.column)
                         })
                         && !aggregates(&c.fingerprint)
+                        && !reformats(&c.fingerprint)
                 })
                 .collect();
             // The column keeping the upstream's name first: `select order_date, ...`.
@@ -205,6 +206,7 @@ impl<'a> PartitionColumns<'a> {
                     .all(|s| relations.contains(&s.relation.to_lowercase()))
                 && truncates_time(&c.fingerprint)
                 && !aggregates(&c.fingerprint)
+                && !reformats(&c.fingerprint)
         })?;
         let source = derived.sources.iter().next()?;
         Some(PartitionColumn {
@@ -215,6 +217,47 @@ impl<'a> PartitionColumns<'a> {
             ),
         })
     }
+}
+
+/// Whether an expression turns a time into another format (text, an
+/// integer, parts of it): it does not carry the partition column as the
+/// plan's filters write it; `partition_column` and `partition_format` in
+/// ripple.yml say how it is kept.
+fn reformats(fingerprint: &str) -> bool {
+    let f = fingerprint.to_lowercase();
+    [
+        "to_char(",
+        "strftime(",
+        "format(",
+        "extract(",
+        "date_part(",
+        "datepart(",
+        "epoch",
+        "||",
+        "concat(",
+        "substr(",
+        "substring(",
+        "left(",
+        "right(",
+        "year(",
+        "month(",
+        "day(",
+        "to_number(",
+        " as int",
+        " as bigint",
+        " as integer",
+        " as varchar",
+        " as text",
+        " as string",
+        " as char",
+        "::int",
+        "::bigint",
+        "::integer",
+        "::varchar",
+        "::text",
+    ]
+    .iter()
+    .any(|t| f.contains(t))
 }
 
 /// Whether an expression casts or truncates to a date or time.

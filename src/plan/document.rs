@@ -28,7 +28,7 @@ use crate::impact::{
 };
 use crate::project::{Dataset, JobKind};
 use crate::sql::SqlDialect;
-use crate::time::Grain;
+use crate::time::{Grain, KeyFormat};
 
 /// Tolerance of the built-in row-count check: the shadow's rows within this
 /// fraction of production's for the same partitions.
@@ -395,6 +395,13 @@ pub fn document(
             .get(&g.index[id])
             .map_or(Grain::None, |x| x.grain)
     };
+    // How each dataset's partition column stores its key (ripple.yml).
+    let format_of = |id: &str| -> KeyFormat {
+        g.dataset(id)
+            .and_then(|d| d.settings(&g.config))
+            .and_then(|c| c.partition_format)
+            .unwrap_or_default()
+    };
     let filter_of = |t: &PlanTask| -> Option<String> {
         if t.full {
             return None;
@@ -404,7 +411,9 @@ pub fn document(
         any_of(
             t.ranges
                 .iter()
-                .map(|&(a, b)| partition_filter(dialect, column, grain, a, b))
+                .map(|&(a, b)| {
+                    partition_filter(dialect, column, grain, (a, b), format_of(&t.dataset))
+                })
                 .collect(),
         )
     };
@@ -417,14 +426,14 @@ pub fn document(
         }
         any_of(ts.iter().filter_map(|t| filter_of(t)).collect())
     };
-    let swap_partition = |id: &str| -> Option<(String, Grain)> {
+    let swap_partition = |id: &str| -> Option<(String, Grain, KeyFormat)> {
         if by_dataset[id].iter().any(|t| t.full) {
             return None;
         }
         partition
             .get(id)
             .and_then(|c| c.clone())
-            .map(|c| (c, grain_of(id)))
+            .map(|c| (c, grain_of(id), format_of(id)))
     };
     let columns_of_job = |id: &str| output_columns.get(id).and_then(|c| c.as_deref());
     // What each restated table is, for the engines ripple writes
@@ -558,7 +567,9 @@ pub fn document(
                     dialect,
                     &d.relation,
                     &shadow,
-                    swap_partition(id).as_ref().map(|(c, g)| (c.as_str(), *g)),
+                    swap_partition(id)
+                        .as_ref()
+                        .map(|(c, g, f)| (c.as_str(), *g, *f)),
                     swap_filter(id).as_deref(),
                 ));
                 sql.push("commit".to_string());
@@ -667,7 +678,7 @@ pub fn document(
                     partition
                         .get(t.dataset.as_str())
                         .and_then(|c| c.as_deref())
-                        .map(|c| (c, grain_of(&t.dataset))),
+                        .map(|c| (c, grain_of(&t.dataset), format_of(&t.dataset))),
                     t,
                     options,
                 )
@@ -734,7 +745,7 @@ pub fn document(
                 }));
             };
             let partition = swap_partition(id);
-            let partition = partition.as_ref().map(|(c, g)| (c.as_str(), *g));
+            let partition = partition.as_ref().map(|(c, g, f)| (c.as_str(), *g, *f));
             let mut sql = vec![super::table::check_fingerprint(
                 dialect,
                 &d.relation,
@@ -1088,7 +1099,7 @@ fn validations(
     d: &Dataset,
     (s, p): (&str, &str),
     filter: Option<&str>,
-    partition: Option<(&str, Grain)>,
+    partition: Option<(&str, Grain, KeyFormat)>,
     t: &PlanTask,
     options: &PlanOptions,
 ) -> Vec<Validation> {
@@ -1152,8 +1163,8 @@ fn validations(
             // Partition by partition, rows lost: one empty in production
             // (late data) or grown in the shadow (restored rows) passes, one
             // that lost more than the tolerance of its rows does not.
-            Some((column, grain)) => {
-                let k = super::sql::partition_key(dialect, column, grain);
+            Some((column, grain, format)) => {
+                let k = super::sql::partition_key(dialect, column, grain, format);
                 let off = format!(
                     "(select p.k, p.n as production, coalesce(s.n, 0) as shadow from (select {k} as k, count(*) as n from {p} where {f} group by 1) p left join (select {k} as k, count(*) as n from {s} where {f} group by 1) s on s.k = p.k where coalesce(s.n, 0) < (1 - {tol}) * p.n) off"
                 );

@@ -7,7 +7,7 @@
 
 use crate::sql::SqlDialect;
 pub use crate::sql::rewrite::{quote_ident, quote_relation, relation_parts};
-use crate::time::{Grain, Hour, datetime_of};
+use crate::time::{Grain, Hour, KeyFormat};
 
 /// The shadow of `relation` from a pattern such as
 /// `{schema}.{table}__backfill` (`{database}` too); a relation without a
@@ -38,28 +38,31 @@ pub fn shadow_relation(pattern: &str, relation: &str, default_schema: &str) -> S
 pub const DEFAULT_SHADOW: &str = "{schema}.{table}__backfill";
 
 /// `column >= 'a' and column < 'b'` for a batch `[from, to)` of `grain`
-/// (dates for day and coarser, timestamps for hours).
+/// (dates for day and coarser, timestamps for hours), the bounds written
+/// in the column's `format`.
 pub fn partition_filter(
     dialect: SqlDialect,
     column: &str,
     grain: Grain,
-    from: Hour,
-    to: Hour,
+    (from, to): (Hour, Hour),
+    format: KeyFormat,
 ) -> String {
-    let literal = |h: Hour| {
-        let (date, hour) = datetime_of(h);
-        if grain == Grain::Hour {
-            format!("'{date} {hour:02}:00:00'")
-        } else {
-            format!("'{date}'")
-        }
-    };
+    let hourly = grain == Grain::Hour;
     let col = quote_ident(dialect, column);
-    format!("{col} >= {} and {col} < {}", literal(from), literal(to))
+    format!(
+        "{col} >= {} and {col} < {}",
+        format.literal(from, hourly),
+        format.literal(to, hourly)
+    )
 }
 
-/// The partition a row of `column` falls in, at `grain`, as an expression.
-pub fn partition_key(dialect: SqlDialect, column: &str, grain: Grain) -> String {
+/// The partition a row of `column` falls in, at `grain`, as an expression:
+/// an encoded key groups as it is (by its own value, at least as fine as
+/// the partition).
+pub fn partition_key(dialect: SqlDialect, column: &str, grain: Grain, format: KeyFormat) -> String {
+    if format != KeyFormat::Date {
+        return quote_ident(dialect, column);
+    }
     let c = quote_ident(dialect, column);
     let unit = match grain {
         Grain::Day | Grain::None => return format!("cast({c} as date)"),
@@ -333,8 +336,11 @@ mod tests {
             SqlDialect::Postgres,
             "order_date",
             Grain::Day,
-            TimeKey::parse("2026-01-10").unwrap().start,
-            TimeKey::parse("2026-01-17").unwrap().start,
+            (
+                TimeKey::parse("2026-01-10").unwrap().start,
+                TimeKey::parse("2026-01-17").unwrap().start,
+            ),
+            KeyFormat::Date,
         );
         assert_eq!(
             f,

@@ -706,12 +706,15 @@ pub fn fingerprint_table(shadow: &str) -> String {
 fn fingerprint_query(
     dialect: SqlDialect,
     relation: &str,
-    partition: Option<(&str, Grain)>,
+    partition: Option<(&str, Grain, crate::time::KeyFormat)>,
     filter: Option<&str>,
 ) -> String {
     let k = match partition {
-        Some((column, grain)) => {
-            format!("cast({} as varchar)", partition_key(dialect, column, grain))
+        Some((column, grain, format)) => {
+            format!(
+                "cast({} as varchar)",
+                partition_key(dialect, column, grain, format)
+            )
         }
         None => "''".to_string(),
     };
@@ -729,7 +732,7 @@ pub fn record_fingerprint(
     dialect: SqlDialect,
     relation: &str,
     shadow: &str,
-    partition: Option<(&str, Grain)>,
+    partition: Option<(&str, Grain, crate::time::KeyFormat)>,
     filter: Option<&str>,
 ) -> Vec<String> {
     let f = quote_relation(dialect, &fingerprint_table(shadow));
@@ -748,7 +751,7 @@ pub fn check_fingerprint(
     dialect: SqlDialect,
     relation: &str,
     shadow: &str,
-    partition: Option<(&str, Grain)>,
+    partition: Option<(&str, Grain, crate::time::KeyFormat)>,
     filter: Option<&str>,
 ) -> String {
     let f = quote_relation(dialect, &fingerprint_table(shadow));

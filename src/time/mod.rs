@@ -5,8 +5,10 @@ mod calendar;
 mod clock;
 mod grain;
 mod intervals;
+mod key_format;
 
 pub use calendar::{Hour, TimeKey, UNBOUNDED, datetime_of, display, hour_of_date, today};
 pub use clock::{parse_cron, parse_duration, parse_window};
 pub use grain::{Grain, TimeMapping};
 pub use intervals::IntervalSet;
+pub use key_format::KeyFormat;
