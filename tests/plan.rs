@@ -682,6 +682,36 @@ fn planning_a_job_that_failed_to_read_is_refused() {
         ));
 }
 
+#[test]
+fn a_file_that_failed_to_read_anywhere_stops_the_plan_unless_allowed() {
+    // `b.sql` writes nothing ripple can see: whatever it fills from `src`
+    // would be missing from the plan.
+    let dir = temp_project(&[
+        ("a.sql", "insert into a (id, d) select id, d from src;"),
+        (
+            "b.sql",
+            "insert into b select * from src on conflict (lower(name)) do nothing;",
+        ),
+        (
+            "ripple.yml",
+            "datasets:\n  src: { grain: day }\n  a: { grain: day, partition_column: d }\n",
+        ),
+    ]);
+    let run = |extra: &[&str]| plan_src_one_day(dir.path()).args(extra).assert();
+    run(&[])
+        .code(2)
+        .stderr(predicates::str::contains(
+            "1 file of the project failed to read",
+        ))
+        .stderr(predicates::str::contains("b.sql:1:"))
+        .stderr(predicates::str::contains("--allow-partial"));
+    run(&["--allow-partial"])
+        .success()
+        .stderr(predicates::str::contains(
+            "warning: 1 file of the project failed to read",
+        ));
+}
+
 /// `ripple plan src` for one day over a project written in a temp dir.
 fn plan_src_one_day(project: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("ripple").unwrap();

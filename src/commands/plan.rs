@@ -85,6 +85,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // The HTML report shows every reason on click: it always explains.
         ripple::plan::for_change_with_impact(g, &request, &options, args.format == Format::Html)
     })?;
+    // Whatever the format: on standard error too, where a script's or a
+    // file's reader would not look.
+    if let Some(w) = ripple::plan::unread_warning(g) {
+        eprintln!("warning: {w}");
+    }
     let planned = emit::plan::Planned {
         graph: g,
         model: &model,

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 pub use partition::{
     JobOutput, PartitionColumn, PartitionColumns, configured as configured_partition, job_output,
-    job_output_known,
+    job_output_known, plain_name,
 };
 pub use time_model::{DatasetTime, EdgeTime, TimeFacts, TimeModel, TimeModelError};
 

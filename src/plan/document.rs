@@ -461,6 +461,12 @@ pub fn document(
                 && positional.contains(*id)
                 && let Some(cols) = columns_of_job(id)
             {
+                if !cols.iter().all(|c| crate::impact::plain_name(c)) {
+                    return Err(PlanError::Table {
+                        dataset: d.name.clone(),
+                        reason: "its job inserts without a column list, some of its values are expressions with no name, and nothing describes the table's columns: list the insert's columns, or describe the table (`tables:` in ripple.yml, docs/plan.md)".to_string(),
+                    });
+                }
                 k.signature.columns = Some(
                     cols.iter()
                         .map(|c| crate::sql::tables::fold(dialect, c))
@@ -491,6 +497,29 @@ pub fn document(
                     "its trigger {t} changes rows as production stores them, and its shadow, which {} read{}, is written without it (ripple never copies a trigger: its function may write anywhere); do in the job's SQL what the trigger does, or restate those tables in a plan of their own once this one is swapped",
                     readers.join(", "),
                     if readers.len() == 1 { "s" } else { "" }
+                ),
+            });
+        }
+    }
+    // A job that reads back the values its table draws (a parent's
+    // identity looked up in the table it fills) would read them empty in
+    // its work table, where the table's own sequence is not drawn from.
+    for id in &order {
+        let Some(k) = known.get(*id).filter(|k| !k.drawn.is_empty()) else {
+            continue;
+        };
+        if g.self_reads.contains(*id)
+            && let Some(d) = g.dataset(id)
+        {
+            return Err(PlanError::Table {
+                dataset: d.name.clone(),
+                reason: format!(
+                    "its job reads the table it writes, and the table draws {} for the rows the job inserts; in the task's work table those values are not drawn (production's sequence is never touched before the swap), so whatever the job looks up by them would be empty: give the values in the job, or restate the table by hand",
+                    k.drawn
+                        .iter()
+                        .map(|(c, _)| format!("`{c}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             });
         }

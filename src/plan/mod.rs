@@ -95,6 +95,9 @@ pub enum PlanError {
     /// The change itself is wrong (unknown dataset, dates reversed).
     #[error(transparent)]
     Impact(#[from] crate::impact::ImpactError),
+    /// Files of the project that failed to read: the plan may be short.
+    #[error("{0}; or pass --allow-partial to plan without them")]
+    Incomplete(String),
     /// Planned jobs whose SQL or template failed to read.
     #[error(
         "the plan would run {count} job{} that failed to read ({first}); fix them or pass --allow-partial",
@@ -267,6 +270,11 @@ pub fn for_change_with_impact(
                 count: broken.len(),
                 first: first.clone(),
             });
+        }
+        // A file that failed to read is not in the graph: what it writes
+        // may be downstream of the change, and the plan would be short.
+        if let Some(w) = unread_warning(g) {
+            return Err(PlanError::Incomplete(w));
         }
     }
     let mut doc = document(g, &model, &result, tasks, options)?;

@@ -773,7 +773,7 @@ const PG_CATALOG: &str = r#"select json_build_object(
         where u.ord <= i.indnkeyatts))
     order by i.indisprimary desc, ic.relname)
     from pg_index i join pg_class ic on ic.oid = i.indexrelid
-    left join pg_constraint k on k.conindid = i.indexrelid and k.conrelid = i.indrelid
+    left join pg_constraint k on k.conindid = i.indexrelid and k.conrelid = i.indrelid and k.contype in ('p', 'u', 'x')
     where i.indrelid = c.oid and i.indisunique and i.indpred is null
       and not (0 = any(i.indkey::int2[]))), '[]'),
   'foreign_keys', coalesce((select json_agg(json_build_object(
@@ -786,7 +786,7 @@ const PG_CATALOG: &str = r#"select json_build_object(
         join pg_attribute a on a.attrelid = f.confrelid and a.attnum = u.num),
       'on_delete', f.confdeltype::text, 'on_update', f.confupdtype::text)
     order by f.conname)
-    from pg_constraint f where f.conrelid = c.oid and f.contype = 'f'), '[]'),
+    from pg_constraint f where f.conrelid = c.oid and f.contype = 'f' and f.conparentid = 0), '[]'),
   'triggers', coalesce((select json_agg(json_build_object('name', t.tgname, 'definition', pg_get_triggerdef(t.oid))
     order by t.tgname) from pg_trigger t where t.tgrelid = c.oid and not t.tgisinternal), '[]'),
   'reads', coalesce((select json_agg(json_build_array(x.nspname, x.relname) order by x.nspname, x.relname)
@@ -1075,7 +1075,7 @@ const PG_SIGNATURE: &str = r#"select
         from unnest(f.confkey) with ordinality u(num, ord) join pg_attribute a on a.attrelid = f.confrelid and a.attnum = u.num)
       || '):' || f.confdeltype::text as x
     from pg_constraint f join pg_class fc on fc.oid = f.conrelid join pg_namespace fn on fn.oid = fc.relnamespace
-    where f.confrelid = r.oid and f.contype = 'f') y) as referenced_by,
+    where f.confrelid = r.oid and f.contype = 'f' and f.conparentid = 0) y) as referenced_by,
   (select coalesce(string_agg(x, ';' order by x collate "C"), '') from (select distinct vn.nspname || '.' || v.relname as x
     from pg_depend d join pg_rewrite w on d.classid = 'pg_rewrite'::regclass and w.oid = d.objid
     join pg_class v on v.oid = w.ev_class join pg_namespace vn on vn.oid = v.relnamespace
