@@ -1469,3 +1469,53 @@ fn a_start_with_impossible_minutes_is_refused() {
         .assert()
         .success();
 }
+
+#[test]
+fn a_dbt_snapshot_is_never_rebuilt_and_the_way_out_works() {
+    let dir = tempfile::tempdir().unwrap();
+    temp_project::copy_tree(Path::new("fixtures/shop"), dir.path());
+    let plan = || {
+        assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "stg_customers",
+                "--from",
+                "2024-03-01",
+                "--to",
+                "2024-03-02",
+                "--as-of",
+                "2024-04-01",
+                "--no-cache",
+                "--format",
+                "json",
+                "--project",
+            ])
+            .arg(dir.path())
+            .assert()
+    };
+    plan().code(2).stderr(predicates::str::contains(
+        "refusing to plan `customers_snapshot`: it is a dbt snapshot",
+    ));
+    // What the refusal says to do: stop the change at the snapshot.
+    let yml = dir.path().join("ripple.yml");
+    let text = std::fs::read_to_string(&yml).unwrap().replacen(
+        "datasets:\n",
+        "datasets:\n  customers_snapshot: { upstream: { stg_customers: none } }\n",
+        1,
+    );
+    std::fs::write(&yml, text).unwrap();
+    let out = plan().success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert!(
+        doc["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| !t["dataset"]
+                .as_str()
+                .unwrap()
+                .contains("customers_snapshot")),
+        "{doc}"
+    );
+}
