@@ -52,6 +52,9 @@ pub struct Config {
     /// (`../shared/models`, `/srv/dags`). Off: such paths are refused, so a
     /// pull request cannot make ripple read `/etc`.
     pub allow_outside_project: bool,
+    /// The time zone partitions are days (and weeks, months) of, for
+    /// every dataset that names none (default: UTC).
+    pub time_zone: Option<String>,
 }
 
 /// The dbt target ripple assumes (there is no `profiles.yml` to read).
@@ -100,6 +103,8 @@ pub struct DatasetConfig {
     /// timestamp): `int_yyyymmdd`, `text_yyyymmdd`, `text_yyyy_mm`,
     /// `epoch_seconds`, `epoch_millis`.
     pub partition_format: Option<crate::time::KeyFormat>,
+    /// The time zone its partitions are days of (an IANA name).
+    pub time_zone: Option<String>,
     /// At most this many tasks of this dataset at once.
     pub max_concurrency: Option<u32>,
     /// The built-in validations, turned off or retuned for this dataset.
@@ -196,6 +201,14 @@ pub struct ProductionRun {
 }
 
 impl Config {
+    /// The time zone of `settings`' dataset: its own, the project's, or
+    /// none (UTC).
+    pub fn zone_of<'a>(&'a self, settings: Option<&'a DatasetConfig>) -> Option<&'a str> {
+        settings
+            .and_then(|s| s.time_zone.as_deref())
+            .or(self.time_zone.as_deref())
+    }
+
     /// Reads `ripple.yml` from `root`; the defaults when there is none.
     pub fn load(root: &Path) -> Result<Config> {
         let path = root.join(CONFIG_FILE);
@@ -266,8 +279,24 @@ impl Config {
             )),
             _ => None,
         };
+        let zone = |key: String, z: &Option<String>| {
+            z.as_deref()
+                .filter(|z| jiff::tz::TimeZone::get(z).is_err())
+                .map(|z| {
+                    BadValue::new(
+                        key,
+                        format!("`{z}` is not a time zone ripple knows; write an IANA name such as Europe/Paris or UTC"),
+                    )
+                })
+        };
+        if let Some(bad) = zone("time_zone".to_string(), &self.time_zone) {
+            return Some(bad);
+        }
         for (name, d) in &self.datasets {
             let key = format!("datasets.{name}");
+            if let Some(bad) = zone(format!("{key}.time_zone"), &d.time_zone) {
+                return Some(bad);
+            }
             if let Some(cost) = d.cost
                 && !(cost.is_finite() && cost > 0.0)
             {

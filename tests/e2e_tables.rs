@@ -1097,3 +1097,92 @@ on conflict (code) do update set parent_id = excluded.parent_id;",
         "{err}"
     );
 }
+
+#[test]
+fn days_of_a_time_zone_are_restated_whatever_the_session_zone() {
+    let case = Case {
+        setup: "create schema raw; create schema mart;
+create table raw.events (ts timestamptz, v integer);
+create table mart.events_clean (ts timestamptz, v integer);
+create table mart.daily (d date, v integer);
+insert into raw.events select t, extract(hour from t at time zone 'UTC')::int + 1
+from generate_series(timestamptz '2026-03-27 00:00+00', timestamptz '2026-03-31 23:00+00', interval '1 hour') t;
+update raw.events set v = v * 100
+where ts >= timestamptz '2026-03-29 00:00:00+01' and ts < timestamptz '2026-03-30 00:00:00+02';",
+        jobs: &[
+            (
+                "01_clean",
+                "delete from mart.events_clean;\ninsert into mart.events_clean (ts, v) select ts, v from raw.events;",
+            ),
+            (
+                "02_daily",
+                "delete from mart.daily;\ninsert into mart.daily (d, v) select cast(ts at time zone 'Europe/Paris' as date), sum(v) from mart.events_clean group by 1;",
+            ),
+        ],
+        // Partitions are days in Paris; 2026-03-29 has 23 hours there.
+        yml: "time_zone: Europe/Paris
+datasets:
+  raw.events: { grain: day, start: 2026-03-27, partition_column: ts }
+  mart.events_clean: { grain: day, partition_column: ts }
+  mart.daily: { grain: day, partition_column: d }
+",
+        fix: "update raw.events set v = v / 100
+where ts >= timestamptz '2026-03-29 00:00:00+01' and ts < timestamptz '2026-03-30 00:00:00+02';",
+        after: "",
+        changed: "raw.events",
+        day: "2026-03-29",
+        dumps: &[
+            "select ts at time zone 'UTC', v from mart.events_clean order by 1",
+            "select * from mart.daily order by 1",
+        ],
+    };
+    let make = || engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg);
+    let Some(db) = make() else { return };
+    // (The fix undoes the setup's damage in the recompute too.)
+    let dir = case.production(&db);
+    let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "raw.events",
+            "--from",
+            "2026-03-29",
+            "--to",
+            "2026-03-29",
+        ])
+        .args([
+            "--as-of",
+            "2026-04-01",
+            "--no-cache",
+            "--format",
+            "shell",
+            "--project",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        script.contains(r#""ts" >= '\''2026-03-29 00:00:00+01:00'\'' and "ts" < '\''2026-03-30 00:00:00+02:00'\''"#),
+        "{script}"
+    );
+    // The plan's sessions run in New York: the filter does not move.
+    let path = dir.path().join("plan.sh");
+    std::fs::write(&path, &script).unwrap();
+    let out = Command::new("bash")
+        .arg(&path)
+        .env("RIPPLE_SQL", db.command())
+        .env("PGTZ", "America/New_York")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(case.dump(&db), case.recompute(make));
+}

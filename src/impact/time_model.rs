@@ -294,6 +294,40 @@ impl TimeFacts {
                 },
                 EdgeFacts::Default => EdgeTime { mapping: TimeMapping::Identity, source: "default".into() },
             };
+            // Days of another time zone than the upstream's overlap two of
+            // its days: one more of them either way.
+            let zone = |n: NodeIndex| {
+                g.config
+                    .zone_of(g.graph[n].settings(&g.config))
+                    .unwrap_or("UTC")
+            };
+            let down = e_down(g, e);
+            let slack = match up_grain {
+                Grain::Hour => 24,
+                Grain::Day => 1,
+                _ => 0,
+            };
+            let edge = match edge.mapping {
+                TimeMapping::Identity | TimeMapping::Window(..)
+                    if slack > 0 && zone(up) != zone(down) =>
+                {
+                    let (lo, hi) = match edge.mapping {
+                        TimeMapping::Window(lo, hi) => (lo, hi),
+                        _ => (0, 0),
+                    };
+                    EdgeTime {
+                        mapping: TimeMapping::Window(lo - slack, hi + slack),
+                        source: format!(
+                            "{}; widened a day either way: `{}` is cut into days of {}, its upstream of {}",
+                            edge.source,
+                            g.graph[down].name,
+                            zone(down),
+                            zone(up)
+                        ),
+                    }
+                }
+                _ => edge,
+            };
             edges.insert(e, edge);
         }
         TimeModel { datasets, edges }

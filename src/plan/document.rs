@@ -402,17 +402,49 @@ pub fn document(
             .and_then(|c| c.partition_format)
             .unwrap_or_default()
     };
+    // The zone a column of instants (`timestamptz`, known from the table's
+    // facts) is cut into days in: the dataset's, the project's, or UTC.
+    let zone_of = |id: &str| -> Option<String> {
+        let d = g.dataset(id)?;
+        let column = partition.get(id)?.as_deref()?;
+        let zoned = tables
+            .get(&d.relation, dialect)
+            .and_then(|f| {
+                f.columns
+                    .iter()
+                    .find(|c| c.name.eq_ignore_ascii_case(column))
+            })
+            .and_then(|c| c.data_type.as_deref())
+            .is_some_and(|t| {
+                let t = t.to_ascii_lowercase();
+                t.contains("with time zone") || t.starts_with("timestamptz")
+            });
+        zoned.then(|| {
+            g.config
+                .zone_of(d.settings(&g.config))
+                .unwrap_or("UTC")
+                .to_string()
+        })
+    };
     let filter_of = |t: &PlanTask| -> Option<String> {
         if t.full {
             return None;
         }
         let column = partition.get(t.dataset.as_str())?.as_deref()?;
         let grain = grain_of(&t.dataset);
+        let zone = zone_of(&t.dataset);
         any_of(
             t.ranges
                 .iter()
                 .map(|&(a, b)| {
-                    partition_filter(dialect, column, grain, (a, b), format_of(&t.dataset))
+                    partition_filter(
+                        dialect,
+                        column,
+                        grain,
+                        (a, b),
+                        format_of(&t.dataset),
+                        zone.as_deref(),
+                    )
                 })
                 .collect(),
         )
@@ -426,14 +458,14 @@ pub fn document(
         }
         any_of(ts.iter().filter_map(|t| filter_of(t)).collect())
     };
-    let swap_partition = |id: &str| -> Option<(String, Grain, KeyFormat)> {
+    let swap_partition = |id: &str| -> Option<(String, Grain, KeyFormat, Option<String>)> {
         if by_dataset[id].iter().any(|t| t.full) {
             return None;
         }
         partition
             .get(id)
             .and_then(|c| c.clone())
-            .map(|c| (c, grain_of(id), format_of(id)))
+            .map(|c| (c, grain_of(id), format_of(id), zone_of(id)))
     };
     let columns_of_job = |id: &str| output_columns.get(id).and_then(|c| c.as_deref());
     // What each restated table is, for the engines ripple writes
@@ -598,7 +630,7 @@ pub fn document(
                     &shadow,
                     swap_partition(id)
                         .as_ref()
-                        .map(|(c, g, f)| (c.as_str(), *g, *f)),
+                        .map(|(c, g, f, z)| (c.as_str(), *g, *f, z.as_deref())),
                     swap_filter(id).as_deref(),
                 ));
                 sql.push("commit".to_string());
@@ -686,6 +718,7 @@ pub fn document(
             )),
             _ => None,
         };
+        let zone = zone_of(&t.dataset);
         let task = DocTask {
             commands,
             validations: if !holds_rows(&t.dataset) {
@@ -707,7 +740,7 @@ pub fn document(
                     partition
                         .get(t.dataset.as_str())
                         .and_then(|c| c.as_deref())
-                        .map(|c| (c, grain_of(&t.dataset), format_of(&t.dataset))),
+                        .map(|c| (c, grain_of(&t.dataset), format_of(&t.dataset), zone.as_deref())),
                     t,
                     options,
                 )
@@ -774,7 +807,9 @@ pub fn document(
                 }));
             };
             let partition = swap_partition(id);
-            let partition = partition.as_ref().map(|(c, g, f)| (c.as_str(), *g, *f));
+            let partition = partition
+                .as_ref()
+                .map(|(c, g, f, z)| (c.as_str(), *g, *f, z.as_deref()));
             let mut sql = vec![super::table::check_fingerprint(
                 dialect,
                 &d.relation,
@@ -1128,7 +1163,7 @@ fn validations(
     d: &Dataset,
     (s, p): (&str, &str),
     filter: Option<&str>,
-    partition: Option<(&str, Grain, KeyFormat)>,
+    partition: Option<(&str, Grain, KeyFormat, Option<&str>)>,
     t: &PlanTask,
     options: &PlanOptions,
 ) -> Vec<Validation> {
@@ -1192,8 +1227,8 @@ fn validations(
             // Partition by partition, rows lost: one empty in production
             // (late data) or grown in the shadow (restored rows) passes, one
             // that lost more than the tolerance of its rows does not.
-            Some((column, grain, format)) => {
-                let k = super::sql::partition_key(dialect, column, grain, format);
+            Some((column, grain, format, zone)) => {
+                let k = super::sql::partition_key(dialect, column, grain, format, zone);
                 let off = format!(
                     "(select p.k, p.n as production, coalesce(s.n, 0) as shadow from (select {k} as k, count(*) as n from {p} where {f} group by 1) p left join (select {k} as k, count(*) as n from {s} where {f} group by 1) s on s.k = p.k where coalesce(s.n, 0) < (1 - {tol}) * p.n) off"
                 );

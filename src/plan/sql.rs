@@ -46,24 +46,42 @@ pub fn partition_filter(
     grain: Grain,
     (from, to): (Hour, Hour),
     format: KeyFormat,
+    zone: Option<&str>,
 ) -> String {
     let hourly = grain == Grain::Hour;
     let col = quote_ident(dialect, column);
-    format!(
-        "{col} >= {} and {col} < {}",
-        format.literal(from, hourly),
-        format.literal(to, hourly)
-    )
+    // A column of instants (`timestamptz`) is compared with instants: the
+    // partition's bounds in its zone, with their offsets, whatever zone
+    // the session that runs the filter is in.
+    let literal = |h: Hour| match zone.filter(|_| format == KeyFormat::Date) {
+        Some(z) => crate::time::zoned_literal(h, z).unwrap_or_else(|| format.literal(h, hourly)),
+        None => format.literal(h, hourly),
+    };
+    format!("{col} >= {} and {col} < {}", literal(from), literal(to))
 }
 
 /// The partition a row of `column` falls in, at `grain`, as an expression:
 /// an encoded key groups as it is (by its own value, at least as fine as
 /// the partition).
-pub fn partition_key(dialect: SqlDialect, column: &str, grain: Grain, format: KeyFormat) -> String {
+pub fn partition_key(
+    dialect: SqlDialect,
+    column: &str,
+    grain: Grain,
+    format: KeyFormat,
+    zone: Option<&str>,
+) -> String {
     if format != KeyFormat::Date {
         return quote_ident(dialect, column);
     }
-    let c = quote_ident(dialect, column);
+    let c = match zone {
+        // The instant's local time in the dataset's zone.
+        Some(z) => format!(
+            "timezone('{}', {})",
+            z.replace('\'', "''"),
+            quote_ident(dialect, column)
+        ),
+        None => quote_ident(dialect, column),
+    };
     let unit = match grain {
         Grain::Day | Grain::None => return format!("cast({c} as date)"),
         Grain::Hour => "hour",
@@ -341,6 +359,7 @@ mod tests {
                 TimeKey::parse("2026-01-17").unwrap().start,
             ),
             KeyFormat::Date,
+            None,
         );
         assert_eq!(
             f,

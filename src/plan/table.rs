@@ -706,14 +706,14 @@ pub fn fingerprint_table(shadow: &str) -> String {
 fn fingerprint_query(
     dialect: SqlDialect,
     relation: &str,
-    partition: Option<(&str, Grain, crate::time::KeyFormat)>,
+    partition: Option<(&str, Grain, crate::time::KeyFormat, Option<&str>)>,
     filter: Option<&str>,
 ) -> String {
     let k = match partition {
-        Some((column, grain, format)) => {
+        Some((column, grain, format, zone)) => {
             format!(
                 "cast({} as varchar)",
-                partition_key(dialect, column, grain, format)
+                partition_key(dialect, column, grain, format, zone)
             )
         }
         None => "''".to_string(),
@@ -732,7 +732,7 @@ pub fn record_fingerprint(
     dialect: SqlDialect,
     relation: &str,
     shadow: &str,
-    partition: Option<(&str, Grain, crate::time::KeyFormat)>,
+    partition: Option<(&str, Grain, crate::time::KeyFormat, Option<&str>)>,
     filter: Option<&str>,
 ) -> Vec<String> {
     let f = quote_relation(dialect, &fingerprint_table(shadow));
@@ -751,7 +751,7 @@ pub fn check_fingerprint(
     dialect: SqlDialect,
     relation: &str,
     shadow: &str,
-    partition: Option<(&str, Grain, crate::time::KeyFormat)>,
+    partition: Option<(&str, Grain, crate::time::KeyFormat, Option<&str>)>,
     filter: Option<&str>,
 ) -> String {
     let f = quote_relation(dialect, &fingerprint_table(shadow));

@@ -23,6 +23,16 @@ pub enum KeyFormat {
     EpochMillis,
 }
 
+/// The instant a partition bound `h` (a local calendar hour) is in `zone`,
+/// written with its offset: `'2026-03-29 00:00:00+01:00'`. A daylight
+/// saving day is 23 or 25 hours long, and so is its partition.
+pub fn zoned_literal(h: Hour, zone: &str) -> Option<String> {
+    let (date, hour) = datetime_of(h);
+    let civil = date.at(hour as i8, 0, 0, 0);
+    let zoned = civil.in_tz(zone).ok()?;
+    Some(format!("'{}'", zoned.strftime("%Y-%m-%d %H:%M:%S%:z")))
+}
+
 impl KeyFormat {
     /// The literal of the instant `h` in this format (`hourly`: with its
     /// hour, for date/timestamp columns).
@@ -45,6 +55,23 @@ impl KeyFormat {
 mod tests {
     use super::*;
     use crate::time::TimeKey;
+
+    #[test]
+    fn a_zoned_bound_carries_its_offset_across_daylight_saving() {
+        let at = |d: &str| TimeKey::parse(d).unwrap().start;
+        assert_eq!(
+            zoned_literal(at("2026-03-29"), "Europe/Paris").unwrap(),
+            "'2026-03-29 00:00:00+01:00'"
+        );
+        assert_eq!(
+            zoned_literal(at("2026-03-30"), "Europe/Paris").unwrap(),
+            "'2026-03-30 00:00:00+02:00'"
+        );
+        assert_eq!(
+            zoned_literal(at("2026-01-10"), "UTC").unwrap(),
+            "'2026-01-10 00:00:00+00:00'"
+        );
+    }
 
     #[test]
     fn literals_follow_the_format() {

@@ -11,4 +11,4 @@ pub use calendar::{Hour, TimeKey, UNBOUNDED, datetime_of, display, hour_of_date,
 pub use clock::{parse_cron, parse_duration, parse_window};
 pub use grain::{Grain, TimeMapping};
 pub use intervals::IntervalSet;
-pub use key_format::KeyFormat;
+pub use key_format::{KeyFormat, zoned_literal};
