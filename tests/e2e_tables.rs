@@ -1186,3 +1186,41 @@ where ts >= timestamptz '2026-03-29 00:00:00+01' and ts < timestamptz '2026-03-3
     );
     assert_eq!(case.dump(&db), case.recompute(make));
 }
+
+#[test]
+fn a_bare_name_found_further_on_the_search_path_is_followed() {
+    let case = Case {
+        setup: "create schema raw; create schema stg_a; create schema mart;
+create table raw.orders (id int primary key, order_day date not null, amount numeric not null);
+insert into raw.orders select i, date '2026-03-01' + (i % 10), (i % 13) - 2 from generate_series(1, 300) i;
+update raw.orders set amount = -amount where order_day = '2026-03-03';",
+        jobs: &[
+            (
+                "01_summary",
+                "set search_path to stg_a;\ndrop table if exists summary;\ncreate table summary as select order_day, sum(amount) as amount from raw.orders group by 1;",
+            ),
+            (
+                // `summary` is only in stg_a, the second schema on the path.
+                "02_daily",
+                "set search_path to mart, stg_a;\ndrop table if exists daily;\ncreate table daily as select order_day, amount as total from summary;",
+            ),
+        ],
+        yml: "datasets:\n  raw.orders: { grain: day, start: 2026-03-01, partition_column: order_day }\n  stg_a.summary: { grain: day, partition_column: order_day }\n  mart.daily: { grain: day, partition_column: order_day }\n",
+        fix: "update raw.orders set amount = -amount where order_day = '2026-03-03';",
+        after: "",
+        changed: "raw.orders",
+        day: "2026-03-03",
+        dumps: &[
+            "select * from stg_a.summary order by 1",
+            "select * from mart.daily order by 1",
+        ],
+    };
+    let make = || engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg);
+    let Some(db) = make() else { return };
+    let dir = case.production(&db);
+    let script = case.plan(dir.path()).unwrap();
+    assert!(script.contains("\"mart\".\"daily__backfill\""), "{script}");
+    let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(case.dump(&db), case.recompute(make));
+}

@@ -188,9 +188,15 @@ fn rewrite_statement(
     let mut opaque = None;
     let mut named = BTreeSet::new();
     let swap = |name: &mut ObjectName| {
-        if let Some(shadow) = relation_name(name, dialect)
-            .and_then(|p| map.get(&session.qualify(&p)).or_else(|| map.get(&p)))
-        {
+        // The first name on the search path the plan restates; the name
+        // as written last.
+        if let Some(shadow) = relation_name(name, dialect).and_then(|p| {
+            session
+                .candidates(&p)
+                .iter()
+                .find_map(|c| map.get(c))
+                .or_else(|| map.get(&p))
+        }) {
             *name = object_name(dialect, shadow);
         }
     };

@@ -17,6 +17,9 @@ pub(crate) struct Session {
     /// Temporary tables live in a schema of their own on PostgreSQL and
     /// DuckDB, not on the search path's first: their names stay bare.
     temporary: std::collections::BTreeSet<String>,
+    /// The schemas after the first on a `search_path`: a read of a bare
+    /// name may find its table in any of them.
+    further: Vec<String>,
 }
 
 /// The schema a database's unqualified names fall in, where the engine has
@@ -73,6 +76,27 @@ impl Session {
                 v.to_lowercase()
             }
         };
+        // Every schema named, in order (`$user` and `pg_catalog` hold no
+        // table of a pipeline).
+        let mut all: Vec<String> = Vec::new();
+        for e in values {
+            match e {
+                Expr::Identifier(i) if i.value != "$user" => {
+                    all.push(fold(&i.value, i.quote_style.is_some()))
+                }
+                Expr::Value(v) => {
+                    if let Value::SingleQuotedString(s) = &v.value {
+                        all.extend(
+                            s.split(',')
+                                .map(|p| p.trim().trim_matches('"').to_string())
+                                .filter(|p| !p.is_empty() && p != "$user"),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        all.retain(|s| !s.eq_ignore_ascii_case("pg_catalog"));
         let first = values.iter().find_map(|e| match e {
             Expr::Identifier(i)
                 if i.value.eq_ignore_ascii_case("default") && i.quote_style.is_none() =>
@@ -95,6 +119,12 @@ impl Session {
         match first {
             Some(Some(schema)) => {
                 self.database = None;
+                self.further = all
+                    .iter()
+                    .skip_while(|s| **s != schema)
+                    .skip(1)
+                    .map(|s| print_parts(std::slice::from_ref(s)))
+                    .collect();
                 self.schema = Some(print_parts(std::slice::from_ref(&schema)));
             }
             Some(None) => *self = Session::default(),
@@ -183,6 +213,16 @@ impl Session {
         format!("{prefix}{relation}")
     }
 
+    /// Every name a bare `relation` may denote, in the order the engine
+    /// looks: the first schema's, then the rest of the search path's.
+    pub fn candidates(&self, relation: &str) -> Vec<String> {
+        let mut out = vec![self.qualify(relation)];
+        if relation_parts(relation).len() == 1 && !self.temporary.contains(relation) {
+            out.extend(self.further.iter().map(|s| format!("{s}.{relation}")));
+        }
+        out
+    }
+
     /// `known` with every relation the session qualifies also under the
     /// name a statement writes for it; `None` when the session adds
     /// nothing (the map is used as it is).
@@ -223,6 +263,17 @@ impl Session {
         }
         if self.database.is_none() && self.schema.is_none() {
             return;
+        }
+        // A bare name read may be a table of any schema on the path: all of
+        // them are read, as far as lineage knows (wider, never short).
+        if !self.further.is_empty() {
+            let mut more = Vec::new();
+            for r in &lineage.sources {
+                if relation_parts(r).len() == 1 && !self.temporary.contains(r) {
+                    more.extend(self.further.iter().map(|s| format!("{s}.{r}")));
+                }
+            }
+            lineage.sources.extend(more);
         }
         for set in [
             &mut lineage.sources,
