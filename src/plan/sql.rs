@@ -76,8 +76,8 @@ pub fn partition_key(
     let c = match zone {
         // The instant's local time in the dataset's zone.
         Some(z) => format!(
-            "timezone('{}', {})",
-            z.replace('\'', "''"),
+            "timezone({}, {})",
+            crate::sql::tables::literal(z),
             quote_ident(dialect, column)
         ),
         None => quote_ident(dialect, column),

@@ -193,14 +193,6 @@ impl Known {
         })
     }
 
-    /// Its schema (`None`: unqualified) and table name, lower case, as the
-    /// DuckDB signature query compares them.
-    fn relation_parts_lower(&self) -> (Option<String>, String) {
-        let mut parts = crate::sql::rewrite::relation_parts(&self.relation);
-        let table = parts.pop().unwrap_or_default().to_lowercase();
-        (parts.pop().map(|s| s.to_lowercase()), table)
-    }
-
     /// The columns an insert names: every one but generated ones (`None`:
     /// not known).
     pub fn insertable(&self) -> Option<Vec<String>> {
@@ -292,7 +284,7 @@ pub fn check(dialect: SqlDialect, tables: &[&Known], when: &str) -> Option<Strin
     let rows: Vec<String> = tables
         .iter()
         .map(|k| {
-            let parts = k.relation_parts_lower();
+            let (sch, tbl) = crate::sql::tables::schema_and_table(&k.relation);
             let expected: Vec<String> = [
                 &k.signature.columns,
                 &k.signature.generated,
@@ -320,12 +312,8 @@ pub fn check(dialect: SqlDialect, tables: &[&Known], when: &str) -> Option<Strin
                 [] => (null.to_string(), literal("")),
             };
             format!(
-                "({}, {psch}, {ptbl}, {}, {}, {}, {})",
+                "({}, {psch}, {ptbl}, {sch}, {tbl}, {}, {})",
                 literal(&k.relation),
-                parts
-                    .0
-                    .map_or("current_schema()".to_string(), |s| literal(&s)),
-                literal(&parts.1),
                 literal(what),
                 expected.join(", ")
             )

@@ -1007,18 +1007,26 @@ pub fn literal(s: &str) -> String {
 /// [`SIGNATURE_PARTS`]); a missing relation gives nulls. `None` for an
 /// engine ripple cannot ask.
 pub fn signature_query(dialect: SqlDialect, relation: &str) -> Option<String> {
+    let (schema, table) = schema_and_table(relation);
+    signature_query_of(
+        dialect,
+        &literal(&quoted_relation(relation)),
+        &schema,
+        &table,
+    )
+}
+
+/// The schema and table of `relation` as the DuckDB signature query
+/// compares them: lower-case literals, `current_schema()` for a relation
+/// without a schema.
+pub fn schema_and_table(relation: &str) -> (String, String) {
     let parts = relation_parts(relation);
     let table = parts.last().cloned().unwrap_or_default();
     let schema = match parts.len() {
         0 | 1 => "current_schema()".to_string(),
         n => literal(&parts[n - 2].to_lowercase()),
     };
-    signature_query_of(
-        dialect,
-        &literal(&quoted_relation(relation)),
-        &schema,
-        &literal(&table.to_lowercase()),
-    )
+    (schema, literal(&table.to_lowercase()))
 }
 
 /// `relation` with every part double-quoted, as `to_regclass` reads it.
