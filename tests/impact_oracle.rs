@@ -374,21 +374,28 @@ fn count_within(grain: &str, intervals: &[(String, String)], full: bool) -> usiz
     keys.len()
 }
 
-#[test]
-fn impact_is_never_short_of_what_really_changed() {
+/// The DuckDB CLI, how many pipelines to run (`var`, else `default`), and
+/// a runner for them that saves no failures (a case shrinks in the log).
+fn oracle(var: &str, default: u32) -> Option<(std::path::PathBuf, u32, TestRunner)> {
     let found = std::env::var_os("RIPPLE_TEST_DUCKDB").map(std::path::PathBuf::from);
-    let Some(duck) = engines::require(found, "the DuckDB CLI") else {
-        return;
-    };
-    let cases: u32 = std::env::var("RIPPLE_ORACLE_CASES")
+    let duck = engines::require(found, "the DuckDB CLI")?;
+    let cases: u32 = std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(300);
-    let mut runner = TestRunner::new(Config {
+        .unwrap_or(default);
+    let runner = TestRunner::new(Config {
         cases,
         failure_persistence: None,
         ..Config::default()
     });
+    Some((duck, cases, runner))
+}
+
+#[test]
+fn impact_is_never_short_of_what_really_changed() {
+    let Some((duck, cases, mut runner)) = oracle("RIPPLE_ORACLE_CASES", 300) else {
+        return;
+    };
     let totals = std::cell::RefCell::new((0usize, 0usize, 0usize));
     let result = runner.run(&pipeline(), |p| {
         let dir = tempfile::tempdir().unwrap();
@@ -438,19 +445,9 @@ fn fix_sql(p: &Pipeline) -> String {
 
 #[test]
 fn a_plan_restores_exactly_what_a_recompute_gives() {
-    let found = std::env::var_os("RIPPLE_TEST_DUCKDB").map(std::path::PathBuf::from);
-    let Some(duck) = engines::require(found, "the DuckDB CLI") else {
+    let Some((duck, cases, mut runner)) = oracle("RIPPLE_ORACLE_PLANS", 40) else {
         return;
     };
-    let cases: u32 = std::env::var("RIPPLE_ORACLE_PLANS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
     let counts = std::cell::RefCell::new((0usize, 0usize, String::new()));
     let result = runner.run(&pipeline(), |p| {
         let dir = tempfile::tempdir().unwrap();
