@@ -905,7 +905,7 @@ insert into raw.orders values ('2026-03-02', 1), ('2026-03-03', 900), ('2026-03-
 }
 
 #[test]
-fn partition_keys_stored_as_integers_or_text_are_filtered_in_their_format() {
+fn partition_keys_stored_as_integers_or_text_are_filtered_in_their_format_declared_or_read() {
     for make in engines() {
         let Some(db) = make() else { continue };
         let (day_key, month_key) = match db {
@@ -979,19 +979,30 @@ insert into raw.sales values ('2026-02-27', 1), ('2026-03-02', 2), ('2026-03-03'
             "{}",
             db.dialect()
         );
-        // Not declared, and not taken from the SQL (a text made of a date
-        // does not carry it): refused, naming the setting.
-        let undeclared = case(
-            "datasets:\n  raw.sales: { grain: day, start: 2026-02-01, partition_column: sale_day }\n  mart.daily_k: { grain: day }\n  mart.monthly_k: { grain: month }\n",
+        // Nothing declared downstream: the columns, their formats and the
+        // month's grain are read off the SQL making them, and the plan
+        // restores exactly the recompute.
+        let inferred = case(
+            "datasets:\n  raw.sales: { grain: day, start: 2026-02-01, partition_column: sale_day }\n",
         );
         let db2 = make().unwrap();
-        let dir = undeclared.production(&db2);
-        let err = undeclared.plan(dir.path()).unwrap_err();
+        let dir = inferred.production(&db2);
+        let script = inferred.plan(dir.path()).unwrap();
         assert!(
-            err.contains("no partition column is known for `mart.daily_k`, `mart.monthly_k`")
-                || err
-                    .contains("no partition column is known for `mart.monthly_k`, `mart.daily_k`"),
-            "{err}"
+            script.contains("\"dk\" >= 20260303 and \"dk\" < 20260304"),
+            "{script}"
+        );
+        assert!(
+            script.contains(r#""mk" >= '\''2026-03'\'' and "mk" < '\''2026-04'\''"#),
+            "{script}"
+        );
+        let (code, err) = run_plan(&db2, dir.path(), &script, &[]);
+        assert_eq!(code, 0, "{}: {err}", db2.dialect());
+        assert_eq!(
+            inferred.dump(&db2),
+            inferred.recompute(make),
+            "{}",
+            db2.dialect()
         );
         // The column named but not its format: the run stops before the
         // swap (the engine refuses to read a text month as a date, or the

@@ -41,6 +41,9 @@ pub struct Inference {
     /// up: windows nested in one job (a `lag` over a rolling sum) reach as
     /// far as their sum.
     pub windows: HashMap<String, Vec<Window>>,
+    /// The zone its times are converted into (`at time zone 'X'`,
+    /// `timezone('X', ts)`), with evidence; `None` inside: several.
+    pub zone: Option<(Option<String>, String)>,
 }
 
 /// A reach in time as the SQL wrote it: `[lo, hi]` units (`None`: rows of
@@ -120,7 +123,12 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
             all.push(found);
         }
     }
-    if out.grain.is_none() && out.windows.is_empty() {
+    let zones: BTreeSet<&str> = v.zones.iter().map(|(z, _)| z.as_str()).collect();
+    if let Some((z, ev)) = v.zones.first() {
+        let evidence = format!("inferred from SQL ({file}, SQL line {ev})");
+        out.zone = Some(((zones.len() == 1).then(|| z.clone()), evidence));
+    }
+    if out.grain.is_none() && out.windows.is_empty() && out.zone.is_none() {
         return None;
     }
     Some(out)
@@ -161,6 +169,14 @@ fn could_hold_evidence(sql: &str) -> bool {
     let lower = sql.to_ascii_lowercase();
     let has = |w: &str| lower.contains(w);
     has("date_trunc")
+        || has("zone")
+        || has("strftime")
+        || has("to_char")
+        || has("format_date")
+        || has("date_format")
+        || has("from_utc_timestamp")
+        || has("+")
+        || has(" - ")
         || has("preceding")
         || has("over")
         || has("date_diff")
@@ -263,6 +279,7 @@ struct Finder {
     aliases: HashMap<String, String>,
     windows: Vec<RawWindow>,
     grains: Vec<(Grain, String)>,
+    zones: Vec<(String, String)>,
 }
 
 impl Visitor for Finder {
@@ -286,6 +303,18 @@ impl Visitor for Finder {
     }
 
     fn pre_visit_select(&mut self, s: &Select) -> ControlFlow<()> {
+        // A time shifted as it is selected (`d + 1 as report_date`) puts
+        // rows of one day in another's partition; read both ways, it also
+        // covers a join on the shifted column further up.
+        for item in &s.projection {
+            if let sqlparser::ast::SelectItem::UnnamedExpr(e)
+            | sqlparser::ast::SelectItem::ExprWithAlias { expr: e, .. } = item
+                && let Some((base, n, unit)) = plus_offset(e).or_else(|| minus_offset(e))
+                && time_expr(base)
+            {
+                self.push_both(&[base], n, unit, e);
+            }
+        }
         let grouped = match &s.group_by {
             sqlparser::ast::GroupByExpr::All(_) => true,
             sqlparser::ast::GroupByExpr::Expressions(e, _) => !e.is_empty(),
@@ -303,7 +332,10 @@ impl Visitor for Finder {
                 exprs.extend(e.iter());
             }
             for e in exprs {
-                if let Some(gr) = date_trunc_grain(strip(e)).or_else(|| cast_to_date(e)) {
+                if let Some(gr) = date_trunc_grain(strip(e))
+                    .or_else(|| cast_to_date(e))
+                    .or_else(|| format_grain(strip(e)))
+                {
                     self.grains
                         .push((gr, format!("{}: `{}`", line(e), shorten(e))));
                 }
@@ -385,6 +417,25 @@ impl Visitor for Finder {
                     self.push_ahead(left, n, unit, e);
                 } else if let Some((_, n, unit)) = plus_offset(left) {
                     self.push_ahead(right, n, unit, e);
+                }
+            }
+            Expr::AtTimeZone { time_zone, .. } => {
+                if let Some(z) = text_literal(time_zone) {
+                    self.zones
+                        .push((z, format!("{}: `{}`", line(e), shorten(e))));
+                }
+            }
+            Expr::Function(f)
+                if matches!(
+                    f.name.to_string().to_ascii_lowercase().as_str(),
+                    "timezone" | "convert_timezone" | "from_utc_timestamp" | "to_utc_timestamp"
+                ) =>
+            {
+                // The zone is the last literal: `timezone('X', ts)`,
+                // `convert_timezone('from', 'to', ts)`, `from_utc_timestamp(ts, 'X')`.
+                if let Some(z) = positional(&f.args).into_iter().rev().find_map(text_literal) {
+                    self.zones
+                        .push((z, format!("{}: `{}`", line(e), shorten(e))));
                 }
             }
             Expr::Function(f) if f.over.is_some() => {
@@ -837,6 +888,35 @@ fn cast_to_date(e: &Expr) -> Option<Grain> {
     }
 }
 
+/// A literal text (a zone, a pattern): `'America/New_York'`.
+fn text_literal(e: &Expr) -> Option<String> {
+    match strip(e) {
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `strftime(d, '%Y-%m')`, `to_char(d, 'YYYY-MM')` → month; the day's
+/// patterns (`'%Y%m%d'`, `'YYYY-MM-DD'`) → day.
+fn format_grain(e: &Expr) -> Option<Grain> {
+    let Expr::Function(f) = e else { return None };
+    let name = f.name.to_string().to_ascii_lowercase();
+    if !matches!(
+        name.as_str(),
+        "strftime" | "to_char" | "format_date" | "format_timestamp" | "date_format"
+    ) {
+        return None;
+    }
+    let pattern = positional(&f.args).into_iter().rev().find_map(text_literal)?;
+    match super::key_expr::text_format(&pattern)? {
+        crate::time::KeyFormat::TextYyyyMm => Some(Grain::Month),
+        _ => Some(Grain::Day),
+    }
+}
+
 /// `date_trunc('week', d)` (or BigQuery's `date_trunc(d, week)`) → week.
 fn date_trunc_grain(e: &Expr) -> Option<Grain> {
     let Expr::Function(f) = e else { return None };
@@ -885,7 +965,7 @@ mod tests {
         for sql in [
             "select a, b from t where c = 1",
             "select a from t where d >= current_date",
-            "select a - b from t",
+            "select a * b from t",
         ] {
             assert!(!finds_something(sql, SqlDialect::Generic), "{sql}");
             assert!(!could_hold_evidence(sql), "{sql}");

@@ -11,6 +11,7 @@
 //! `--as-of`; a `none` edge stops propagation and is reported.
 
 mod infer;
+mod key_expr;
 mod partition;
 mod time_model;
 

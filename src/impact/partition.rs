@@ -15,6 +15,9 @@ use petgraph::graph::NodeIndex;
 
 use crate::graph::LineageGraph;
 use crate::sql::{ColumnLineage, KnownColumns, ScriptReading, read_cached};
+use crate::time::KeyFormat;
+
+use super::key_expr::kept;
 
 /// A dataset's partition column and why ripple believes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +26,9 @@ pub struct PartitionColumn {
     pub column: String,
     /// Where it comes from (`ripple.yml`, `dbt event_time`, the SQL line).
     pub evidence: String,
+    /// How it keeps its key, when the SQL making it says (`None`: as
+    /// `partition_format` says, else a date).
+    pub format: Option<KeyFormat>,
 }
 
 /// The output of the job writing a dataset, read from its SQL.
@@ -85,12 +91,14 @@ pub fn configured(g: &LineageGraph, n: NodeIndex) -> Option<PartitionColumn> {
         return Some(PartitionColumn {
             column: c,
             evidence: "ripple.yml".to_string(),
+            format: None,
         });
     }
     let dbt = |key: &str, v: Option<&serde_json::Value>| {
         v.and_then(|v| v.as_str()).map(|c| PartitionColumn {
             column: c.to_string(),
             evidence: format!("dbt `{key}`"),
+            format: None,
         })
     };
     dbt("event_time", d.config.get("event_time")).or_else(|| {
@@ -162,32 +170,46 @@ impl<'a> PartitionColumns<'a> {
                 continue;
             };
             let relation = g.graph[up].relation.to_lowercase();
+            let input = pc
+                .format
+                .or_else(|| {
+                    g.graph[up]
+                        .settings(&g.config)
+                        .and_then(|c| c.partition_format)
+                })
+                .unwrap_or_default();
             let candidates: Vec<_> = out
                 .lineage
                 .columns
                 .iter()
-                .filter(|c| {
-                    c.sources.len() == 1
-                        && c.sources.iter().all(|s| {
-                            s.relation.to_lowercase() == relation
-                                && s.column.eq_ignore_ascii_case(&pc.column)
-                        })
-                        && !aggregates(&c.fingerprint)
-                        && !reformats(&c.fingerprint)
+                .filter_map(|c| {
+                    let s = single_source(c)?;
+                    if s.relation.to_lowercase() != relation
+                        || !s.column.eq_ignore_ascii_case(&pc.column)
+                    {
+                        return None;
+                    }
+                    let source = format!("{}.{}", s.relation, s.column);
+                    kept(&c.fingerprint, &source, input, g.config.dialect).map(|k| (c, k))
                 })
                 .collect();
             // The column keeping the upstream's name first: `select order_date, ...`.
             let carried = candidates
                 .iter()
-                .find(|c| c.name.eq_ignore_ascii_case(&pc.column))
+                .find(|(c, _)| c.name.eq_ignore_ascii_case(&pc.column))
                 .or(candidates.first());
-            if let Some(c) = carried {
+            if let Some((c, k)) = carried {
+                let how = match k.format {
+                    f if f == input => String::new(),
+                    f => format!(" as {}", f.name()),
+                };
                 return Some(PartitionColumn {
                     column: c.name.clone(),
                     evidence: format!(
-                        "SQL: `{}` carries `{}.{}` ({}:{})",
+                        "SQL: `{}` carries `{}.{}`{how} ({}:{})",
                         c.name, g.graph[up].name, pc.column, out.file, out.line
                     ),
+                    format: (k.format != KeyFormat::Date).then_some(k.format),
                 });
             }
         }
@@ -199,103 +221,39 @@ impl<'a> PartitionColumns<'a> {
             .neighbors_directed(n, Direction::Incoming)
             .map(|u| g.graph[u].relation.to_lowercase())
             .collect();
-        let derived = out.lineage.columns.iter().find(|c| {
-            c.sources.len() == 1
-                && c.sources
-                    .iter()
-                    .all(|s| relations.contains(&s.relation.to_lowercase()))
-                && truncates_time(&c.fingerprint)
-                && !aggregates(&c.fingerprint)
-                && !reformats(&c.fingerprint)
+        let (derived, k) = out.lineage.columns.iter().find_map(|c| {
+            let s = single_source(c)?;
+            if !relations.contains(&s.relation.to_lowercase()) {
+                return None;
+            }
+            let source = format!("{}.{}", s.relation, s.column);
+            kept(&c.fingerprint, &source, KeyFormat::Date, g.config.dialect)
+                .filter(|k| k.timeish)
+                .map(|k| (c, k))
         })?;
         let source = derived.sources.iter().next()?;
+        let how = match k.format {
+            KeyFormat::Date => String::new(),
+            f => format!(", kept as {}", f.name()),
+        };
         Some(PartitionColumn {
             column: derived.name.clone(),
             evidence: format!(
-                "SQL: `{}` is a time computed from `{}.{}` ({}:{})",
+                "SQL: `{}` is a time computed from `{}.{}`{how} ({}:{})",
                 derived.name, source.relation, source.column, out.file, out.line
             ),
+            format: (k.format != KeyFormat::Date).then_some(k.format),
         })
     }
 }
 
-/// Whether an expression turns a time into another format (text, an
-/// integer, parts of it): it does not carry the partition column as the
-/// plan's filters write it; `partition_column` and `partition_format` in
-/// ripple.yml say how it is kept.
-fn reformats(fingerprint: &str) -> bool {
-    let f = fingerprint.to_lowercase();
-    [
-        "to_char(",
-        "strftime(",
-        "format(",
-        "extract(",
-        "date_part(",
-        "datepart(",
-        "epoch",
-        "||",
-        "concat(",
-        "substr(",
-        "substring(",
-        "left(",
-        "right(",
-        "year(",
-        "month(",
-        "day(",
-        "to_number(",
-        " as int",
-        " as bigint",
-        " as integer",
-        " as varchar",
-        " as text",
-        " as string",
-        " as char",
-        "::int",
-        "::bigint",
-        "::integer",
-        "::varchar",
-        "::text",
-    ]
-    .iter()
-    .any(|t| f.contains(t))
-}
-
-/// Whether an expression casts or truncates to a date or time.
-fn truncates_time(fingerprint: &str) -> bool {
-    let f = fingerprint.to_lowercase();
-    let cast = (f.contains("cast(") || f.contains("::"))
-        && (f.contains("date") || f.contains("timestamp"));
-    cast || [
-        "date_trunc(",
-        "timestamp_trunc(",
-        "datetime_trunc(",
-        "date(",
-        "to_date(",
-        "trunc(",
-    ]
-    .iter()
-    .any(|t| f.contains(t))
-}
-
-/// Whether an expression aggregates (`min(order_date)` names a day, not the
-/// partition each row belongs to).
-fn aggregates(fingerprint: &str) -> bool {
-    let f = fingerprint.to_lowercase();
-    [
-        "count(",
-        "sum(",
-        "avg(",
-        "min(",
-        "max(",
-        "array_agg(",
-        "string_agg(",
-        "any_value(",
-        "first_value(",
-        "last_value(",
-        "listagg(",
-    ]
-    .iter()
-    .any(|a| f.contains(a))
+/// The one upstream column an output column reads, if it reads one.
+fn single_source(c: &crate::sql::OutputColumn) -> Option<&crate::sql::ColumnRef> {
+    let mut s = c.sources.iter();
+    match (s.next(), s.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
 }
 
 /// Whether `name` is an identifier (a column or an alias), not the text of

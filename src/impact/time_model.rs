@@ -59,6 +59,114 @@ struct NodeFacts {
     grain: Option<(Grain, String)>,
     start: Option<Hour>,
     non_idempotent: Option<String>,
+    zone: Zone,
+}
+
+/// The zone a dataset's partitions are cut into days of, and whence.
+#[derive(Debug, Clone)]
+struct Zone {
+    /// `None`: UTC when `declared`, else several zones in its SQL.
+    name: Option<String>,
+    source: String,
+    /// Said in ripple.yml or a dbt config (or nothing said: UTC), rather
+    /// than read off SQL, which may convert either way.
+    declared: bool,
+}
+
+impl Default for Zone {
+    fn default() -> Self {
+        Zone {
+            name: None,
+            source: "no zone said".to_string(),
+            declared: true,
+        }
+    }
+}
+
+impl Zone {
+    fn shown(&self) -> &str {
+        match (&self.name, self.declared) {
+            (Some(z), _) => z,
+            (None, true) => "UTC",
+            (None, false) => "several zones",
+        }
+    }
+
+    /// Its offsets from UTC in minutes; any offset at all when unknown.
+    fn offsets(&self) -> (i64, i64) {
+        match (&self.name, self.declared) {
+            (None, true) => (0, 0),
+            (Some(z), _) => crate::time::offset_range(z).unwrap_or((-14 * 60, 14 * 60)),
+            (None, false) => (-14 * 60, 14 * 60),
+        }
+    }
+
+    fn same_as(&self, other: &Zone) -> bool {
+        let utc = |z: &Zone| z.declared && z.name.as_deref().is_none_or(|n| n == "UTC");
+        (utc(self) && utc(other))
+            || (self.name.is_some() && self.name == other.name)
+    }
+}
+
+/// The zone of `n`: ripple.yml's for it, its dbt config's (`time_zone`, or
+/// under `meta`), its SQL's, the project's, else UTC.
+fn zone_facts(g: &LineageGraph, n: NodeIndex, inferred: Option<&Inference>) -> Zone {
+    let d = &g.graph[n];
+    let declared = |name: &str, source: &str| Zone {
+        name: Some(name.to_string()),
+        source: source.to_string(),
+        declared: true,
+    };
+    if let Some(z) = d.settings(&g.config).and_then(|s| s.time_zone.as_deref()) {
+        return declared(z, "ripple.yml");
+    }
+    let dbt = d
+        .config
+        .get("time_zone")
+        .or_else(|| d.config.get("meta").and_then(|m| m.get("time_zone")))
+        .and_then(Value::as_str);
+    if let Some(z) = dbt {
+        return declared(z, "dbt config `time_zone`");
+    }
+    if let Some((name, source)) = inferred.and_then(|i| i.zone.clone()) {
+        return Zone {
+            name,
+            source,
+            declared: false,
+        };
+    }
+    match g.config.time_zone.as_deref() {
+        Some(z) => declared(z, "ripple.yml (the project's)"),
+        None => Zone::default(),
+    }
+}
+
+/// How many partitions of `grain` the days of `down` sit off those of `up`,
+/// at least and at most: `[lo, hi]` to add to an edge's window. Read off
+/// SQL rather than declared, a zone is taken either way.
+fn zone_shift(up: &Zone, down: &Zone, grain: Grain) -> (i64, i64) {
+    if up.same_as(down) {
+        return (0, 0);
+    }
+    let ((ul, uh), (dl, dh)) = (up.offsets(), down.offsets());
+    let (mut lo, mut hi) = (ul - dh, uh - dl);
+    if !up.declared || !down.declared {
+        let m = lo.abs().max(hi.abs());
+        (lo, hi) = (-m, m);
+    }
+    let floor = |a: i64, b: i64| a.div_euclid(b);
+    let ceil = |a: i64, b: i64| -(-a).div_euclid(b);
+    let (lo_h, hi_h) = (floor(lo, 60), ceil(hi, 60));
+    // The shortest length of the grain: a shift is never under-counted.
+    let len = match grain {
+        Grain::Hour => 1,
+        Grain::Day => 24,
+        Grain::Week => 24 * 7,
+        Grain::Month => 24 * 28,
+        Grain::Year => 24 * 365,
+        Grain::None => return (0, 0),
+    };
+    (floor(lo_h, len), ceil(hi_h, len))
 }
 
 /// What is known of one edge before any request.
@@ -174,6 +282,7 @@ impl TimeFacts {
                     grain,
                     start,
                     non_idempotent: non_idempotent(g, d),
+                    zone: zone_facts(g, n, inferred.get(&n)),
                 },
             );
         }
@@ -294,35 +403,28 @@ impl TimeFacts {
                 },
                 EdgeFacts::Default => EdgeTime { mapping: TimeMapping::Identity, source: "default".into() },
             };
-            // Days of another time zone than the upstream's overlap two of
-            // its days: one more of them either way.
-            let zone = |n: NodeIndex| {
-                g.config
-                    .zone_of(g.graph[n].settings(&g.config))
-                    .unwrap_or("UTC")
-            };
+            // Days of another time zone than the upstream's start and end
+            // some hours off its partitions: the window moves by them.
             let down = e_down(g, e);
-            let slack = match up_grain {
-                Grain::Hour => 24,
-                Grain::Day => 1,
-                _ => 0,
-            };
+            let zone = |n: NodeIndex| self.nodes.get(&n).map(|f| f.zone.clone()).unwrap_or_default();
+            let (zu, zd) = (zone(up), zone(down));
+            let (s_lo, s_hi) = zone_shift(&zu, &zd, up_grain);
             let edge = match edge.mapping {
-                TimeMapping::Identity | TimeMapping::Window(..)
-                    if slack > 0 && zone(up) != zone(down) =>
-                {
+                TimeMapping::Identity | TimeMapping::Window(..) if (s_lo, s_hi) != (0, 0) => {
                     let (lo, hi) = match edge.mapping {
                         TimeMapping::Window(lo, hi) => (lo, hi),
                         _ => (0, 0),
                     };
                     EdgeTime {
-                        mapping: TimeMapping::Window(lo - slack, hi + slack),
+                        mapping: TimeMapping::Window(lo + s_lo, hi + s_hi),
                         source: format!(
-                            "{}; widened a day either way: `{}` is cut into days of {}, its upstream of {}",
+                            "{}; moved by [{s_lo}, {s_hi}] {up_grain}s: `{}` is cut into days of {} ({}), its upstream into days of {} ({})",
                             edge.source,
                             g.graph[down].name,
-                            zone(down),
-                            zone(up)
+                            zd.shown(),
+                            zd.source,
+                            zu.shown(),
+                            zu.source
                         ),
                     }
                 }

@@ -352,6 +352,8 @@ pub fn document(
     let mut columns_of = PartitionColumns::with_outputs(&outputs);
     let mut missing = Vec::new();
     let mut partition: HashMap<&str, Option<String>> = HashMap::new();
+    // Key formats the SQL making a partition column says.
+    let mut encoded: HashMap<&str, KeyFormat> = HashMap::new();
     for id in &order {
         let Some(d) = g.dataset(id) else { continue };
         let full = by_dataset[*id].iter().any(|t| t.full);
@@ -359,7 +361,12 @@ pub fn document(
             None
         } else {
             match columns_of.of(g, g.index[*id]) {
-                Some(p) => Some(crate::sql::rewrite::unquote_ident(&p.column)),
+                Some(p) => {
+                    if let Some(f) = p.format {
+                        encoded.insert(id, f);
+                    }
+                    Some(crate::sql::rewrite::unquote_ident(&p.column))
+                }
                 None => {
                     missing.push(d.name.clone());
                     None
@@ -395,11 +402,13 @@ pub fn document(
             .get(&g.index[id])
             .map_or(Grain::None, |x| x.grain)
     };
-    // How each dataset's partition column stores its key (ripple.yml).
+    // How each dataset's partition column stores its key: ripple.yml,
+    // else the SQL making it.
     let format_of = |id: &str| -> KeyFormat {
         g.dataset(id)
             .and_then(|d| d.settings(&g.config))
             .and_then(|c| c.partition_format)
+            .or_else(|| encoded.get(id).copied())
             .unwrap_or_default()
     };
     // The zone a column of instants (`timestamptz`, known from the table's
