@@ -95,22 +95,27 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
         out.grain = Some((*gr, format!("inferred from SQL ({file}, SQL line {ev})")));
     }
     for w in &v.windows {
-        let target = match &w.qualifier {
+        // The upstreams the window reads: those its qualifier names (a
+        // name a search path leaves open names several); unqualified, or
+        // naming none of them, every upstream: a window is never dropped.
+        let named: Vec<NodeIndex> = match &w.qualifier {
             Some(q) => {
                 let rel = v.aliases.get(q).cloned().unwrap_or_else(|| q.clone());
-                ups.iter().copied().find(|&u| {
-                    let ud = &g.graph[u];
-                    ud.relation == rel
-                        || ud.name == rel
-                        || ud.relation.rsplit('.').next() == Some(rel.as_str())
-                        || rel.rsplit('.').next()
-                            == Some(ud.relation.rsplit('.').next().unwrap_or_default())
-                })
+                ups.iter()
+                    .copied()
+                    .filter(|&u| {
+                        let ud = &g.graph[u];
+                        ud.relation == rel
+                            || ud.name == rel
+                            || ud.relation.rsplit('.').next() == Some(rel.as_str())
+                            || rel.rsplit('.').next()
+                                == Some(ud.relation.rsplit('.').next().unwrap_or_default())
+                    })
+                    .collect()
             }
-            None if ups.len() == 1 => ups.first().copied(),
-            None => None,
+            None => Vec::new(),
         };
-        let Some(u) = target else { continue };
+        let targets = if named.is_empty() { &ups } else { &named };
         let evidence = format!("inferred from SQL ({file}, SQL line {})", w.evidence);
         let found = Window {
             lo: w.lo.min(0),
@@ -118,9 +123,11 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
             unit: w.unit,
             evidence,
         };
-        let all = out.windows.entry(g.graph[u].id.clone()).or_default();
-        if !all.contains(&found) {
-            all.push(found);
+        for &u in targets {
+            let all = out.windows.entry(g.graph[u].id.clone()).or_default();
+            if !all.contains(&found) {
+                all.push(found.clone());
+            }
         }
     }
     let zones: BTreeSet<&str> = v.zones.iter().map(|(z, _)| z.as_str()).collect();
@@ -221,7 +228,11 @@ fn reach_in(n: i64, unit: Option<Grain>, grain: Grain) -> i64 {
         return n.signum() * UNBOUNDED;
     }
     let Some(unit) = unit else { return n };
-    if let Some(f) = unit.ratio(grain) {
+    // Days and longer in hours are not a fixed ratio: a daylight saving
+    // day has 25.
+    if let Some(f) = unit.ratio(grain)
+        && (grain != Grain::Hour || unit == Grain::Hour)
+    {
         return n * f;
     }
     // The shortest partition of `grain`, in hours (a DST day has 23).
@@ -307,12 +318,27 @@ impl Visitor for Finder {
         // rows of one day in another's partition; read both ways, it also
         // covers a join on the shifted column further up.
         for item in &s.projection {
-            if let sqlparser::ast::SelectItem::UnnamedExpr(e)
-            | sqlparser::ast::SelectItem::ExprWithAlias { expr: e, .. } = item
-                && let Some((base, n, unit)) = plus_offset(e).or_else(|| minus_offset(e))
-                && time_expr(base)
+            let (sqlparser::ast::SelectItem::UnnamedExpr(e)
+            | sqlparser::ast::SelectItem::ExprWithAlias { expr: e, .. }) = item
+            else {
+                continue;
+            };
+            if let Some(base) = shifted_time(e)
+                && !iso_week_start(e)
             {
-                self.push_both(&[base], n, unit, e);
+                match (shift_inside(e), trunc_inside(e)) {
+                    (Some((n, unit, _)), None) => self.push_both(&[base], n, unit, e),
+                    // Truncated as well (`date_trunc('week', d + 1) - 1`: a
+                    // Sunday week; `date_trunc('day', ts - interval '5
+                    // hours')`), a row moves as far as a period more.
+                    (Some((n, unit, _)), Some(period)) => {
+                        let hours = reach_hours(n.abs(), unit) + reach_hours(1, Some(period));
+                        self.push_both(&[base], hours, Some(Grain::Hour), e);
+                    }
+                    // `d - dayofweek(d)`: moved by an amount ripple cannot
+                    // bound, so as far as time goes.
+                    _ => self.push_both(&[base], UNBOUNDED, None, e),
+                }
             }
         }
         let grouped = match &s.group_by {
@@ -417,6 +443,12 @@ impl Visitor for Finder {
                     self.push_ahead(left, n, unit, e);
                 } else if let Some((_, n, unit)) = plus_offset(left) {
                     self.push_ahead(right, n, unit, e);
+                } else if let Some((n, unit, ahead)) = shift_inside(right) {
+                    // Shifted inside a conversion: `w.key = cast(strftime(
+                    // strptime(t.key, ...) - interval 7 day, ...) as int)`.
+                    self.push_shift(left, n, unit, ahead, e);
+                } else if let Some((n, unit, ahead)) = shift_inside(left) {
+                    self.push_shift(right, n, unit, ahead, e);
                 }
             }
             Expr::AtTimeZone { time_zone, .. } => {
@@ -480,6 +512,14 @@ impl Finder {
                 unit,
                 evidence: format!("{}: `{}`", line(whole), shorten(whole)),
             });
+        }
+    }
+
+    fn push_shift(&mut self, column: &Expr, n: i64, unit: Option<Grain>, ahead: bool, whole: &Expr) {
+        if ahead {
+            self.push_ahead(column, n, unit, whole);
+        } else {
+            self.push_window(column, n, unit, whole);
         }
     }
 
@@ -549,6 +589,9 @@ fn over_reach(f: &sqlparser::ast::Function) -> (i64, i64, Option<Grain>) {
     };
     // The period a `partition by date_trunc('month', d)` keeps it inside.
     let mut period: Option<(i64, Grain)> = None;
+    // Partitioned by something else than time (`partition by customer_id`):
+    // a row's previous row in its partition may be any time before.
+    let mut gappy = false;
     for p in &spec.partition_by {
         if let Some(g) = date_trunc_grain(strip(p)) {
             let days = match g {
@@ -567,6 +610,8 @@ fn over_reach(f: &sqlparser::ast::Function) -> (i64, i64, Option<Grain>) {
             && parts.last().is_some_and(|i| time_like(&i.value))
         {
             return (0, 0, None);
+        } else {
+            gappy = true;
         }
     }
     let name = f.name.to_string().to_ascii_lowercase();
@@ -621,6 +666,24 @@ fn over_reach(f: &sqlparser::ast::Function) -> (i64, i64, Option<Grain>) {
             // this one (its peers too), and ranks count every row before.
             _ => (-UNBOUNDED, 0, None),
         }
+    };
+    // Rows counted inside a partition that is not a period of time reach
+    // as far as that partition's rows are spread: all the way.
+    let (lo, hi) = if gappy && unit.is_none() {
+        (
+            if lo < 0 { -UNBOUNDED } else { 0 },
+            if hi > 0 { UNBOUNDED } else { 0 },
+        )
+    } else {
+        (lo, hi)
+    };
+    // Ordered latest first, `preceding` rows are later ones; ordered by an
+    // operator (`using >`), either.
+    use sqlparser::ast::OrderBySort;
+    let (lo, hi) = match spec.order_by.first().and_then(|o| o.options.sort.as_ref()) {
+        Some(OrderBySort::Desc) => (-hi, -lo),
+        Some(OrderBySort::Using(_)) => (lo.min(-hi), hi.max(-lo)),
+        _ => (lo, hi),
     };
     match period {
         // Inside its period: days the frame spells, else the period's.
@@ -728,6 +791,107 @@ fn minus_offset(e: &Expr) -> Option<(&Expr, i64, Option<Grain>)> {
     }
 }
 
+/// A shift by a literal anywhere inside `e` (`strftime(d - interval 7
+/// day, '%Y%m%d')`): how far, its unit, and whether it goes ahead.
+fn shift_inside(e: &Expr) -> Option<(i64, Option<Grain>, bool)> {
+    if let Some((_, n, unit)) = minus_offset(e) {
+        return Some((n, unit, false));
+    }
+    if let Some((_, n, unit)) = plus_offset(e) {
+        return Some((n, unit, true));
+    }
+    match e {
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => shift_inside(expr),
+        Expr::AtTimeZone { timestamp, .. } => shift_inside(timestamp),
+        Expr::Function(f) => positional(&f.args).into_iter().find_map(shift_inside),
+        Expr::BinaryOp { left, right, .. } => shift_inside(left).or_else(|| shift_inside(right)),
+        _ => None,
+    }
+}
+
+/// The time column a selected expression moves (`d + 1`, `date_trunc('day',
+/// ts - interval '5 hours')`, `d - dayofweek(d)`), by a literal or not; a
+/// difference of two times (`d - first_d`) is a number, not a move.
+fn shifted_time(e: &Expr) -> Option<&Expr> {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Plus | BinaryOperator::Minus,
+            right,
+        } if time_expr(left) && (!time_expr(right) || part_of_time(right)) => Some(left),
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Plus,
+            right,
+        } if time_expr(right) && !time_expr(left) => Some(right),
+        Expr::BinaryOp { left, right, .. } => shifted_time(left).or_else(|| shifted_time(right)),
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => shifted_time(expr),
+        Expr::AtTimeZone { timestamp, .. } => shifted_time(timestamp),
+        Expr::Function(f) if f.over.is_none() => {
+            positional(&f.args).into_iter().find_map(shifted_time)
+        }
+        _ => None,
+    }
+}
+
+/// `d - extract(isodow from d) + 1` (or `d - (isodow(d) - 1)`): the
+/// Monday of `d`'s ISO week, as `date_trunc('week', d)` is: a row stays in
+/// its week's partition.
+fn iso_week_start(e: &Expr) -> bool {
+    let isodow = |e: &Expr| match strip(e) {
+        Expr::Extract { field, .. } => matches!(field, DateTimeField::Isodow),
+        Expr::Function(f) => f.name.to_string().eq_ignore_ascii_case("isodow"),
+        _ => false,
+    };
+    let minus_one = |e: &Expr| {
+        matches!(strip(e), Expr::BinaryOp { left, op: BinaryOperator::Minus, right }
+            if isodow(left) && literal_int(right) == Some(1))
+    };
+    match strip(e) {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Plus,
+            right,
+        } if literal_int(right) == Some(1) => matches!(strip(left),
+            Expr::BinaryOp { left: x, op: BinaryOperator::Minus, right: dow }
+                if time_expr(x) && isodow(dow)),
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Minus,
+            right,
+        } => time_expr(left) && minus_one(right),
+        _ => false,
+    }
+}
+
+/// A number read off a time (`dayofweek(d)`, `extract(dow from d)`), not
+/// a time itself.
+fn part_of_time(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Extract { .. } => true,
+        Expr::Function(f) => matches!(
+            f.name.to_string().to_ascii_lowercase().as_str(),
+            "dayofweek" | "dow" | "isodow" | "weekday" | "day_of_week" | "dayofmonth"
+                | "dayofyear" | "day" | "date_part" | "datepart" | "extract" | "hour"
+                | "minute" | "month" | "year" | "week" | "weekofyear" | "isoweek"
+        ),
+        _ => false,
+    }
+}
+
+/// The coarsest `date_trunc` inside `e`.
+fn trunc_inside(e: &Expr) -> Option<Grain> {
+    let here = date_trunc_grain(e);
+    let below = match e {
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => trunc_inside(expr),
+        Expr::AtTimeZone { timestamp, .. } => trunc_inside(timestamp),
+        Expr::Function(f) => positional(&f.args).into_iter().filter_map(trunc_inside).max(),
+        Expr::BinaryOp { left, right, .. } => trunc_inside(left).max(trunc_inside(right)),
+        _ => None,
+    };
+    here.max(below)
+}
+
 /// `date_diff('day', x, y)`, `datediff(day, x, y)` → (unit, x, y).
 fn date_diff(e: &Expr) -> Option<(Option<Grain>, &Expr, &Expr)> {
     let Expr::Function(f) = strip(e) else {
@@ -812,7 +976,8 @@ fn interval(e: &Expr) -> Option<(i64, Option<Grain>)> {
         return None;
     };
     if let Some(field) = &iv.leading_field {
-        return Some((literal_int(&iv.value)?, field_grain(field)));
+        let n = literal_int(&iv.value)?;
+        return Some(in_hours(n, &field.to_string()).unwrap_or((n, field_grain(field))));
     }
     let Expr::Value(v) = iv.value.as_ref() else {
         return None;
@@ -822,8 +987,22 @@ fn interval(e: &Expr) -> Option<(i64, Option<Grain>)> {
     };
     let mut words = s.split_whitespace();
     let n: i64 = words.next()?.parse().ok()?;
-    let unit = words.next().and_then(unit_word);
-    Some((n, unit))
+    let word = words.next().unwrap_or_default();
+    Some(in_hours(n, word).unwrap_or((n, unit_word(word))))
+}
+
+/// Minutes and seconds as whole hours, rounded away from zero: an offset
+/// of `330 minutes` moves a row up to 6 hours.
+fn in_hours(n: i64, word: &str) -> Option<(i64, Option<Grain>)> {
+    let w = word.to_ascii_lowercase();
+    let per_hour = if w.starts_with("minute") {
+        60
+    } else if w.starts_with("second") {
+        3600
+    } else {
+        return None;
+    };
+    Some((n.signum() * ((n.abs() + per_hour - 1) / per_hour), Some(Grain::Hour)))
 }
 
 fn field_grain(f: &DateTimeField) -> Option<Grain> {
@@ -867,6 +1046,16 @@ fn literal_int(e: &Expr) -> Option<i64> {
             op: UnaryOperator::Minus,
             expr,
         } => literal_int(expr).map(|n| -n),
+        // A constant spelled as arithmetic: `6 * 86400`, `3 * 2`.
+        Expr::BinaryOp { left, op, right } => {
+            let (a, b) = (literal_int(left)?, literal_int(right)?);
+            match op {
+                BinaryOperator::Multiply => a.checked_mul(b),
+                BinaryOperator::Plus => a.checked_add(b),
+                BinaryOperator::Minus => a.checked_sub(b),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }

@@ -29,6 +29,10 @@ pub struct PartitionColumn {
     /// How it keeps its key, when the SQL making it says (`None`: as
     /// `partition_format` says, else a date).
     pub format: Option<KeyFormat>,
+    /// The upstream column it is a time computed from, when it carries no
+    /// upstream's partition column (`cast(created_at as date)` over a table
+    /// partitioned by its load time).
+    pub derived_from: Option<crate::sql::ColumnRef>,
 }
 
 /// The output of the job writing a dataset, read from its SQL.
@@ -92,6 +96,7 @@ pub fn configured(g: &LineageGraph, n: NodeIndex) -> Option<PartitionColumn> {
             column: c,
             evidence: "ripple.yml".to_string(),
             format: None,
+            derived_from: None,
         });
     }
     let dbt = |key: &str, v: Option<&serde_json::Value>| {
@@ -99,6 +104,7 @@ pub fn configured(g: &LineageGraph, n: NodeIndex) -> Option<PartitionColumn> {
             column: c.to_string(),
             evidence: format!("dbt `{key}`"),
             format: None,
+            derived_from: None,
         })
     };
     dbt("event_time", d.config.get("event_time")).or_else(|| {
@@ -210,6 +216,7 @@ impl<'a> PartitionColumns<'a> {
                         c.name, g.graph[up].name, pc.column, out.file, out.line
                     ),
                     format: (k.format != KeyFormat::Date).then_some(k.format),
+                    derived_from: None,
                 });
             }
         }
@@ -243,6 +250,7 @@ impl<'a> PartitionColumns<'a> {
                 derived.name, source.relation, source.column, out.file, out.line
             ),
             format: (k.format != KeyFormat::Date).then_some(k.format),
+            derived_from: Some(source.clone()),
         })
     }
 }

@@ -247,6 +247,7 @@ impl TimeFacts {
             .filter(|n| sql_of.is_none_or(|w| w.contains(n)))
             .filter_map(|&n| infer(g, n).map(|i| (n, i)))
             .collect();
+        let across = across_columns(g, sql_of);
         // Once per dataset, on all cores: each node and each edge into it asks.
         let dbt_of: Vec<DbtFacts> = indices
             .par_iter()
@@ -300,6 +301,8 @@ impl TimeFacts {
             });
             let facts = if let Some(m) = configured_mapping {
                 EdgeFacts::Fixed(m, "ripple.yml".into())
+            } else if let Some(why) = across.get(&e) {
+                EdgeFacts::Fixed(TimeMapping::All, why.clone())
             } else if let Some((lookback, why)) = &dbt_of[down.index()].lookback {
                 EdgeFacts::Lookback(*lookback, why.clone())
             } else if let Some(i) = inferred
@@ -434,6 +437,51 @@ impl TimeFacts {
         }
         TimeModel { datasets, edges }
     }
+}
+
+/// Edges from an upstream whose partition column is declared into a
+/// dataset partitioned by a time computed from another of its columns (a
+/// table loaded by `updated_at`, read into one by `cast(created_at as
+/// date)`): a row of any upstream partition may land in any of its
+/// partitions, so such an edge reaches all of them, with the reason.
+fn across_columns(
+    g: &LineageGraph,
+    sql_of: Option<&BTreeSet<NodeIndex>>,
+) -> HashMap<EdgeIndex, String> {
+    let mut columns = super::partition::PartitionColumns::default();
+    let mut out = HashMap::new();
+    for e in g.graph.edge_indices() {
+        let Some((up, down)) = g.graph.edge_endpoints(e) else {
+            continue;
+        };
+        if up == down || sql_of.is_some_and(|w| !w.contains(&down)) {
+            continue;
+        }
+        let Some(by) = super::partition::configured(g, up) else {
+            continue;
+        };
+        let Some(key) = columns.of(g, down) else {
+            continue;
+        };
+        let Some(from) = key.derived_from.as_ref() else {
+            continue;
+        };
+        let relation = &g.graph[up].relation;
+        let same = |a: &str, b: &str| {
+            let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+            a == b || a.ends_with(&format!(".{b}")) || b.ends_with(&format!(".{a}"))
+        };
+        if same(&from.relation, relation) && !from.column.eq_ignore_ascii_case(&by.column) {
+            out.insert(
+                e,
+                format!(
+                    "every partition: `{}` is partitioned by `{}`, a time computed from `{}`, but `{}` by `{}` ({}); a row of one of its partitions may land in any, unless `upstream:` in ripple.yml says how far",
+                    g.graph[down].name, key.column, from.column, g.graph[up].name, by.column, by.evidence
+                ),
+            );
+        }
+    }
+    out
 }
 
 /// The downstream end of an edge.

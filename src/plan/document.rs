@@ -411,12 +411,11 @@ pub fn document(
             .or_else(|| encoded.get(id).copied())
             .unwrap_or_default()
     };
-    // The zone a column of instants (`timestamptz`, known from the table's
-    // facts) is cut into days in: the dataset's, the project's, or UTC.
-    let zone_of = |id: &str| -> Option<String> {
+    // The type of each dataset's partition column, when its facts say.
+    let column_type = |id: &str| -> Option<String> {
         let d = g.dataset(id)?;
         let column = partition.get(id)?.as_deref()?;
-        let zoned = tables
+        tables
             .get(&d.relation, dialect)
             .and_then(|f| {
                 f.columns
@@ -424,16 +423,45 @@ pub fn document(
                     .find(|c| c.name.eq_ignore_ascii_case(column))
             })
             .and_then(|c| c.data_type.as_deref())
-            .is_some_and(|t| {
-                let t = t.to_ascii_lowercase();
-                t.contains("with time zone") || t.starts_with("timestamptz")
-            });
-        zoned.then(|| {
-            g.config
-                .zone_of(d.settings(&g.config))
-                .unwrap_or("UTC")
-                .to_string()
-        })
+            .map(str::to_ascii_lowercase)
+    };
+    let dataset_zone = |id: &str| -> String {
+        g.dataset(id)
+            .and_then(|d| g.config.zone_of(d.settings(&g.config)))
+            .unwrap_or("UTC")
+            .to_string()
+    };
+    // The zone a column of instants (`timestamptz`, known from the table's
+    // facts) is cut into days in, for grouping it by partition: the
+    // dataset's, the project's, or UTC.
+    let zone_of = |id: &str| -> Option<String> {
+        column_type(id)
+            .is_some_and(|t| t.contains("with time zone") || t.starts_with("timestamptz"))
+            .then(|| dataset_zone(id))
+    };
+    // The zone a filter's bounds are written in, with their offsets: a
+    // column of instants', and, where the column's type is not known, when
+    // a zone is declared or the job sets its session's (PostgreSQL and
+    // DuckDB read the offset of an instant, and leave it off a date or a
+    // plain timestamp, so the bounds are right whatever the type is).
+    let literal_zone_of = |id: &str| -> Option<String> {
+        if let Some(z) = zone_of(id) {
+            return Some(z);
+        }
+        if column_type(id).is_some()
+            || !matches!(dialect, crate::sql::SqlDialect::Postgres | crate::sql::SqlDialect::DuckDb)
+        {
+            return None;
+        }
+        let declared = g
+            .dataset(id)
+            .and_then(|d| g.config.zone_of(d.settings(&g.config)))
+            .is_some_and(|z| z != "UTC");
+        let sets_zone = g
+            .writer(id)
+            .and_then(|j| j.sql.as_deref())
+            .is_some_and(crate::sql::sets_time_zone);
+        (declared || sets_zone).then(|| dataset_zone(id))
     };
     let filter_of = |t: &PlanTask| -> Option<String> {
         if t.full {
@@ -441,7 +469,7 @@ pub fn document(
         }
         let column = partition.get(t.dataset.as_str())?.as_deref()?;
         let grain = grain_of(&t.dataset);
-        let zone = zone_of(&t.dataset);
+        let zone = literal_zone_of(&t.dataset);
         any_of(
             t.ranges
                 .iter()

@@ -22,6 +22,7 @@ pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
 pub use names::is_path;
 pub use parse::{for_each_statement, with_statements};
+pub use session::sets_time_zone;
 pub use script::{
     ScriptLineage, ScriptReading, StatementError, StatementLineage, WholeLineage, read_cached,
     script_column_edges, script_lineage, script_lineage_with_columns, script_semantics,

@@ -360,3 +360,35 @@ mod tests {
         assert_eq!(s.qualify("raw.customers"), "raw.customers");
     }
 }
+
+/// Whether `sql` sets its session's time zone (`set time zone 'X'`, `set
+/// timezone = 'X'`, DuckDB's `set TimeZone = 'X'`): a timestamp literal
+/// without an offset is then read in that zone. Read as text: a mention in
+/// a comment only makes ripple write offsets it did not need.
+pub fn sets_time_zone(sql: &str) -> bool {
+    let words: Vec<String> = sql
+        .split(|c: char| c.is_whitespace() || c == ';' || c == '=')
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    words.windows(3).any(|w| {
+        w[0] == "set"
+            && ((w[1] == "time" && w[2] == "zone")
+                || (matches!(w[1].as_str(), "session" | "local")
+                    && (w[2] == "timezone" || w[2] == "time")))
+    }) || words.windows(2).any(|w| w[0] == "set" && w[1] == "timezone")
+}
+
+#[cfg(test)]
+mod time_zone_tests {
+    use super::sets_time_zone;
+
+    #[test]
+    fn a_session_time_zone_is_seen_however_it_is_written() {
+        assert!(sets_time_zone("SET TIME ZONE 'America/New_York'; select 1"));
+        assert!(sets_time_zone("set timezone = 'UTC';"));
+        assert!(sets_time_zone("SET TimeZone='Asia/Kolkata'"));
+        assert!(sets_time_zone("set session time zone 'UTC'"));
+        assert!(!sets_time_zone("set search_path = mart; select time_zone from t"));
+    }
+}
