@@ -515,7 +515,14 @@ impl Finder {
         }
     }
 
-    fn push_shift(&mut self, column: &Expr, n: i64, unit: Option<Grain>, ahead: bool, whole: &Expr) {
+    fn push_shift(
+        &mut self,
+        column: &Expr,
+        n: i64,
+        unit: Option<Grain>,
+        ahead: bool,
+        whole: &Expr,
+    ) {
         if ahead {
             self.push_ahead(column, n, unit, whole);
         } else {
@@ -871,9 +878,24 @@ fn part_of_time(e: &Expr) -> bool {
         Expr::Extract { .. } => true,
         Expr::Function(f) => matches!(
             f.name.to_string().to_ascii_lowercase().as_str(),
-            "dayofweek" | "dow" | "isodow" | "weekday" | "day_of_week" | "dayofmonth"
-                | "dayofyear" | "day" | "date_part" | "datepart" | "extract" | "hour"
-                | "minute" | "month" | "year" | "week" | "weekofyear" | "isoweek"
+            "dayofweek"
+                | "dow"
+                | "isodow"
+                | "weekday"
+                | "day_of_week"
+                | "dayofmonth"
+                | "dayofyear"
+                | "day"
+                | "date_part"
+                | "datepart"
+                | "extract"
+                | "hour"
+                | "minute"
+                | "month"
+                | "year"
+                | "week"
+                | "weekofyear"
+                | "isoweek"
         ),
         _ => false,
     }
@@ -885,7 +907,10 @@ fn trunc_inside(e: &Expr) -> Option<Grain> {
     let below = match e {
         Expr::Cast { expr, .. } | Expr::Nested(expr) => trunc_inside(expr),
         Expr::AtTimeZone { timestamp, .. } => trunc_inside(timestamp),
-        Expr::Function(f) => positional(&f.args).into_iter().filter_map(trunc_inside).max(),
+        Expr::Function(f) => positional(&f.args)
+            .into_iter()
+            .filter_map(trunc_inside)
+            .max(),
         Expr::BinaryOp { left, right, .. } => trunc_inside(left).max(trunc_inside(right)),
         _ => None,
     };
@@ -1002,7 +1027,10 @@ fn in_hours(n: i64, word: &str) -> Option<(i64, Option<Grain>)> {
     } else {
         return None;
     };
-    Some((n.signum() * ((n.abs() + per_hour - 1) / per_hour), Some(Grain::Hour)))
+    Some((
+        n.signum() * ((n.abs() + per_hour - 1) / per_hour),
+        Some(Grain::Hour),
+    ))
 }
 
 fn field_grain(f: &DateTimeField) -> Option<Grain> {
@@ -1099,7 +1127,10 @@ fn format_grain(e: &Expr) -> Option<Grain> {
     ) {
         return None;
     }
-    let pattern = positional(&f.args).into_iter().rev().find_map(text_literal)?;
+    let pattern = positional(&f.args)
+        .into_iter()
+        .rev()
+        .find_map(text_literal)?;
     match super::key_expr::text_format(&pattern)? {
         crate::time::KeyFormat::TextYyyyMm => Some(Grain::Month),
         _ => Some(Grain::Day),
@@ -1267,5 +1298,89 @@ mod reach_tests {
             one("select lag(v) over (order by month_start) from s"),
             [(-1, 0)]
         );
+    }
+
+    fn one(sql: &str) -> Vec<(i64, i64)> {
+        reach(sql).into_iter().map(|(_, lo, hi)| (lo, hi)).collect()
+    }
+
+    #[test]
+    fn rows_of_a_partition_that_is_not_time_reach_all_of_it_and_desc_flips() {
+        // The previous order of a customer may be any time before.
+        assert_eq!(
+            one("select lag(d) over (partition by customer_id order by d) from s"),
+            [(-UNBOUNDED, 0)]
+        );
+        // Latest first: a row's `preceding` rows are later ones.
+        assert_eq!(
+            one("select lag(v, 3) over (order by d desc) from s"),
+            [(0, 3)]
+        );
+        assert_eq!(
+            one("select row_number() over (partition by id order by updated_at desc) from s"),
+            [(0, UNBOUNDED)]
+        );
+    }
+
+    #[test]
+    fn shifts_inside_conversions_and_constants_as_arithmetic_count() {
+        assert_eq!(
+            reach(
+                "select 1 from t join w on w.dk = cast(strftime(strptime(cast(t.dk as varchar), '%Y%m%d') - interval 7 day, '%Y%m%d') as integer)"
+            ),
+            [(Some("w".to_string()), -7, 0)]
+        );
+        assert_eq!(
+            one("select 1 from s a join s b on b.d between a.d - 3 * 2 and a.d"),
+            [(-6, 0)]
+        );
+        // Minutes are whole hours, rounded up.
+        let w = parse_and_find(
+            "select cast(ts + interval 330 minute as date) as d from s",
+            SqlDialect::DuckDb,
+        )
+        .unwrap();
+        assert_eq!(
+            w.windows
+                .iter()
+                .map(|w| (w.lo, w.hi, w.unit))
+                .collect::<Vec<_>>(),
+            [(-6, 6, Some(Grain::Hour))]
+        );
+    }
+
+    #[test]
+    fn a_selected_time_moved_reads_both_ways_unless_it_is_the_iso_monday() {
+        assert_eq!(one("select d + 1 as d, v from s"), [(-1, 1)]);
+        // Truncated after the move: a period more (a Sunday week: 25 + 7 x 25 hours).
+        assert_eq!(
+            one("select cast(date_trunc('week', d + 1) - interval 1 day as date) as w from s"),
+            [(-200, 200)]
+        );
+        // Moved by a part of itself: as far as time goes.
+        assert_eq!(
+            one("select d - dayofweek(d) as w from s"),
+            [(-UNBOUNDED, UNBOUNDED)]
+        );
+        assert_eq!(
+            one("select d - extract(isodow from d)::int + 1 as w from s"),
+            []
+        );
+        // A difference of two times is a number, not a move.
+        assert_eq!(one("select d - first_order_date as age from s"), []);
+    }
+
+    #[test]
+    fn zones_and_formatted_grains_are_read_off_the_sql() {
+        let f = parse_and_find(
+            "select cast(ts at time zone 'America/New_York' as date) as d, strftime(d, '%Y-%m') as m from s group by all",
+            SqlDialect::DuckDb,
+        )
+        .unwrap();
+        assert_eq!(
+            f.zones.iter().map(|(z, _)| z.as_str()).collect::<Vec<_>>(),
+            ["America/New_York"]
+        );
+        assert!(f.grains.iter().any(|(g, _)| *g == Grain::Month));
     }
 }

@@ -125,11 +125,17 @@ fn walk(e: &Expr, input: KeyFormat) -> Option<Kept> {
             let inner = walk(expr, input)?;
             let format = match (type_class(data_type)?, inner.format) {
                 (TypeClass::Time, KeyFormat::Date | KeyFormat::TextYyyyMmDd) => KeyFormat::Date,
-                (TypeClass::Integer, f @ (KeyFormat::IntYyyymmdd | KeyFormat::EpochSeconds | KeyFormat::EpochMillis)) => f,
+                (
+                    TypeClass::Integer,
+                    f @ (KeyFormat::IntYyyymmdd | KeyFormat::EpochSeconds | KeyFormat::EpochMillis),
+                ) => f,
                 (TypeClass::Integer, KeyFormat::TextYyyymmdd) => KeyFormat::IntYyyymmdd,
                 (TypeClass::Text, KeyFormat::Date) => KeyFormat::TextYyyyMmDd,
                 (TypeClass::Text, KeyFormat::IntYyyymmdd) => KeyFormat::TextYyyymmdd,
-                (TypeClass::Text, f @ (KeyFormat::TextYyyymmdd | KeyFormat::TextYyyyMm | KeyFormat::TextYyyyMmDd)) => f,
+                (
+                    TypeClass::Text,
+                    f @ (KeyFormat::TextYyyymmdd | KeyFormat::TextYyyyMm | KeyFormat::TextYyyyMmDd),
+                ) => f,
                 _ => return None,
             };
             let timeish = inner.timeish || type_class(data_type) == Some(TypeClass::Time);
@@ -217,7 +223,9 @@ fn walk(e: &Expr, input: KeyFormat) -> Option<Kept> {
                     text_format(pattern?).map(time)
                 }
                 "epoch" | "unix_timestamp" | "unix_seconds" | "unix_date"
-                    if k.format == KeyFormat::Date && literals.is_empty() && name != "unix_date" =>
+                    if k.format == KeyFormat::Date
+                        && literals.is_empty()
+                        && name != "unix_date" =>
                 {
                     Some(time(KeyFormat::EpochSeconds))
                 }
@@ -336,7 +344,10 @@ mod tests {
         assert_eq!(format_of("⟦up.d⟧"), Some(KeyFormat::Date));
         assert_eq!(format_of("CAST(⟦up.d⟧ AS DATE)"), Some(KeyFormat::Date));
         assert_eq!(format_of("⟦up.d⟧::DATE"), Some(KeyFormat::Date));
-        assert_eq!(format_of("date_trunc('week', ⟦up.d⟧)"), Some(KeyFormat::Date));
+        assert_eq!(
+            format_of("date_trunc('week', ⟦up.d⟧)"),
+            Some(KeyFormat::Date)
+        );
         assert_eq!(
             format_of("CAST(⟦up.d⟧ AT TIME ZONE 'America/New_York' AS DATE)"),
             Some(KeyFormat::Date)
@@ -350,7 +361,10 @@ mod tests {
     #[test]
     fn encodings_are_read_off_the_sql_that_makes_them() {
         let cases = [
-            ("CAST(strftime(⟦up.d⟧, '%Y%m%d') AS INTEGER)", KeyFormat::IntYyyymmdd),
+            (
+                "CAST(strftime(⟦up.d⟧, '%Y%m%d') AS INTEGER)",
+                KeyFormat::IntYyyymmdd,
+            ),
             ("to_char(⟦up.d⟧, 'YYYYMMDD')::INT", KeyFormat::IntYyyymmdd),
             ("to_char(⟦up.d⟧, 'YYYYMMDD')", KeyFormat::TextYyyymmdd),
             ("strftime(⟦up.d⟧, '%Y-%m')", KeyFormat::TextYyyyMm),
@@ -358,7 +372,10 @@ mod tests {
             ("CAST(⟦up.d⟧ AS VARCHAR)", KeyFormat::TextYyyyMmDd),
             ("format_date('%Y%m%d', ⟦up.d⟧)", KeyFormat::TextYyyymmdd),
             ("EXTRACT(EPOCH FROM ⟦up.d⟧)", KeyFormat::EpochSeconds),
-            ("CAST(EXTRACT(EPOCH FROM ⟦up.d⟧) AS BIGINT)", KeyFormat::EpochSeconds),
+            (
+                "CAST(EXTRACT(EPOCH FROM ⟦up.d⟧) AS BIGINT)",
+                KeyFormat::EpochSeconds,
+            ),
             ("epoch(⟦up.d⟧) * 1000", KeyFormat::EpochMillis),
             ("epoch_ms(⟦up.d⟧)", KeyFormat::EpochMillis),
             ("date_part('epoch', ⟦up.d⟧)", KeyFormat::EpochSeconds),

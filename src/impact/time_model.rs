@@ -103,8 +103,7 @@ impl Zone {
 
     fn same_as(&self, other: &Zone) -> bool {
         let utc = |z: &Zone| z.declared && z.name.as_deref().is_none_or(|n| n == "UTC");
-        (utc(self) && utc(other))
-            || (self.name.is_some() && self.name == other.name)
+        (utc(self) && utc(other)) || (self.name.is_some() && self.name == other.name)
     }
 }
 
@@ -409,7 +408,12 @@ impl TimeFacts {
             // Days of another time zone than the upstream's start and end
             // some hours off its partitions: the window moves by them.
             let down = e_down(g, e);
-            let zone = |n: NodeIndex| self.nodes.get(&n).map(|f| f.zone.clone()).unwrap_or_default();
+            let zone = |n: NodeIndex| {
+                self.nodes
+                    .get(&n)
+                    .map(|f| f.zone.clone())
+                    .unwrap_or_default()
+            };
             let (zu, zd) = (zone(up), zone(down));
             let (s_lo, s_hi) = zone_shift(&zu, &zd, up_grain);
             let edge = match edge.mapping {
@@ -657,4 +661,39 @@ fn non_idempotent(g: &LineageGraph, d: &Dataset) -> Option<String> {
         return Some("its job reads the table it writes".into());
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zone(name: &str, declared: bool) -> Zone {
+        Zone {
+            name: Some(name.to_string()),
+            source: String::new(),
+            declared,
+        }
+    }
+
+    #[test]
+    fn days_of_another_zone_move_by_its_offsets() {
+        let utc = Zone::default();
+        let ny = zone("America/New_York", true);
+        // A New York day is UTC hours 04/05 to 04/05 of the next day.
+        assert_eq!(zone_shift(&utc, &ny, Grain::Hour), (4, 5));
+        assert_eq!(zone_shift(&utc, &ny, Grain::Day), (0, 1));
+        // A UTC day over New York days: that day and the one before.
+        assert_eq!(zone_shift(&ny, &utc, Grain::Day), (-1, 0));
+        // Half an hour is a whole one: Kolkata is 5:30 ahead.
+        assert_eq!(
+            zone_shift(&utc, &zone("Asia/Kolkata", true), Grain::Hour),
+            (-6, -5)
+        );
+        assert_eq!(zone_shift(&ny, &ny, Grain::Hour), (0, 0));
+        // Read off SQL, a zone may be meant either way.
+        assert_eq!(
+            zone_shift(&utc, &zone("America/New_York", false), Grain::Hour),
+            (-5, 5)
+        );
+    }
 }

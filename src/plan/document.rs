@@ -449,7 +449,10 @@ pub fn document(
             return Some(z);
         }
         if column_type(id).is_some()
-            || !matches!(dialect, crate::sql::SqlDialect::Postgres | crate::sql::SqlDialect::DuckDb)
+            || !matches!(
+                dialect,
+                crate::sql::SqlDialect::Postgres | crate::sql::SqlDialect::DuckDb
+            )
         {
             return None;
         }

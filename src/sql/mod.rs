@@ -22,11 +22,11 @@ pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
 pub use names::is_path;
 pub use parse::{for_each_statement, with_statements};
-pub use session::sets_time_zone;
 pub use script::{
     ScriptLineage, ScriptReading, StatementError, StatementLineage, WholeLineage, read_cached,
     script_column_edges, script_lineage, script_lineage_with_columns, script_semantics,
 };
+pub use session::sets_time_zone;
 
 /// The relation name ripple prints for a parsed table name (`None` for
 /// what is not a table).

@@ -376,7 +376,9 @@ pub fn sets_time_zone(sql: &str) -> bool {
             && ((w[1] == "time" && w[2] == "zone")
                 || (matches!(w[1].as_str(), "session" | "local")
                     && (w[2] == "timezone" || w[2] == "time")))
-    }) || words.windows(2).any(|w| w[0] == "set" && w[1] == "timezone")
+    }) || words
+        .windows(2)
+        .any(|w| w[0] == "set" && w[1] == "timezone")
 }
 
 #[cfg(test)]
@@ -389,6 +391,8 @@ mod time_zone_tests {
         assert!(sets_time_zone("set timezone = 'UTC';"));
         assert!(sets_time_zone("SET TimeZone='Asia/Kolkata'"));
         assert!(sets_time_zone("set session time zone 'UTC'"));
-        assert!(!sets_time_zone("set search_path = mart; select time_zone from t"));
+        assert!(!sets_time_zone(
+            "set search_path = mart; select time_zone from t"
+        ));
     }
 }

@@ -4,7 +4,6 @@
 
 use super::{Hour, datetime_of};
 
-
 /// The format of a partition column (`partition_format` in ripple.yml).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

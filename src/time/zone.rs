@@ -9,7 +9,8 @@ use std::sync::{Mutex, OnceLock};
 /// Sampled weekly (no daylight saving period is shorter), and remembered:
 /// every edge between two zones asks.
 pub fn offset_range(zone: &str) -> Option<(i64, i64)> {
-    static KNOWN: OnceLock<Mutex<HashMap<String, Option<(i64, i64)>>>> = OnceLock::new();
+    type Known = Mutex<HashMap<String, Option<(i64, i64)>>>;
+    static KNOWN: OnceLock<Known> = OnceLock::new();
     let known = KNOWN.get_or_init(Mutex::default);
     if let Some(r) = known.lock().ok().and_then(|k| k.get(zone).copied()) {
         return r;
