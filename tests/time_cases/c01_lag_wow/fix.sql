@@ -1,0 +1,2 @@
+delete from raw.orders;
+insert into raw.orders select i, 1 + (i*37)%50, timestamp '2025-12-01' + to_seconds(((i*7919) % (121*86400))::bigint), ((i*131)%9000)/100.0 from range(0, 6000) t(i);

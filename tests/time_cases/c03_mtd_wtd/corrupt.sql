@@ -1,0 +1,1 @@
+update raw.orders set amount = amount * 2 where order_ts >= '2026-01-30' and order_ts < '2026-02-03'; delete from raw.orders where order_id % 5 = 0 and order_ts >= '2026-01-30' and order_ts < '2026-02-03';

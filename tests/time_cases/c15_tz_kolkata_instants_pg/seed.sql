@@ -1,0 +1,1 @@
+create schema raw; create table raw.events(event_id bigint, event_ts timestamptz, user_id int, amount numeric(10,2)); insert into raw.events select i, timestamptz '2026-02-20 00:00:00+00' + make_interval(secs => i*600 + (i*17)%500), 1 + (i*31)%200, ((i*131)%5000)/100.0 from generate_series(0, 4319) i;

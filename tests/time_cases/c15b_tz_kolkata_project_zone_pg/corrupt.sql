@@ -1,0 +1,1 @@
+update raw.events set amount = amount * 9 where event_ts >= '2026-03-08 00:00:00+05:30' and event_ts < '2026-03-09 00:00:00+05:30'; delete from raw.events where event_ts >= '2026-03-08 00:00:00+05:30' and event_ts < '2026-03-09 00:00:00+05:30' and user_id % 7 = 0;

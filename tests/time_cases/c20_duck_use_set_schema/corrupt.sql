@@ -1,0 +1,1 @@
+update raw.orders set amount = amount * 3 where order_ts >= '2026-02-10' and order_ts < '2026-02-13';

@@ -1,0 +1,1 @@
+create schema raw; create table raw.sales(sale_id int, sale_date date, amount numeric(10,2)); insert into raw.sales select i, date '2025-01-01' + ((i*7919) % 455), ((i*131)%9000)/100.0 from generate_series(0, 19999) i;

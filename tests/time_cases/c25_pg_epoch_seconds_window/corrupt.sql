@@ -1,0 +1,1 @@
+update raw.sales set amount = amount + 100 where sale_date = '2025-06-10';

@@ -1,0 +1,1 @@
+create schema raw; create table raw.clicks(click_id bigint, click_ts timestamp, campaign_id int); insert into raw.clicks select i, timestamp '2026-02-01 00:00:00' + to_seconds(i*300 + (i*17)%290), 1 + (i*31)%80 from range(0, 8064) t(i);
