@@ -580,6 +580,75 @@ fn output_replaces_a_link_instead_of_writing_through_it() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 }
 
+/// `ripple graph --format json --project fixtures/shop --output <path>`.
+fn graph_to(path: &Path) -> std::process::Output {
+    ripple()
+        .args(["graph", "--format", "json", "--project", "fixtures/shop", "--output"])
+        .arg(path)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn output_to_a_fifo_or_a_device_writes_to_it_and_never_replaces_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = graph_to(&fifo);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(reader.join().unwrap().contains("fct_orders"));
+    let t = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(t.is_fifo(), "the FIFO was replaced by {t:?}");
+    // Only the FIFO: no temporary file was left beside it.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    // `/dev/null` stays the device, whoever runs ripple.
+    let out = graph_to(Path::new("/dev/null"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = std::fs::symlink_metadata("/dev/null").unwrap().file_type();
+    assert!(t.is_char_device());
+    // A folder is refused with what to do.
+    let out = graph_to(dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --output a file name"));
+}
+
+#[test]
+fn output_keeps_a_files_mode_and_gives_a_new_one_the_umasks() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept.json");
+    std::fs::write(&kept, "old").unwrap();
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert!(graph_to(&kept).status.success());
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&kept), 0o644);
+    assert!(std::fs::read_to_string(&kept).unwrap().contains("fct_orders"));
+    // A new file: 0666 less the umask (022 unless the environment says otherwise).
+    let new = dir.path().join("new.json");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "umask 027 && exec \"$0\" graph --format json --project fixtures/shop --output '{}'",
+            new.display()
+        ))
+        .arg(bin())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(mode(&new), 0o640);
+}
+
 #[test]
 fn quoted_mixed_case_names_are_tables_of_their_own_where_the_engine_says_so() {
     for (dialect, apart) in [("postgres", true), ("snowflake", true), ("duckdb", false)] {

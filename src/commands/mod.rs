@@ -157,10 +157,12 @@ pub fn time_key(s: &str, flag: &str) -> anyhow::Result<TimeKey> {
     TimeKey::parse(s).map_err(|e| anyhow::anyhow!("{flag}: {e}"))
 }
 
-/// Writes `text` to `path`, or to standard output when there is none. The
-/// file is written beside `path` under another name, then renamed over it:
-/// a full disk or a crash leaves the old file whole, never half a plan, and
-/// a symlink at `path` is replaced, not followed.
+/// Writes `text` to `path`, or to standard output when there is none. A
+/// regular file is written beside `path` under another name, then renamed
+/// over it: a full disk or a crash leaves the old file whole, never half a
+/// plan, and a symlink at `path` is replaced, not followed. The file keeps
+/// its mode; a new one gets the umask's. A terminal, a pipe or a device
+/// such as `/dev/null` is written to as it is, never replaced by a file.
 pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
     write_output_with(path, |w| w.write_all(text.as_bytes()))
 }
@@ -179,18 +181,70 @@ pub fn write_output_with(
         };
     };
     let fail = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", p.display());
+    let existing = std::fs::symlink_metadata(p).ok();
+    if let Some(m) = &existing
+        && !m.file_type().is_file()
+        && !m.file_type().is_symlink()
+    {
+        return write_in_place(p, m, body);
+    }
     let dir = match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".ripple-")
-        .tempfile_in(dir)
-        .map_err(fail)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".ripple-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // The mode a new file is created with: the umask takes from it
+        // what a file made by `>` would lose.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(fail)?;
     body(&mut tmp).map_err(fail)?;
+    if let Some(m) = existing.filter(|m| m.file_type().is_file()) {
+        tmp.as_file()
+            .set_permissions(m.permissions())
+            .map_err(fail)?;
+    }
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(p).map_err(|e| fail(e.error))?;
     Ok(())
+}
+
+/// Writes to what is not a regular file at `path` as it is: a character
+/// device (`/dev/null`, a terminal) or a FIFO. Anything else (a folder, a
+/// socket, a block device) is refused: ripple writes reports, not disks.
+fn write_in_place(
+    p: &Path,
+    m: &std::fs::Metadata,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let t = m.file_type();
+    #[cfg(unix)]
+    let writable = {
+        use std::os::unix::fs::FileTypeExt;
+        t.is_char_device() || t.is_fifo()
+    };
+    #[cfg(not(unix))]
+    let writable = false;
+    if !writable {
+        let what = if t.is_dir() { "a folder" } else { "not a regular file" };
+        anyhow::bail!(
+            "cannot write {}: it is {what}; give --output a file name",
+            p.display()
+        );
+    }
+    let fail = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", p.display());
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(p)
+        .map_err(fail)?;
+    match body(&mut f).and_then(|()| f.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.map_err(fail),
+    }
 }
 
 /// Writes to stdout; a closed pipe (`ripple ... | head`) is not an error.
