@@ -630,7 +630,7 @@ impl DbtProject {
         std::fs::write(
             &fake,
             format!(
-                "#!/usr/bin/env bash\nif [ -n \"${{FAIL_DBT:-}}\" ] && [[ \" $* \" == *\" orders_7d \"* ]]; then echo 'injected dbt failure' >&2; exit 1; fi\nexec {} \"$@\"\n",
+                "#!/usr/bin/env bash\nif [ -n \"${{FAIL_DBT:-}}\" ] && [[ \" $* \" == *\"/orders_7d.sql \"* ]]; then echo 'injected dbt failure' >&2; exit 1; fi\nexec {} \"$@\"\n",
                 engines::shell_quote(&dbt.to_string_lossy())
             ),
         )
@@ -757,9 +757,13 @@ fn the_dbt_executor_builds_shadows_through_the_contract_macro() {
     let script = String::from_utf8(out.stdout).unwrap();
     // Microbatch models get their dates; everything else a full refresh
     // of its shadow (the incremental fct_orders reads itself).
-    assert!(script.contains("--select orders_daily --vars"));
+    // Each model is selected by its file: a name is dbt selector syntax.
+    assert!(script.contains("--select path:models/orders_daily.sql --vars"), "{script}");
     assert!(script.contains("--event-time-start 2026-01-10 --event-time-end 2026-01-13"));
-    assert!(script.contains("--select fct_orders --vars") && script.contains("--full-refresh"));
+    assert!(
+        script.contains("--select path:models/fct_orders.sql --vars")
+            && script.contains("--full-refresh")
+    );
     std::fs::write(p.dir.path().join("plan.sh"), &script).unwrap();
     let run = |fail: bool| {
         let mut c = p.command("bash", &db);
@@ -1204,4 +1208,121 @@ fn a_quoted_mixed_case_table_is_restated_and_its_lower_case_namesake_is_not() {
     assert_eq!(day, expected);
     assert_eq!(db.run("select * from mart.orders").unwrap(), "42");
     assert!(leftovers(&db).is_empty(), "{:?}", leftovers(&db));
+}
+
+/// Model names as a pull request may bring them: selector syntax (`+`,
+/// `@`, a leading number, the project's own name), shell and quoting
+/// characters. Whitespace, `,` and glob characters get no command at all.
+fn hostile_model_name() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        "[a-z]{1,6}\\+[0-9]?",
+        "@[a-z]{1,6}",
+        "[0-9]\\+[a-z]{1,6}",
+        "[a-z]{1,4}[-'$;&|!~^%=:+@]{1,3}[a-z]{0,4}",
+    ]
+}
+
+/// The plan's dbt `--select` for each restated model, by model name.
+fn dbt_selectors(plan: &serde_json::Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for t in plan["tasks"].as_array().unwrap() {
+        let Some(cmd) = t["commands"]["dbt"].as_str() else {
+            continue;
+        };
+        let words = shell_words(cmd);
+        let at = words.iter().position(|w| w == "--select").unwrap();
+        let name = t["dataset"].as_str().unwrap().trim_start_matches("model.");
+        out.insert(name.to_string(), words[at + 1].clone());
+    }
+    out
+}
+
+/// A shell line's words, as `bash` would split them (single quotes only:
+/// what ripple writes).
+fn shell_words(line: &str) -> Vec<String> {
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!("printf '%s\\0' {line}"))
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split('\0')
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_dbt_selector_addresses_exactly_the_planned_model_whatever_its_name() {
+    use proptest::test_runner::{Config, TestRunner};
+    let Some(dbt) = require(engines::dbt(), "dbt (dbt-duckdb)") else {
+        return;
+    };
+    let mut runner = TestRunner::new(Config {
+        cases: 4,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let names = proptest::collection::btree_set(hostile_model_name(), 3);
+    let result = runner.run(&names, |mut names| {
+        // Always the two a bare name gets wrong: a child selector of a
+        // production model, and the project's own name (all of it).
+        names.extend(["stg_orders+".to_string(), "backfill_dbt".to_string()]);
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        temp_project::copy_tree(Path::new("fixtures/backfill_dbt"), &root);
+        for n in names.iter().chain(["a b".to_string(), "x,y".to_string()].iter()) {
+            std::fs::write(
+                root.join("models").join(format!("{n}.sql")),
+                "{{ config(materialized='table') }}\nselect * from {{ ref('stg_orders') }}\n",
+            )
+            .unwrap();
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+            .args(["plan", "raw.orders", "--from", "2026-01-10", "--to", "2026-01-12"])
+            .args(["--as-of", "2026-02-01", "--format", "json", "--no-cache", "--project"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        proptest::prop_assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let selectors = dbt_selectors(&plan);
+        // What dbt splits on gets no command, and says why.
+        let warnings = plan["warnings"].to_string();
+        for n in ["a b", "x,y"] {
+            proptest::prop_assert!(!selectors.contains_key(n), "{selectors:?}");
+            proptest::prop_assert!(warnings.contains(&format!("`{n}`")), "{warnings}");
+            // dbt itself refuses a project with a space in a model's name.
+            std::fs::remove_file(root.join("models").join(format!("{n}.sql"))).unwrap();
+        }
+        for n in &names {
+            let select = selectors.get(n.as_str()).expect("a command for each model");
+            let listed = Command::new(&dbt)
+                .current_dir(&root)
+                .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+                .env("RIPPLE_DUCKDB_PATH", dir.path().join("w.duckdb"))
+                .args(["ls", "--profiles-dir", ".", "--resource-type", "model", "-q"])
+                .args(["--output", "name", "--select", select])
+                .output()
+                .unwrap();
+            let names_listed: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect();
+            proptest::prop_assert_eq!(
+                &names_listed,
+                &vec![n.clone()],
+                "`--select {}` lists {:?} (dbt said: {})",
+                select,
+                names_listed,
+                String::from_utf8_lossy(&listed.stderr)
+            );
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
 }

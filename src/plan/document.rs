@@ -747,6 +747,9 @@ pub fn document(
                 "`{}` is an Airflow task: its SQL runs per date into the shadow `{}` (executor sql); the airflow2/airflow3 commands run the production task, which writes production, and are listed for reference only (see docs/plan.md, Executors)",
                 d.name, shadow
             )),
+            Some(k) if k.is_dbt() && dbt_contract => {
+                super::executors::dbt_selector(d).err()
+            }
             Some(k) if k.is_dbt() && !dbt_contract => Some(format!(
                 "`{}` is a dbt model, and the project lacks ripple's shadow macro{}: no dbt command is written, since `dbt run` would write production (see docs/plan.md, dbt)",
                 d.name,

@@ -24,11 +24,12 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
         .get("incremental_strategy")
         .and_then(|v| v.as_str())
         == Some("microbatch");
+    let Ok(select) = selector(d) else { return };
     let vars = serde_json::json!({ "ripple_shadows": cx.dbt_models }).to_string();
     let command = ShellLine::new("dbt")
         .arg("run")
         .arg("--select")
-        .arg(&d.name)
+        .arg(&select)
         .arg("--vars")
         .arg(&vars);
     c.dbt = Some(if cx.task.full || !microbatch {
@@ -45,6 +46,33 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
             .arg("--event-time-end")
             .arg(&instant(end))
     });
+}
+
+/// The `--select` value that addresses exactly the model `d`: its file
+/// (`path:models/orders.sql`). A bare name is dbt selector syntax: in
+/// `prod_critical+` the `+` selects production's model and its children,
+/// and a name that is also a package's name selects the whole package.
+/// A file path is read as one path unless it holds what dbt splits or
+/// globs on (spaces, `,`, `*`, `?`, `[`, `]`); such a model, or one of a
+/// package (whose path dbt does not read from the project's root), gets
+/// no command, and the reason says why.
+pub fn selector(d: &crate::project::Dataset) -> Result<String, String> {
+    let Some(file) = d.file.as_deref().filter(|_| d.package.is_none()) else {
+        return Err(format!(
+            "`{}` comes from a dbt package: ripple writes no `dbt run` for it, since no selector names it alone (run it yourself as `{}`)",
+            d.name,
+            d.package.as_deref().map_or(d.name.clone(), |p| format!("fqn:{p}.*.{}", d.name))
+        ));
+    };
+    let unsafe_char = |c: char| c.is_whitespace() || c.is_control() || ",*?[]\\".contains(c);
+    if file.is_empty() || file.contains(unsafe_char) || !file.ends_with(".sql") && !file.ends_with(".py") {
+        return Err(format!(
+            "`{}`: its file `{}` holds what dbt's selectors split or match on (a space, `,`, `*`, `?`, `[`, `]`): ripple writes no `dbt run` that could select other models; rename the file, or run the model yourself",
+            d.name,
+            file
+        ));
+    }
+    Ok(format!("path:{file}"))
 }
 
 /// An hour as dbt's event-time flags take it: a date at midnight, else a

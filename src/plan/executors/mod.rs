@@ -10,7 +10,7 @@ mod sql;
 
 use std::collections::{BTreeMap, HashMap};
 
-pub use dbt::holds_rows;
+pub use dbt::{holds_rows, selector as dbt_selector};
 pub use sql::{ScriptTarget, guarded_script, makes_view};
 
 use serde::Serialize;
