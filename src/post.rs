@@ -7,7 +7,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Where the events go: `http://host[:port]/path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,9 +29,15 @@ pub struct Retry {
     pub retries: u32,
     /// The pause before the first retry; doubled before each next one.
     pub pause: Duration,
-    /// How long to wait to connect, and for an answer.
+    /// How long one try may take in all: connecting, sending the event and
+    /// reading the answer (a server that trickles its answer is cut off).
     pub timeout: Duration,
+    /// How long the whole post may take, every event and retry included.
+    pub deadline: Duration,
 }
+
+/// The default of [`Retry::deadline`] (`--post-timeout`), in seconds.
+pub const DEFAULT_DEADLINE_SECS: u64 = 600;
 
 impl Default for Retry {
     fn default() -> Self {
@@ -39,6 +45,7 @@ impl Default for Retry {
             retries: 3,
             pause: Duration::from_millis(500),
             timeout: Duration::from_secs(30),
+            deadline: Duration::from_secs(DEFAULT_DEADLINE_SECS),
         }
     }
 }
@@ -96,6 +103,20 @@ pub enum PostError {
         tries: u32,
         /// The last failure.
         last: String,
+        /// Events accepted before it.
+        sent: usize,
+    },
+    /// The whole post took longer than [`Retry::deadline`].
+    #[error(
+        "{url}: the post ran out of time ({secs} s, --post-timeout) at event {event}; {sent} event(s) before it were accepted. Is the server slow to answer? Give more time with --post-timeout, or write the events with --output and post them later"
+    )]
+    OutOfTime {
+        /// The endpoint.
+        url: String,
+        /// 1-based number of the event being sent.
+        event: usize,
+        /// The deadline, in seconds.
+        secs: u64,
         /// Events accepted before it.
         sent: usize,
     },
@@ -160,9 +181,17 @@ impl Endpoint {
 }
 
 /// Posts each line of `ndjson` (one event a line) to `endpoint`, in order,
-/// stopping at the first event that cannot be delivered.
+/// stopping at the first event that cannot be delivered, and when
+/// [`Retry::deadline`] has passed.
 pub fn post_events(endpoint: &Endpoint, ndjson: &str, retry: Retry) -> Result<Posted, PostError> {
     let url = &endpoint.url;
+    let until = Instant::now() + retry.deadline;
+    let out_of_time = |event: usize, sent: usize| PostError::OutOfTime {
+        url: url.clone(),
+        event,
+        secs: retry.deadline.as_secs(),
+        sent,
+    };
     // The host is looked up once, and again only after a failed try.
     let mut addrs: Vec<SocketAddr> = Vec::new();
     let mut posted = Posted {
@@ -174,6 +203,12 @@ pub fn post_events(endpoint: &Endpoint, ndjson: &str, retry: Retry) -> Result<Po
         let mut tries = 0;
         loop {
             tries += 1;
+            let now = Instant::now();
+            if now >= until {
+                return Err(out_of_time(i + 1, posted.events));
+            }
+            // One try ends at its own timeout or the post's, the earlier.
+            let try_until = until.min(now + retry.timeout);
             // The resolver's own reason ("Name or service not known", "Temporary
             // failure in name resolution") tells a typo from a network outage.
             let mut unresolved = None;
@@ -188,7 +223,7 @@ pub fn post_events(endpoint: &Endpoint, ndjson: &str, retry: Retry) -> Result<Po
                     e.kind(),
                     format!("{} does not resolve: {e}", endpoint.host),
                 )),
-                None => send(endpoint, &addrs, event, retry.timeout),
+                None => send(endpoint, &addrs, event, try_until),
             };
             if sent.is_err() {
                 addrs.clear();
@@ -217,7 +252,7 @@ pub fn post_events(endpoint: &Endpoint, ndjson: &str, retry: Retry) -> Result<Po
                 });
             }
             posted.retried += 1;
-            std::thread::sleep(pause);
+            std::thread::sleep(pause.min(until.saturating_duration_since(Instant::now())));
             pause = pause.saturating_mul(2);
         }
         posted.events += 1;
@@ -227,15 +262,56 @@ pub fn post_events(endpoint: &Endpoint, ndjson: &str, retry: Retry) -> Result<Po
 
 /// Answers longer than this are cut in error messages.
 const ANSWER_SHOWN: usize = 300;
-/// Bytes of an answer read at most: the status line and a message.
-const ANSWER_READ: u64 = 64 * 1024;
+/// Bytes of an answer read at most: the status line and a message. A
+/// server that sends more is not read further.
+pub const ANSWER_READ: usize = 64 * 1024;
+/// Bytes written per call, so that a server that reads slowly meets the
+/// deadline between writes.
+const WRITE_CHUNK: usize = 64 * 1024;
 
-/// One `POST`; the status code and the start of the answer's body.
+/// The time left until `until`, as a socket timeout (which must not be
+/// zero); `TimedOut` once it has passed.
+fn left(until: Instant) -> std::io::Result<Duration> {
+    let left = until.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "no answer in time",
+        ));
+    }
+    Ok(left.max(Duration::from_millis(1)))
+}
+
+/// Whether `answer` holds a whole HTTP answer, or as much of it as ripple
+/// uses: the head, and the body its `Content-Length` gives (or enough of
+/// it to show).
+fn answer_complete(answer: &[u8]) -> bool {
+    let Some(head_end) = answer.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&answer[..head_end]);
+    let body = answer.len() - head_end - 4;
+    let length = head.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse::<usize>().ok())
+            .flatten()
+    });
+    match length {
+        Some(n) => body >= n,
+        // Chunked or to the close: what is shown is enough.
+        None => body >= ANSWER_SHOWN * 4,
+    }
+}
+
+/// One `POST`, all of it before `until`; the status code and the start of
+/// the answer's body.
 fn send(
     e: &Endpoint,
     addrs: &[SocketAddr],
     body: &str,
-    timeout: Duration,
+    until: Instant,
 ) -> std::io::Result<(u16, String)> {
     let mut last = std::io::Error::new(
         std::io::ErrorKind::NotFound,
@@ -243,7 +319,7 @@ fn send(
     );
     let mut stream = None;
     for a in addrs {
-        match TcpStream::connect_timeout(a, timeout) {
+        match TcpStream::connect_timeout(a, left(until)?) {
             Ok(s) => {
                 stream = Some(s);
                 break;
@@ -252,8 +328,6 @@ fn send(
         }
     }
     let mut stream = stream.ok_or(last)?;
-    stream.set_read_timeout(Some(timeout))?;
-    stream.set_write_timeout(Some(timeout))?;
     let host = match e.host.contains(':') {
         true => format!("[{}]:{}", e.host, e.port),
         false => format!("{}:{}", e.host, e.port),
@@ -264,15 +338,49 @@ fn send(
         env!("CARGO_PKG_VERSION"),
         body.len()
     );
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body.as_bytes())?;
-    stream.flush()?;
-    let mut answer = Vec::new();
-    // A server may close as soon as it has answered; what was read counts.
-    if let Err(err) = stream.take(ANSWER_READ).read_to_end(&mut answer)
-        && answer.is_empty()
+    for chunk in head
+        .as_bytes()
+        .chunks(WRITE_CHUNK)
+        .chain(body.as_bytes().chunks(WRITE_CHUNK))
     {
-        return Err(err);
+        stream.set_write_timeout(Some(left(until)?))?;
+        stream.write_all(chunk)?;
+    }
+    stream.flush()?;
+    // Read until the answer is whole, the server closes, ANSWER_READ bytes
+    // are in, or the time is up: each read waits only for what is left, so
+    // a server trickling a byte a second cannot hold ripple.
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 8192];
+    let ended = loop {
+        if answer.len() >= ANSWER_READ || answer_complete(&answer) {
+            break None;
+        }
+        let wait = match left(until) {
+            Ok(wait) => wait,
+            Err(err) => break Some(err),
+        };
+        stream.set_read_timeout(Some(wait))?;
+        let room = (ANSWER_READ - answer.len()).min(buf.len());
+        match stream.read(&mut buf[..room]) {
+            Ok(0) => break None,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => break Some(err),
+        }
+    };
+    // A server may close as soon as it has answered, or trickle the rest of
+    // its message: a whole status line read counts.
+    if let Some(err) = ended
+        && !answer.windows(2).any(|w| w == b"\r\n")
+    {
+        return Err(match err.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the server did not answer in time",
+            ),
+            _ => err,
+        });
     }
     let text = String::from_utf8_lossy(&answer);
     let status = text

@@ -43,6 +43,9 @@ pub struct Args {
     /// With `--post`: tries per event after the first.
     #[arg(long, value_name = "N", default_value_t = 3, requires = "post")]
     post_retries: u32,
+    /// With `--post`: seconds the whole post may take, every event and retry included.
+    #[arg(long, value_name = "SECONDS", default_value_t = ripple::post::DEFAULT_DEADLINE_SECS, value_parser = clap::value_parser!(u64).range(1..), requires = "post")]
+    post_timeout: u64,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -132,6 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             let retry = ripple::post::Retry {
                 retries: args.post_retries,
+                deadline: std::time::Duration::from_secs(args.post_timeout),
                 ..Default::default()
             };
             let posted = ripple::timings::phase("post", || {

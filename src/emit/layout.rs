@@ -30,6 +30,9 @@ const COLUMN_GAP: f64 = 96.0;
 const NODE_GAP: f64 = 18.0;
 /// Height given to a dummy node (a long edge passing through a column).
 const DUMMY_HEIGHT: f64 = 6.0;
+/// Dummy nodes in one layout at most: each is a bend of a long edge, and
+/// their number can grow with the square of the nodes'.
+pub const MAX_BENDS: usize = 30_000;
 
 /// Lays out nodes of the given `(width, height)` sizes joined by `edges`
 /// (`from`, `to`, indices into `sizes`). Cycles are broken by reversing the
@@ -65,16 +68,43 @@ pub fn layered(sizes: &[(f64, f64)], edges: &[(usize, usize)]) -> Layout {
         }
     }
 
-    // Long edges become chains through dummy nodes, one per crossed layer.
+    // Long edges become chains through dummy nodes, one per crossed layer:
+    // the shortest first, while the budget lasts; longer ones are drawn
+    // straight and take no part in ordering (a chain of n models each also
+    // reading the first needs n²/2 dummies).
+    let bent = {
+        let mut by_span: Vec<(usize, usize)> = forward
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.map(|(a, b, _)| (layer[b] - layer[a] - 1, i)))
+            .filter(|&(span, _)| span > 0)
+            .collect();
+        by_span.sort_unstable();
+        let mut bent = vec![true; edges.len()];
+        let mut budget = MAX_BENDS;
+        for (span, i) in by_span {
+            if span <= budget {
+                budget -= span;
+            } else {
+                budget = 0;
+                bent[i] = false;
+            }
+        }
+        bent
+    };
     let mut layer_of = layer.clone();
     let mut heights: Vec<f64> = sizes.iter().map(|s| s.1).collect();
     let mut chains: Vec<Vec<usize>> = Vec::with_capacity(edges.len());
     let mut links: Vec<(usize, usize)> = Vec::new();
-    for f in &forward {
+    for (f, &bent) in forward.iter().zip(&bent) {
         let Some((a, b, _)) = *f else {
             chains.push(Vec::new());
             continue;
         };
+        if !bent {
+            chains.push(vec![a, b]);
+            continue;
+        }
         let mut chain = vec![a];
         for l in layer[a] + 1..layer[b] {
             layer_of.push(l);
@@ -501,6 +531,25 @@ mod tests {
             }
         }
         assert_eq!(crossings(&columns, &down, &pos), brute);
+    }
+
+    #[test]
+    fn long_edges_bend_within_the_budget_and_the_rest_run_straight() {
+        // A chain of n, each node also fed by the first: n²/2 bends without
+        // a budget.
+        let n = 1_000;
+        let mut edges: Vec<(usize, usize)> = (1..n).map(|i| (i - 1, i)).collect();
+        edges.extend((2..n).map(|i| (0, i)));
+        let l = layered(&boxes(n), &edges);
+        let bends: usize = l.routes.iter().map(|r| r.len().saturating_sub(2)).sum();
+        assert!(bends <= MAX_BENDS, "{bends}");
+        // Every edge is drawn: bent ones through their columns, the rest
+        // straight from their source's right to their target's left.
+        for (&(a, b), r) in edges.iter().zip(&l.routes) {
+            assert_eq!(r.first().unwrap().1, l.centers[a].1);
+            assert_eq!(r.last().unwrap().1, l.centers[b].1);
+        }
+        assert!(l.routes.iter().any(|r| r.len() == 2 && l.layers.len() == n));
     }
 
     #[test]

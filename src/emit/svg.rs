@@ -188,9 +188,57 @@ fn legend_height(d: &Diagram) -> f64 {
     28.0 + if d.folded.is_some() { 18.0 } else { 0.0 }
 }
 
+/// Most boxes one picture draws (docs/limits.md): a layout of more is
+/// unreadable, and its size grows faster than the graph.
+pub const MAX_BOXES: usize = 1_500;
+/// Most arrows one picture draws: a dense graph of 1,500 boxes can have a
+/// million.
+pub const MAX_ARROWS: usize = 6_000;
+
+/// `d` within [`MAX_BOXES`] and [`MAX_ARROWS`]: the first boxes and arrows
+/// are kept (callers put the ones that matter first), arrows to boxes cut
+/// away are dropped, and what was cut is counted in the note under the
+/// legend. Borrowed when nothing is cut.
+pub fn capped(d: &Diagram) -> std::borrow::Cow<'_, Diagram> {
+    if d.nodes.len() <= MAX_BOXES && d.edges.len() <= MAX_ARROWS {
+        return std::borrow::Cow::Borrowed(d);
+    }
+    let nodes: Vec<Node> = d.nodes.iter().take(MAX_BOXES).cloned().collect();
+    let kept = nodes.len();
+    let inside: Vec<&Edge> = d
+        .edges
+        .iter()
+        .filter(|e| e.from < kept && e.to < kept)
+        .collect();
+    let edges: Vec<Edge> = inside.iter().take(MAX_ARROWS).map(|&e| e.clone()).collect();
+    let mut notes: Vec<String> = d.folded.iter().cloned().collect();
+    if d.nodes.len() > kept {
+        notes.push(format!(
+            "{} of {} boxes not drawn (a picture holds at most {MAX_BOXES})",
+            d.nodes.len() - kept,
+            d.nodes.len()
+        ));
+    }
+    if inside.len() > edges.len() {
+        notes.push(format!(
+            "{} of {} arrows not drawn (a picture holds at most {MAX_ARROWS})",
+            inside.len() - edges.len(),
+            inside.len()
+        ));
+    }
+    std::borrow::Cow::Owned(Diagram {
+        nodes,
+        edges,
+        folded: Some(notes.join("; ")),
+    })
+}
+
 /// The diagram as an `<svg>` element; `standalone` adds the XML namespace
-/// and the style sheet, so the file renders by itself.
+/// and the style sheet, so the file renders by itself. At most
+/// [`MAX_BOXES`] boxes and [`MAX_ARROWS`] arrows are drawn (see [`capped`]).
 pub fn render(d: &Diagram, standalone: bool) -> String {
+    let d = capped(d);
+    let d = d.as_ref();
     let sizes: Vec<(f64, f64)> = d
         .nodes
         .iter()
@@ -345,6 +393,37 @@ mod tests {
         for s in STATES {
             assert!(css.contains(&format!(".st-{} rect", s.name)), "{}", s.name);
         }
+    }
+
+    #[test]
+    fn pictures_keep_their_first_boxes_and_arrows_and_count_the_rest() {
+        let n = MAX_BOXES + 10;
+        let d = Diagram {
+            nodes: (0..n).map(|i| node(&format!("n{i}"), "model")).collect(),
+            edges: (1..n)
+                .flat_map(|i| (0..5).map(move |k| (i.saturating_sub(k + 1), i)))
+                .map(|(from, to)| Edge {
+                    from,
+                    to,
+                    label: None,
+                })
+                .collect(),
+            folded: Some("3 hidden".into()),
+        };
+        let c = capped(&d);
+        assert_eq!(c.nodes.len(), MAX_BOXES);
+        assert_eq!(c.edges.len(), MAX_ARROWS);
+        assert!(
+            c.edges
+                .iter()
+                .all(|e| e.from < MAX_BOXES && e.to < MAX_BOXES)
+        );
+        let note = c.folded.as_deref().unwrap();
+        assert!(note.starts_with("3 hidden; 10 of 1510 boxes"), "{note}");
+        assert!(note.contains("arrows not drawn"), "{note}");
+        let svg = render(&d, true);
+        assert_eq!(svg.matches("<g class=\"rp-node").count(), MAX_BOXES);
+        assert_eq!(svg.matches("class=\"rp-edge\"").count(), MAX_ARROWS);
     }
 
     #[test]

@@ -274,8 +274,20 @@ pub fn mermaid(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
 
 /// The selected subgraph as a standalone SVG picture, boxes coloured by
 /// dataset kind (laid out in Rust: no Graphviz needed).
+///
+/// At most [`super::svg::MAX_BOXES`] boxes, the first in the graph's order;
+/// the picture says how many more there are and how to see them.
 pub fn svg(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
-    use super::svg::{Diagram, Edge, Node, render};
+    use super::svg::{Diagram, Edge, MAX_BOXES, Node, render};
+    let drawn: BTreeSet<NodeIndex> = nodes.iter().take(MAX_BOXES).copied().collect();
+    let folded = (nodes.len() > drawn.len()).then(|| {
+        format!(
+            "{} of {} datasets not drawn (a picture holds at most {MAX_BOXES}): draw a part with --select, or list them all with --format json or dot",
+            nodes.len() - drawn.len(),
+            nodes.len()
+        )
+    });
+    let nodes = &drawn;
     let at: std::collections::HashMap<NodeIndex, usize> =
         nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let boxes = nodes
@@ -309,7 +321,7 @@ pub fn svg(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>) -> String {
         &Diagram {
             nodes: boxes,
             edges: arrows,
-            folded: None,
+            folded,
         },
         true,
     )

@@ -1,0 +1,187 @@
+//! Bounds on the work hostile input can make ripple do (issue 48, item 5;
+//! docs/limits.md): each shape here ran for minutes, filled gigabytes,
+//! overflowed a stack or held ripple forever before its bound. Nothing is
+//! timed against a clock that could flake: the tests assert what comes
+//! back, and sizes that were gigabytes are asserted to be megabytes.
+
+#[path = "support/temp_project.rs"]
+mod temp_project;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use temp_project::temp_project;
+
+/// The binary under test: `RIPPLE_BIN` when set (CI points it at the
+/// release build), else the one cargo built for the tests.
+fn bin() -> PathBuf {
+    std::env::var_os("RIPPLE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ripple")))
+}
+
+fn ripple(args: &[&str], project: &Path) -> Output {
+    std::process::Command::new(bin())
+        .args(args)
+        .arg("--project")
+        .arg(project)
+        .arg("--no-cache")
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+const DBT_PROJECT: (&str, &str) = ("dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n");
+
+// ---------------------------------------------------------------- pictures
+
+/// `n` models, each reading the one before it and the first: the layered
+/// layout of such a chain once needed n²/2 bends (3,000 models: a 225 MB
+/// picture of every box, 9.5 s, 1 GB).
+fn chain_project(n: usize) -> tempfile::TempDir {
+    let mut files = vec![
+        (DBT_PROJECT.0.to_string(), DBT_PROJECT.1.to_string()),
+        ("models/m0.sql".to_string(), "select 1 as x".to_string()),
+    ];
+    for i in 1..n {
+        files.push((
+            format!("models/m{i}.sql"),
+            format!(
+                "select * from {{{{ ref('m{}') }}}} join {{{{ ref('m0') }}}} using (x)",
+                i - 1
+            ),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    temp_project(&files)
+}
+
+#[test]
+fn a_graph_picture_draws_at_most_1500_boxes_and_says_what_it_left_out() {
+    let dir = chain_project(2_000);
+    let out = ripple(&["graph", "--format", "svg"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(svg.matches("<g class=\"rp-node").count(), 1_500);
+    assert!(
+        svg.contains("500 of 2000 datasets not drawn") && svg.contains("--select"),
+        "{}",
+        &svg[..2000]
+    );
+    // 1,500 boxes, their arrows and a bounded number of bends: about 1 MB
+    // (it was 2,000 boxes and 95 MB).
+    assert!(svg.len() < 4_000_000, "{} bytes", svg.len());
+}
+
+// -------------------------------------------------------------------- post
+
+/// A server on a free local port answering every request with `answer`
+/// (called with the stream once the request's head is read); its URL.
+fn server(answer: fn(&mut std::net::TcpStream)) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/api/v1/lineage", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                answer(&mut stream);
+            });
+        }
+    });
+    url
+}
+
+/// A byte a second: an answer that never ends in any useful time.
+fn trickle(stream: &mut std::net::TcpStream) {
+    for b in b"HTTP/1.1 200 OK\r\n\r\n".iter().cycle() {
+        if stream.write_all(&[*b]).is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// An error status followed by an endless body.
+fn flood(stream: &mut std::net::TcpStream) {
+    let _ = stream.write_all(b"HTTP/1.1 503 Busy\r\n\r\n");
+    let chunk = vec![b'y'; 64 * 1024];
+    while stream.write_all(&chunk).is_ok() {}
+}
+
+#[test]
+fn a_post_to_a_server_that_trickles_ends_at_its_deadline() {
+    let url = server(trickle);
+    let endpoint = ripple::post::Endpoint::parse(&url).unwrap();
+    let retry = ripple::post::Retry {
+        retries: 5,
+        pause: Duration::from_millis(10),
+        timeout: Duration::from_secs(2),
+        deadline: Duration::from_secs(3),
+    };
+    let started = Instant::now();
+    let err = ripple::post::post_events(&endpoint, "{\"a\":1}\n{\"b\":2}\n", retry).unwrap_err();
+    // Held forever before: each read waited 30 s for the next byte.
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let text = err.to_string();
+    assert!(
+        text.contains("ran out of time") && text.contains("--post-timeout"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_post_answer_is_read_up_to_its_cap() {
+    let url = server(flood);
+    let endpoint = ripple::post::Endpoint::parse(&url).unwrap();
+    let retry = ripple::post::Retry {
+        retries: 0,
+        pause: Duration::from_millis(10),
+        timeout: Duration::from_secs(20),
+        deadline: Duration::from_secs(20),
+    };
+    let started = Instant::now();
+    let err = ripple::post::post_events(&endpoint, "{\"a\":1}\n", retry).unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let text = err.to_string();
+    assert!(text.contains("HTTP 503"), "{text}");
+    assert!(text.len() < 2_000, "{} bytes", text.len());
+}
+
+#[test]
+fn post_timeout_bounds_the_command() {
+    let url = server(trickle);
+    let dir = temp_project(&[DBT_PROJECT, ("models/a.sql", "select 1 as x")]);
+    let started = Instant::now();
+    let out = ripple(
+        &[
+            "graph",
+            "--format",
+            "openlineage",
+            "--post",
+            &url,
+            "--post-timeout",
+            "2",
+        ],
+        dir.path(),
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--post-timeout"), "{}", stderr(&out));
+}
