@@ -88,7 +88,8 @@ fn main() -> ExitCode {
         eprint!("{}", ripple::timings::report());
     }
     result.unwrap_or_else(|err| {
-        eprintln!("error: {err:#}");
+        // Names, and a server's answer, can hold escape sequences.
+        eprintln!("error: {}", ripple::text::inert(&format!("{err:#}")));
         ExitCode::from(EXIT_BAD_INPUT)
     })
 }

@@ -275,3 +275,43 @@ mod tests {
         assert_eq!(plural(0u64), "s");
     }
 }
+
+/// Whether `c` would act on a terminal or a reader rather than show: a
+/// control character (C0 but newline and tab, DEL, C1) or a direction
+/// mark or override (`U+202E` turns `txt.exe` into `exe.txt` on screen).
+pub fn acts(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` for a person to read: every character that would act on the
+/// terminal or the text around it (an escape sequence, a bidi override)
+/// shown as `\u{1b}` instead; newlines and tabs kept. Text and Markdown
+/// outputs, and every message on standard error, go through it.
+pub fn inert(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(acts) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if acts(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod inert_tests {
+    use super::inert;
+
+    #[test]
+    fn escapes_and_direction_overrides_show_as_escapes() {
+        assert_eq!(inert("orders"), "orders");
+        assert_eq!(inert("a\u{1b}[2Jb\n\tc"), "a\\u{1b}[2Jb\n\tc");
+        assert_eq!(inert("invoice\u{202e}fdp.exe"), "invoice\\u{202e}fdp.exe");
+        assert_eq!(inert("x\u{9b}31m\u{7f}"), "x\\u{9b}31m\\u{7f}");
+    }
+}

@@ -650,6 +650,49 @@ fn output_keeps_a_files_mode_and_gives_a_new_one_the_umasks() {
 }
 
 #[test]
+fn escape_sequences_and_direction_overrides_in_names_never_reach_a_reader_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "x\u{1b}[2J\u{202e}gpj.exe";
+    write(
+        dir.path(),
+        &[
+            (
+                "jobs/a.sql",
+                &format!("create table mart.\"{name}\" as select d, v from raw.t;\n"),
+            ),
+            (
+                "ripple.yml",
+                "dialect: postgres\nmodels: [jobs]\ndatasets:\n  raw.t: { grain: day }\n",
+            ),
+        ],
+    );
+    let raw = |b: &[u8]| {
+        let t = String::from_utf8_lossy(b).to_string();
+        t.contains('\u{1b}') || t.contains('\u{202e}')
+    };
+    for format in ["text", "markdown", "html", "svg", "dot", "mermaid"] {
+        let out = ripple()
+            .args(["impact", "raw.t", "--from", "2026-01-10", "--to", "2026-01-10"])
+            .args(["--as-of", "2026-02-01", "--no-cache", "--format", format, "--project"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(!raw(&out.stdout), "{format}: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("\\u{202e}"), "{format}");
+    }
+    // An error naming what the user typed.
+    let out = ripple()
+        .args(["impact", name, "--from", "2026-01-10", "--to", "2026-01-10", "--no-cache"])
+        .arg("--project")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!raw(&out.stderr), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn quoted_mixed_case_names_are_tables_of_their_own_where_the_engine_says_so() {
     for (dialect, apart) in [("postgres", true), ("snowflake", true), ("duckdb", false)] {
         let dir = tempfile::tempdir().unwrap();

@@ -45,7 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     });
     write_output(args.output.as_deref(), &text)?;
     if let Some(w) = ripple::plan::unread_warning(g) {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", ripple::text::inert(&w));
     }
     // Left to the OS at exit, like the graph: freeing it costs more.
     std::mem::forget((facts, result, model, text));

@@ -63,15 +63,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let rendered = match args.format {
         ReportFormat::Json => emit::lineage::json(&lineage),
-        ReportFormat::Text => emit::lineage::text(&lineage, &label),
+        ReportFormat::Text => ripple::text::inert(&emit::lineage::text(&lineage, &label)).into_owned(),
     };
     write_stdout(&rendered)?;
     if args.strict && !lineage.errors.is_empty() {
         for e in &lineage.errors {
-            eprintln!(
+            let line = format!(
                 "error: {label}:{}:{}: statement {} does not parse: {}",
                 e.line, e.column, e.statement, e.message
             );
+            eprintln!("{}", ripple::text::inert(&line));
         }
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }

@@ -88,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Whatever the format: on standard error too, where a script's or a
     // file's reader would not look.
     if let Some(w) = ripple::plan::unread_warning(g) {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", ripple::text::inert(&w));
     }
     let planned = emit::plan::Planned {
         graph: g,

@@ -36,7 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result =
         ripple::schedule::production_schedule(&project.dags, &project.config, from.start, to.end());
     let rendered = match args.format {
-        ReportFormat::Text => emit::schedule::text(&result),
+        ReportFormat::Text => ripple::text::inert(&emit::schedule::text(&result)).into_owned(),
         ReportFormat::Json => emit::schedule::json(&result),
     };
     write_stdout(&rendered)?;

@@ -550,10 +550,10 @@ pub fn html(report: &DiffReport, fail_on: FailOn) -> String {
 /// `report` in `format`; `fail_on` decides which annotations are errors.
 pub fn render(report: &DiffReport, format: Format, fail_on: FailOn) -> String {
     match format {
-        Format::Markdown => markdown(report),
+        Format::Markdown => crate::text::inert(&markdown(report)).into_owned(),
         Format::Json => json(report),
-        Format::Github => github(report, fail_on),
-        Format::Text => text(report),
+        Format::Github => crate::text::inert(&github(report, fail_on)).into_owned(),
+        Format::Text => crate::text::inert(&text(report)).into_owned(),
         Format::Html => html(report, fail_on),
     }
 }

@@ -11,6 +11,7 @@ pub fn dot_string(s: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\r' => {}
+            c if crate::text::acts(c) => out.push_str(&format!("\\\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }
@@ -30,6 +31,8 @@ pub fn mermaid_label(s: &str) -> String {
             '#' => out.push_str("#35;"),
             '\n' | '\r' => out.push(' '),
             '`' => out.push_str("#96;"),
+            // As text: an entity would give the character back.
+            c if crate::text::acts(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }
@@ -39,10 +42,21 @@ pub fn mermaid_label(s: &str) -> String {
 /// Text inside a Markdown table cell: pipes escaped, HTML brackets as
 /// entities, newlines as spaces, so a name cannot end the cell or the row.
 pub fn markdown_cell(s: &str) -> String {
-    s.replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\n', " ")
+    unlinked(
+        &s.replace('|', "\\|")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('\n', " "),
+    )
+}
+
+/// Markdown text in which GitHub links nothing: `@org/team` would notify a
+/// team and `https://...` or `www.` become a link, from a table's name.
+/// Entities show the same characters and link nothing.
+fn unlinked(s: &str) -> String {
+    s.replace('@', "&#64;")
+        .replace("://", "&#58;//")
+        .replace("www.", "www&#46;")
 }
 
 /// Prose text in Markdown: characters that would start markup are
@@ -63,7 +77,7 @@ pub fn markdown_text(s: &str) -> String {
             c => out.push(c),
         }
     }
-    out
+    unlinked(&out)
 }
 
 /// A Markdown code span around `s`, fenced with more backticks than any run
@@ -106,6 +120,8 @@ pub fn xml(s: &str) -> String {
             '\'' => out.push_str("&#39;"),
             '\t' | '\n' | '\r' => out.push(c),
             c if c.is_control() || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('?'),
+            // A direction override would reorder what follows on screen.
+            c if crate::text::acts(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }
@@ -128,6 +144,15 @@ mod tests {
         assert_eq!(code_span("`x"), "`` `x ``");
         assert_eq!(github_message("50%\nnext"), "50%25%0Anext");
         assert_eq!(github_property("a,b:c"), "a%2Cb%3Ac");
+        // Direction overrides show as escapes; mentions and links are dead.
+        assert_eq!(xml("a\u{202e}b"), "a\\u{202e}b");
+        assert_eq!(dot_string("a\u{202e}b"), "\"a\\\\u{202e}b\"");
+        assert_eq!(mermaid_label("a\u{2066}b"), "a\\u{2066}b");
+        assert_eq!(
+            markdown_text("@org/team https://x.io www.y.io"),
+            "&#64;org/team https&#58;//x.io www&#46;y.io"
+        );
+        assert_eq!(markdown_cell("@admins"), "&#64;admins");
         assert_eq!(
             xml("</script><img src=x onerror='a()'>\u{1}\"&"),
             "&lt;/script&gt;&lt;img src=x onerror=&#39;a()&#39;&gt;?&quot;&amp;"

@@ -271,9 +271,9 @@ pub enum Format {
 /// `impact` (computed on `g` with `model`) in `format`.
 pub fn render(g: &LineageGraph, model: &TimeModel, impact: &Impact, format: Format) -> String {
     match format {
-        Format::Text => text(impact),
+        Format::Text => crate::text::inert(&text(impact)).into_owned(),
         Format::Json => json(impact),
-        Format::Markdown => markdown(impact),
+        Format::Markdown => crate::text::inert(&markdown(impact)).into_owned(),
         Format::Dot => dot(g, model, impact),
         Format::Mermaid => mermaid(g, model, impact),
         Format::Svg => svg(g, model, impact),

@@ -443,9 +443,10 @@ impl Names {
             JobKind::Airflow => ("AIRFLOW", "TASK"),
             JobKind::Sql => ("SQL", "QUERY"),
         };
+        let path = uri_path(&job.file);
         let url = match line {
-            Some(l) => format!("file:{}#L{l}", job.file),
-            None => format!("file:{}", job.file),
+            Some(l) => format!("file:{path}#L{l}"),
+            None => format!("file:{path}"),
         };
         JobOut {
             facets: JobFacets {
@@ -644,9 +645,34 @@ fn stable_uuid(text: &str) -> String {
     )
 }
 
+/// A file path as the path of a `file:` URI (RFC 3986): every byte but
+/// the unreserved ones and `/` percent-encoded, so a space, `#` or `?` in a
+/// file name stays part of the path.
+fn uri_path(file: &str) -> String {
+    let mut out = String::with_capacity(file.len());
+    for b in file.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_url_is_a_uri_whatever_the_file_is_called() {
+        assert_eq!(uri_path("models/orders.sql"), "models/orders.sql");
+        assert_eq!(
+            uri_path("models/my model#2?.sql"),
+            "models/my%20model%232%3F.sql"
+        );
+        assert_eq!(uri_path("models/é.sql"), "models/%C3%A9.sql");
+    }
 
     #[test]
     fn run_ids_are_stable_uuids() {

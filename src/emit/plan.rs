@@ -574,9 +574,9 @@ fn render_unchecked(
     max_concurrency: u32,
 ) -> String {
     match format {
-        Format::Text => text(plan),
+        Format::Text => crate::text::inert(&text(plan)).into_owned(),
         Format::Json => json(plan),
-        Format::Markdown => markdown(plan),
+        Format::Markdown => crate::text::inert(&markdown(plan)).into_owned(),
         Format::Dot => dot(plan),
         Format::Mermaid => mermaid(plan),
         Format::Shell => shell(plan, executor),
