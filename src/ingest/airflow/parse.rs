@@ -1,7 +1,9 @@
 //! The static reading of one DAG file's syntax tree.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::rc::Rc;
 
 use ruff_python_ast::{Expr, Keyword, Operator, Stmt};
 use ruff_text_size::Ranged;
@@ -95,12 +97,13 @@ struct Reader<'a> {
     group_members: HashMap<String, Vec<String>>,
     /// Dependencies with a TaskGroup at one end, made once every task is
     /// known: a group stands for its first tasks downstream of something,
-    /// for its last ones upstream.
-    group_edges: Vec<(usize, Vec<String>, Vec<String>)>,
+    /// for its last ones upstream. With where they are written.
+    group_edges: Vec<(usize, Vec<String>, Vec<String>, usize)>,
     /// The prefix of each TaskGroup's tasks' ids, by key.
     group_prefixes: HashMap<String, String>,
-    /// `@task_group` functions and plain task or DAG factories, by name.
-    group_fns: HashMap<String, GroupFn>,
+    /// `@task_group` functions and plain task or DAG factories, by name
+    /// (shared: each call reads the body, none copies it).
+    group_fns: HashMap<String, Rc<GroupFn>>,
     /// Loop bodies read so far (see [`MAX_LOOP_READS`]).
     loop_reads: usize,
     /// Group ids already used: a `@task_group` called again gets `__1`,
@@ -119,7 +122,27 @@ struct Reader<'a> {
     entered_fns: Vec<String>,
     /// The value of the last `return` read (a `@task_group` body's).
     returned: Option<Binding>,
+    /// Bytes built so far (see [`MAX_BUILT_BYTES`]).
+    built: Cell<usize>,
+    /// Where the bytes built first went past [`MAX_BUILT_BYTES`]: from there
+    /// on nothing more of the file is read.
+    spent_at: Cell<Option<usize>>,
+    /// Where the statement being read starts (for messages).
+    statement: Cell<usize>,
+    /// The suffix to try next for a TaskFlow id or a group key used again:
+    /// a search from `__1` each time made 10,000 calls quadratic.
+    next_suffix: HashMap<String, usize>,
 }
+
+/// Bytes the reading of one DAG file may build: task ids, strings, SQL,
+/// loop values, dependencies (each costs its upstream's id twice and
+/// [`EDGE_BYTES`]). Loops and f-strings multiply what a file holds: a 1 MB
+/// file of ids made from a 1 MB constant in loops built 10 GB, and
+/// `[t0..tN] >> [u0..uN]` in a 0.5 MB file 144 million dependencies.
+const MAX_BUILT_BYTES: usize = 128 << 20;
+/// What one dependency costs beyond its upstream's id: its place in the
+/// task's list and in the index that keeps it once.
+const EDGE_BYTES: usize = 80;
 
 /// `@task_group` calls read per file at most: nested group functions each
 /// calling the next twice would otherwise make 2^n groups.
@@ -261,6 +284,10 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         group_calls: 0,
         loop_reads: 0,
         returned: None,
+        built: Cell::new(0),
+        spent_at: Cell::new(None),
+        statement: Cell::new(0),
+        next_suffix: HashMap::new(),
     };
     for e in parsed.errors() {
         // Airflow would not load the file at all: an error, not a warning.
@@ -279,6 +306,19 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
     let module = parsed.into_syntax();
     r.body(&module.body, None, "");
     r.group_dependencies();
+    if let Some(at) = r.spent_at.get() {
+        let (line, column) = r.position(at);
+        r.warnings.push(Diagnostic::error(
+            "expansion-too-large",
+            Some(file.to_string()),
+            line,
+            column,
+            format!(
+                "reading this DAG file builds more than {} MiB of task ids, strings and SQL: here loops or f-strings multiply long strings; the rest of the file is not read (what was read before is kept). Build ids and SQL from short values, or split the file",
+                MAX_BUILT_BYTES >> 20
+            ),
+        ));
+    }
     (r.dags, r.warnings)
 }
 
@@ -287,7 +327,70 @@ impl Reader<'_> {
         self.lines.line(node.range().start().to_usize())
     }
 
+    /// 1-based line and column (in characters) of byte `offset`.
+    fn position(&self, offset: usize) -> (u32, u32) {
+        let offset = offset.min(self.text.len());
+        let start = self.text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(0, |t| t.chars().count());
+        (self.lines.line(offset), column as u32 + 1)
+    }
+
+    /// Counts `bytes` about to be built for `node` against
+    /// [`MAX_BUILT_BYTES`]; `None` (and nothing more of the file read) once
+    /// they would go past it.
+    fn spend(&self, bytes: usize, node: &impl Ranged) -> Option<()> {
+        self.spend_at(bytes, node.range().start().to_usize())
+    }
+
+    /// [`Reader::spend`] for what the statement being read builds.
+    fn spend_here(&self, bytes: usize) -> Option<()> {
+        self.spend_at(bytes, self.statement.get())
+    }
+
+    fn spend_at(&self, bytes: usize, at: usize) -> Option<()> {
+        if self.spent_at.get().is_some() {
+            return None;
+        }
+        let total = self.built.get().saturating_add(bytes);
+        if total > MAX_BUILT_BYTES {
+            self.spent_at.set(Some(at));
+            return None;
+        }
+        self.built.set(total);
+        Some(())
+    }
+
+    /// Whether the file's bytes are spent (see [`Reader::spend`]).
+    fn spent(&self) -> bool {
+        self.spent_at.get().is_some()
+    }
+
+    /// The first of `base`, `base__1`, `base__2`... not in `used`, per
+    /// `scope`, from where the last search for it ended.
+    fn unused_name(&mut self, scope: &str, base: &str, used: impl Fn(&str) -> bool) -> String {
+        let key = format!("{scope}\u{0}{base}");
+        let mut n = self.next_suffix.get(&key).copied().unwrap_or(0);
+        let mut name = match n {
+            0 => base.to_string(),
+            n => format!("{base}__{n}"),
+        };
+        while used(&name) {
+            n += 1;
+            name = format!("{base}__{n}");
+        }
+        self.next_suffix.insert(key, n);
+        name
+    }
+
     fn warn(&mut self, line: u32, message: String) {
+        // Past the file's bytes, what is left unread is said once, by the
+        // error.
+        if self.spent() {
+            return;
+        }
         self.warnings.push(Diagnostic::warning(
             "airflow-dynamic",
             Some(self.file.to_string()),
@@ -299,6 +402,9 @@ impl Reader<'_> {
 
     fn body(&mut self, stmts: &[Stmt], dag: Option<usize>, prefix: &str) {
         for s in stmts {
+            if self.spent() {
+                return;
+            }
             self.stmt(s, dag, prefix);
         }
     }
@@ -310,6 +416,7 @@ impl Reader<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt, dag: Option<usize>, prefix: &str) {
+        self.statement.set(s.range().start().to_usize());
         match s {
             Stmt::ImportFrom(i) => {
                 for alias in &i.names {
@@ -385,7 +492,9 @@ impl Reader<'_> {
                 if let (Some("RenderConfig"), Expr::Call(c)) = (callee.as_deref(), a.value.as_ref())
                 {
                     for t in &a.targets {
-                        if let Some(var) = name_of(t) {
+                        if let Some(var) = name_of(t)
+                            && self.spend(source_len(&c.arguments), c).is_some()
+                        {
                             self.render_configs
                                 .insert(var, c.arguments.keywords.to_vec());
                         }
@@ -507,14 +616,14 @@ impl Reader<'_> {
                         let params = parameter_names(f);
                         self.group_fns.insert(
                             f.name.to_string(),
-                            GroupFn {
+                            Rc::new(GroupFn {
                                 name: f.name.to_string(),
                                 group: true,
                                 group_id,
                                 prefixed: prefixed(keywords),
                                 params,
                                 body: f.body.to_vec(),
-                            },
+                            }),
                         );
                         return;
                     }
@@ -558,14 +667,14 @@ impl Reader<'_> {
                     let params = parameter_names(f);
                     self.group_fns.insert(
                         f.name.to_string(),
-                        GroupFn {
+                        Rc::new(GroupFn {
                             name: f.name.to_string(),
                             group: false,
                             group_id: String::new(),
                             prefixed: false,
                             params,
                             body: f.body.to_vec(),
-                        },
+                        }),
                     );
                 }
             }
@@ -584,6 +693,9 @@ impl Reader<'_> {
                     Some((name, values)) => {
                         let old = self.names.remove(&name);
                         for v in values {
+                            if self.spent() {
+                                break;
+                            }
                             self.loop_reads += 1;
                             if self.loop_reads > MAX_LOOP_READS {
                                 self.warn(line, format!("more than {MAX_LOOP_READS} loop iterations in one file; the rest of this loop is not read"));
@@ -621,7 +733,7 @@ impl Reader<'_> {
     /// dependencies along the way.
     fn value(&mut self, e: &Expr, dag: Option<usize>, prefix: &str) -> Option<Binding> {
         match e {
-            Expr::StringLiteral(s) => Some(Binding::Str(s.value.to_str().to_string())),
+            Expr::StringLiteral(_) => self.string(e).map(Binding::Str),
             Expr::List(l) => self.sequence(&l.elts, dag, prefix),
             Expr::Tuple(t) => self.sequence(&t.elts, dag, prefix),
             Expr::Dict(d) => {
@@ -642,7 +754,11 @@ impl Reader<'_> {
                 }
                 Some(Binding::Dict(map))
             }
-            Expr::Name(n) => self.names.get(n.id.as_str()).cloned(),
+            Expr::Name(n) => {
+                let bound = self.names.get(n.id.as_str())?;
+                self.spend(binding_bytes(bound), n)?;
+                Some(bound.clone())
+            }
             Expr::BinOp(b) if matches!(b.op, Operator::RShift | Operator::LShift) => {
                 let left = self.tasks_of(&b.left, dag, prefix);
                 let right = self.tasks_of(&b.right, dag, prefix);
@@ -651,7 +767,7 @@ impl Reader<'_> {
                 } else {
                     (&right, &left)
                 };
-                self.depend(dag, up, down);
+                self.depend(dag, up, down, b.range.start().to_usize());
                 Some(Binding::Tasks(right))
             }
             Expr::Call(call) => self.call(call, dag, prefix),
@@ -712,15 +828,17 @@ impl Reader<'_> {
                         .iter()
                         .flat_map(|a| self.tasks_of(a, dag, prefix))
                         .collect();
+                    let at = call.range().start().to_usize();
                     if attr.attr.as_str() == "set_downstream" {
-                        self.depend(dag, &me, &other);
+                        self.depend(dag, &me, &other, at);
                     } else {
-                        self.depend(dag, &other, &me);
+                        self.depend(dag, &other, &me, at);
                     }
                     return None;
                 }
                 "partial" => {
                     let callee = self.resolve(&attr.value);
+                    self.spend(source_len(&call.arguments), call)?;
                     return Some(Binding::Partial(Box::new(Partial {
                         callee,
                         keywords: keywords.to_vec(),
@@ -735,6 +853,7 @@ impl Reader<'_> {
         match name.as_str() {
             "DAG" => return Some(Binding::Dag(self.dag_from_call(args, keywords, None, line))),
             "chain" => {
+                let line_at = call.range().start().to_usize();
                 let groups: Vec<(bool, Vec<String>)> = args
                     .iter()
                     .map(|a| {
@@ -751,10 +870,15 @@ impl Reader<'_> {
                             continue;
                         }
                         for (u, d) in up.iter().zip(down) {
-                            self.depend(dag, std::slice::from_ref(u), std::slice::from_ref(d));
+                            self.depend(
+                                dag,
+                                std::slice::from_ref(u),
+                                std::slice::from_ref(d),
+                                line_at,
+                            );
                         }
                     } else {
-                        self.depend(dag, up, down);
+                        self.depend(dag, up, down, line_at);
                     }
                 }
                 return groups.last().map(|g| Binding::Tasks(g.1.clone()));
@@ -767,7 +891,7 @@ impl Reader<'_> {
                         self.tasks_of(from, dag, prefix),
                         self.tasks_of(to, dag, prefix),
                     );
-                    self.depend(dag, &from, &to);
+                    self.depend(dag, &from, &to, call.range().start().to_usize());
                 }
                 return None;
             }
@@ -803,6 +927,7 @@ impl Reader<'_> {
             return Some(self.call_group_fn(&g, call, dag, prefix));
         }
         if let Some(flow) = self.taskflows.get(&name).cloned() {
+            self.spend(flow_bytes(&flow), call)?;
             // Task arguments are its upstreams.
             let upstream: Vec<String> = args
                 .iter()
@@ -853,7 +978,10 @@ impl Reader<'_> {
                         upstream.extend(t);
                         runtime.extend(k.arg.as_ref().map(ToString::to_string));
                     }
-                    Some(_) => keywords.push(k.clone()),
+                    Some(_) => {
+                        self.spend(k.range().len().to_usize(), k)?;
+                        keywords.push(k.clone());
+                    }
                     None => runtime.extend(k.arg.as_ref().map(ToString::to_string)),
                 }
             }
@@ -866,7 +994,11 @@ impl Reader<'_> {
                     for e in &l.elts {
                         if let Expr::Dict(d) = e {
                             for item in &d.items {
-                                if let Some(key) = item.key.as_ref().and_then(|k| self.string(k)) {
+                                if let Some(key) = item.key.as_ref().and_then(|k| self.string(k))
+                                    && self
+                                        .spend(item.value.range().len().to_usize(), &item.value)
+                                        .is_some()
+                                {
                                     by_key.entry(key).or_default().push(item.value.clone());
                                 }
                             }
@@ -902,6 +1034,7 @@ impl Reader<'_> {
             self.warn(line, "a mapped task's `sql` comes from a runtime value (another task's output); its tables are not read: pass a literal list to `.expand(sql=[...])` to have them read".to_string());
         }
         if let Some(flow) = self.taskflows.get(&partial.callee).cloned() {
+            self.spend(flow_bytes(&flow), call)?;
             return Some(self.taskflow_task(flow, upstream, line, dag, prefix, true));
         }
         if let Some(g) = self.group_fns.get(&partial.callee).cloned() {
@@ -1026,18 +1159,21 @@ impl Reader<'_> {
     ) -> Binding {
         {
             let base = format!("{prefix}{}", flow.task_id);
-            let mut task_id = base.clone();
             let d = dag.unwrap_or(usize::MAX);
-            let mut n = 0;
-            while self.taskflow_ids.contains(&(d, task_id.clone())) {
-                n += 1;
-                task_id = format!("{base}__{n}");
-            }
+            let ids = std::mem::take(&mut self.taskflow_ids);
+            let task_id = self.unused_name(&d.to_string(), &base, |id| {
+                ids.contains(&(d, id.to_string()))
+            });
+            self.taskflow_ids = ids;
             self.taskflow_ids.insert((d, task_id.clone()));
             let sql = flow
                 .returns_sql
                 .as_deref()
                 .map(|s| render_sql(s, &BTreeMap::new()));
+            let sql_bytes = sql.as_ref().map_or(0, String::len);
+            // Counted, not refused: the task is made, and the next
+            // statement finds the file spent.
+            let _ = self.spend_here(base.len().saturating_mul(2).saturating_add(sql_bytes));
             let pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
             let depends_on_past = dag.is_some_and(|d| self.dag_settings[d].depends_on_past);
             self.add_task(
@@ -1103,6 +1239,7 @@ impl Reader<'_> {
             None => prefix.into(),
         };
         let prefix = prefix.as_ref();
+        self.spend_here(prefix.len())?;
         let task_id = format!("{prefix}{task_id}");
         let default_pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
         let pool = kw(keywords, "pool")
@@ -1121,6 +1258,12 @@ impl Reader<'_> {
         };
         let raw_sql = kw(keywords, "sql").and_then(|e| self.sql_text(e, dag, line));
         let sql = raw_sql.as_ref().map(|s| render_sql(s, &params));
+        // The SQL rendered, and the parameters kept with its template.
+        let kept = sql
+            .as_ref()
+            .map_or(0, String::len)
+            .saturating_add(params.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>());
+        self.spend_here(kept)?;
         let template = raw_sql.map(|text| SqlTemplate {
             text,
             params: params.clone(),
@@ -1272,7 +1415,11 @@ impl Reader<'_> {
             let trimmed = p.trim();
             if trimmed.ends_with(".sql") && !trimmed.contains(char::is_whitespace) {
                 match self.sql_file(trimmed, dag) {
-                    Some(text) => out.push(text),
+                    Some(text) => {
+                        // Read again for each task that names it.
+                        self.spend(text.len(), e)?;
+                        out.push(text);
+                    }
                     None => self.warn(line, format!("SQL file `{trimmed}` not found beside the DAG or on its template_searchpath")),
                 }
             } else {
@@ -1361,6 +1508,12 @@ impl Reader<'_> {
         let max_active_tasks = kw(keywords, "max_active_tasks").and_then(int);
         let end_date = kw(keywords, "end_date").map(|e| source_text(self.text, e));
         let start_date = kw(keywords, "start_date").map(|e| source_text(self.text, e));
+        let _ = self.spend_here(
+            dag_id.len()
+                + schedule.as_ref().map_or(0, String::len)
+                + end_date.as_ref().map_or(0, String::len)
+                + start_date.as_ref().map_or(0, String::len),
+        );
         self.dags.push(Dag {
             dag_id,
             file: self.file.to_string(),
@@ -1532,12 +1685,9 @@ impl Reader<'_> {
     ) -> (String, String) {
         let mut key = format!("{prefix}{group}");
         if suffix_on_collision {
-            let base = key.clone();
-            let mut n = 0;
-            while self.used_groups.contains(&key) {
-                n += 1;
-                key = format!("{base}__{n}");
-            }
+            let used = std::mem::take(&mut self.used_groups);
+            key = self.unused_name("group", &key, |k| used.contains(k));
+            self.used_groups = used;
         }
         self.used_groups.insert(key.clone());
         self.group_members.entry(key.clone()).or_default();
@@ -1649,6 +1799,12 @@ impl Reader<'_> {
     }
 
     fn add_task(&mut self, dag: Option<usize>, task: Task) {
+        // Each open group keeps the id once more.
+        let _ = self.spend_here(
+            task.task_id
+                .len()
+                .saturating_mul(self.open_groups.len() + 1),
+        );
         for group in &self.open_groups {
             if let Some(members) = self.group_members.get_mut(group) {
                 members.push(task.task_id.clone());
@@ -1663,12 +1819,20 @@ impl Reader<'_> {
         }
     }
 
-    fn depend(&mut self, dag: Option<usize>, up: &[String], down: &[String]) {
+    /// Makes each task of `up` an upstream of each of `down` (a statement at
+    /// byte `at`), unless the dependencies would cost more than the bytes the
+    /// file has left: their number is counted before any is made, and an
+    /// error names the statement.
+    fn depend(&mut self, dag: Option<usize>, up: &[String], down: &[String], at: usize) {
         let Some(d) = dag.or_else(|| self.dags.len().checked_sub(1)) else {
             return;
         };
         if up.iter().chain(down).any(|t| t.starts_with(GROUP_MARK)) {
-            self.group_edges.push((d, up.to_vec(), down.to_vec()));
+            // Kept until every task is known: counted as ids now.
+            let ids: usize = up.iter().chain(down).map(|t| t.len() + EDGE_BYTES).sum();
+            if self.spend_at(ids, at).is_some() {
+                self.group_edges.push((d, up.to_vec(), down.to_vec(), at));
+            }
             return;
         }
         // By index, not by a scan of the DAG's tasks: a file of 100,000
@@ -1682,6 +1846,38 @@ impl Reader<'_> {
             }
             index.len_seen = i + 1;
         }
+        // Every pair counted before any is made: a cross product of two
+        // lists of 12,000 tasks is 144 million.
+        let targets: usize = down
+            .iter()
+            .map(|name| index.by_id.get(name).map_or(0, Vec::len))
+            .sum();
+        let per_target: usize = up.iter().map(|u| 2 * u.len() + EDGE_BYTES).sum();
+        let cost = targets.saturating_mul(per_target);
+        let left = MAX_BUILT_BYTES.saturating_sub(self.built.get());
+        if cost > left {
+            if self.spent_at.get().is_none() {
+                let (line, column) = self.position(at);
+                let pairs = targets.saturating_mul(up.len());
+                self.warnings.push(Diagnostic::error(
+                    "expansion-too-large",
+                    Some(self.file.to_string()),
+                    line,
+                    column,
+                    format!(
+                        "{} upstream task{} × {} downstream task{} make {pairs} dependencies, more than the {} MiB a DAG file may build; these dependencies are left out (the rest of the file is read). Join the lists through one task (`ups >> EmptyOperator(task_id='join') >> downs`: {} dependencies instead of {pairs}), or split the file",
+                        up.len(),
+                        crate::text::plural(up.len()),
+                        targets,
+                        crate::text::plural(targets),
+                        MAX_BUILT_BYTES >> 20,
+                        up.len() + targets,
+                    ),
+                ));
+            }
+            return;
+        }
+        self.built.set(self.built.get() + cost);
         for name in down {
             let Some(found) = index.by_id.get(name) else {
                 continue;
@@ -1703,10 +1899,10 @@ impl Reader<'_> {
     /// roots). In the order written, so a group built from other groups
     /// sees their edges.
     fn group_dependencies(&mut self) {
-        for (d, up, down) in std::mem::take(&mut self.group_edges) {
+        for (d, up, down, at) in std::mem::take(&mut self.group_edges) {
             let up = self.expand_groups(d, &up, true);
             let down = self.expand_groups(d, &down, false);
-            self.depend(Some(d), &up, &down);
+            self.depend(Some(d), &up, &down, at);
         }
     }
 
@@ -1748,23 +1944,37 @@ impl Reader<'_> {
         out
     }
 
+    /// A string `e` stands for, its bytes counted (see [`Reader::spend`]).
     fn string(&self, e: &Expr) -> Option<String> {
         match e {
-            Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+            Expr::StringLiteral(s) => {
+                let s = s.value.to_str();
+                self.spend(s.len(), e)?;
+                Some(s.to_string())
+            }
             Expr::Name(n) => match self.names.get(n.id.as_str()) {
-                Some(Binding::Str(s)) => Some(s.clone()),
+                Some(Binding::Str(s)) => {
+                    self.spend(s.len(), e)?;
+                    Some(s.clone())
+                }
                 _ => None,
             },
             // `f"copy_{name}"` with every part known; a format spec or a
             // conversion could print otherwise, so those stay unknown.
             Expr::FString(f) => {
                 let mut out = String::new();
+                // Each piece is counted before it is added: `f"{s}{s}{s}..."`
+                // repeats a long string once per interpolation.
                 for part in f.value.iter() {
                     match part {
-                        ruff_python_ast::FStringPart::Literal(l) => out.push_str(&l.value),
+                        ruff_python_ast::FStringPart::Literal(l) => {
+                            self.spend(l.value.len(), e)?;
+                            out.push_str(&l.value);
+                        }
                         ruff_python_ast::FStringPart::FString(fs) => {
                             for el in &fs.elements {
                                 if let Some(l) = el.as_literal() {
+                                    self.spend(l.value.len(), e)?;
                                     out.push_str(&l.value);
                                 } else if let Some(i) = el.as_interpolation() {
                                     if i.format_spec.is_some()
@@ -1773,10 +1983,14 @@ impl Reader<'_> {
                                     {
                                         return None;
                                     }
-                                    match int(&i.expression) {
-                                        Some(n) => out.push_str(&n.to_string()),
-                                        None => out.push_str(&self.string(&i.expression)?),
-                                    }
+                                    // The interpolated string is counted
+                                    // as it is read, then once more here.
+                                    let piece = match int(&i.expression) {
+                                        Some(n) => n.to_string(),
+                                        None => self.string(&i.expression)?,
+                                    };
+                                    self.spend(piece.len(), e)?;
+                                    out.push_str(&piece);
                                 }
                             }
                         }
@@ -1804,7 +2018,10 @@ impl Reader<'_> {
                 .map(|v| int(v).map(|n| n.to_string()).or_else(|| self.string(v)))
                 .collect::<Option<_>>()?,
             Expr::Name(n) => match self.names.get(n.id.as_str()) {
-                Some(Binding::Strs(v)) => v.clone(),
+                Some(Binding::Strs(v)) => {
+                    self.spend(v.iter().map(String::len).sum(), e)?;
+                    v.clone()
+                }
                 _ => return None,
             },
             Expr::Call(c) if dotted(&c.func) == "range" && c.arguments.keywords.is_empty() => {
@@ -1932,6 +2149,41 @@ fn parameter_names(f: &ruff_python_ast::StmtFunctionDef) -> Vec<String> {
         .chain(&f.parameters.kwonlyargs)
         .map(|p| p.parameter.name.to_string())
         .collect()
+}
+
+/// The bytes a copy of `b` holds.
+fn binding_bytes(b: &Binding) -> usize {
+    match b {
+        Binding::Str(s) => s.len(),
+        Binding::Strs(v) | Binding::Tasks(v) => v.iter().map(|s| s.len() + 24).sum(),
+        Binding::Dict(m) => m.iter().map(|(k, v)| k.len() + v.len() + 48).sum(),
+        Binding::Dag(_) => 0,
+        Binding::Partial(p) => {
+            p.callee.len()
+                + p.keywords
+                    .iter()
+                    .map(|k| k.range().len().to_usize())
+                    .sum::<usize>()
+        }
+    }
+}
+
+/// The bytes a copy of a TaskFlow function's description holds.
+fn flow_bytes(f: &TaskFlow) -> usize {
+    f.task_id.len()
+        + f.operator.len()
+        + f.returns_sql.as_ref().map_or(0, String::len)
+        + f.inlets
+            .iter()
+            .chain(&f.outlets)
+            .map(String::len)
+            .sum::<usize>()
+}
+
+/// The length of a node's source text: what a copy of its syntax tree
+/// holds, about.
+fn source_len(node: &impl Ranged) -> usize {
+    node.range().len().to_usize()
 }
 
 /// Most values a `for` loop is read with.
