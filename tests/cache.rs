@@ -1,8 +1,11 @@
-//! The warm cache (docs/cache.md): whatever sequence of edits a project goes
-//! through, a run that reads the cache prints exactly what a run without it
-//! prints, and a warm run reads what an earlier run kept.
+//! The warm cache (docs/cache.md): whatever a project goes through (edits,
+//! files moved, folders linked in and out, packages installed, the cache's
+//! own files damaged), a run that reads the cache prints exactly what a run
+//! without it prints, a warm run reads what an earlier run kept, and
+//! nothing in the cache folder is believed or followed that ripple did not
+//! write there itself.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use proptest::prelude::*;
@@ -29,10 +32,17 @@ struct Model {
     /// What it reads: 0 the model before it (the source for the first),
     /// 1 the source, 2 a model that does not exist (an unknown ref).
     from: u8,
+    /// Its file is in `models/sub/` rather than `models/`.
+    moved: bool,
+    /// Its file is a link to a file elsewhere in the project (which the
+    /// reader does not follow: no model).
+    linked: bool,
+    /// Its text is a `{% snapshot %}` block.
+    snapshot: bool,
 }
 
 /// The project: a source, a chain of models, the source's declared columns
-/// and the dialect.
+/// and the dialect; where the models folder is, and a package.
 #[derive(Debug, Clone)]
 struct State {
     models: Vec<Model>,
@@ -40,6 +50,15 @@ struct State {
     dialect: &'static str,
     /// Which body the project's macro has.
     macro_divides: bool,
+    /// The models folder was moved outside the project, a link to it left
+    /// in its place (the reader refuses it).
+    models_out: bool,
+    /// The package under `dbt_packages/`: 0 none, 1 a folder of models
+    /// without its `dbt_project.yml` (no package yet), 2 whole.
+    package: u8,
+    /// `snapshot-paths` names the models folder too: each model file is
+    /// also read for snapshot blocks.
+    snapshots_in_models: bool,
 }
 
 const MODELS: usize = 5;
@@ -61,11 +80,17 @@ impl State {
                     schema: false,
                     noted: false,
                     from: 0,
+                    moved: false,
+                    linked: false,
+                    snapshot: false,
                 })
                 .collect(),
             source_has_kind: true,
             dialect: "postgres",
             macro_divides: false,
+            models_out: false,
+            package: 0,
+            snapshots_in_models: false,
         }
     }
 
@@ -86,6 +111,9 @@ impl State {
             Edit::Schema(i) => self.models[i].schema ^= true,
             Edit::Note(i) => self.models[i].noted ^= true,
             Edit::Reroute(i) => self.models[i].from = (self.models[i].from + 1) % 4,
+            Edit::Move(i) => self.models[i].moved ^= true,
+            Edit::Link(i) => self.models[i].linked ^= true,
+            Edit::Snapshot(i) => self.models[i].snapshot ^= true,
             Edit::Macro => self.macro_divides ^= true,
             Edit::SourceColumns => self.source_has_kind ^= true,
             Edit::Dialect => {
@@ -95,6 +123,9 @@ impl State {
                     "postgres"
                 }
             }
+            Edit::ModelsOut => self.models_out ^= true,
+            Edit::Package => self.package = (self.package + 1) % 3,
+            Edit::SnapshotsInModels => self.snapshots_in_models ^= true,
         }
     }
 
@@ -135,15 +166,38 @@ impl State {
         if m.unknown {
             head.push_str("-- {{ not_installed() }}\n");
         }
-        format!("{head}select {cols}\nfrom {from}{filter}\n")
+        let sql = format!("{head}select {cols}\nfrom {from}{filter}\n");
+        match m.snapshot {
+            true => format!("{{% snapshot snap_m{i} %}}\n{sql}{{% endsnapshot %}}\n"),
+            false => sql,
+        }
     }
 
+    /// Writes the project at `root` (the models folder moved to
+    /// `outside/models` beside it when `models_out`).
     fn write(&self, root: &Path) {
         let models = root.join("models");
-        std::fs::create_dir_all(&models).unwrap();
+        let outside = root.parent().unwrap().join("outside").join("models");
+        let is_link = std::fs::symlink_metadata(&models).is_ok_and(|m| m.is_symlink());
+        if self.models_out && !is_link {
+            std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+            if models.exists() {
+                std::fs::rename(&models, &outside).unwrap();
+            }
+            symlink(&outside, &models);
+        } else if !self.models_out && is_link {
+            std::fs::remove_file(&models).unwrap();
+            std::fs::rename(&outside, &models).unwrap();
+        }
+        std::fs::create_dir_all(models.join("sub")).unwrap();
+        let snapshots = if self.snapshots_in_models {
+            "\nsnapshot-paths: [models]"
+        } else {
+            ""
+        };
         std::fs::write(
             root.join("dbt_project.yml"),
-            "name: shop\nversion: '1.0'\nmodel-paths: [models]\n",
+            format!("name: shop\nversion: '1.0'\nmodel-paths: [models]{snapshots}\n"),
         )
         .unwrap();
         std::fs::write(
@@ -180,15 +234,67 @@ impl State {
             }
         }
         std::fs::write(models.join("models.yml"), props).unwrap();
-        for i in 0..MODELS {
-            let path = models.join(format!("m{i}.sql"));
-            if self.models[i].present {
-                std::fs::write(&path, self.sql(i)).unwrap();
-            } else if path.exists() {
-                std::fs::remove_file(&path).unwrap();
+        let shared = root.join("shared");
+        std::fs::create_dir_all(&shared).unwrap();
+        for (i, m) in self.models.iter().enumerate() {
+            let name = format!("m{i}.sql");
+            let (top, sub) = (models.join(&name), models.join("sub").join(&name));
+            let (here, there) = if m.moved { (sub, top) } else { (top, sub) };
+            remove(&there);
+            if !m.present {
+                remove(&here);
+                continue;
+            }
+            let text = self.sql(i);
+            let was_link = std::fs::symlink_metadata(&here).is_ok_and(|m| m.is_symlink());
+            if m.linked {
+                std::fs::write(shared.join(&name), text).unwrap();
+                if !was_link {
+                    remove(&here);
+                    symlink(&shared.join(&name), &here);
+                }
+            } else {
+                if was_link {
+                    remove(&here);
+                }
+                std::fs::write(&here, text).unwrap();
+            }
+        }
+        let package = root.join("dbt_packages").join("pkg");
+        match self.package {
+            0 => {
+                let _ = std::fs::remove_dir_all(root.join("dbt_packages"));
+            }
+            n => {
+                std::fs::create_dir_all(package.join("models")).unwrap();
+                std::fs::write(
+                    package.join("models").join("pm.sql"),
+                    "select id from {{ source('raw', 'events') }}\n",
+                )
+                .unwrap();
+                let file = package.join("dbt_project.yml");
+                match n {
+                    2 => std::fs::write(file, "name: pkg\nversion: '1.0'\nmodel-paths: [models]\n")
+                        .unwrap(),
+                    _ => remove(&file),
+                }
             }
         }
     }
+}
+
+/// Removes the file or link at `path`, if there is one.
+fn remove(path: &Path) {
+    if std::fs::symlink_metadata(path).is_ok() {
+        std::fs::remove_file(path).unwrap();
+    }
+}
+
+fn symlink(target: &Path, link: &Path) {
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(target, link).unwrap();
+    #[cfg(not(unix))]
+    let _ = (target, link);
 }
 
 #[derive(Debug, Clone)]
@@ -205,9 +311,15 @@ enum Edit {
     Schema(usize),
     Note(usize),
     Reroute(usize),
+    Move(usize),
+    Link(usize),
+    Snapshot(usize),
     Macro,
     SourceColumns,
     Dialect,
+    ModelsOut,
+    Package,
+    SnapshotsInModels,
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
@@ -224,11 +336,168 @@ fn edit() -> impl Strategy<Value = Edit> {
         i.clone().prop_map(Edit::Disable),
         i.clone().prop_map(Edit::Schema),
         i.clone().prop_map(Edit::Note),
-        i.prop_map(Edit::Reroute),
+        i.clone().prop_map(Edit::Reroute),
+        i.clone().prop_map(Edit::Move),
+        i.clone().prop_map(Edit::Link),
+        i.prop_map(Edit::Snapshot),
         Just(Edit::Macro),
         Just(Edit::SourceColumns),
         Just(Edit::Dialect),
+        Just(Edit::ModelsOut),
+        Just(Edit::Package),
+        Just(Edit::SnapshotsInModels),
     ]
+}
+
+/// What happens to the cache folder between two runs.
+#[derive(Debug, Clone)]
+enum Damage {
+    /// The file cut to a share of its length.
+    Cut(f64),
+    /// The file cut after its line at a share of its lines.
+    CutLine(f64),
+    /// One byte changed, at a share of its length.
+    Flip(f64),
+    /// The file removed.
+    Delete,
+    /// The file replaced by a link to a file outside the cache.
+    Link,
+}
+
+/// One step of a project's life.
+#[derive(Debug, Clone)]
+enum Step {
+    Edit(Edit),
+    /// The cache file at a share of the folder's sorted files, damaged.
+    Damage(f64, Damage),
+    /// The cache folder replaced by a link to a folder elsewhere (the runs
+    /// after it must leave that folder as it is), or the link removed.
+    CacheLink,
+    /// Two seconds pass: every stat taken before is old enough to trust,
+    /// and the next run keeps it.
+    Age,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let share = 0.0f64..1.0;
+    let damage = prop_oneof![
+        share.clone().prop_map(Damage::Cut),
+        share.clone().prop_map(Damage::CutLine),
+        share.clone().prop_map(Damage::Flip),
+        Just(Damage::Delete),
+        Just(Damage::Link),
+    ];
+    prop_oneof![
+        12 => edit().prop_map(Step::Edit),
+        3 => (share, damage).prop_map(|(s, d)| Step::Damage(s, d)),
+        1 => Just(Step::CacheLink),
+        1 => Just(Step::Age),
+    ]
+}
+
+/// Where a test keeps its project, its cache and what must stay as it is.
+struct Place {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    cache: PathBuf,
+    /// Where the cache folder is linked to, holding a file of a cache
+    /// file's name.
+    elsewhere: PathBuf,
+    /// A file outside the cache that links in the cache point to.
+    victim: PathBuf,
+}
+
+impl Place {
+    fn new() -> Place {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("columns.jsonl"), "not the cache's\n").unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious\n").unwrap();
+        Place {
+            root: dir.path().join("p"),
+            cache: dir.path().join("cache"),
+            elsewhere,
+            victim,
+            _dir: dir,
+        }
+    }
+
+    /// What is in `elsewhere` and in the victim: never written by a run.
+    fn untouched(&self) -> bool {
+        let names: Vec<_> = std::fs::read_dir(&self.elsewhere)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.len() == 1
+            && std::fs::read_to_string(self.elsewhere.join("columns.jsonl")).unwrap()
+                == "not the cache's\n"
+            && std::fs::read_to_string(&self.victim).unwrap() == "precious\n"
+    }
+
+    /// The regular files of the cache folder, sorted.
+    fn cache_files(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(&self.cache) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = entries
+            .map(|e| e.unwrap().path())
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+            .collect();
+        files.sort();
+        files
+    }
+
+    fn damage(&self, share: f64, damage: &Damage) {
+        if is_link(&self.cache) {
+            return;
+        }
+        let files = self.cache_files();
+        if files.is_empty() {
+            return;
+        }
+        let path = &files[((share * files.len() as f64) as usize).min(files.len() - 1)];
+        let bytes = std::fs::read(path).unwrap();
+        let at = |f: f64| ((f * bytes.len() as f64) as usize).min(bytes.len().saturating_sub(1));
+        match *damage {
+            Damage::Cut(f) => std::fs::write(path, &bytes[..at(f)]).unwrap(),
+            Damage::CutLine(f) => {
+                let ends: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] == b'\n').collect();
+                if let Some(&end) =
+                    ends.get(((f * ends.len() as f64) as usize).min(ends.len().saturating_sub(1)))
+                {
+                    std::fs::write(path, &bytes[..end + 1]).unwrap();
+                }
+            }
+            Damage::Flip(f) => {
+                let mut bytes = bytes.clone();
+                if !bytes.is_empty() {
+                    let i = at(f);
+                    bytes[i] = if bytes[i] == b'0' { b'1' } else { b'0' };
+                }
+                std::fs::write(path, bytes).unwrap();
+            }
+            Damage::Delete => std::fs::remove_file(path).unwrap(),
+            Damage::Link => {
+                std::fs::remove_file(path).unwrap();
+                symlink(&self.victim, path);
+            }
+        }
+    }
+
+    fn toggle_cache_link(&self) {
+        if is_link(&self.cache) {
+            std::fs::remove_file(&self.cache).unwrap();
+        } else {
+            let _ = std::fs::remove_dir_all(&self.cache);
+            symlink(&self.elsewhere, &self.cache);
+        }
+    }
+}
+
+fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink())
 }
 
 /// What one command prints, and how it ends.
@@ -243,11 +512,10 @@ fn run(root: &Path, cache: Option<&Path>, args: &[&str]) -> (Vec<u8>, Option<i32
     (out.stdout, out.status.code())
 }
 
-/// A dated impact of the source (time facts read off the SQL), with the
-/// given extra arguments.
-fn impact(extra: &[&'static str]) -> Vec<&'static str> {
+/// The dated arguments of `impact` and `plan` for the source.
+fn dated(command: &'static str, extra: &[&'static str]) -> Vec<&'static str> {
     let mut args = vec![
-        "impact",
+        command,
         "source.raw.events",
         "--from",
         "2024-03-01",
@@ -262,65 +530,104 @@ fn impact(extra: &[&'static str]) -> Vec<&'static str> {
     args
 }
 
+/// A dated impact of the source (time facts read off the SQL), with the
+/// given extra arguments.
+fn impact(extra: &[&'static str]) -> Vec<&'static str> {
+    dated("impact", extra)
+}
+
 /// The commands compared: the whole graph (kept under its lineage), the
 /// export (column lineage of every job), a column-pruned impact (column
-/// lineage walked from the source) and a dated impact.
+/// lineage walked from the source), a dated impact, the check and the
+/// plan.
 fn commands() -> Vec<Vec<&'static str>> {
     vec![
         vec!["graph", "--format", "json"],
         vec!["graph", "--format", "openlineage"],
         impact(&["--columns", "amount"]),
         impact(&[]),
+        vec!["check"],
+        dated("plan", &[]),
     ]
+}
+
+/// Every command, with the cache and without it: the same output and exit
+/// code, and nothing outside the cache written.
+fn same_answers(place: &Place, what: &str, first: usize) -> Result<(), TestCaseError> {
+    let mut each = commands();
+    // Each command in turn is the first to see a change: one that answers
+    // from the lineage alone reads the models later than one that reads
+    // them while the files are checked.
+    let n = each.len();
+    each.rotate_left(first % n);
+    for args in each {
+        let cold = run(&place.root, None, &args);
+        let warm = run(&place.root, Some(&place.cache), &args);
+        prop_assert_eq!(
+            String::from_utf8_lossy(&warm.0),
+            String::from_utf8_lossy(&cold.0),
+            "{}: {:?}",
+            what,
+            args
+        );
+        prop_assert_eq!(warm.1, cold.1, "{}: {:?}", what, args);
+        prop_assert!(
+            place.untouched(),
+            "{}: {:?} wrote outside the cache",
+            what,
+            args
+        );
+    }
+    Ok(())
 }
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 24,
+        // More for a longer hunt: RIPPLE_CACHE_CASES=500 cargo test --test cache.
+        cases: std::env::var("RIPPLE_CACHE_CASES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(24),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
 
-    /// Any sequence of edits: every run with the cache (kept across the
-    /// sequence, as a project's is) prints what a run without it prints.
+    /// Any sequence of edits, moves, links, package changes and damage to
+    /// the cache: every run with the cache (kept across the sequence, as a
+    /// project's is) prints what a run without it prints.
     #[test]
     fn any_edits_give_the_same_answers_with_and_without_the_cache(
-        edits in prop::collection::vec(edit(), 1..7)
+        steps in prop::collection::vec(step(), 1..7)
     ) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("p");
-        let cache = dir.path().join("cache");
+        let place = Place::new();
         let mut state = State::new();
-        state.write(&root);
+        state.write(&place.root);
         for args in commands() {
-            run(&root, Some(&cache), &args);
+            run(&place.root, Some(&place.cache), &args);
         }
-        for (k, e) in edits.iter().enumerate() {
-            state.apply(e);
-            state.write(&root);
-            // Each command in turn is the first to see an edit: one that
-            // answers from the lineage alone reads the models later than
-            // one that reads them while the files are checked.
-            let mut each = commands();
-            let first = k % each.len();
-            each.rotate_left(first);
-            for args in each {
-                let cold = run(&root, None, &args);
-                let warm = run(&root, Some(&cache), &args);
-                prop_assert_eq!(
-                    String::from_utf8_lossy(&warm.0),
-                    String::from_utf8_lossy(&cold.0),
-                    "after {:?}: {:?}", edits, args
-                );
-                prop_assert_eq!(warm.1, cold.1);
+        for (k, s) in steps.iter().enumerate() {
+            match s {
+                Step::Edit(e) => {
+                    state.apply(e);
+                    state.write(&place.root);
+                }
+                Step::Damage(share, d) => place.damage(*share, d),
+                Step::CacheLink => place.toggle_cache_link(),
+                Step::Age => {
+                    std::thread::sleep(std::time::Duration::from_millis(2100));
+                    // A run that keeps the stats now old enough to trust.
+                    run(&place.root, Some(&place.cache), &["graph", "--format", "json"]);
+                }
             }
+            same_answers(&place, &format!("after {steps:?}, step {k}"), k)?;
         }
     }
 }
 
 /// The cache is really used: a warm run finds its answers in the files an
-/// earlier run wrote (a corrupted file would change nothing, so the test
-/// swaps in a different, well-formed answer and sees it come back).
+/// earlier run wrote, so it writes none of them again (a write is a new
+/// file renamed in place); and a file changed after ripple wrote it, even
+/// into a different, well-formed answer, is not believed.
 #[test]
 fn a_warm_run_reads_what_the_cold_run_kept() {
     let dir = tempfile::tempdir().unwrap();
@@ -350,19 +657,28 @@ fn a_warm_run_reads_what_the_cold_run_kept() {
             .last(),
         Some("*")
     );
+    let path = kept.join("columns.jsonl");
+    let inode = |p: &Path| {
+        #[cfg(unix)]
+        return std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+        #[cfg(not(unix))]
+        return std::fs::read(p).unwrap();
+    };
+    let written = inode(&path);
     assert_eq!(
         String::from_utf8_lossy(&with_default()),
         String::from_utf8_lossy(&first)
     );
+    assert_eq!(inode(&path), written, "every answer was found kept");
     // Every kept `amount` column renamed: a run that reads the cache
-    // prints it, one that does not still prints `amount`.
-    let path = kept.join("columns.jsonl");
+    // finds the file changed since it was written, and prints `amount`.
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("\"amount\""));
     std::fs::write(&path, text.replace("\"amount\"", "\"kept_amount\"")).unwrap();
-    assert!(String::from_utf8_lossy(&with_default()).contains("kept_amount"));
-    let (again, _) = run(&root, None, &export);
-    assert!(!String::from_utf8_lossy(&again).contains("kept_amount"));
+    assert_eq!(
+        String::from_utf8_lossy(&with_default()),
+        String::from_utf8_lossy(&first)
+    );
 }
 
 /// `--no-cache` reads and writes nothing.
@@ -375,7 +691,8 @@ fn no_cache_writes_nothing() {
     assert!(!root.join(".ripple_cache").exists());
 }
 
-/// A cache folder that cannot be written costs a warning, not the answer.
+/// A cache folder that cannot be used costs a warning, said once, not the
+/// answer.
 #[test]
 fn an_unwritable_cache_is_a_warning() {
     let dir = tempfile::tempdir().unwrap();
@@ -396,7 +713,24 @@ fn an_unwritable_cache_is_a_warning() {
     assert!(out.status.success());
     assert_eq!(out.stdout, cold);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("the cache could not be written"), "{err}");
+    assert!(err.contains("this run uses no cache"), "{err}");
+    assert!(err.contains("is not a folder"), "{err}");
+    assert_eq!(err.matches("warning").count(), 1, "{err}");
+    assert_eq!(std::fs::read(&blocked).unwrap(), b"");
+    // A folder that cannot be made: the answer, and the warning at the end.
+    let under = blocked.join("cache");
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["graph", "--format", "openlineage", "--cache-dir"])
+        .arg(&under)
+        .arg("--project")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(out.stdout, cold);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning"), "{err}");
 }
 
 /// A run that reads only a few jobs (a column walk) keeps what an export
@@ -581,8 +915,8 @@ fn an_edit_amends_the_snapshot_in_its_edits_file() {
 }
 
 /// The snapshot's SQL is raw text after the model lines, each model's
-/// length in the count line: a file whose lengths do not add up is read
-/// again, and each model's SQL is taken from its own place.
+/// length in the count line: a file cut short, or changed after it was
+/// written, is read again; each model's SQL is taken from its own place.
 #[test]
 fn a_damaged_snapshot_is_read_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -600,10 +934,14 @@ fn a_damaged_snapshot_is_read_again() {
     let (phase, out) = loading(&root, &cache);
     assert_eq!(phase, "(snapshot)", "the snapshot was written whole again");
     assert_eq!(out, first);
-    // The last model's SQL is the file's end: changed there (same length),
-    // a warm run's OpenLineage events carry it, and no other model's.
+    // Each model's SQL from its own place: the export carries every one.
     let export = ["graph", "--format", "openlineage"];
     let uncached = String::from_utf8(run(&root, None, &export).0).unwrap();
+    assert_eq!(
+        String::from_utf8(run(&root, Some(&cache), &export).0).unwrap(),
+        uncached
+    );
+    // The last model's SQL changed in place (same length): not believed.
     assert!(!uncached.contains("FROM "));
     let mut text = std::fs::read(&snapshot).unwrap();
     let at = text
@@ -613,8 +951,9 @@ fn a_damaged_snapshot_is_read_again() {
     text[at..at + 4].copy_from_slice(b"FROM");
     std::fs::write(&snapshot, &text).unwrap();
     let warm = String::from_utf8(run(&root, Some(&cache), &export).0).unwrap();
-    assert_eq!(warm.matches("FROM ").count(), 1, "{warm}");
-    assert_eq!(warm.replace("FROM ", "from "), uncached);
+    assert_eq!(warm, uncached);
+    let (phase, _) = loading(&root, &cache);
+    assert_eq!(phase, "(snapshot)", "read again and written whole");
 }
 
 /// What `graph --format json --timings` printed with the cache, whether
@@ -755,4 +1094,353 @@ fn an_absolute_project_folder_is_kept_whatever_the_working_folder() {
     assert_eq!(phase(dir.path(), Path::new("p")), "");
     assert_eq!(phase(dir.path(), Path::new("p")), "(snapshot)");
     assert_eq!(phase(&root, Path::new(".")), "");
+}
+
+/// Every command prints, with the cache in `cache`, what it prints
+/// without one.
+fn assert_same_answers(root: &Path, cache: &Path, what: &str) {
+    for args in commands() {
+        let cold = run(root, None, &args);
+        let warm = run(root, Some(cache), &args);
+        assert_eq!(
+            String::from_utf8_lossy(&warm.0),
+            String::from_utf8_lossy(&cold.0),
+            "{what}: {args:?}"
+        );
+        assert_eq!(warm.1, cold.1, "{what}: {args:?}");
+    }
+}
+
+/// The models folder moved outside the project, a link left in its
+/// place: the reader refuses the folder (`path-outside-project`), and so
+/// does a warm run, whose files and folders all look as they were.
+#[cfg(unix)]
+#[test]
+fn a_folder_a_link_moves_outside_the_project_is_refused_warm_too() {
+    let place = Place::new();
+    let mut state = State::new();
+    state.write(&place.root);
+    assert_same_answers(&place.root, &place.cache, "before");
+    state.apply(&Edit::ModelsOut);
+    state.write(&place.root);
+    let (check, _) = run(&place.root, None, &["check"]);
+    assert!(String::from_utf8_lossy(&check).contains("path-outside-project"));
+    assert_same_answers(&place.root, &place.cache, "moved out");
+    // A model edited out there is not rendered either.
+    state.apply(&Edit::Star(2));
+    state.write(&place.root);
+    assert_same_answers(&place.root, &place.cache, "edited out there");
+    state.apply(&Edit::ModelsOut);
+    state.write(&place.root);
+    assert_same_answers(&place.root, &place.cache, "moved back");
+}
+
+/// A file of a folder both `model-paths` and `snapshot-paths` name is a
+/// model and a snapshot file: when it gains a `{% snapshot %}` block the
+/// project gains a snapshot, which rendering the model alone never gives.
+#[test]
+fn a_model_file_that_gains_a_snapshot_block_is_read_again() {
+    let place = Place::new();
+    let mut state = State::new();
+    state.apply(&Edit::SnapshotsInModels);
+    state.write(&place.root);
+    assert_same_answers(&place.root, &place.cache, "before");
+    state.apply(&Edit::Snapshot(3));
+    state.write(&place.root);
+    let (graph, _) = run(&place.root, None, &["graph", "--format", "json"]);
+    assert!(String::from_utf8_lossy(&graph).contains("snapshot.snap_m3"));
+    assert_same_answers(&place.root, &place.cache, "a snapshot block");
+    let (phase, _) = loading(&place.root, &place.cache);
+    assert_eq!(phase, "(snapshot)");
+}
+
+/// A package folder under `dbt_packages/` completed in place (its
+/// `dbt_project.yml` written last, as an interrupted `dbt deps` leaves
+/// it): `dbt_packages/` itself does not change, so its time stamps
+/// (trusted once two seconds old) cannot tell; the warm run asks again.
+#[test]
+fn a_package_completed_in_place_is_read() {
+    let place = Place::new();
+    let mut state = State::new();
+    state.apply(&Edit::Package);
+    state.write(&place.root);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    // Every stat old enough: this run keeps them, trusted.
+    assert_same_answers(&place.root, &place.cache, "a package folder, not yet one");
+    state.apply(&Edit::Package);
+    state.write(&place.root);
+    let (graph, _) = run(&place.root, None, &["graph", "--format", "json"]);
+    assert!(String::from_utf8_lossy(&graph).contains("model.pm"));
+    assert_same_answers(&place.root, &place.cache, "the package completed");
+}
+
+/// The kept graph document cut short (a full disk, a crash, a copy): a
+/// warm run writes the document the graph gives, never the cut one.
+#[test]
+fn a_cut_kept_graph_is_not_served() {
+    let place = Place::new();
+    State::new().write(&place.root);
+    let args = ["graph", "--format", "json"];
+    let (cold, _) = run(&place.root, None, &args);
+    run(&place.root, Some(&place.cache), &args);
+    let kept = place.cache.join("graph-json.snapshot.json");
+    let bytes = std::fs::read(&kept).unwrap();
+    for cut in [bytes.len() - 1, bytes.len() - 40, bytes.len() / 2] {
+        std::fs::write(&kept, &bytes[..cut]).unwrap();
+        let (warm, code) = run(&place.root, Some(&place.cache), &args);
+        assert_eq!(code, Some(0));
+        assert_eq!(
+            String::from_utf8_lossy(&warm),
+            String::from_utf8_lossy(&cold),
+            "cut at {cut}"
+        );
+    }
+}
+
+/// The edits file cut at any line end, or a byte changed in it: the edits
+/// it held are not believed, so an edited model is never served as it
+/// was before its edit.
+#[test]
+fn an_edits_file_cut_anywhere_is_not_believed() {
+    let place = Place::new();
+    let mut state = State::new();
+    state.write(&place.root);
+    assert_same_answers(&place.root, &place.cache, "before");
+    // m3 reads the source now: its line in the edits file says so.
+    state.apply(&Edit::Reroute(3));
+    state.write(&place.root);
+    let (phase, _) = loading(&place.root, &place.cache);
+    assert_eq!(phase, "(snapshot, edits rendered)");
+    let edits = place.cache.join("dbt.edits.json");
+    let bytes = std::fs::read(&edits).unwrap();
+    let ends: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] == b'\n').collect();
+    assert!(ends.len() >= 3, "a header, the inputs, a model");
+    for end in ends.iter().take(ends.len() - 1) {
+        std::fs::write(&edits, &bytes[..end + 1]).unwrap();
+        assert_same_answers(&place.root, &place.cache, &format!("cut at {end}"));
+        std::fs::write(&edits, &bytes).unwrap();
+    }
+    let mut flipped = bytes.clone();
+    let at = flipped.len() / 3;
+    flipped[at] = if flipped[at] == b'1' { b'2' } else { b'1' };
+    std::fs::write(&edits, &flipped).unwrap();
+    assert_same_answers(&place.root, &place.cache, "a byte changed");
+}
+
+/// An index of the kept graph whose edges name nodes it does not have: a
+/// warm run patching the document builds the graph instead, and never
+/// panics.
+#[test]
+fn a_damaged_graph_index_is_no_index() {
+    let place = Place::new();
+    let mut state = State::new();
+    state.write(&place.root);
+    let args = ["graph", "--format", "json"];
+    run(&place.root, Some(&place.cache), &args);
+    let index = place.cache.join("graph-index.snapshot.json");
+    let text = std::fs::read_to_string(&index).unwrap();
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
+    // The index's JSON, and whatever the file holds after it.
+    let doc: serde_json::Value = serde_json::Deserializer::from_str(&lines[1])
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap();
+    // Every edge but those of m3's job points past the nodes. Spliced in as
+    // text: the index's key is a number larger than JSON values hold.
+    let jobs = doc["jobs"].as_array().unwrap();
+    let m3 = jobs.iter().position(|j| j[0] == "model.m3").unwrap();
+    let mut edges = doc["edges"].as_array().unwrap().clone();
+    for e in &mut edges {
+        if e[2] != m3 {
+            e[0] = 999.into();
+        }
+    }
+    let from = lines[1].find("\"edges\":[").unwrap() + "\"edges\":".len();
+    let to = from + lines[1][from..].find("]]").unwrap() + 2;
+    lines[1].replace_range(from..to, &serde_json::Value::from(edges).to_string());
+    std::fs::write(&index, lines.concat()).unwrap();
+    // An edit that only reroutes m3's read: the document is patched.
+    state.apply(&Edit::Reroute(3));
+    state.write(&place.root);
+    let (cold, _) = run(&place.root, None, &args);
+    let (warm, code) = run(&place.root, Some(&place.cache), &args);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&warm),
+        String::from_utf8_lossy(&cold)
+    );
+}
+
+/// The offset of the linker's build id in an executable (its GNU note's
+/// descriptor), if it has one.
+fn build_id_at(exe: &[u8]) -> Option<usize> {
+    // namesz 4, descsz 20 (SHA-1), type 3 (NT_GNU_BUILD_ID), "GNU\0".
+    let note = b"\x04\x00\x00\x00\x14\x00\x00\x00\x03\x00\x00\x00GNU\x00";
+    let head = &exe[..exe.len().min(1 << 16)];
+    head.windows(note.len())
+        .position(|w| w == note)
+        .map(|at| at + note.len())
+}
+
+/// Another build of ripple (here: the executable with another build id,
+/// as another link writes it, its size and time the same) starts from an
+/// empty cache: what an older build kept may not be what this one reads.
+#[test]
+fn another_build_of_the_same_size_and_time_starts_empty() {
+    let place = Place::new();
+    State::new().write(&place.root);
+    let (phase, _) = loading(&place.root, &place.cache);
+    assert_eq!(phase, "");
+    let exe = assert_cmd::cargo::cargo_bin("ripple");
+    let mut bytes = std::fs::read(&exe).unwrap();
+    // Without a build id the whole executable is hashed: any byte will do.
+    let at = build_id_at(&bytes).unwrap_or(bytes.len() - 1);
+    bytes[at] ^= 0xff;
+    let other = place.root.parent().unwrap().join("ripple-other");
+    std::fs::write(&other, &bytes).unwrap();
+    drop(bytes);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let when = std::fs::metadata(&exe).unwrap().modified().unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&other)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    assert_eq!(
+        std::fs::metadata(&other).unwrap().len(),
+        std::fs::metadata(&exe).unwrap().len()
+    );
+    let out = std::process::Command::new(&other)
+        .args(["graph", "--format", "json", "--timings", "--cache-dir"])
+        .arg(&place.cache)
+        .arg("--project")
+        .arg(&place.root)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(dbt_phase(&String::from_utf8_lossy(&out.stderr)), "");
+    // And this build's cache is this build's again.
+    let (phase, _) = loading(&place.root, &place.cache);
+    assert_eq!(phase, "");
+    let (phase, _) = loading(&place.root, &place.cache);
+    assert_eq!(phase, "(snapshot)");
+}
+
+/// Links planted in the cache folder at the names a write may take (the
+/// temporary names an earlier build used, for every process id a run may
+/// get, and the files' own names) are never written through: each write
+/// goes to a new file of a name no one could know, made by the write.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_planted_link_in_the_cache_is_never_written_through() {
+    let place = Place::new();
+    let mut state = State::new();
+    state.write(&place.root);
+    run(
+        &place.root,
+        Some(&place.cache),
+        &["graph", "--format", "json"],
+    );
+    for name in [
+        "dbt.snapshot.json",
+        "columns.jsonl",
+        "graph-json.snapshot.json",
+    ] {
+        let path = place.cache.join(name);
+        remove(&path);
+        symlink(&place.victim, &path);
+    }
+    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0);
+    for pid in last + 1..last + 2000 {
+        for name in [
+            "dbt.snapshot.json",
+            "columns.jsonl",
+            "graph-json.snapshot.json",
+        ] {
+            for n in 0..3 {
+                let tmp = place.cache.join(format!(".{name}.{pid}.{n}.tmp"));
+                symlink(&place.victim, &tmp);
+            }
+        }
+    }
+    state.apply(&Edit::Note(2));
+    state.write(&place.root);
+    assert_same_answers(&place.root, &place.cache, "links planted");
+    assert!(place.untouched());
+    assert!(!is_link(&place.cache.join("dbt.snapshot.json")));
+}
+
+/// A project that commits `.ripple_cache` as a link out of the project (a
+/// pull request can), or as a folder of its own: no run reads or writes
+/// there; each says once that it runs without the cache, and answers as
+/// a run without one.
+#[cfg(unix)]
+#[test]
+fn a_cache_folder_ripple_did_not_make_is_never_used() {
+    let place = Place::new();
+    State::new().write(&place.root);
+    let default = place.root.join(".ripple_cache");
+    let run_default = |args: &[&str]| {
+        Command::cargo_bin("ripple")
+            .unwrap()
+            .args(args)
+            .arg("--project")
+            .arg(&place.root)
+            .output()
+            .unwrap()
+    };
+    for how in ["a link out of the project", "a folder of the project's own"] {
+        match how.starts_with("a link") {
+            true => symlink(&place.elsewhere, &default),
+            false => {
+                std::fs::create_dir(&default).unwrap();
+                std::fs::write(default.join("columns.jsonl"), "planted\n").unwrap();
+            }
+        }
+        for args in commands() {
+            let out = run_default(&args);
+            let (cold, code) = run(&place.root, None, &args);
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&cold),
+                "{how}: {args:?}"
+            );
+            assert_eq!(out.status.code(), code);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(err.matches("uses no cache").count(), 1, "{how}: {err}");
+        }
+        assert!(place.untouched(), "{how}");
+        if how.starts_with("a folder") {
+            let names: Vec<_> = std::fs::read_dir(&default).unwrap().collect();
+            assert_eq!(names.len(), 1, "{how}");
+            assert_eq!(
+                std::fs::read_to_string(default.join("columns.jsonl")).unwrap(),
+                "planted\n"
+            );
+        }
+        match is_link(&default) {
+            true => remove(&default),
+            false => std::fs::remove_dir_all(&default).unwrap(),
+        }
+    }
+    // Once gone, ripple makes its own: private, and used.
+    run_default(&["graph", "--format", "json"]);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&default).unwrap().permissions().mode();
+    assert_eq!(mode & 0o7777, 0o1700);
+    let out = run_default(&["graph", "--format", "json"]);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

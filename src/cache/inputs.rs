@@ -1,6 +1,8 @@
 //! What a load read from disk, kept beside what it made, so that a later run
 //! can tell which inputs changed: by stat where a stat can be trusted, else
-//! by content (docs/cache.md, "Snapshots").
+//! by content; and every other question the load asked of the file system
+//! (where a path leads through links, which folders hold a package), with
+//! its answer, asked again by every later run (docs/cache.md, "Snapshots").
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -125,11 +127,23 @@ fn stats_in(paths: &[&Path], at: SystemTime) -> Vec<Option<Stat>> {
 /// A file read: its path, the hash of its text, the stat it was read with.
 type Read = (PathBuf, Option<String>, Option<Stat>);
 
-/// Collects, during one load, every file read and every folder listed.
+/// A question a load asked of the file system that no stat vouches for,
+/// and its answer: where a path leads depends on links anywhere along it,
+/// and which sub-folders hold a package on files inside them, so a later
+/// run asks it again rather than trusting any folder's time stamps.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+struct Probe {
+    question: String,
+    answer: String,
+}
+
+/// Collects, during one load, every file read, every folder listed and
+/// every other question asked of the file system.
 pub struct Recorder {
     started: SystemTime,
     files: Mutex<Vec<Read>>,
     dirs: Mutex<Vec<(PathBuf, Vec<String>, Listing)>>,
+    probes: Mutex<Vec<Probe>>,
 }
 
 impl Default for Recorder {
@@ -138,6 +152,7 @@ impl Default for Recorder {
             started: SystemTime::now(),
             files: Mutex::default(),
             dirs: Mutex::default(),
+            probes: Mutex::default(),
         }
     }
 }
@@ -163,10 +178,20 @@ impl Recorder {
         self.dirs.lock().expect("recorder lock").push(entry);
     }
 
+    /// A question asked of the file system (in the reader's own words, which
+    /// it answers again from them), and its answer.
+    pub fn probe(&self, question: String, answer: String) {
+        let entry = Probe { question, answer };
+        self.probes.lock().expect("recorder lock").push(entry);
+    }
+
     /// What was read, with the stats of the files and folders that can be
     /// trusted to show a later change.
     pub fn finish(self) -> Inputs {
         let started = self.started;
+        let mut probes = self.probes.into_inner().expect("recorder lock");
+        probes.sort();
+        probes.dedup();
         let mut files = self.files.into_inner().expect("recorder lock");
         files.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
         files.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
@@ -194,6 +219,7 @@ impl Recorder {
                     listing,
                 })
                 .collect(),
+            probes,
             moved_files: BTreeSet::new(),
             moved_dirs: BTreeSet::new(),
         }
@@ -222,6 +248,8 @@ struct DirState {
 pub struct Inputs {
     files: Vec<FileState>,
     dirs: Vec<DirState>,
+    /// Never amended: an answer that changed reads the project again.
+    probes: Vec<Probe>,
     /// The places of the files, and of the folders, this run changed or
     /// took from an [`InputsDelta`]: what [`Inputs::delta`] writes, so a
     /// record amended in place costs the entries that moved, not the whole
@@ -251,7 +279,9 @@ impl InputsDelta {
 /// What changed since an [`Inputs`] was recorded.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Changes {
-    /// A folder lists other entries (a file added, removed or renamed).
+    /// A folder lists other entries (a file added, removed or renamed), or
+    /// a question asked of the file system has another answer (a folder
+    /// now leads elsewhere through a link, a package folder was completed).
     pub listing: bool,
     /// Files whose text changed (or that became readable or unreadable),
     /// sorted.
@@ -301,13 +331,18 @@ fn check_stat(
 
 impl Inputs {
     /// What changed on disk. `relist` lists a folder again the way the
-    /// reader that walked it did. Files are stat'ed on every core; only
-    /// those whose stat differs (or was not trusted) are read. A file or
-    /// folder found unchanged takes the stat just taken (before its
-    /// content was read), so the record can be written again without a
-    /// second pass.
-    pub fn changes(&mut self, relist: impl Fn(&Path, &[&str]) -> Listing + Sync) -> Changes {
+    /// reader that walked it did, and `ask` answers a recorded question
+    /// again. Files are stat'ed on every core; only those whose stat
+    /// differs (or was not trusted) are read. A file or folder found
+    /// unchanged takes the stat just taken (before its content was read),
+    /// so the record can be written again without a second pass.
+    pub fn changes(
+        &mut self,
+        relist: impl Fn(&Path, &[&str]) -> Listing + Sync,
+        ask: impl Fn(&str) -> String + Sync,
+    ) -> Changes {
         let now = SystemTime::now();
+        let answered = self.probes.par_iter().all(|p| ask(&p.question) == p.answer);
         // Each entry: whether it changed, and whether its stat is new.
         let dirs: Vec<(bool, bool)> = self
             .dirs
@@ -341,7 +376,7 @@ impl Inputs {
         self.moved_files.extend(fresh(&files));
         self.moved_dirs.extend(fresh(&dirs));
         Changes {
-            listing: dirs.iter().any(|d| d.0),
+            listing: !answered || dirs.iter().any(|d| d.0),
             files: self
                 .files
                 .iter()
@@ -408,6 +443,10 @@ impl Inputs {
 mod tests {
     use super::*;
 
+    fn unasked(_: &str) -> String {
+        unreachable!("no question was recorded")
+    }
+
     fn relist_plain(dir: &Path, _: &[&str]) -> Listing {
         match std::fs::read_dir(dir) {
             Ok(entries) => {
@@ -446,18 +485,18 @@ mod tests {
             inputs.files.iter().all(|f| f.stat.is_none()),
             "ctime is new"
         );
-        let c = inputs.changes(relist_plain);
+        let c = inputs.changes(relist_plain, unasked);
         assert!(c.none(), "{c:?}");
 
         // Same size, new text, in the same second: found by content.
         std::fs::write(&a, "select 3").unwrap();
-        let c = inputs.changes(relist_plain);
+        let c = inputs.changes(relist_plain, unasked);
         assert_eq!(c.files, vec![a.clone()]);
         assert!(!c.listing);
 
         // A file added to the folder changes its listing.
         std::fs::write(dir.path().join("c.sql"), "select 4").unwrap();
-        assert!(inputs.changes(relist_plain).listing);
+        assert!(inputs.changes(relist_plain, unasked).listing);
     }
 
     #[test]
@@ -501,14 +540,40 @@ mod tests {
     }
 
     #[test]
+    fn a_question_is_asked_again_whatever_the_stats_say() {
+        let rec = Recorder::default();
+        rec.probe("where".into(), "here".into());
+        rec.probe("where".into(), "here".into());
+        let mut inputs = rec.finish();
+        assert_eq!(inputs.probes.len(), 1);
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let answer = |now: &'static str| {
+            let asked = &asked;
+            move |q: &str| {
+                assert_eq!(q, "where");
+                asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                now.to_string()
+            }
+        };
+        assert!(inputs.changes(relist_plain, answer("here")).none());
+        let c = inputs.changes(relist_plain, answer("elsewhere"));
+        assert!(c.listing && !c.none());
+        assert_eq!(asked.load(std::sync::atomic::Ordering::Relaxed), 2);
+        // Kept through the record's own JSON, as a snapshot keeps it.
+        let text = serde_json::to_string(&inputs).unwrap();
+        let mut again: Inputs = serde_json::from_str(&text).unwrap();
+        assert!(again.changes(relist_plain, answer("elsewhere")).listing);
+    }
+
+    #[test]
     fn an_unreadable_file_that_becomes_readable_is_a_change() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.sql");
         let rec = Recorder::default();
         rec.file(&a, None, None);
         let mut inputs = rec.finish();
-        assert!(inputs.changes(relist_plain).none());
+        assert!(inputs.changes(relist_plain, unasked).none());
         std::fs::write(&a, "select 1").unwrap();
-        assert_eq!(inputs.changes(relist_plain).files, vec![a]);
+        assert_eq!(inputs.changes(relist_plain, unasked).files, vec![a]);
     }
 }

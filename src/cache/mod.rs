@@ -4,14 +4,15 @@
 //!
 //! One file per [`Table`] in the cache folder, a JSON document per line
 //! (a header, then one answer a line), read whole the first time the table
-//! is asked for, and rewritten (to a temporary file, then renamed over the
-//! old one) only when the run added something. A file
-//! written by another build of ripple, or that does not read, is an empty
-//! table: the cache can cost a miss, never a wrong answer it was not given.
+//! is asked for, and rewritten only when the run added something. Every
+//! file is sealed, written and read through [`store`]: a file written by
+//! another build of ripple, short, damaged, or that does not read, is an
+//! empty table: the cache can cost a miss, never a wrong answer it was not
+//! given.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::Hasher;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
 use serde::Serialize;
@@ -19,6 +20,9 @@ use serde::de::DeserializeOwned;
 use siphasher::sip128::{Hasher128, SipHasher13};
 
 pub mod inputs;
+mod store;
+
+pub use store::{Bytes, Error};
 
 /// The cache folder's name in a project, unless `--cache-dir` says otherwise.
 pub const DEFAULT_DIR: &str = ".ripple_cache";
@@ -28,7 +32,7 @@ const MAX_FILE: u64 = 1 << 30;
 
 /// Bumped by hand when what a table holds changes shape; the build identity
 /// below covers every other change of ripple itself.
-const FORMAT: u32 = 8;
+const FORMAT: u32 = 9;
 
 /// What one table holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -126,13 +130,15 @@ struct Entries {
 /// The cache of one project (or none: [`Cache::off`]).
 #[derive(Default)]
 pub struct Cache {
-    dir: Option<PathBuf>,
+    folder: Option<std::sync::Arc<store::Folder>>,
+    /// Why the folder named is not used, for the command to say once.
+    refused: Option<Error>,
     tables: [OnceLock<Entries>; Table::ALL.len()],
     /// Why a snapshot could not be written, for [`Cache::save`] to report.
-    failed: Mutex<Option<std::io::Error>>,
+    failed: Mutex<Option<Error>>,
     /// Snapshots being written beside the run, finished by [`Cache::save`]
     /// or when the cache is dropped.
-    writing: Mutex<Vec<std::thread::JoinHandle<std::io::Result<()>>>>,
+    writing: Mutex<Vec<std::thread::JoinHandle<Result<bool, Error>>>>,
 }
 
 impl Drop for Cache {
@@ -143,7 +149,10 @@ impl Drop for Cache {
 
 impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cache").field("dir", &self.dir).finish()
+        f.debug_struct("Cache")
+            .field("folder", &self.folder)
+            .field("refused", &self.refused)
+            .finish()
     }
 }
 
@@ -166,21 +175,38 @@ impl Cache {
         Cache::default()
     }
 
-    /// The cache kept in `dir` (created when first written).
+    /// The cache kept in `dir` (created when first written); no cache,
+    /// with the reason kept ([`Cache::refused`]), when `dir` is not a
+    /// folder ripple made or the running build cannot be told.
     pub fn open(dir: PathBuf) -> Cache {
+        let opened = match store::build_id() {
+            Ok(_) => store::Folder::open(dir),
+            Err(e) => Err(Error::Build {
+                source: std::io::Error::new(e.kind(), e.to_string()),
+            }),
+        };
         let mut cache = Cache::default();
-        cache.dir = Some(dir);
+        match opened {
+            Ok(folder) => cache.folder = Some(std::sync::Arc::new(folder)),
+            Err(e) => cache.refused = Some(e),
+        }
         cache
+    }
+
+    /// Why the folder asked for is not used: the run works without a
+    /// cache, and says so.
+    pub fn refused(&self) -> Option<&Error> {
+        self.refused.as_ref()
     }
 
     /// Whether answers are kept at all.
     pub fn is_on(&self) -> bool {
-        self.dir.is_some()
+        self.folder.is_some()
     }
 
     fn entries(&self, table: Table) -> Option<&Entries> {
-        let dir = self.dir.as_ref()?;
-        Some(self.tables[table.slot()].get_or_init(|| read_table(&dir.join(table.file()))))
+        let folder = self.folder.as_ref()?;
+        Some(self.tables[table.slot()].get_or_init(|| read_table(folder, table.file())))
     }
 
     /// The answer kept under `key` by an earlier run or earlier in this
@@ -233,17 +259,32 @@ impl Cache {
     }
 
     /// The snapshot `name` kept under `key` (a reader's whole result, in the
-    /// reader's own format), if the file holds that key from this build.
+    /// reader's own format), if the file holds that key from this build,
+    /// every byte of it checked.
     pub fn snapshot(&self, name: &str, key: Key) -> Option<Snapshot> {
-        let dir = self.dir.as_ref()?;
-        let (header, bytes, start) =
-            read_headed::<SnapshotHeader, _>(&dir.join(snapshot_file(name)), map_bounded)?;
+        let kept = self.snapshot_in_parts(name, key)?;
+        kept.bytes.check_all().then_some(kept)
+    }
+
+    /// [`Cache::snapshot`] with only its header checked: a reader that uses
+    /// a part of a large snapshot checks that part ([`Snapshot::checked`])
+    /// before it uses it, and no other.
+    pub fn snapshot_in_parts(&self, name: &str, key: Key) -> Option<Snapshot> {
+        let folder = self.folder.as_ref()?;
+        let file = snapshot_file(name);
+        let raw = folder.read(&file, MAX_FILE, true)?;
+        let bytes = Bytes::unseal(raw, build(), &file)?;
+        let end = memchr::memchr(b'\n', &bytes)?;
+        if !bytes.check(0..end + 1) {
+            return None;
+        }
+        let header: SnapshotHeader = serde_json::from_slice(&bytes[..end]).ok()?;
         if header.build != build() || header.key != hex(key) {
             return None;
         }
         Some(Snapshot {
             bytes: std::sync::Arc::new(bytes),
-            start,
+            start: end + 1,
             id: header.id,
         })
     }
@@ -252,13 +293,10 @@ impl Cache {
     /// was written: the body of its edits file, if that file was written
     /// for this very snapshot (its id, so never a stale one).
     pub fn snapshot_edits(&self, name: &str, key: Key, base: &Snapshot) -> Option<Vec<u8>> {
-        let dir = self.dir.as_ref()?;
-        let (header, bytes, start) =
-            read_headed::<EditsHeader, _>(&dir.join(edits_file(name)), read_bounded)?;
+        let (header, mut bytes, start) = self.read_headed::<EditsHeader>(&edits_file(name))?;
         if header.build != build() || header.key != hex(key) || header.base != base.id {
             return None;
         }
-        let mut bytes = bytes.to_vec();
         bytes.drain(..start);
         Some(bytes)
     }
@@ -274,7 +312,7 @@ impl Cache {
         base: &Snapshot,
         body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
     ) {
-        let Some(dir) = &self.dir else {
+        let Some(folder) = &self.folder else {
             return;
         };
         let header = EditsHeader {
@@ -282,7 +320,10 @@ impl Cache {
             key: hex(key),
             base: base.id.clone(),
         };
-        if let Err(e) = write_atomically(dir, &edits_file(name), &header, body) {
+        let written = write_headed(folder, &edits_file(name), &header, |w| {
+            body(w).map(|()| true)
+        });
+        if let Err(e) = written {
             self.keep_failure(e);
         }
     }
@@ -310,66 +351,63 @@ impl Cache {
         key: Key,
         body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<bool>,
     ) -> Option<String> {
-        let dir = self.dir.as_ref()?;
+        let folder = self.folder.as_ref()?;
         let header = SnapshotHeader::of(key);
-        let mut gave_up = false;
-        let written = write_whole_snapshot(dir, name, &header, |w| match body(w)? {
-            true => Ok(()),
-            false => {
-                gave_up = true;
-                Err(std::io::Error::other("gave up"))
-            }
-        });
-        match written {
-            Ok(()) => Some(header.id),
+        match write_whole_snapshot(folder, name, &header, body) {
+            Ok(true) => Some(header.id),
+            Ok(false) => None,
             Err(e) => {
-                if !gave_up {
-                    self.keep_failure(e);
-                }
+                self.keep_failure(e);
                 None
             }
         }
     }
 
-    /// Keeps a snapshot write's failure for [`Cache::save`] (the first one).
-    fn keep_failure(&self, e: std::io::Error) {
+    /// Keeps a write's failure for [`Cache::save`] (the first one).
+    fn keep_failure(&self, e: Error) {
         if let Ok(mut failed) = self.failed.lock() {
             failed.get_or_insert(e);
         }
     }
 
-    /// [`Cache::write_snapshot`] on a thread of its own, so the run goes on
-    /// while it is written: for a snapshot made of the one it read, which
-    /// the writer owns.
+    /// [`Cache::write_snapshot_unless`] on a thread of its own, so the run
+    /// goes on while it is written: for a snapshot made of the one it read,
+    /// which the writer owns.
     pub fn write_snapshot_aside(
         &self,
         name: &str,
         key: Key,
-        body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()> + Send + 'static,
+        body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<bool> + Send + 'static,
     ) {
-        let Some(dir) = self.dir.clone() else {
+        let Some(folder) = self.folder.clone() else {
             return;
         };
         let header = SnapshotHeader::of(key);
-        let name = name.to_string();
+        let file = name.to_string();
         let spawned = std::thread::Builder::new()
             .name("ripple-snapshot".into())
-            .spawn(move || write_whole_snapshot(&dir, &name, &header, body));
+            .spawn(move || write_whole_snapshot(&folder, &file, &header, body));
         match spawned {
             Ok(handle) => match self.writing.lock() {
                 Ok(mut writing) => writing.push(handle),
                 // A poisoned list cannot be waited on: wait now.
                 Err(_) => self.finish(handle),
             },
-            Err(e) => self.keep_failure(e),
+            Err(e) => self.keep_failure(Error::Io {
+                path: PathBuf::from(name),
+                source: e,
+            }),
         }
     }
 
     /// Waits for one snapshot writer, keeping its failure.
-    fn finish(&self, handle: std::thread::JoinHandle<std::io::Result<()>>) {
-        let result = handle
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the snapshot writer stopped")));
+    fn finish(&self, handle: std::thread::JoinHandle<Result<bool, Error>>) {
+        let result = handle.join().unwrap_or_else(|_| {
+            Err(Error::Io {
+                path: PathBuf::new(),
+                source: std::io::Error::other("the snapshot writer stopped"),
+            })
+        });
         if let Err(e) = result {
             self.keep_failure(e);
         }
@@ -390,9 +428,9 @@ impl Cache {
     /// added marked as this write's, and those unused for [`KEEP`] writes
     /// dropped. Failing to write is not an error of the run: the next one
     /// is only slower.
-    pub fn save(&self) -> std::io::Result<()> {
+    pub fn save(&self) -> Result<(), Error> {
         self.finish_writes();
-        let Some(dir) = &self.dir else {
+        let Some(folder) = &self.folder else {
             return Ok(());
         };
         for table in Table::ALL {
@@ -421,18 +459,29 @@ impl Cache {
                 build: build().to_string(),
                 generation,
             };
-            write_atomically(dir, table.file(), &header, |w| {
+            write_headed(folder, table.file(), &header, |w| {
                 for (k, (last, text)) in &out {
                     // serde_json writes no raw newline: one answer a line.
                     writeln!(w, "[\"{}\",{last},{text}]", hex(*k))?;
                 }
-                Ok(())
+                Ok(true)
             })?;
         }
         match self.failed.lock().ok().and_then(|mut f| f.take()) {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// The cache file `name`, read whole and checked, whose first line is
+    /// a JSON header: the header, the content, and where the body after
+    /// the header starts.
+    fn read_headed<H: DeserializeOwned>(&self, name: &str) -> Option<(H, Vec<u8>, usize)> {
+        let raw = self.folder.as_ref()?.read(name, MAX_FILE, false)?;
+        let bytes = Bytes::unseal(raw, build(), name)?.into_checked_vec()?;
+        let end = memchr::memchr(b'\n', &bytes)?;
+        let header = serde_json::from_slice(&bytes[..end]).ok()?;
+        Some((header, bytes, end + 1))
     }
 }
 
@@ -446,9 +495,18 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// What the reader kept.
+    /// What the reader kept, checked or not (see [`Cache::snapshot_in_parts`]):
+    /// to find its parts in, each checked before it is used.
     pub fn body(&self) -> &[u8] {
         &self.bytes[self.start..]
+    }
+
+    /// `part`, a part of [`Snapshot::body`], if its bytes are those written.
+    pub fn checked<'a>(&self, part: &'a [u8]) -> Option<&'a [u8]> {
+        let at = (part.as_ptr() as usize).checked_sub(self.bytes.as_ptr() as usize)?;
+        self.bytes
+            .check(at..at.checked_add(part.len())?)
+            .then_some(part)
     }
 
     /// The whole file's bytes, for what keeps parts of the body (a model's
@@ -465,32 +523,6 @@ impl Snapshot {
     /// Which write of the snapshot this is: another write, another id.
     pub fn id(&self) -> &str {
         &self.id
-    }
-}
-
-/// A cache file's bytes: mapped, for a snapshot (most of a warm run's
-/// read was the kernel faulting in a fresh buffer's pages, and then a copy
-/// of each model's SQL out of it), or read.
-pub struct Bytes(BytesOf);
-
-enum BytesOf {
-    Mapped(memmap2::Mmap),
-    Read(Vec<u8>),
-}
-
-impl std::ops::Deref for Bytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match &self.0 {
-            BytesOf::Mapped(m) => m,
-            BytesOf::Read(v) => v,
-        }
-    }
-}
-
-impl std::fmt::Debug for Bytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Bytes({} bytes)", self.len())
     }
 }
 
@@ -546,103 +578,69 @@ fn edits_file(name: &str) -> String {
 /// replaces: a new snapshot holds its edits, and an edits file naming
 /// another snapshot would never be read again.
 fn write_whole_snapshot(
-    dir: &Path,
+    folder: &store::Folder,
     name: &str,
     header: &SnapshotHeader,
-    body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    write_atomically(dir, &snapshot_file(name), header, body)?;
-    match std::fs::remove_file(dir.join(edits_file(name))) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
+    body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<bool>,
+) -> Result<bool, Error> {
+    if !write_headed(folder, &snapshot_file(name), header, body)? {
+        return Ok(false);
     }
+    folder.remove(&edits_file(name))?;
+    Ok(true)
+}
+
+/// Writes `header` as the first line of the file `name`, then what `body`
+/// writes, sealed and atomically ([`store::Folder::write`]); the folder is
+/// made on first use.
+fn write_headed(
+    folder: &store::Folder,
+    name: &str,
+    header: &impl Serialize,
+    body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<bool>,
+) -> Result<bool, Error> {
+    use std::io::Write as _;
+    folder.write(name, build(), |w| {
+        // Through a buffer: the body writes a line at a time.
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
+        serde_json::to_writer(&mut w, header).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")?;
+        let go_on = body(&mut w)?;
+        w.flush()?;
+        Ok(go_on)
+    })
 }
 
 fn hex(k: Key) -> String {
     format!("{:032x}", k.0)
 }
 
-/// The bytes of the cache file `path`, unless it is missing, unreadable or
-/// larger than [`MAX_FILE`]: a file far larger than any project's answers
-/// is not ours to trust with the memory it would take.
-fn read_bounded(path: &Path) -> Option<Vec<u8>> {
-    let file = std::fs::File::open(path).ok()?;
-    let len = file.metadata().ok()?.len();
-    if len > MAX_FILE {
-        return None;
-    }
-    // Files are replaced by renames, never written in place, so the open
-    // file keeps this length; a short read is a miss all the same.
-    read_whole(&file, usize::try_from(len).ok()?).ok()
-}
-
-/// The cache file `path` mapped into memory, on the terms of
-/// [`read_bounded`].
-fn map_bounded(path: &Path) -> Option<Bytes> {
-    let file = std::fs::File::open(path).ok()?;
-    let len = file.metadata().ok()?.len();
-    if len > MAX_FILE {
-        return None;
-    }
+/// The first `len` bytes of `file` mapped into memory.
+fn map_file(file: &std::fs::File, len: usize) -> Option<store::Raw> {
     if len == 0 {
-        return Some(Bytes(BytesOf::Read(Vec::new())));
+        return Some(store::Raw::Read(Vec::new()));
     }
     // SAFETY: a mapping is sound while no one changes the file under it.
     // ripple never writes a cache file in place: every write goes to a new
     // file renamed over the old one, so the file mapped here keeps its
-    // bytes and length even when a later write replaces it. Only another
-    // program writing into `.ripple_cache` could change it (docs/cache.md
-    // says not to), as ripgrep maps the files it searches.
+    // bytes and length even when a later write replaces it. The folder is
+    // its user's alone (mode 1700), so only another program of theirs
+    // writing into it could change it (docs/cache.md says not to), as
+    // ripgrep maps the files it searches.
     #[allow(unsafe_code)]
-    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-    Some(Bytes(BytesOf::Mapped(map)))
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    (map.len() == len).then_some(store::Raw::Mapped(map))
 }
 
-/// A cache file whose first line is a JSON header, read by `read`: the
-/// header, the bytes, and where the body after the header starts.
-fn read_headed<H: DeserializeOwned, B: std::ops::Deref<Target = [u8]>>(
-    path: &Path,
-    read: fn(&Path) -> Option<B>,
-) -> Option<(H, B, usize)> {
-    let bytes = read(path)?;
-    let end = bytes.iter().position(|b| *b == b'\n')?;
-    let header = serde_json::from_slice(&bytes[..end]).ok()?;
-    Some((header, bytes, end + 1))
-}
-
-/// The first `len` bytes of `file`, a large file in pieces on every core:
-/// most of a warm run's read is the kernel faulting in the new buffer's
-/// pages, one core at a time when read in one call.
-#[cfg(unix)]
-fn read_whole(file: &std::fs::File, len: usize) -> std::io::Result<Vec<u8>> {
-    use rayon::prelude::*;
-    use std::os::unix::fs::FileExt;
-    let mut bytes = vec![0u8; len];
-    let piece = (len / rayon::current_num_threads().max(1)).max(READ_PIECE);
-    bytes
-        .par_chunks_mut(piece)
-        .enumerate()
-        .try_for_each(|(i, chunk)| file.read_exact_at(chunk, (i * piece) as u64))?;
-    Ok(bytes)
-}
-
-/// The first `len` bytes of `file`.
-#[cfg(not(unix))]
-fn read_whole(file: &std::fs::File, len: usize) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::with_capacity(len);
-    file.take(len as u64).read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
-/// Files up to this size are read in one piece.
-const READ_PIECE: usize = 4 << 20;
-
-/// The table in `path`; empty when it is missing, unreadable, larger than
-/// [`MAX_FILE`], or written by another build. A line that does not read is
-/// an answer missed.
-fn read_table(path: &Path) -> Entries {
-    let Some(text) = read_bounded(path).and_then(|b| String::from_utf8(b).ok()) else {
+/// The table `name` in `folder`; empty when it is missing, unreadable,
+/// larger than [`MAX_FILE`], damaged, or written by another build. A line
+/// that does not read is an answer missed.
+fn read_table(folder: &store::Folder, name: &str) -> Entries {
+    let Some(text) = folder
+        .read(name, MAX_FILE, false)
+        .and_then(|raw| Bytes::unseal(raw, build(), name)?.into_checked_vec())
+        .and_then(|b| String::from_utf8(b).ok())
+    else {
         return Entries::default();
     };
     let Some((head, body)) = text.split_once('\n') else {
@@ -683,77 +681,52 @@ fn table_line(line: &str) -> Option<(Key, u64, std::ops::Range<usize>)> {
     Some((key, generation, start..start + answer.len()))
 }
 
-/// This build of ripple: its version, the table format, and the running
-/// executable's size and modification time, so that a rebuilt binary (whose
-/// readers may answer differently) starts from an empty cache.
+/// This build of ripple: its version, the cache format, and the build id
+/// of the running executable ([`store::build_id`]), so that any other
+/// build (whose readers may answer differently) starts from an empty
+/// cache. Empty when the build cannot be told: no cache is then opened.
 fn build() -> &'static str {
     static BUILD: OnceLock<String> = OnceLock::new();
-    BUILD.get_or_init(|| {
-        let exe = std::env::current_exe()
-            .ok()
-            .and_then(|p| std::fs::metadata(p).ok())
-            .map(|m| {
-                let modified = m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos());
-                format!("{}-{modified}", m.len())
-            })
-            .unwrap_or_default();
-        format!(
-            "ripple {} format {FORMAT} exe {exe}",
-            env!("CARGO_PKG_VERSION")
-        )
+    BUILD.get_or_init(|| match store::build_id() {
+        Ok(id) => format!("ripple {} format {FORMAT} {id}", env!("CARGO_PKG_VERSION")),
+        Err(_) => String::new(),
     })
-}
-
-/// Writes `header` as the first line of `dir/name`, then what `body`
-/// writes, through a buffer and a temporary file renamed over it, so that a
-/// reader (or a second ripple at once) sees the old file or the new, never
-/// half of one. The folder is made on first use, ignored by git.
-fn write_atomically(
-    dir: &Path,
-    name: &str,
-    header: &impl Serialize,
-    body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    if !dir.is_dir() {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(
-            dir.join(".gitignore"),
-            "# ripple's cache (docs/cache.md)\n*\n",
-        )?;
-        std::fs::write(
-            dir.join("CACHEDIR.TAG"),
-            "Signature: 8a477f597d28d172789f06886806bc55\n# ripple's cache (docs/cache.md)\n",
-        )?;
-    }
-    // One name a write: two writes of one run may overlap.
-    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    let written = (|| {
-        use std::io::Write as _;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
-        serde_json::to_writer(&mut w, header).map_err(std::io::Error::other)?;
-        w.write_all(b"\n")?;
-        body(&mut w)?;
-        w.flush()
-    })();
-    written
-        .and_then(|()| std::fs::rename(&tmp, dir.join(name)))
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn key(s: &str) -> Key {
         KeyBuilder::default().str(s).finish()
+    }
+
+    /// A temporary folder, and a cache folder's path in it (not made yet).
+    fn fresh() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("c");
+        (dir, at)
+    }
+
+    /// Writes `text` as the cache file `name` in `at`, sealed as this
+    /// build seals it: a file ripple could have written.
+    fn plant(at: &Path, name: &str, text: &str) {
+        let folder = store::Folder::open(at.to_path_buf()).unwrap();
+        let written = folder.write(name, build(), |w| {
+            w.write_all(text.as_bytes()).map(|()| true)
+        });
+        assert!(written.unwrap());
+    }
+
+    /// The content of the cache file `name` in `at`, less its seal.
+    fn content(at: &Path, name: &str) -> String {
+        let raw = store::Folder::open(at.to_path_buf())
+            .unwrap()
+            .read(name, MAX_FILE, false)
+            .unwrap();
+        let bytes = Bytes::unseal(raw, build(), name).unwrap();
+        String::from_utf8(bytes.into_checked_vec().unwrap()).unwrap()
     }
 
     #[test]
@@ -766,8 +739,7 @@ mod tests {
 
     #[test]
     fn answers_survive_runs_until_none_of_the_last_writes_used_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let at = dir.path().join("c");
+        let (_dir, at) = fresh();
         let first = Cache::open(at.clone());
         assert_eq!(first.get::<u32>(Table::Columns, key("a")), None);
         first.put(Table::Columns, key("a"), &1u32);
@@ -801,27 +773,49 @@ mod tests {
 
     #[test]
     fn a_broken_or_foreign_file_is_an_empty_table() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("columns.jsonl"), "{not json").unwrap();
-        std::fs::write(
-            dir.path().join("time-facts.jsonl"),
+        let (_dir, at) = fresh();
+        plant(&at, "columns.jsonl", "{not json");
+        plant(
+            &at,
+            "time-facts.jsonl",
             "{\"build\":\"another\",\"generation\":1}\n[\"00000000000000000000000000000001\",1,1]\n",
-        )
-        .unwrap();
-        let c = Cache::open(dir.path().to_path_buf());
+        );
+        let c = Cache::open(at.clone());
         assert_eq!(c.get::<u32>(Table::Columns, key("a")), None);
         assert_eq!(c.get::<u32>(Table::TimeFacts, Key(1)), None);
         // And the run still writes its answers over them.
         c.put(Table::Columns, key("a"), &7u32);
         c.save().unwrap();
-        let again = Cache::open(dir.path().to_path_buf());
+        let again = Cache::open(at);
         assert_eq!(again.get::<u32>(Table::Columns, key("a")), Some(7));
     }
 
     #[test]
+    fn a_file_changed_after_it_was_written_is_an_empty_table() {
+        let (_dir, at) = fresh();
+        let first = Cache::open(at.clone());
+        first.put(Table::Columns, key("a"), &1u32);
+        first.save().unwrap();
+        let path = at.join("columns.jsonl");
+        let whole = std::fs::read(&path).unwrap();
+        // The answer changed in place, same length: the seal tells.
+        let text = String::from_utf8_lossy(&whole).replacen(",1]", ",2]", 1);
+        assert_ne!(text.as_bytes(), &whole[..]);
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(
+            Cache::open(at.clone()).get::<u32>(Table::Columns, key("a")),
+            None
+        );
+        // Cut at the end of the answer's line.
+        let cut = whole.iter().rposition(|&b| b == b']').unwrap() + 2;
+        std::fs::write(&path, &whole[..cut]).unwrap();
+        assert_eq!(Cache::open(at).get::<u32>(Table::Columns, key("a")), None);
+    }
+
+    #[test]
     fn an_answer_is_found_in_the_run_that_worked_it_out() {
-        let dir = tempfile::tempdir().unwrap();
-        let c = Cache::open(dir.path().to_path_buf());
+        let (_dir, at) = fresh();
+        let c = Cache::open(at);
         c.put(Table::TimeFacts, key("a"), &"x");
         assert_eq!(
             c.get::<String>(Table::TimeFacts, key("a")).as_deref(),
@@ -832,36 +826,36 @@ mod tests {
     #[test]
     fn a_deep_file_is_an_empty_table() {
         // Past serde_json's nesting limit: read as nothing, without a crash.
-        let dir = tempfile::tempdir().unwrap();
+        let (_dir, at) = fresh();
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         let text = format!(
             "{{\"build\":\"{}\",\"generation\":1}}\n[\"{:032x}\",1,{deep}]\n",
             build(),
             1
         );
-        std::fs::write(dir.path().join("columns.jsonl"), text).unwrap();
-        let c = Cache::open(dir.path().to_path_buf());
+        plant(&at, "columns.jsonl", &text);
+        let c = Cache::open(at);
         assert_eq!(c.get::<u32>(Table::Columns, Key(1)), None);
     }
 
     #[test]
     fn a_broken_line_is_one_answer_missed() {
-        let dir = tempfile::tempdir().unwrap();
-        let first = Cache::open(dir.path().to_path_buf());
+        let (_dir, at) = fresh();
+        let first = Cache::open(at.clone());
         for (i, k) in ["a", "b", "c"].into_iter().enumerate() {
             first.put(Table::Columns, key(k), &(i as u32));
         }
         first.save().unwrap();
-        let path = dir.path().join("columns.jsonl");
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = content(&at, "columns.jsonl");
         assert_eq!(text.lines().count(), 4, "{text}");
         let b = format!("[\"{}\",1,1]", hex(key("b")));
         assert!(text.contains(&b), "{text}");
-        // A torn line, a line of nonsense and a key that is not hex.
+        // A torn line, a line of nonsense and a key that is not hex, in a
+        // file sealed as ripple seals it.
         let broken = text.replace(&b, &b[..b.len() - 3])
             + "nonsense\n[\"zz\",1,1]\n[\"00000000000000000000000000000001\",x,1]\n";
-        std::fs::write(&path, broken).unwrap();
-        let c = Cache::open(dir.path().to_path_buf());
+        plant(&at, "columns.jsonl", &broken);
+        let c = Cache::open(at);
         assert_eq!(c.get::<u32>(Table::Columns, key("a")), Some(0));
         assert_eq!(c.get::<u32>(Table::Columns, key("b")), None);
         assert_eq!(c.get::<u32>(Table::Columns, key("c")), Some(2));
@@ -870,16 +864,16 @@ mod tests {
 
     #[test]
     fn remember_works_once_and_then_reads() {
-        let dir = tempfile::tempdir().unwrap();
+        let (_dir, at) = fresh();
         let worked = std::cell::Cell::new(0);
         let work = || {
             worked.set(worked.get() + 1);
             7u32
         };
-        let first = Cache::open(dir.path().to_path_buf());
+        let first = Cache::open(at.clone());
         assert_eq!(first.remember(Table::Columns, || key("a"), work), 7);
         first.save().unwrap();
-        let second = Cache::open(dir.path().to_path_buf());
+        let second = Cache::open(at);
         assert_eq!(second.remember(Table::Columns, || key("a"), work), 7);
         assert_eq!(worked.get(), 1);
         assert_eq!(Cache::off().remember(Table::Columns, || key("a"), work), 7);
@@ -892,5 +886,54 @@ mod tests {
         c.put(Table::Columns, key("a"), &1u32);
         assert_eq!(c.get::<u32>(Table::Columns, key("a")), None);
         c.save().unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_ripple_did_not_make_is_no_cache() {
+        let (dir, at) = fresh();
+        let link = dir.path().join("link");
+        std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &link).unwrap();
+        let c = Cache::open(link);
+        assert!(!c.is_on());
+        assert!(matches!(c.refused(), Some(Error::Link { .. })));
+        c.put(Table::Columns, key("a"), &1u32);
+        c.save().unwrap();
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("elsewhere"))
+                .unwrap()
+                .count(),
+            0
+        );
+        // A plain folder (as a checkout makes one).
+        std::fs::create_dir(&at).unwrap();
+        let c = Cache::open(at);
+        assert!(matches!(c.refused(), Some(Error::NotOurs { .. })));
+    }
+
+    #[test]
+    fn a_snapshot_is_checked_in_parts_or_whole() {
+        let (_dir, at) = fresh();
+        let c = Cache::open(at.clone());
+        let body = "a".repeat(3 * store::PIECE);
+        let id = c.write_snapshot("s", key("k"), |w| w.write_all(body.as_bytes()));
+        assert!(id.is_some());
+        let whole = c.snapshot("s", key("k")).unwrap();
+        assert_eq!(whole.body(), body.as_bytes());
+        assert!(c.snapshot("s", key("other")).is_none());
+        // One byte changed in the last piece: the whole is refused; in
+        // parts, the first pieces check, the last does not.
+        let path = at.join("s.snapshot.json");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at_end = 3 * store::PIECE;
+        bytes[at_end] = b'b';
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(c.snapshot("s", key("k")).is_none());
+        let parts = c.snapshot_in_parts("s", key("k")).unwrap();
+        let b = parts.body();
+        assert!(parts.checked(&b[..store::PIECE]).is_some());
+        assert!(parts.checked(&b[b.len() - 10..]).is_none());
+        assert!(parts.checked(b"elsewhere").is_none());
     }
 }

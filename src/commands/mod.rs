@@ -68,6 +68,11 @@ impl ProjectArgs {
             lazy,
         };
         let project = open_project(&self.project, &options)?;
+        if let Some(e) = project.cache().refused() {
+            // Once a run, however many times it opens the project.
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| eprintln!("warning: this run uses no cache: {e}"));
+        }
         if let Ok(mut opened) = OPENED.lock() {
             opened.push(project.cache().clone());
         }

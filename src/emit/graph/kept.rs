@@ -281,6 +281,15 @@ fn patch(cache: &Cache, kept_index: &Snapshot, lineage: &Lineage) -> Option<Patc
     if index.key == lineage.key || index.cycles > 0 {
         return None;
     }
+    // Every place in an edge names a node and a job of the index: an index
+    // that says otherwise is not one this build wrote.
+    let (nodes, jobs) = (index.nodes.len(), index.jobs.len());
+    let fits = |&(a, b, j, ..): &(u32, u32, u32, u32, bool)| {
+        (a as usize) < nodes && (b as usize) < nodes && (j as usize) < jobs
+    };
+    if !index.edges.iter().all(fits) {
+        return None;
+    }
     let kept = cache.snapshot(KEPT, kept_key(index.key))?;
     let (errors, at) = errors_line(kept.body())?;
     if errors != index.errors {

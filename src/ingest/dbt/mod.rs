@@ -17,7 +17,7 @@ use self::jinja::{
 };
 use self::yaml::{ProjectFile, Properties, block_config, merge_config};
 use super::Progress;
-use super::files::{confine, line_of, read_error, relative, stem, walk};
+use super::files::{inside, line_of, read_error, relative, stem, walk};
 use crate::cache::inputs::{Listing, Recorder};
 use crate::cache::{Cache, Key};
 use crate::config::Config;
@@ -163,15 +163,93 @@ fn read(rec: Option<&Recorder>, path: &Path) -> crate::error::Result<String> {
     text
 }
 
-/// What `package_dirs` found, as a listing the warm cache compares.
-const PACKAGES: &str = "dbt_project.yml/";
-
 /// A folder listed again as the reader listed it.
 fn relist(dir: &Path, extensions: &[&str]) -> Listing {
-    if extensions == [PACKAGES] {
-        return packages_in(dir).1;
-    }
     super::files::listing(dir, extensions)
+}
+
+/// What the reader asks of the file system beside reading files and
+/// listing folders; each answer is recorded, and a warm run asks again
+/// ([`ask`]): no stat of a folder vouches for where a path through it
+/// leads, nor for what its sub-folders hold.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Question {
+    /// [`inside`]: whether a folder a setting names lies in the project.
+    Inside {
+        root: PathBuf,
+        base: PathBuf,
+        rel: PathBuf,
+        allow: bool,
+        file: String,
+        key: String,
+    },
+    /// [`packages_in`]: which folders under the install path hold a package.
+    Packages { dir: PathBuf },
+}
+
+impl Question {
+    fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// The answer to `question`, as a warm run's record compares it.
+fn answer(question: &Question) -> String {
+    match question {
+        Question::Inside {
+            root,
+            base,
+            rel,
+            allow,
+            file,
+            key,
+        } => format!("{:?}", inside(root, base, rel, *allow, file, key)),
+        Question::Packages { dir } => {
+            serde_json::to_string(&packages_in(dir).1).unwrap_or_default()
+        }
+    }
+}
+
+/// The answer now to a question recorded as `text`; one that does not
+/// read is answered with nothing a question was ever answered with.
+fn ask(text: &str) -> String {
+    match serde_json::from_str::<Question>(text) {
+        Ok(q) => answer(&q),
+        Err(_) => "a question that does not read".to_string(),
+    }
+}
+
+/// The folders of `paths` (relative to `base`) that lie inside the project
+/// at `root`, the errors for the rest added to `refused`, as
+/// [`super::files::confine`] finds them; each answer noted by `rec`.
+fn confine<'p>(
+    rec: Option<&Recorder>,
+    root: &Path,
+    base: &Path,
+    paths: impl IntoIterator<Item = &'p Path>,
+    allow: bool,
+    (file, key): (&str, &str),
+    refused: &mut Vec<Diagnostic>,
+) -> Vec<PathBuf> {
+    paths
+        .into_iter()
+        .filter_map(|rel| {
+            let found = inside(root, base, rel, allow, file, key);
+            if let Some(rec) = rec {
+                let question = Question::Inside {
+                    root: root.to_path_buf(),
+                    base: base.to_path_buf(),
+                    rel: rel.to_path_buf(),
+                    allow,
+                    file: file.to_string(),
+                    key: key.to_string(),
+                };
+                rec.probe(question.text(), format!("{found:?}"));
+            }
+            found.map_err(|d| refused.push(d)).ok()
+        })
+        .collect()
 }
 
 /// The packages under `dir` ([`package_dirs`]), and that as a listing.
@@ -270,6 +348,7 @@ fn read_project(
         props: Properties::default(),
     }];
     let packages = confine(
+        rec,
         root,
         root,
         [Path::new(&root_file.packages_install_path)],
@@ -281,7 +360,11 @@ fn read_project(
     for p in &packages {
         let (found, listing) = packages_in(p);
         if let Some(rec) = rec {
-            rec.dir(p, &[PACKAGES], listing);
+            let question = Question::Packages { dir: p.clone() };
+            rec.probe(
+                question.text(),
+                serde_json::to_string(&listing).unwrap_or_default(),
+            );
         }
         package_folders.extend(found);
     }
@@ -311,13 +394,24 @@ fn read_project(
     let mut macro_files = Vec::new();
     let mut seeds = Vec::new();
     let mut sql_files: Vec<(usize, PathBuf, bool)> = Vec::new();
+    // How many ways each file is read (a model, a snapshot file, macros,
+    // YAML): a model file read another way too is no model of its own.
+    let mut roles: HashMap<PathBuf, usize> = HashMap::new();
     for (u, unit) in units.iter_mut().enumerate() {
         // Every folder a project file names stays inside the project.
         let project_file = relative(root, &unit.dir.join("dbt_project.yml"));
         let allow = config.allow_outside_project;
         let mut refused = Vec::new();
         let mut paths_of = |paths: Vec<&Path>, file: &str, key: &str| -> Vec<PathBuf> {
-            confine(root, &unit.dir, paths, allow, (file, key), &mut refused)
+            confine(
+                rec,
+                root,
+                &unit.dir,
+                paths,
+                allow,
+                (file, key),
+                &mut refused,
+            )
         };
         let file = &unit.file;
         let model_dirs = if unit.package.is_none() && !config.models.is_empty() {
@@ -356,6 +450,9 @@ fn read_project(
         }
         for dir in &snapshot_dirs {
             sql_files.extend(found(dir, &[".sql"]).into_iter().map(|p| (u, p, true)));
+        }
+        for path in yaml_files.iter().chain(&macro_paths) {
+            *roles.entry(path.clone()).or_default() += 1;
         }
         // Parsed in parallel, added in file order.
         let parsed = in_parallel(&yaml_files, &mut out.diagnostics, |path| {
@@ -549,12 +646,22 @@ fn read_project(
     }
 
     // A model file that nothing else reads, holding one template: what an
-    // edit can be rendered alone for.
+    // edit can be rendered alone for. A file read another way too (a
+    // snapshot folder's file, whose blocks its text decides; a macro
+    // file) is not, whatever it holds now.
+    for (_, path, _) in &sql_files {
+        *roles.entry(path.clone()).or_default() += 1;
+    }
+    let shared: BTreeSet<String> = roles
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(path, _)| relative(root, path))
+        .collect();
+    drop(roles);
     let mut per_file: HashMap<&str, usize> = HashMap::new();
     for t in &templates {
         *per_file.entry(t.file.as_str()).or_default() += 1;
     }
-    let shared: BTreeSet<String> = macro_files.iter().map(|m| m.path.clone()).collect();
     let editable: Vec<bool> = templates
         .iter()
         .map(|t| {

@@ -381,8 +381,12 @@ pub(super) fn reuse(
     config: &Config,
     lazy: bool,
 ) -> Option<(Pending, Loading)> {
-    let kept = cache.snapshot(NAME, key)?;
+    let kept = cache.snapshot_in_parts(NAME, key)?;
     let (head, rest) = split_lines(kept.body(), 4)?;
+    // The lines before the models, read by every run: checked now. Each
+    // model's line and SQL is checked when it is read.
+    let body = kept.body();
+    kept.checked(&body[..body.len() - rest.len()])?;
     let [inputs, _, state, count] = head[..] else {
         return None;
     };
@@ -413,7 +417,7 @@ pub(super) fn reuse(
     let check = || {
         let mut inputs: Inputs = serde_json::from_slice(inputs).ok()?;
         inputs.apply(&edits.inputs)?;
-        let changes = inputs.changes(relist);
+        let changes = inputs.changes(relist, super::ask);
         Some((inputs, changes))
     };
     let (checked, read) = match lazy {
@@ -500,9 +504,15 @@ fn read_slot(
     row: &[u8],
     span: &Option<Range<usize>>,
 ) -> Option<Slot> {
-    let slot: SlotIn = serde_json::from_slice(row).ok()?;
+    let slot: SlotIn = serde_json::from_slice(kept.checked(row)?).ok()?;
     let sql = match span {
-        Some(r) => Some(Sql::kept(kept.bytes(), base + r.start..base + r.end)?),
+        Some(r) => {
+            let range = base + r.start..base + r.end;
+            if !kept.bytes().check(range.clone()) {
+                return None;
+            }
+            Some(Sql::kept(kept.bytes(), range)?)
+        }
         None => None,
     };
     Some(slot.into_slot(sql))
@@ -518,6 +528,10 @@ fn read_slots(
     spans: &[Option<Range<usize>>],
     fresh: &BTreeMap<usize, Slot>,
 ) -> Option<Vec<Option<Slot>>> {
+    // Every model is read: the whole file checked at once, on every core.
+    if !kept.bytes().check_all() {
+        return None;
+    }
     // Into a vector sized once: the slots are large, and growing it
     // copied them over and over.
     let mut read: Vec<Option<Option<Slot>>> = Vec::with_capacity(rows.len());
@@ -557,7 +571,7 @@ impl Pending {
         let (rows, raw) = split_lines(rest, spans.len())?;
         let base = kept.bytes().len() - raw.len();
         let (prelude, slots) = rayon::join(
-            || serde_json::from_slice::<PreludeIn>(head[1]).ok(),
+            || serde_json::from_slice::<PreludeIn>(kept.checked(head[1])?).ok(),
             || match read {
                 Some(read) => Some(read),
                 None => read_slots(&kept, base, &rows, &spans, &fresh),
@@ -598,17 +612,15 @@ impl Pending {
 /// their lines, its configuration, its findings), so an edit that changes
 /// the SQL alone (a comment, a column, a filter) leaves the digest as it
 /// was: equal digests, equal parts but for the text of the SQL. `None`
-/// when a changed line does not read.
+/// when a changed line does not read, or is damaged.
 fn lineage(kept: &Snapshot, rows: &[&[u8]], edits: &Edits) -> Option<Lineage> {
-    let changed: Vec<(usize, &str)> = edits
-        .models
-        .iter()
-        .filter(|(i, (slot, _))| {
-            rows.get(**i)
-                .is_none_or(|row| *row != slot.get().as_bytes())
-        })
-        .map(|(&i, (slot, _))| (i, slot.get()))
-        .collect();
+    let mut changed: Vec<(usize, &str)> = Vec::new();
+    for (&i, (slot, _)) in &edits.models {
+        let row = kept.checked(rows.get(i)?)?;
+        if row != slot.get().as_bytes() {
+            changed.push((i, slot.get()));
+        }
+    }
     let mut models = Vec::with_capacity(changed.len());
     for &(place, line) in &changed {
         models.push(ModelEdit {
@@ -667,6 +679,10 @@ fn write_whole_aside(
     cache.write_snapshot_aside(NAME, key, move |w| {
         let inputs = inputs?;
         let count = count?;
+        // Copied from the file read: never a damaged byte into a new seal.
+        if !kept.bytes().check_all() {
+            return Ok(false);
+        }
         let unread = || std::io::Error::other("the snapshot read no longer splits");
         let (head, rest) = split_lines(kept.body(), 4).ok_or_else(unread)?;
         let (rows, raw) = split_lines(rest, models).ok_or_else(unread)?;
@@ -689,7 +705,7 @@ fn write_whole_aside(
                 (None, None) => {}
             }
         }
-        Ok(())
+        Ok(true)
     });
 }
 
