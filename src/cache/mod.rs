@@ -599,15 +599,11 @@ fn write_headed(
     header: &impl Serialize,
     body: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<bool>,
 ) -> Result<bool, Error> {
-    use std::io::Write as _;
     folder.write(name, build(), |w| {
-        // Through a buffer: the body writes a line at a time.
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
-        serde_json::to_writer(&mut w, header).map_err(std::io::Error::other)?;
+        // No buffer of its own: the sealer gathers each piece it sums.
+        serde_json::to_writer(&mut *w, header).map_err(std::io::Error::other)?;
         w.write_all(b"\n")?;
-        let go_on = body(&mut w)?;
-        w.flush()?;
-        Ok(go_on)
+        body(w)
     })
 }
 
