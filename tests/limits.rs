@@ -293,3 +293,178 @@ fn a_task_group_function_called_many_times_reads_in_linear_time() {
     );
     assert!(tasks.iter().any(|t| t.task_id == "f__8999"));
 }
+
+// ----------------------------------------------------------------- Jinja
+
+/// `ripple check --format json` on `project` with the address space limited
+/// to `kib` (what a hostile model once exceeded by gigabytes); its
+/// findings, after asserting that it ended by itself.
+fn check_limited(project: &Path, kib: u64) -> Vec<serde_json::Value> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {kib}; exec \"$0\" check --format json --no-cache --project \"$1\""
+        ))
+        .arg(bin())
+        .arg(project)
+        .output()
+        .unwrap();
+    // Findings (exit 1 or 2), never a signal or a panic.
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "{:?}: {}",
+        out.status,
+        stderr(&out)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    doc["findings"].as_array().cloned().unwrap_or_default()
+}
+
+fn finding_for<'a>(findings: &'a [serde_json::Value], file: &str) -> Option<&'a serde_json::Value> {
+    findings
+        .iter()
+        .find(|f| f["file"] == file && f["code"] == "render-error")
+}
+
+#[test]
+fn what_a_model_prints_is_paid_for_before_it_is_built() {
+    // A 10 MB string repeated 400 times is a cheap list; printing, joining,
+    // comparing or converting it once built 4 GB before the engine charged
+    // for it (`([s]*40)|join` in 90 bytes).
+    let shapes = [
+        "{{ l|join }}",
+        "{{ l }}",
+        "{{ l ~ '' }}",
+        "{{ l|string }}",
+        "{{ l|tojson }}",
+        "{{ l|pprint }}",
+        "{{ l|upper }}",
+        "{{ l|replace('x', 'y') }}",
+        "{{ '%s'|format(l) }}",
+        "{{ ''.join(l) }}",
+        "{% if l in 'abc' %}{% endif %}",
+        "{% if l not in 'abc' %}{% endif %}",
+        "{% if 1 < l in 'abc' %}{% endif %}",
+        "{{ ref(l) }}",
+        "{{ config(x=l) }}",
+        "{{ adapter.quote(l) }}",
+        "{{ l is startingwith('x') }}",
+        "{% set ns = namespace(l=l) %}{{ debug() }}{{ ns }}",
+        "{{ ('a\\n' * 1000000)|indent(1000000) }}",
+    ];
+    let mut files: Vec<(String, String)> = vec![
+        (DBT_PROJECT.0.into(), DBT_PROJECT.1.into()),
+        ("models/ok.sql".into(), "select 1 as x".into()),
+    ];
+    for (i, shape) in shapes.iter().enumerate() {
+        files.push((
+            format!("models/bomb{i}.sql"),
+            format!(
+                "{{% set s = 'x' * 10000000 %}}{{% set l = [s] * 400 %}}select 1 as y -- {shape}"
+            ),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = temp_project(&files);
+    let findings = check_limited(dir.path(), 3_000_000);
+    for (i, shape) in shapes.iter().enumerate() {
+        let file = format!("models/bomb{i}.sql");
+        let f = finding_for(&findings, &file)
+            .unwrap_or_else(|| panic!("{shape}: no render error in {findings:#?}"));
+        let message = f["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("bytes") || message.contains("fuel"),
+            "{shape}: {message}"
+        );
+    }
+    assert!(finding_for(&findings, "models/ok.sql").is_none());
+}
+
+#[test]
+fn chained_lookups_and_filters_render_on_a_stack_sized_for_them() {
+    // 10,000 links in a 20 KB model overflowed a worker thread's stack and
+    // aborted the process as soon as the project had a second model.
+    let dir = temp_project(&[
+        DBT_PROJECT,
+        (
+            "models/lookups.sql",
+            &format!("select {{{{ x{} }}}} as c", ".a".repeat(10_000)),
+        ),
+        (
+            "models/filters.sql",
+            &format!("select {{{{ 1{} }}}} as c", "|lower".repeat(10_000)),
+        ),
+        (
+            "models/sums.sql",
+            &format!("select {{{{ 1{} }}}} as c", "+1".repeat(10_000)),
+        ),
+        (
+            "models/nots.sql",
+            &format!("select {{{{ {}1 }}}} as c", "not ".repeat(10_000)),
+        ),
+        ("models/ok.sql", "select 1 as x"),
+    ]);
+    let findings = check_limited(dir.path(), 8_000_000);
+    assert!(finding_for(&findings, "models/ok.sql").is_none());
+    for model in ["lookups", "filters", "sums"] {
+        assert!(
+            finding_for(&findings, &format!("models/{model}.sql")).is_none(),
+            "{model}: {findings:#?}"
+        );
+    }
+}
+
+#[test]
+fn values_that_hold_themselves_or_nest_without_end_are_refused() {
+    // Each aborted the process: hashing, printing or dropping recursed
+    // once per level, and a namespace holding itself without end.
+    let models = [
+        "{% set ns = namespace() %}{% set ns.a = ns %}{% set d = {ns: 1} %}",
+        "{% set ns = namespace() %}{% set ns.a = ns %}{{ ns }}",
+        "{% set xs = [] %}{% do xs.append(xs) %}{{ xs }}",
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% for j in range(5) %}{% set ns.l = [ns.l] %}{% endfor %}{% endfor %}",
+        "{% set xs = [] %}{% for i in range(100000) %}{% do xs.append([xs.pop() if xs else 1]) %}{% endfor %}",
+    ];
+    let mut files: Vec<(String, String)> = vec![
+        (DBT_PROJECT.0.into(), DBT_PROJECT.1.into()),
+        ("models/ok.sql".into(), "select 1 as x".into()),
+    ];
+    for (i, m) in models.iter().enumerate() {
+        files.push((format!("models/v{i}.sql"), format!("{m}select 1 as y")));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = temp_project(&files);
+    let findings = check_limited(dir.path(), 8_000_000);
+    for (i, m) in models.iter().enumerate() {
+        assert!(
+            finding_for(&findings, &format!("models/v{i}.sql")).is_some(),
+            "{m}: {findings:#?}"
+        );
+    }
+    assert!(finding_for(&findings, "models/ok.sql").is_none());
+}
+
+#[test]
+fn a_dag_files_sql_templates_are_bounded_too() {
+    let body = format!(
+        "{DAG_HEAD}    SQL(task_id='bomb', sql=\"{{% set s = 'x' * 10000000 %}}{{{{ ([s] * 400)|join }}}}\")\n    SQL(task_id='ok', sql='insert into s.t select 1')\n"
+    )
+    .replace(
+        "from airflow.operators.empty import EmptyOperator as E",
+        "from airflow.operators.empty import EmptyOperator as E\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as SQL",
+    );
+    let dir = temp_project(&[("dags/d.py", &body), ("ripple.yml", "dags: [dags]\n")]);
+    let findings = check_limited(dir.path(), 3_000_000);
+    // The template stays as written (no table read from it); the rest is
+    // read.
+    let _ = findings;
+    let out = ripple(&["graph", "--format", "json"], dir.path());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("s.t"));
+}

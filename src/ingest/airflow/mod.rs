@@ -60,37 +60,45 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
         files.extend(found.files);
         problems.extend(found.problems);
     }
-    let results: Vec<(Vec<Dag>, Vec<Diagnostic>)> = files
-        .par_iter()
-        .map(|path| {
-            let file = relative(root, path);
-            match crate::input::read_text(path) {
-                Ok(text) => {
-                    let (mut dags, warnings) =
-                        parse::parse_file(&text, &file, path.parent().unwrap_or(root), root);
-                    for dag in &mut dags {
-                        for task in &mut dag.tasks {
-                            if let Some(sql) = &task.sql {
-                                let lineage = script_lineage(sql, dialect);
-                                // Declared inlets and outlets feed all.
-                                if task.reads.is_empty() && task.writes.is_empty() {
-                                    task.feeds = Some(lineage.feeds());
+    // On threads with stacks for the deepest SQL template (jinja/guard.rs).
+    let results: Vec<(Vec<Dag>, Vec<Diagnostic>)> =
+        crate::ingest::dbt::jinja::guard::on_render_threads(|| {
+            files
+                .par_iter()
+                .map(|path| {
+                    let file = relative(root, path);
+                    match crate::input::read_text(path) {
+                        Ok(text) => {
+                            let (mut dags, warnings) = parse::parse_file(
+                                &text,
+                                &file,
+                                path.parent().unwrap_or(root),
+                                root,
+                            );
+                            for dag in &mut dags {
+                                for task in &mut dag.tasks {
+                                    if let Some(sql) = &task.sql {
+                                        let lineage = script_lineage(sql, dialect);
+                                        // Declared inlets and outlets feed all.
+                                        if task.reads.is_empty() && task.writes.is_empty() {
+                                            task.feeds = Some(lineage.feeds());
+                                        }
+                                        task.writes.extend(lineage.filled_targets());
+                                        task.reads.extend(lineage.sources);
+                                    }
+                                    task.reads.sort();
+                                    task.reads.dedup();
+                                    task.writes.sort();
+                                    task.writes.dedup();
                                 }
-                                task.writes.extend(lineage.filled_targets());
-                                task.reads.extend(lineage.sources);
                             }
-                            task.reads.sort();
-                            task.reads.dedup();
-                            task.writes.sort();
-                            task.writes.dedup();
+                            (dags, warnings)
                         }
+                        Err(e) => (Vec::new(), vec![read_error(file, &e)]),
                     }
-                    (dags, warnings)
-                }
-                Err(e) => (Vec::new(), vec![read_error(file, &e)]),
-            }
-        })
-        .collect();
+                })
+                .collect()
+        });
     let mut out = Dags {
         warnings: problems,
         ..Dags::default()

@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use minijinja::value::Object;
 use minijinja::{Environment, Error, State, UndefinedBehavior, Value, context};
 
+use crate::ingest::dbt::jinja::guard;
 use crate::project::UNKNOWN_PLACEHOLDER;
 
 /// The representative run: its logical date.
@@ -39,8 +40,22 @@ fn env() -> &'static Environment<'static> {
         env.set_unknown_method_callback(|_, _, _, _| {
             Ok(Value::from_safe_string(UNKNOWN_PLACEHOLDER.to_string()))
         });
+        // What a template prints, and what `~`, `in` and the filters turn
+        // into text, is measured before it is built (jinja/guard.rs).
+        env.set_formatter(|out, state, value| {
+            guard::check(state, "printing a value", std::slice::from_ref(value))?;
+            minijinja::escape_formatter(out, state, value)
+        });
+        guard::install(&mut env, |_| false);
         env
     })
+}
+
+/// `sql` rendered with `ctx`, its operators guarded, on a stack sized for
+/// its longest chain and deepest value.
+fn render(sql: &str, ctx: Value) -> Result<String, Error> {
+    let sql = guard::rewrite_operators(sql);
+    guard::on_stack(&sql, true, || env().render_str(&sql, ctx))
 }
 
 /// `sql` rendered for the run whose data interval is `[start, end)` (UTC
@@ -56,23 +71,22 @@ pub fn render_for_run(
 ) -> Result<String, String> {
     let ds = &start[..10];
     let next = &end[..10];
-    let rendered = env()
-        .render_str(
-            sql,
-            context! {
-                params => params,
-                ds => ds,
-                ds_nodash => ds.replace('-', ""),
-                ts => format!("{start}+00:00"),
-                ts_nodash => start.replace(['-', ':'], ""),
-                data_interval_start => format!("{start}+00:00"),
-                logical_date => format!("{start}+00:00"),
-                execution_date => format!("{start}+00:00"),
-                data_interval_end => format!("{end}+00:00"),
-                next_ds => next,
-            },
-        )
-        .map_err(|e| format!("its template does not render: {e}"))?;
+    let rendered = render(
+        sql,
+        context! {
+            params => params,
+            ds => ds,
+            ds_nodash => ds.replace('-', ""),
+            ts => format!("{start}+00:00"),
+            ts_nodash => start.replace(['-', ':'], ""),
+            data_interval_start => format!("{start}+00:00"),
+            logical_date => format!("{start}+00:00"),
+            execution_date => format!("{start}+00:00"),
+            data_interval_end => format!("{end}+00:00"),
+            next_ds => next,
+        },
+    )
+    .map_err(|e| format!("its template does not render: {e}"))?;
     if rendered.contains(UNKNOWN_PLACEHOLDER) {
         return Err(
             "its template uses a value only a running Airflow has (a Variable, a connection, XCom, a macro ripple does not know)".to_string(),
@@ -86,9 +100,7 @@ pub(super) fn render_sql(sql: &str, params: &BTreeMap<String, String>) -> String
     if !sql.contains("{{") && !sql.contains("{%") {
         return sql.to_string();
     }
-    env()
-        .render_str(sql, context! { params => params })
-        .unwrap_or_else(|_| sql.to_string())
+    render(sql, context! { params => params }).unwrap_or_else(|_| sql.to_string())
 }
 
 /// `macros.ds_add(ds, n)`, `macros.ds_format(...)`, anything else.

@@ -1,7 +1,7 @@
 //! dbt-style projects: `dbt_project.yml`, models rendered with a real Jinja
 //! engine, property YAML, seeds, snapshots, macros, installed packages.
 
-mod jinja;
+pub(crate) mod jinja;
 mod snapshot;
 mod yaml;
 
@@ -676,29 +676,33 @@ fn read_project(
 
     // Render every model and snapshot, in parallel.
     progress.start(templates.len() as u64);
-    let slots: Vec<Slot> = templates
-        .into_par_iter()
-        .zip(calls.sources)
-        .zip(editable)
-        .map(|((t, called), editable)| {
-            let this = relations_by_id.get(&t.id).cloned().unwrap_or(Relation {
-                database: None,
-                schema: String::new(),
-                identifier: t.name.clone(),
-            });
-            let meta = rec.and_then(|_| serde_json::value::to_raw_value(&t.config).ok());
-            let (dataset, job, diagnostics) = render_template(&renderer, t, this, config);
-            progress.inc(1);
-            Slot {
-                meta,
-                editable,
-                called,
-                dataset,
-                job,
-                diagnostics,
-            }
-        })
-        .collect();
+    // On threads with stacks for the deepest chain and value a model's
+    // fuel allows (jinja/guard.rs).
+    let slots: Vec<Slot> = jinja::guard::on_render_threads(|| {
+        templates
+            .into_par_iter()
+            .zip(calls.sources)
+            .zip(editable)
+            .map(|((t, called), editable)| {
+                let this = relations_by_id.get(&t.id).cloned().unwrap_or(Relation {
+                    database: None,
+                    schema: String::new(),
+                    identifier: t.name.clone(),
+                });
+                let meta = rec.and_then(|_| serde_json::value::to_raw_value(&t.config).ok());
+                let (dataset, job, diagnostics) = render_template(&renderer, t, this, config);
+                progress.inc(1);
+                Slot {
+                    meta,
+                    editable,
+                    called,
+                    dataset,
+                    job,
+                    diagnostics,
+                }
+            })
+            .collect()
+    });
     progress.finish();
     let state = settings_json.map(|s| snapshot::state(s, &macro_files, &calls.macros));
     Loaded {

@@ -324,6 +324,8 @@ impl Object for Builtins {
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
+        // Arguments a method turns into text are measured first.
+        super::guard::check(state, &format!("`.{method}()`"), args)?;
         match method {
             "ref" => self.r#ref.call(state, args),
             "source" => self.source.call(state, args),
@@ -357,10 +359,12 @@ impl Object for RunStartedAt {
 
     fn call_method(
         self: &Arc<Self>,
-        _state: &mut State<'_, '_>,
+        state: &mut State<'_, '_>,
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
+        // Arguments a method turns into text are measured first.
+        super::guard::check(state, &format!("`.{method}()`"), args)?;
         match method {
             "strftime" => {
                 let format = args.first().map(|f| f.to_string()).unwrap_or_default();
@@ -410,10 +414,12 @@ struct Exceptions;
 impl Object for Exceptions {
     fn call_method(
         self: &Arc<Self>,
-        _state: &mut State<'_, '_>,
+        state: &mut State<'_, '_>,
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
+        // Arguments a method turns into text are measured first.
+        super::guard::check(state, &format!("`.{method}()`"), args)?;
         match method {
             "raise_compiler_error" | "raise_not_implemented" => Err(Error::new(
                 ErrorKind::InvalidOperation,
@@ -459,6 +465,8 @@ impl Object for Adapter {
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
+        // Arguments a method turns into text are measured first.
+        super::guard::check(state, &format!("`.{method}()`"), args)?;
         match method {
             "dispatch" => {
                 let name = args.first().map(|v| v.to_string()).unwrap_or_default();
@@ -610,6 +618,8 @@ impl Object for Namespace {
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
+        // Arguments a method turns into text are measured first.
+        super::guard::check(state, &format!("`.{method}()`"), args)?;
         if let Some(template) = self.find(method) {
             return call_macro(state, template, method, args);
         }

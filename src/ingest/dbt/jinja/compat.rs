@@ -50,9 +50,20 @@ const MUTATING: &[&str] = &[
     ".popitem(",
 ];
 
-/// `text` as minijinja should read it (see the module comment); borrowed
-/// when nothing needs changing, which is the common case.
+/// `text` as minijinja should read it (see the module comment), with the
+/// operators that print values (`~`, `in`) and namespace assignments
+/// written as the guarded calls of `guard.rs`; borrowed when nothing needs
+/// changing, which is the common case.
 pub(crate) fn prepare(text: &str) -> Cow<'_, str> {
+    match python_literals(text) {
+        Cow::Borrowed(text) => super::guard::rewrite_operators(text),
+        Cow::Owned(text) => Cow::Owned(super::guard::rewrite_operators(&text).into_owned()),
+    }
+}
+
+/// `text` with Unicode spaces in tags made spaces and, where something
+/// mutates, list and dict literals made mutable.
+fn python_literals(text: &str) -> Cow<'_, str> {
     let odd_space = text.chars().any(|c| !c.is_ascii() && c.is_whitespace());
     let mutates = MUTATING.iter().any(|m| text.contains(m));
     if !odd_space && !mutates {
@@ -173,6 +184,8 @@ pub(crate) fn python_formatter(
     state: &mut State,
     value: &Value,
 ) -> Result<(), Error> {
+    // Printed whole before the engine charges for it: measured first.
+    super::guard::check(state, "printing a value", std::slice::from_ref(value))?;
     if is_python_value(value) {
         let mut text = String::new();
         python_repr(value, &mut text, false);
@@ -274,6 +287,36 @@ pub(crate) fn add_mutable_containers(env: &mut Environment<'static>) {
     });
 }
 
+/// Refuses to put into a list or dict a value that holds it (`xs.append(xs)`:
+/// printing, comparing or hashing it would recurse without end) or that is
+/// nested deeper than `guard::MAX_DEPTH`.
+fn guard_insert(
+    state: &State,
+    method: &str,
+    args: &[Value],
+    is_self: impl Fn(&Value) -> bool,
+) -> Result<(), Error> {
+    let what = format!("`{method}()`");
+    for a in args {
+        // `xs.extend(xs)` and `d.update(d)` add what is there already.
+        if matches!(method, "extend" | "update") && is_self(a) {
+            continue;
+        }
+        if super::guard::holds(state, &what, a, &is_self)? {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("`{method}()` would put a list or dict inside itself"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `v` is one of [`prepare`]'s mutable dicts.
+pub(crate) fn is_mutable_dict(v: &Value) -> bool {
+    v.downcast_object_ref::<Dict>().is_some()
+}
+
 fn too_many() -> Error {
     Error::new(
         ErrorKind::InvalidOperation,
@@ -321,10 +364,16 @@ impl Object for List {
 
     fn call_method(
         self: &Arc<Self>,
-        _state: &mut State<'_, '_>,
+        state: &mut State<'_, '_>,
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
+        if matches!(method, "append" | "extend" | "insert") {
+            guard_insert(state, method, args, |v| {
+                v.downcast_object_ref::<List>()
+                    .is_some_and(|l| std::ptr::eq(l, &**self))
+            })?;
+        }
         let mut items = lock(&self.0);
         let none = Value::from(());
         match (method, args) {
@@ -440,10 +489,16 @@ impl Object for Dict {
 
     fn call_method(
         self: &Arc<Self>,
-        _state: &mut State<'_, '_>,
+        state: &mut State<'_, '_>,
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
+        if matches!(method, "update" | "setdefault") {
+            guard_insert(state, method, args, |v| {
+                v.downcast_object_ref::<Dict>()
+                    .is_some_and(|d| std::ptr::eq(d, &**self))
+            })?;
+        }
         let none = Value::from(());
         // Keyword arguments arrive as a trailing kwargs value.
         let (args, kwargs) = match args.split_last() {
@@ -525,8 +580,13 @@ mod tests {
             "{% set xs = __ripple_list([a[0], __ripple_dict({'k': __ripple_list([1])})]) %}{% do xs.append(b['k']) %}"
         );
         assert_eq!(
-            prepare("{% if x in [1, 2] %}{% do d.update({}) %}{% endif %}"),
+            python_literals("{% if x in [1, 2] %}{% do d.update({}) %}{% endif %}"),
             "{% if x in __ripple_list([1, 2]) %}{% do d.update(__ripple_dict({})) %}{% endif %}"
+        );
+        // Then the operators that print values become guarded calls.
+        assert_eq!(
+            prepare("{% if x in [1, 2] %}{% do d.update({}) %}{% endif %}"),
+            "{% if __ripple_in(x, __ripple_list([1, 2])) %}{% do d.update(__ripple_dict({})) %}{% endif %}"
         );
         // Brackets in strings, and unbalanced tags, are left alone.
         assert_eq!(

@@ -28,6 +28,7 @@ use crate::project::Target;
 
 mod builtins;
 mod compat;
+pub(crate) mod guard;
 #[cfg(test)]
 mod jinja2_cases;
 mod scanner;
@@ -45,8 +46,13 @@ const MAX_MACRO_DEPTH: usize = 64;
 const MAX_MACRO_CALLS: usize = 20_000;
 /// Instructions one model may run across all its macro calls: each call is
 /// a render of its own with fresh fuel, so without a shared budget 20,000
-/// calls of a busy macro ran for minutes.
+/// calls of a busy macro ran for minutes. The engine charges a byte it
+/// makes as 1/64 of a step, so this is also 640 MiB of text and values.
 const MODEL_FUEL: u64 = 5 * FUEL;
+/// Bytes of rendered SQL one load keeps, all models together: each model's
+/// text is kept for its lineage, and 10,000 models of 128 MiB each (what
+/// one model's fuel allows) would not fit in memory.
+const RUN_RENDERED_BYTES: u64 = 1 << 30;
 
 /// Template name prefix of macro files.
 const MACRO_PREFIX: &str = "__macros__/";
@@ -128,6 +134,9 @@ pub(crate) struct Capture {
     calls: AtomicUsize,
     /// Fuel used by the macro calls that finished (see [`MODEL_FUEL`]).
     fuel: AtomicU64,
+    /// Fuel used by the renders waiting for a macro call to return, up to
+    /// their call: counted too, or 64 nested calls each used all of theirs.
+    pending: AtomicU64,
 }
 
 impl Object for Capture {}
@@ -222,6 +231,10 @@ pub(crate) struct Renderer {
     defined: Arc<BTreeSet<String>>,
     /// Macro name → (template, package), for dispatch and package namespaces.
     macros: Arc<MacroTable>,
+    /// Bytes of SQL rendered so far (see [`RUN_RENDERED_BYTES`]).
+    rendered: AtomicU64,
+    /// The bound on `rendered` ([`RUN_RENDERED_BYTES`]; tests lower it).
+    run_limit: u64,
 }
 
 #[derive(Debug, Default)]
@@ -318,7 +331,11 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
                 "\n".repeat(lines),
                 rename_definitions(&text[block.start..block.end])
             );
-            if let Err(e) = env.add_template_owned(template.clone(), source) {
+            // Compiled on a stack sized for its longest chain.
+            let added = guard::on_stack(&source, false, || {
+                env.add_template_owned(template.clone(), source.clone())
+            });
+            if let Err(e) = added {
                 let mut e = render_error(&e);
                 e.message = format!("macro `{}`: {}", block.name, e.message);
                 errors.push((file.path.clone(), e));
@@ -354,6 +371,7 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
     for (name, template) in overrides {
         env.add_function(name.clone(), macro_caller(template, name));
     }
+    guard::install(&mut env, compat::is_mutable_dict);
 
     let defined: BTreeSet<String> = env.globals().map(|(n, _)| n.to_string()).collect();
     (env, table, errors, defined)
@@ -397,6 +415,8 @@ fn finish(
         env,
         macros: table,
         defined: Arc::new(defined),
+        rendered: AtomicU64::new(0),
+        run_limit: RUN_RENDERED_BYTES,
     }
 }
 
@@ -482,11 +502,28 @@ impl Renderer {
             this => Value::from_object(this),
             model => context! { name => model_name, unique_id => format!("model.{model_name}") },
         };
-        let result = self
-            .env
-            .template_from_named_str(name, &compat::prepare(text))
-            .and_then(|t| t.render(ctx))
-            .map_err(|e| render_error(&e));
+        // Parsed and run on a stack sized for the text's longest chain and
+        // for the deepest value its fuel can build.
+        let result = guard::on_stack(text, true, || {
+            self.env
+                .template_from_named_str(name, &compat::prepare(text))
+                .and_then(|t| t.render(ctx))
+                .map_err(|e| render_error(&e))
+        });
+        let result = result.and_then(|sql| {
+            let total = self.rendered.fetch_add(sql.len() as u64, Ordering::Relaxed) + sql.len() as u64;
+            if total > self.run_limit {
+                return Err(RenderError {
+                    line: 0,
+                    message: format!(
+                        "the project's rendered SQL passed {} MiB with this model ({} bytes); it is not kept. Is a macro repeating its output? Models this large cannot be read together",
+                        self.run_limit >> 20,
+                        sql.len()
+                    ),
+                });
+            }
+            Ok(sql)
+        });
         let capture = Arc::try_unwrap(capture).unwrap_or_else(|shared| Capture {
             references: Mutex::new(lock(&shared.references).clone()),
             config: Mutex::new(lock(&shared.config).clone()),
@@ -506,9 +543,12 @@ impl Renderer {
             Ok(t) => t,
             Err(e) => return Some(Err(render_error(&e))),
         };
-        let result = tmpl
-            .render_captured(context! { __ripple => Value::from_dyn_object(capture.clone()) })
-            .and_then(|mut c| c.with_state_mut(|st| st.call_macro(&definition_name(name), args)));
+        let result = guard::on_stack("", true, || {
+            tmpl.render_captured(context! { __ripple => Value::from_dyn_object(capture.clone()) })
+                .and_then(|mut c| {
+                    c.with_state_mut(|st| st.call_macro(&definition_name(name), args))
+                })
+        });
         let result = match result {
             Err(_) if lock(&capture.returned).is_some() => Ok(lock(&capture.returned)
                 .take()
@@ -557,6 +597,13 @@ fn unknown_method(
     if value.downcast_object_ref::<Relation>().is_some() {
         return Ok(value.clone());
     }
+    // Python's methods turn lists into text (`''.join(xs)`).
+    guard::check(state, &format!("`.{method}()`"), args)?;
+    guard::check(
+        state,
+        &format!("`.{method}()`"),
+        std::slice::from_ref(value),
+    )?;
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args).or_else(|_| {
         if let Some(cap) = capture(state) {
             lock(&cap.unknown).insert(format!(".{method}()"));
@@ -590,16 +637,9 @@ fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Resu
         }
         let calls = cap.calls.fetch_add(1, Ordering::Relaxed);
         let depth = cap.depth.fetch_add(1, Ordering::Relaxed);
-        let used = cap.fuel.load(Ordering::Relaxed)
-            + state.fuel_levels().map_or(0, |(consumed, _)| consumed);
-        if used > MODEL_FUEL {
+        if let Err(e) = model_fuel_left(cap, state, name) {
             cap.depth.fetch_sub(1, Ordering::Relaxed);
-            return Err(Error::new(
-                ErrorKind::InvalidOperation,
-                format!(
-                    "the model's templates ran out of fuel calling `{name}` ({MODEL_FUEL} steps across all macro calls); is a loop runaway?"
-                ),
-            ));
+            return Err(e);
         }
         if depth >= MAX_MACRO_DEPTH || calls >= MAX_MACRO_CALLS {
             cap.depth.fetch_sub(1, Ordering::Relaxed);
@@ -610,6 +650,20 @@ fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Resu
                 ),
             ));
         }
+    }
+    // What crosses into another render is checked for nesting: each render
+    // has fuel of its own, so a value nested further by each would grow
+    // past what one render can build.
+    if let Err(e) = guard::check_depth(&format!("macro `{name}`"), args) {
+        if let Some(cap) = &cap {
+            cap.depth.fetch_sub(1, Ordering::Relaxed);
+        }
+        return Err(e);
+    }
+    // The caller's fuel so far counts while it waits.
+    let waiting = state.fuel_levels().map_or(0, |(consumed, _)| consumed);
+    if let Some(cap) = &cap {
+        cap.pending.fetch_add(waiting, Ordering::Relaxed);
     }
     let result = (|| {
         let tmpl = state.env().get_template(template)?;
@@ -630,17 +684,45 @@ fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Resu
     })();
     if let Some(cap) = &cap {
         cap.depth.fetch_sub(1, Ordering::Relaxed);
+        cap.pending.fetch_sub(waiting, Ordering::Relaxed);
     }
-    match result {
+    let value = match result {
         Ok(out) => {
             let returned = cap.as_ref().and_then(|c| lock(&c.returned).take());
-            Ok(returned.unwrap_or_else(|| Value::from_safe_string(out)))
+            returned.unwrap_or_else(|| Value::from_safe_string(out))
         }
         Err(e) => match cap.as_ref().and_then(|c| lock(&c.returned).take()) {
-            Some(value) => Ok(value),
-            None => Err(e),
+            Some(value) => value,
+            None => return Err(e),
         },
+    };
+    // The call's fuel is counted now: the caller may not go on past the
+    // model's budget until its next call. Its arguments (a namespace or
+    // list it changed) and what it returns cross back.
+    if let Some(cap) = &cap {
+        model_fuel_left(cap, state, name)?;
     }
+    guard::check_depth(&format!("macro `{name}`"), args)?;
+    guard::check_depth(&format!("macro `{name}`"), std::slice::from_ref(&value))?;
+    Ok(value)
+}
+
+/// Refuses to go on once the model's renders together (those finished,
+/// those waiting for a call, and the one running in `state`) have used
+/// [`MODEL_FUEL`].
+fn model_fuel_left(cap: &Capture, state: &State, name: &str) -> Result<(), Error> {
+    let used = cap.fuel.load(Ordering::Relaxed)
+        + cap.pending.load(Ordering::Relaxed)
+        + state.fuel_levels().map_or(0, |(consumed, _)| consumed);
+    if used > MODEL_FUEL {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "the model's templates ran out of fuel calling `{name}` ({MODEL_FUEL} steps across all macro calls, a byte made costing 1/64 of a step); is a loop runaway?"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `text` holds a Jinja expression or statement to render.
@@ -674,6 +756,7 @@ impl ConfigRenderer {
             "target",
             context! { name => target.name.clone(), schema => target.schema.clone(), database => target.database.clone() },
         );
+        guard::install(&mut env, |_| false);
         ConfigRenderer { env }
     }
 
@@ -683,7 +766,8 @@ impl ConfigRenderer {
         if !holds_jinja(text) {
             return Ok(text.to_string());
         }
-        match self.env.render_str(text, ()) {
+        let text = guard::rewrite_operators(text);
+        match guard::on_stack(&text, true, || self.env.render_str(&text, ())) {
             Ok(out) => Ok(out.trim().to_string()),
             Err(e) => Err(e.to_string()),
         }
@@ -984,6 +1068,40 @@ mod tests {
         );
         let err = sql.unwrap_err().message;
         assert!(err.contains("fuel") && err.contains("busy"), "{err}");
+    }
+
+    #[test]
+    fn nested_macro_calls_share_the_models_fuel() {
+        // Each level used most of its own fuel before and after calling the
+        // next: counted only at each call's start, 64 levels ran about 120
+        // million steps.
+        let burn = "{% for i in range(100000) %}{% endfor %}{% for i in range(100000) %}{% endfor %}{% for i in range(100000) %}{% endfor %}";
+        let (sql, _) = render(
+            &[(
+                "macros/deep.sql",
+                None,
+                &format!(
+                    "{{% macro deep(n) %}}{burn}{{% if n > 0 %}}{{{{ deep(n - 1) }}}}{{% endif %}}{burn}{{% endmacro %}}"
+                ),
+            )],
+            "{{ deep(60) }}",
+        );
+        let err = sql.unwrap_err().message;
+        assert!(err.contains("ran out of fuel calling `deep`"), "{err}");
+    }
+
+    #[test]
+    fn the_sql_a_run_keeps_is_bounded() {
+        let files: Vec<MacroFile> = Vec::new();
+        let model = "{{ 'x' * 1000000 }}";
+        let (mut r, _) = Renderer::new(settings(), &files, [model]);
+        r.run_limit = 3_500_000;
+        let results: Vec<bool> = (0..5)
+            .map(|_| r.render("models/m.sql", model, this(), "m").0.is_ok())
+            .collect();
+        assert_eq!(results, [true, true, true, false, false]);
+        let err = r.render("models/m.sql", model, this(), "m").0.unwrap_err();
+        assert!(err.message.contains("rendered SQL passed"), "{err:?}");
     }
 
     #[test]

@@ -1,0 +1,1335 @@
+//! Bounds on what a template may build and how deep it may go, beyond the
+//! engine's fuel (docs/limits.md).
+//!
+//! minijinja charges fuel for the bytes it makes, but only after some of
+//! its operations have made them: printing a list, joining it, comparing
+//! a string with it (`in`), concatenating it (`~`), or converting it to a
+//! string for a filter, function or method builds the whole text first. A
+//! list that repeats one long string (`[s] * 40`, a loop appending it) is
+//! cheap to make and costs its repetitions in bytes when printed: 90 bytes
+//! of template built gigabytes. So every place that turns a value into
+//! text (filters, tests, functions, methods, the formatter, and the `~` and
+//! `in` operators, which [`rewrite_operators`] rewrites into calls)
+//! first measures what it would print against the bytes the template has
+//! left of its fuel ([`check`]), and refuses values nested deeper than
+//! [`MAX_DEPTH`].
+//!
+//! Rendering also needs stack: parsing a chain (`x.a.a.a...`,
+//! `1|lower|lower...`) recurses once per link, and dropping, comparing or
+//! hashing a value recurses once per level of nesting, which a loop can
+//! build as deep as the fuel allows. [`on_stack`] runs a render on a stack
+//! sized for both, and [`on_render_threads`] gives the threads that render
+//! projects such a stack once, so that no render has to map one.
+
+use std::sync::OnceLock;
+
+use minijinja::value::{ObjectRepr, Rest, Value, ValueIter, ValueKind, ValueOrKwargs};
+use minijinja::{Environment, Error, ErrorKind, State};
+
+/// Deepest nesting of lists and dicts a template may print or hand to a
+/// filter, function, method or macro: Python's recursion limit, near which
+/// Jinja2 itself fails.
+pub(crate) const MAX_DEPTH: usize = 1_000;
+
+/// Bytes one unit of fuel pays for (minijinja's `UNITS_PER_FUEL`).
+const BYTES_PER_FUEL: u64 = 64;
+
+/// Bytes allowed where a state tracks no fuel.
+const NO_FUEL_BYTES: u64 = 128 << 20;
+
+/// Why a value was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Over {
+    /// It prints as more bytes than allowed (at least this many).
+    Bytes(u64),
+    /// It is nested deeper than allowed.
+    Depth,
+}
+
+/// What printing one value of each kind costs, containers aside.
+fn cost(v: &Value) -> u64 {
+    match v.kind() {
+        // Quotes and a separator around each string in a list.
+        ValueKind::String => v.as_str().map_or(0, str::len) as u64 + 4,
+        ValueKind::Bytes => v.len().unwrap_or(0) as u64 + 4,
+        ValueKind::Number => 24,
+        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => 4,
+        // dbt's objects print a name.
+        ValueKind::Plain => 64,
+        _ => 8,
+    }
+}
+
+/// A container being walked.
+enum Frame {
+    Seq(ValueIter),
+    /// A map, its keys, and the value of the key just given.
+    Map(Value, ValueIter, Option<Value>),
+}
+
+/// The bytes `value` prints as (about), stopping as soon as they pass
+/// `limit` or its nesting passes `max_depth`. Containers are walked with an
+/// explicit stack: a value nested a million levels deep is measured, not a
+/// stack overflow; one that holds itself runs into `limit`.
+pub(crate) fn measure(value: &Value, limit: u64, max_depth: usize) -> Result<u64, Over> {
+    let mut total = 0u64;
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut next = Some(value.clone());
+    loop {
+        if let Some(v) = next.take() {
+            total = total.saturating_add(cost(&v));
+            if total > limit {
+                return Err(Over::Bytes(total));
+            }
+            if let Some(obj) = v.as_object() {
+                let frame = match obj.repr() {
+                    ObjectRepr::Seq | ObjectRepr::Iterable => v.try_iter().ok().map(Frame::Seq),
+                    ObjectRepr::Map => v.try_iter().ok().map(|it| Frame::Map(v.clone(), it, None)),
+                    _ => None,
+                };
+                if let Some(frame) = frame {
+                    frames.push(frame);
+                    if frames.len() > max_depth {
+                        return Err(Over::Depth);
+                    }
+                }
+            }
+        }
+        let Some(top) = frames.last_mut() else {
+            return Ok(total);
+        };
+        match top {
+            Frame::Seq(items) => match items.next() {
+                Some(item) => next = Some(item),
+                None => {
+                    frames.pop();
+                }
+            },
+            Frame::Map(map, keys, pending) => match pending.take() {
+                Some(value) => next = Some(value),
+                None => match keys.next() {
+                    Some(key) => {
+                        *pending = Some(map.get_item(&key).unwrap_or_default());
+                        next = Some(key);
+                    }
+                    None => {
+                        frames.pop();
+                    }
+                },
+            },
+        }
+    }
+}
+
+/// The bytes the template running in `state` may still make.
+pub(crate) fn bytes_left(state: &State) -> u64 {
+    state.fuel_levels().map_or(NO_FUEL_BYTES, |(_, left)| {
+        left.saturating_mul(BYTES_PER_FUEL)
+    })
+}
+
+/// The error for a value `what` refused.
+pub(crate) fn refusal(what: &str, over: Over, limit: u64) -> Error {
+    let message = match over {
+        Over::Bytes(_) => format!(
+            "{what} would print a list or dict of more than {limit} bytes, more than this template has left of its fuel (a byte costs 1/{BYTES_PER_FUEL} of a step); is a loop or a repetition (`[s] * n`) runaway?"
+        ),
+        Over::Depth => format!(
+            "{what} got a list or dict nested more than {MAX_DEPTH} levels deep (Jinja2 stops there too); is a loop nesting a value in itself?"
+        ),
+    };
+    Error::new(ErrorKind::InvalidOperation, message)
+}
+
+/// Refuses `values` (what `what` is handed) if printing them would take
+/// more bytes than the template has left, or if one is nested deeper than
+/// [`MAX_DEPTH`]. Strings and numbers pass at once: they exist already, and
+/// only containers multiply what they hold.
+pub(crate) fn check(state: &State, what: &str, values: &[Value]) -> Result<(), Error> {
+    if values.iter().all(|v| v.as_object().is_none()) {
+        return Ok(());
+    }
+    let limit = bytes_left(state);
+    let mut used = 0u64;
+    for v in values.iter().filter(|v| v.as_object().is_some()) {
+        used += measure(v, limit - used.min(limit), MAX_DEPTH)
+            .map_err(|over| refusal(what, over, limit))?;
+    }
+    Ok(())
+}
+
+/// Refuses a value nested deeper than [`MAX_DEPTH`] (what crosses from one
+/// macro call to another: see `call_macro`).
+pub(crate) fn check_depth(what: &str, values: &[Value]) -> Result<(), Error> {
+    for v in values.iter().filter(|v| v.as_object().is_some()) {
+        if let Err(Over::Depth) = measure(v, u64::MAX, MAX_DEPTH) {
+            return Err(refusal(what, Over::Depth, u64::MAX));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `value` holds (or is) a value `is_target` picks, walked
+/// without recursion, its nesting checked against [`MAX_DEPTH`]; the items
+/// visited are paid for with `state`'s fuel (one step per 64).
+pub(crate) fn holds(
+    state: &State,
+    what: &str,
+    value: &Value,
+    is_target: impl Fn(&Value) -> bool,
+) -> Result<bool, Error> {
+    if value.as_object().is_none() {
+        return Ok(false);
+    }
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut next = Some(value.clone());
+    let mut visits = 0u64;
+    let found = loop {
+        if let Some(v) = next.take() {
+            visits += 1;
+            if visits.is_multiple_of(4096) {
+                state.consume_fuel(4096 / BYTES_PER_FUEL)?;
+            }
+            if is_target(&v) {
+                break true;
+            }
+            if let Some(obj) = v.as_object() {
+                let frame = match obj.repr() {
+                    ObjectRepr::Seq | ObjectRepr::Iterable => v.try_iter().ok().map(Frame::Seq),
+                    ObjectRepr::Map => v.try_iter().ok().map(|it| Frame::Map(v.clone(), it, None)),
+                    _ => None,
+                };
+                if let Some(frame) = frame {
+                    frames.push(frame);
+                    if frames.len() > MAX_DEPTH {
+                        return Err(refusal(what, Over::Depth, 0));
+                    }
+                }
+            }
+        }
+        let Some(top) = frames.last_mut() else {
+            break false;
+        };
+        match top {
+            Frame::Seq(items) => match items.next() {
+                Some(item) => next = Some(item),
+                None => {
+                    frames.pop();
+                }
+            },
+            Frame::Map(map, keys, pending) => match pending.take() {
+                Some(value) => next = Some(value),
+                None => match keys.next() {
+                    Some(key) => {
+                        *pending = Some(map.get_item(&key).unwrap_or_default());
+                        next = Some(key);
+                    }
+                    None => {
+                        frames.pop();
+                    }
+                },
+            },
+        }
+    };
+    state.consume_fuel((visits % 4096) / BYTES_PER_FUEL)?;
+    Ok(found)
+}
+
+/// Whether `v` may be a namespace: a map that is neither a plain dict nor
+/// one `is_dict` knows (minijinja's namespace type is its own, and not
+/// public).
+fn namespace_like(v: &Value, is_dict: fn(&Value) -> bool) -> bool {
+    v.as_object()
+        .is_some_and(|o| matches!(o.repr(), ObjectRepr::Map))
+        && v.downcast_object_ref::<indexmap::IndexMap<Value, Value>>()
+            .is_none()
+        && !is_dict(v)
+}
+
+/// `{% set ns.a = value %}` hands `value` through here: refused if it holds
+/// one of the namespaces assigned to (a namespace holding itself makes
+/// hashing, comparing and printing it recurse without end: the process
+/// aborted) or is nested deeper than [`MAX_DEPTH`] (a loop nesting
+/// `ns.l = [ns.l]` builds as deep as the fuel allows).
+fn assign(
+    state: &State,
+    namespaces: Value,
+    value: Value,
+    is_dict: fn(&Value) -> bool,
+) -> Result<Value, Error> {
+    let targets: Vec<Value> = namespaces
+        .try_iter()?
+        .filter(|t| namespace_like(t, is_dict))
+        .collect();
+    let what = "an assignment to a namespace";
+    // A namespace equals another only when it is the same object or holds
+    // the same: comparing is how its identity can be asked.
+    if holds(state, what, &value, |v| {
+        namespace_like(v, is_dict) && targets.iter().any(|t| t == v)
+    })? {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "a namespace cannot be assigned a value that holds the namespace itself (Jinja2 could not print or compare it)",
+        ));
+    }
+    Ok(value)
+}
+
+/// The arguments as the engine passed them, keyword arguments last as one
+/// value (what calling a function with them expects).
+fn values(args: Rest<ValueOrKwargs>) -> Vec<Value> {
+    args.0.into_iter().map(ValueOrKwargs::into_value).collect()
+}
+
+/// `inner` (a function, filter or test) behind [`check`].
+fn guarded(
+    what: String,
+    inner: Value,
+) -> impl Fn(&mut State, Rest<ValueOrKwargs>) -> Result<Value, Error> + Send + Sync + 'static {
+    move |state: &mut State, args: Rest<ValueOrKwargs>| {
+        let args = values(args);
+        check(state, &what, &args)?;
+        inner.call(state, &args)
+    }
+}
+
+/// Puts every filter, test and function of `env` that turns a value into
+/// text behind [`check`], and adds the calls [`rewrite_operators`] writes
+/// for `~`, `in` and namespace assignments (`is_dict` tells the
+/// environment's own mutable dicts from namespaces). Call it once the
+/// environment's functions are all added (functions added later are not
+/// guarded).
+pub(crate) fn install(env: &mut Environment<'static>, is_dict: fn(&Value) -> bool) {
+    use minijinja::{filters as f, tests as t};
+    let filters: [(&str, Value); 15] = [
+        ("lower", Value::from_function(f::lower)),
+        ("upper", Value::from_function(f::upper)),
+        ("title", Value::from_function(f::title)),
+        ("capitalize", Value::from_function(f::capitalize)),
+        ("trim", Value::from_function(f::trim)),
+        ("split", Value::from_function(f::split)),
+        ("lines", Value::from_function(f::lines)),
+        ("format", Value::from_function(f::format)),
+        ("escape", Value::from_function(f::escape)),
+        ("e", Value::from_function(f::escape)),
+        ("safe", Value::from_function(f::safe)),
+        ("string", Value::from_function(f::string)),
+        ("join", Value::from_function(f::join)),
+        ("tojson", Value::from_function(f::tojson)),
+        ("pprint", Value::from_function(f::pprint)),
+    ];
+    for (name, inner) in filters {
+        env.add_filter(name, guarded(format!("the filter `{name}`"), inner));
+    }
+    env.add_filter("indent", indent);
+    env.add_filter("replace", replace);
+    let tests: [(&str, Value); 3] = [
+        ("startingwith", Value::from_function(t::is_startingwith)),
+        ("endingwith", Value::from_function(t::is_endingwith)),
+        ("in", Value::from_function(t::is_in)),
+    ];
+    for (name, inner) in tests {
+        env.add_test(name, guarded(format!("the test `{name}`"), inner));
+    }
+    // Every function (dbt's, the project's macros, minijinja's `range`,
+    // `dict`, `debug`...): the only globals that are neither values nor
+    // dbt's objects, which are maps and check their own methods' arguments.
+    let functions: Vec<(String, Value)> = env
+        .globals()
+        .filter(|(_, v)| v.kind() == ValueKind::Plain)
+        .map(|(name, v)| (name.to_string(), v.clone()))
+        .collect();
+    for (name, inner) in functions {
+        env.add_function(name.clone(), guarded(format!("`{name}()`"), inner));
+    }
+    // minijinja's `debug()` prints every value in scope: dbt has none.
+    env.add_function("debug", || "");
+    env.add_function(CONCAT_FN, concat);
+    env.add_function(IN_FN, contains);
+    env.add_function(COMPARE_FN, compare);
+    env.add_function(
+        ASSIGN_FN,
+        move |state: &State, namespaces: Value, value: Value| {
+            assign(state, namespaces, value, is_dict)
+        },
+    );
+}
+
+/// The function `a ~ b ~ c` becomes.
+pub(crate) const CONCAT_FN: &str = "__ripple_cat";
+/// The function `a in b` becomes (`a not in b`: `not` of it).
+pub(crate) const IN_FN: &str = "__ripple_in";
+/// The function a chain of comparisons holding `in` becomes:
+/// `a < b in c` is `__ripple_cmp(a, '<', b, 'in', c)`.
+pub(crate) const COMPARE_FN: &str = "__ripple_cmp";
+
+/// `~`: the operands printed one after the other, safe when all are.
+fn concat(state: &State, parts: Rest<Value>) -> Result<Value, Error> {
+    use std::fmt::Write;
+    check(state, "`~`", &parts)?;
+    let mut out = String::new();
+    for p in parts.iter() {
+        match p.as_str() {
+            Some(s) => out.push_str(s),
+            None => {
+                let _ = write!(out, "{p}");
+            }
+        }
+    }
+    Ok(if parts.iter().all(Value::is_safe) {
+        Value::from_safe_string(out)
+    } else {
+        Value::from(out)
+    })
+}
+
+/// `needle in container`, as the engine's operator answers it.
+fn contains(state: &State, needle: Value, container: Value) -> Result<Value, Error> {
+    check(state, "`in`", &[needle.clone(), container.clone()])?;
+    in_op(state, &needle, &container)
+}
+
+fn in_op(state: &State, needle: &Value, container: &Value) -> Result<Value, Error> {
+    if matches!(
+        container.kind(),
+        ValueKind::Number | ValueKind::Bool | ValueKind::None
+    ) {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "cannot perform a containment check on this value",
+        ));
+    }
+    minijinja::tests::is_in(state, needle, container).map(Value::from)
+}
+
+/// A chain of comparisons: each pair compared in turn, false at the first
+/// pair that is.
+fn compare(state: &State, chain: Rest<Value>) -> Result<Value, Error> {
+    check(state, "`in`", &chain)?;
+    let mut i = 0;
+    while i + 2 < chain.len() {
+        let (a, op, b) = (&chain[i], &chain[i + 1], &chain[i + 2]);
+        let holds = match op.as_str().unwrap_or_default() {
+            "==" => a == b,
+            "!=" => a != b,
+            "<" => a < b,
+            "<=" => a <= b,
+            ">" => a > b,
+            ">=" => a >= b,
+            "in" => in_op(state, a, b)?.is_true(),
+            "not in" => !in_op(state, a, b)?.is_true(),
+            other => {
+                return Err(Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!("unknown comparison `{other}`"),
+                ));
+            }
+        };
+        if !holds {
+            return Ok(Value::from(false));
+        }
+        i += 2;
+    }
+    Ok(Value::from(true))
+}
+
+/// The `indent` filter, with its output paid for before it is made: a
+/// width of a billion on every line of a long string is checked, not built.
+fn indent(state: &mut State, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let args = values(args);
+    check(state, "the filter `indent`", &args)?;
+    let text = args.first().map(|v| v.to_string()).unwrap_or_default();
+    let width = args
+        .get(1)
+        .filter(|w| !w.is_kwargs())
+        .map_or(4, |w| w.as_usize().unwrap_or_else(|| w.to_string().len()));
+    let lines = text.matches('\n').count() as u64 + 1;
+    let size = (text.len() as u64).saturating_add(lines.saturating_mul(width as u64));
+    let limit = bytes_left(state);
+    if size > limit {
+        return Err(refusal("the filter `indent`", Over::Bytes(size), limit));
+    }
+    Value::from_function(minijinja::filters::indent).call(state, &args)
+}
+
+/// The `replace` filter (`count` given or as a keyword), its output paid
+/// for before it is made.
+fn replace(state: &mut State, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let args = values(args);
+    check(state, "the filter `replace`", &args)?;
+    let (kwargs, positional): (Vec<&Value>, Vec<&Value>) = args.iter().partition(|v| v.is_kwargs());
+    let [value, old, new, rest @ ..] = positional.as_slice() else {
+        return Err(Error::new(
+            ErrorKind::MissingArgument,
+            "replace takes the old and the new text",
+        ));
+    };
+    let count: Option<Value> = match (rest.first(), kwargs.first()) {
+        (Some(c), _) => Some((*c).clone()),
+        (None, Some(k)) => k
+            .get_item(&Value::from("count"))
+            .ok()
+            .filter(|c| !c.is_undefined()),
+        (None, None) => None,
+    };
+    let count = match count {
+        Some(c) => match c.as_i64() {
+            Some(n) if n >= 0 => Some(n as usize),
+            Some(_) => None,
+            None => {
+                return Err(Error::new(
+                    ErrorKind::InvalidOperation,
+                    "replace's count must be an integer",
+                ));
+            }
+        },
+        None => None,
+    };
+    let text = value.to_string();
+    let (old, new) = (old.to_string(), new.to_string());
+    if new.len() > old.len() {
+        let most = if old.is_empty() {
+            text.chars().count() + 1
+        } else {
+            text.len() / old.len()
+        };
+        let most = count.map_or(most, |c| c.min(most)) as u64;
+        let size =
+            (text.len() as u64).saturating_add(most.saturating_mul((new.len() - old.len()) as u64));
+        let limit = bytes_left(state);
+        if size > limit {
+            return Err(refusal("the filter `replace`", Over::Bytes(size), limit));
+        }
+    }
+    let out = match count {
+        Some(n) => text.replacen(&old, &new, n),
+        None => text.replace(&old, &new),
+    };
+    Ok(if value.is_safe() {
+        Value::from_safe_string(out)
+    } else {
+        Value::from(out)
+    })
+}
+
+/// Stack a render gets beyond what its text needs: room to drop, compare
+/// and hash the deepest value one template's fuel can build (a list in a
+/// list a million times over, 2,000,000 steps at one level a step) and for
+/// the engine's frames of 64 nested macro calls. Measured: about 320 bytes
+/// a level in a release build (hashing), 640 in a debug build. It is
+/// address space, mapped as it is used; see [`value_stack`].
+const VALUE_STACK: usize = if cfg!(debug_assertions) {
+    1 << 30
+} else {
+    512 << 20
+};
+
+/// [`VALUE_STACK`], or a sixteenth of the process's address-space limit
+/// (`ulimit -v`) when that is less: under such a limit the stacks of a few
+/// threads must fit beside the heap, and values nested more deeply than
+/// that stack holds (hundreds of thousands of levels) are the price.
+pub(crate) fn value_stack() -> usize {
+    static SIZE: OnceLock<usize> = OnceLock::new();
+    *SIZE.get_or_init(|| match address_space_limit() {
+        Some(limit) => VALUE_STACK.min((limit / 16) as usize).max(16 << 20),
+        None => VALUE_STACK,
+    })
+}
+
+/// The soft limit on the process's address space, if there is one (read
+/// from `/proc/self/limits`: std has no `getrlimit`).
+fn address_space_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Stack a parse gets before its text: the parser's frames.
+const PARSE_STACK: usize = 256 << 10;
+
+/// Stack per byte of the longest tag: a chain (`x.a.a`, `1|f|f`, `1+1+1`,
+/// `not not`, `- -1`) nests its syntax one level per link, which the parser,
+/// the code generator and the syntax tree's drop each recurse through.
+/// Measured at about 1.6 KiB a link in a debug build, 400 bytes in a
+/// release one; a link takes at least one byte.
+const STACK_PER_TAG_BYTE: usize = if cfg!(debug_assertions) { 2048 } else { 512 };
+
+/// The length in bytes of the longest tag (`{{ }}`, `{% %}`) in `text`:
+/// the most an expression in it can nest.
+pub(crate) fn longest_tag(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut longest = 0;
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'{', &b[at..]) {
+        let open = at + i;
+        let close = match b.get(open + 1) {
+            Some(b'{') => b"}}",
+            Some(b'%') => b"%}",
+            _ => {
+                at = open + 1;
+                continue;
+            }
+        };
+        let end = memchr::memmem::find(&b[open + 2..], close).map_or(b.len(), |j| open + 2 + j + 2);
+        longest = longest.max(end - open);
+        at = end;
+    }
+    longest
+}
+
+/// Runs `f`, which parses `text` (and, with `runs`, renders it), on a stack
+/// sized for it: grown only when the thread has less left.
+pub(crate) fn on_stack<R>(text: &str, runs: bool, f: impl FnOnce() -> R) -> R {
+    let need = longest_tag(text)
+        .saturating_mul(STACK_PER_TAG_BYTE)
+        .saturating_add(if runs { value_stack() } else { PARSE_STACK });
+    stacker::maybe_grow(need, need, f)
+}
+
+/// Runs `f` (which renders on all cores with rayon) on threads whose stacks
+/// hold [`value_stack`] and more, so that [`on_stack`] grows none for a
+/// template of ordinary length. The stacks are address space, mapped as
+/// they are used.
+pub(crate) fn on_render_threads<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .stack_size(value_stack() + value_stack() / 2)
+            .thread_name(|i| format!("ripple-render-{i}"))
+            .build()
+            .ok()
+    });
+    match pool {
+        Some(pool) => pool.install(f),
+        // No threads to be had: the caller's, each render growing its own
+        // stack.
+        None => f(),
+    }
+}
+
+/// The function `{% set ns.a = x %}` hands `x` through first:
+/// `__ripple_assign(ns, x)`.
+pub(crate) const ASSIGN_FN: &str = "__ripple_assign";
+
+/// Whether `text` may hold what [`rewrite_operators`] rewrites: a `~`, an
+/// `in` that is an operator (not a loop's), or an assignment to an
+/// attribute. Cheap and generous: a false yes costs one more parse.
+fn may_need_rewrite(text: &str) -> bool {
+    if !text.contains("{{") && !text.contains("{%") {
+        return false;
+    }
+    super::scanner::tags(text).any(|(tag, _)| {
+        if tag.contains('~') {
+            return true;
+        }
+        // An unclosed tag runs to the end of the text.
+        let body = tag.get(2..).unwrap_or_default();
+        let body = body
+            .strip_suffix("}}")
+            .or_else(|| body.strip_suffix("%}"))
+            .unwrap_or(body)
+            .trim_start_matches(['-', '+']);
+        let mut words = body
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .filter(|w| !w.is_empty());
+        let first = words.next().unwrap_or_default();
+        let ins = body
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| *w == "in")
+            .count();
+        match first {
+            "for" => ins > 1,
+            "set" => words.next().is_some_and(|target| target.contains('.')) || ins > 0,
+            "in" => true,
+            _ => ins > 0,
+        }
+    })
+}
+
+/// One rewrite: the bytes it replaces and what with.
+#[derive(Clone)]
+struct Edit {
+    start: usize,
+    end: usize,
+    /// Assignments first where two edits cover the same text.
+    rank: u8,
+    kind: EditKind,
+}
+
+#[derive(Clone)]
+enum EditKind {
+    /// `a ~ b ~ c`: the operands.
+    Concat(Vec<(usize, usize)>),
+    /// `a in b` (`not in` when negated): needle, container.
+    In((usize, usize), (usize, usize), bool),
+    /// A chain of comparisons holding `in`: operands and operators.
+    Compare(Vec<(usize, usize)>, Vec<&'static str>),
+    /// `{% set ns.a = x %}`: the namespaces assigned to, and `x`.
+    Assign(Vec<(usize, usize)>, (usize, usize)),
+}
+
+/// `text` with its `~` and `in` operators written as calls of
+/// [`CONCAT_FN`], [`IN_FN`] and [`COMPARE_FN`], and the values assigned to
+/// namespace attributes handed through [`ASSIGN_FN`], using minijinja's own
+/// parser so that precedence and brackets are exactly the engine's.
+/// Borrowed when there is nothing to rewrite or the template does not parse
+/// (the engine then reports the same syntax error).
+pub(crate) fn rewrite_operators(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    if !may_need_rewrite(text) {
+        return Cow::Borrowed(text);
+    }
+    let Ok(ast) = minijinja::machinery::parse(text, "<template>", Default::default()) else {
+        return Cow::Borrowed(text);
+    };
+    let mut edits = Vec::new();
+    Walk {
+        text,
+        edits: &mut edits,
+    }
+    .stmt(&ast);
+    drop(ast);
+    if edits.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    edits.sort_by_key(|e| (e.start, std::cmp::Reverse(e.end), e.rank));
+    if !well_nested(text, &edits) {
+        // Not one rewrite is left out silently: the template is refused.
+        return Cow::Owned(format!("{{{{ {UNGUARDED_FN}() }}}}{text}"));
+    }
+    Cow::Owned(emit(text, (0, text.len()), &edits))
+}
+
+/// A function no environment defines: calling it fails the render. What
+/// [`rewrite_operators`] writes before a template whose edits it could not
+/// place (never seen; it would be a bug in finding the operands).
+const UNGUARDED_FN: &str = "__ripple_operators_not_guarded";
+
+/// Whether every edit (sorted) lies on character boundaries inside `text`,
+/// its operands inside it, and any two are apart or one inside an operand
+/// of the other.
+fn well_nested(text: &str, edits: &[Edit]) -> bool {
+    let ok = |r: (usize, usize)| {
+        r.0 <= r.1 && r.1 <= text.len() && text.is_char_boundary(r.0) && text.is_char_boundary(r.1)
+    };
+    let operands = |e: &Edit| -> Vec<(usize, usize)> {
+        match &e.kind {
+            EditKind::Concat(parts) => parts.clone(),
+            EditKind::In(a, b, _) => vec![*a, *b],
+            EditKind::Compare(parts, _) => parts.clone(),
+            // The namespaces are copied from before the edit, as written.
+            EditKind::Assign(_, value) => vec![*value],
+        }
+    };
+    let mut open: Vec<&Edit> = Vec::new();
+    for e in edits {
+        let targets_ok = match &e.kind {
+            EditKind::Assign(targets, _) => targets.iter().all(|&r| ok(r) && r.1 <= e.start),
+            _ => true,
+        };
+        if !targets_ok
+            || !ok((e.start, e.end))
+            || operands(e)
+                .iter()
+                .any(|&r| !ok(r) || r.0 < e.start || r.1 > e.end)
+        {
+            return false;
+        }
+        while open.last().is_some_and(|o| o.end <= e.start) {
+            open.pop();
+        }
+        if let Some(o) = open.last() {
+            let inside = operands(o).iter().any(|&r| r.0 <= e.start && e.end <= r.1);
+            if !inside {
+                return false;
+            }
+        }
+        open.push(e);
+    }
+    true
+}
+
+/// `text[range]` with the edits inside it (sorted, all within `range`)
+/// applied, outermost first.
+fn emit(text: &str, range: (usize, usize), edits: &[Edit]) -> String {
+    let mut out = String::with_capacity(range.1 - range.0 + 32 * edits.len());
+    let mut at = range.0;
+    let mut i = 0;
+    while i < edits.len() {
+        let e = &edits[i];
+        let mut j = i + 1;
+        while j < edits.len() && edits[j].start < e.end {
+            j += 1;
+        }
+        out.push_str(&text[at..e.start]);
+        render_edit(text, e, &edits[i + 1..j], &mut out);
+        at = e.end;
+        i = j;
+    }
+    out.push_str(&text[at..range.1]);
+    out
+}
+
+fn render_edit(text: &str, e: &Edit, inner: &[Edit], out: &mut String) {
+    let part = |r: (usize, usize)| -> String {
+        let within: Vec<Edit> = inner
+            .iter()
+            .filter(|x| x.start >= r.0 && x.end <= r.1)
+            .cloned()
+            .collect();
+        emit(text, r, &within)
+    };
+    match &e.kind {
+        EditKind::Concat(parts) => {
+            let parts: Vec<String> = parts.iter().map(|&r| part(r)).collect();
+            out.push_str(&format!("{CONCAT_FN}({})", parts.join(", ")));
+        }
+        EditKind::In(needle, container, negated) => {
+            if *negated {
+                out.push_str("not ");
+            }
+            out.push_str(&format!("{IN_FN}({}, {})", part(*needle), part(*container)));
+        }
+        EditKind::Compare(operands, ops) => {
+            let mut args = vec![part(operands[0])];
+            for (op, &r) in ops.iter().zip(&operands[1..]) {
+                args.push(format!("'{op}'"));
+                args.push(part(r));
+            }
+            out.push_str(&format!("{COMPARE_FN}({})", args.join(", ")));
+        }
+        EditKind::Assign(targets, value) => {
+            let targets: Vec<String> = targets.iter().map(|&r| part(r)).collect();
+            out.push_str(&format!(
+                "{ASSIGN_FN}(({},), {})",
+                targets.join(", "),
+                part(*value)
+            ));
+        }
+    }
+}
+
+/// The walk of a template's syntax tree that finds the edits.
+struct Walk<'t, 'e> {
+    text: &'t str,
+    edits: &'e mut Vec<Edit>,
+}
+
+type Range = (usize, usize);
+
+impl Walk<'_, '_> {
+    fn stmts(&mut self, stmts: &[minijinja::machinery::ast::Stmt<'_>]) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &minijinja::machinery::ast::Stmt<'_>) {
+        use minijinja::machinery::ast::{Expr, Stmt};
+        match s {
+            Stmt::Template(t) => self.stmts(&t.children),
+            Stmt::EmitExpr(e) => self.expr(&e.expr),
+            Stmt::EmitRaw(_) => {}
+            Stmt::ForLoop(f) => {
+                self.expr(&f.target);
+                self.expr(&f.iter);
+                if let Some(e) = &f.filter_expr {
+                    self.expr(e);
+                }
+                self.stmts(&f.body);
+                self.stmts(&f.else_body);
+            }
+            Stmt::IfCond(i) => {
+                self.expr(&i.expr);
+                self.stmts(&i.true_body);
+                self.stmts(&i.false_body);
+            }
+            Stmt::WithBlock(w) => {
+                for (t, e) in &w.assignments {
+                    self.expr(t);
+                    self.expr(e);
+                }
+                self.stmts(&w.body);
+            }
+            Stmt::Set(set) => {
+                let namespaces: Vec<Range> = match &set.target {
+                    Expr::GetAttr(g) => vec![self.extent(&g.expr)],
+                    Expr::Tuple(t) => t
+                        .items
+                        .iter()
+                        .filter_map(|i| match i {
+                            Expr::GetAttr(g) => Some(self.extent(&g.expr)),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                if !namespaces.is_empty() {
+                    let value = self.extent(&set.expr);
+                    self.edits.push(Edit {
+                        start: value.0,
+                        end: value.1,
+                        rank: 0,
+                        kind: EditKind::Assign(namespaces, value),
+                    });
+                }
+                self.expr(&set.target);
+                self.expr(&set.expr);
+            }
+            Stmt::SetBlock(s) => {
+                self.expr(&s.target);
+                if let Some(f) = &s.filter {
+                    self.expr(f);
+                }
+                self.stmts(&s.body);
+            }
+            Stmt::AutoEscape(a) => {
+                self.expr(&a.enabled);
+                self.stmts(&a.body);
+            }
+            Stmt::FilterBlock(f) => {
+                self.expr(&f.filter);
+                self.stmts(&f.body);
+            }
+            Stmt::Block(b) => self.stmts(&b.body),
+            Stmt::Import(i) => {
+                self.expr(&i.expr);
+                self.expr(&i.name);
+            }
+            Stmt::FromImport(i) => {
+                self.expr(&i.expr);
+                for (a, b) in &i.names {
+                    self.expr(a);
+                    if let Some(b) = b {
+                        self.expr(b);
+                    }
+                }
+            }
+            Stmt::Extends(e) => self.expr(&e.name),
+            Stmt::Include(i) => self.expr(&i.name),
+            Stmt::Macro(m) => {
+                for e in m.args.iter().chain(&m.defaults) {
+                    self.expr(e);
+                }
+                self.stmts(&m.body);
+            }
+            Stmt::CallBlock(c) => {
+                self.expr(&c.call.expr);
+                self.args(&c.call.args);
+                for e in c.macro_decl.args.iter().chain(&c.macro_decl.defaults) {
+                    self.expr(e);
+                }
+                self.stmts(&c.macro_decl.body);
+            }
+            Stmt::Continue(_) | Stmt::Break(_) => {}
+            Stmt::Do(d) => {
+                self.expr(&d.call.expr);
+                self.args(&d.call.args);
+            }
+        }
+    }
+
+    fn args(&mut self, args: &[minijinja::machinery::ast::CallArg<'_>]) {
+        use minijinja::machinery::ast::CallArg;
+        for a in args {
+            match a {
+                CallArg::Pos(e)
+                | CallArg::Kwarg(_, e)
+                | CallArg::PosSplat(e)
+                | CallArg::KwargSplat(e) => self.expr(e),
+            }
+        }
+    }
+
+    fn expr(&mut self, e: &minijinja::machinery::ast::Expr<'_>) {
+        use minijinja::machinery::ast::{BinOpKind, CompareOpKind, Expr};
+        match e {
+            Expr::Var(_) | Expr::Const(_) => {}
+            Expr::Slice(s) => {
+                self.expr(&s.expr);
+                for p in [&s.start, &s.stop, &s.step].into_iter().flatten() {
+                    self.expr(p);
+                }
+            }
+            Expr::UnaryOp(u) => {
+                if self.is_not_in(u)
+                    && let Expr::BinOp(b) = &u.expr
+                {
+                    let (needle, container) = (self.operand(&b.left), self.operand(&b.right));
+                    self.push(needle, container, EditKind::In(needle, container, true));
+                    self.expr(&b.left);
+                    self.expr(&b.right);
+                    return;
+                }
+                self.expr(&u.expr);
+            }
+            Expr::BinOp(b) => match b.op {
+                BinOpKind::Concat => {
+                    // `a ~ b ~ c` is `(a ~ b) ~ c`: one call of all three.
+                    let mut operands = vec![&b.right];
+                    let mut left = &b.left;
+                    while let Expr::BinOp(inner) = left
+                        && matches!(inner.op, BinOpKind::Concat)
+                        && self.operand(left) == self.extent(left)
+                    {
+                        operands.push(&inner.right);
+                        left = &inner.left;
+                    }
+                    operands.push(left);
+                    operands.reverse();
+                    let ranges: Vec<Range> = operands.iter().map(|o| self.operand(o)).collect();
+                    self.push(
+                        ranges[0],
+                        ranges[ranges.len() - 1],
+                        EditKind::Concat(ranges.clone()),
+                    );
+                    for o in operands {
+                        self.expr(o);
+                    }
+                }
+                BinOpKind::In => {
+                    let (needle, container) = (self.operand(&b.left), self.operand(&b.right));
+                    self.push(needle, container, EditKind::In(needle, container, false));
+                    self.expr(&b.left);
+                    self.expr(&b.right);
+                }
+                _ => {
+                    self.expr(&b.left);
+                    self.expr(&b.right);
+                }
+            },
+            Expr::Compare(c) => {
+                let holds_in = c
+                    .ops
+                    .iter()
+                    .any(|o| matches!(o.op, CompareOpKind::In | CompareOpKind::NotIn));
+                if holds_in {
+                    let mut operands = vec![self.operand(&c.expr)];
+                    let mut ops = Vec::new();
+                    for o in &c.ops {
+                        operands.push(self.operand(&o.expr));
+                        ops.push(match o.op {
+                            CompareOpKind::Eq => "==",
+                            CompareOpKind::Ne => "!=",
+                            CompareOpKind::Lt => "<",
+                            CompareOpKind::Lte => "<=",
+                            CompareOpKind::Gt => ">",
+                            CompareOpKind::Gte => ">=",
+                            CompareOpKind::In => "in",
+                            CompareOpKind::NotIn => "not in",
+                        });
+                    }
+                    self.push(
+                        operands[0],
+                        operands[operands.len() - 1],
+                        EditKind::Compare(operands, ops),
+                    );
+                }
+                self.expr(&c.expr);
+                for o in &c.ops {
+                    self.expr(&o.expr);
+                }
+            }
+            Expr::IfExpr(i) => {
+                self.expr(&i.test_expr);
+                self.expr(&i.true_expr);
+                if let Some(f) = &i.false_expr {
+                    self.expr(f);
+                }
+            }
+            Expr::Filter(f) => {
+                if let Some(e) = &f.expr {
+                    self.expr(e);
+                }
+                self.args(&f.args);
+            }
+            Expr::Test(t) => {
+                self.expr(&t.expr);
+                self.args(&t.args);
+            }
+            Expr::GetAttr(g) => self.expr(&g.expr),
+            Expr::GetItem(g) => {
+                self.expr(&g.expr);
+                self.expr(&g.subscript_expr);
+            }
+            Expr::Call(c) => {
+                self.expr(&c.expr);
+                self.args(&c.args);
+            }
+            Expr::List(l) => l.items.iter().for_each(|i| self.expr(i)),
+            Expr::Tuple(t) => t.items.iter().for_each(|i| self.expr(i)),
+            Expr::Map(m) => {
+                for e in m.keys.iter().chain(&m.values) {
+                    self.expr(e);
+                }
+            }
+        }
+    }
+
+    /// Whether `u` is the `not` of `a not in b`, which parses as
+    /// `not (a in b)` with its `not` between the operands.
+    fn is_not_in(&self, u: &minijinja::machinery::ast::UnaryOp<'_>) -> bool {
+        use minijinja::machinery::ast::{BinOpKind, Expr, UnaryOpKind};
+        match (&u.op, &u.expr) {
+            (UnaryOpKind::Not, Expr::BinOp(b)) if matches!(b.op, BinOpKind::In) => {
+                let (left, right) = (self.extent(&b.left), self.extent(&b.right));
+                left.1 <= right.0
+                    && self.text[left.1..right.0]
+                        .split(|c: char| !c.is_alphanumeric())
+                        .any(|w| w == "not")
+            }
+            _ => false,
+        }
+    }
+
+    fn push(&mut self, first: Range, last: Range, kind: EditKind) {
+        self.edits.push(Edit {
+            start: first.0,
+            end: last.1,
+            rank: 1,
+            kind,
+        });
+    }
+
+    /// An operand's text: its extent, with the brackets that group it.
+    fn operand(&self, e: &minijinja::machinery::ast::Expr<'_>) -> Range {
+        let (mut start, mut end) = self.extent(e);
+        let b = self.text.as_bytes();
+        loop {
+            let before = b[..start].iter().rposition(|c| !c.is_ascii_whitespace());
+            let after = b[end..]
+                .iter()
+                .position(|c| !c.is_ascii_whitespace())
+                .map(|i| end + i);
+            match (before, after) {
+                (Some(i), Some(j)) if b[i] == b'(' && b[j] == b')' => {
+                    start = i;
+                    end = j + 1;
+                }
+                _ => return (start, end),
+            }
+        }
+    }
+
+    /// The bytes an expression spans: its own span where the parser makes
+    /// it start at the expression (not for comparisons and conditionals,
+    /// whose spans start at the token before), joined with its parts'.
+    fn extent(&self, e: &minijinja::machinery::ast::Expr<'_>) -> Range {
+        use minijinja::machinery::ast::Expr;
+        let own = |s: minijinja::machinery::Span| (s.start_offset as usize, s.end_offset as usize);
+        let join = |a: Range, b: Range| (a.0.min(b.0), a.1.max(b.1));
+        match e {
+            Expr::Var(v) => own(v.span()),
+            Expr::Const(c) => own(c.span()),
+            Expr::Slice(s) => {
+                let mut r = join(own(s.span()), self.extent(&s.expr));
+                for p in [&s.start, &s.stop, &s.step].into_iter().flatten() {
+                    r = join(r, self.extent(p));
+                }
+                r
+            }
+            Expr::UnaryOp(u) => {
+                let inner = self.extent(&u.expr);
+                if self.is_not_in(u) {
+                    // Its span starts at the token before the comparison.
+                    inner
+                } else {
+                    join(own(u.span()), inner)
+                }
+            }
+            Expr::BinOp(b) => join(self.extent(&b.left), self.extent(&b.right)),
+            Expr::Compare(c) => {
+                let mut r = self.extent(&c.expr);
+                for o in &c.ops {
+                    r = join(r, self.extent(&o.expr));
+                }
+                r
+            }
+            Expr::IfExpr(i) => {
+                let mut r = join(self.extent(&i.test_expr), self.extent(&i.true_expr));
+                if let Some(f) = &i.false_expr {
+                    r = join(r, self.extent(f));
+                }
+                r
+            }
+            Expr::Filter(f) => match &f.expr {
+                Some(inner) => join(own(f.span()), self.extent(inner)),
+                None => own(f.span()),
+            },
+            Expr::Test(t) => join(own(t.span()), self.extent(&t.expr)),
+            Expr::GetAttr(g) => join(own(g.span()), self.extent(&g.expr)),
+            Expr::GetItem(g) => join(own(g.span()), self.extent(&g.expr)),
+            Expr::Call(c) => join(own(c.span()), self.extent(&c.expr)),
+            Expr::List(l) => own(l.span()),
+            Expr::Tuple(t) => {
+                let mut r = own(t.span());
+                for i in &t.items {
+                    r = join(r, self.extent(i));
+                }
+                r
+            }
+            Expr::Map(m) => own(m.span()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::render;
+    use super::*;
+
+    #[test]
+    fn ordinary_sizes_still_print() {
+        let (sql, _) = render(
+            &[],
+            "{% set s = 'x' * 1000 %}{{ ([s] * 1000)|join|length }} {{ (([s] * 3) ~ '')|length }}",
+        );
+        assert_eq!(sql.unwrap(), "1000000 3012");
+    }
+
+    #[test]
+    fn namespaces_and_lists_cannot_hold_themselves_or_nest_past_the_limit() {
+        for (model, says) in [
+            (
+                "{% set ns = namespace() %}{% set ns.a = ns %}{{ {ns: 1} }}",
+                "holds the namespace itself",
+            ),
+            (
+                "{% set a = namespace() %}{% set b = namespace() %}{% set a.x = b %}{% set b.x = [a] %}",
+                "holds the namespace itself",
+            ),
+            ("{% set xs = [] %}{% do xs.append(xs) %}", "inside itself"),
+            (
+                "{% set xs = [] %}{% set ys = [xs] %}{% do xs.append({'k': ys}) %}",
+                "inside itself",
+            ),
+            (
+                "{% set ns = namespace(l=[]) %}{% for i in range(5000) %}{% set ns.l = [ns.l] %}{% endfor %}",
+                "nested more than 1000",
+            ),
+            (
+                "{% set xs = [] %}{% for i in range(5000) %}{% do xs.append([xs.pop() if xs else 1]) %}{% endfor %}",
+                "nested more than 1000",
+            ),
+        ] {
+            let (sql, _) = render(&[], model);
+            let err = sql.unwrap_err().message;
+            assert!(err.contains(says), "{model}: {err}");
+        }
+        // `xs.extend(xs)` copies; a namespace may hold other namespaces.
+        let (sql, _) = render(
+            &[],
+            "{% set xs = [1] %}{% do xs.extend(xs) %}{% set a = namespace() %}{% set b = namespace(x=1) %}{% set a.b = b %}{{ xs|length }}{{ a.b.x }}",
+        );
+        assert_eq!(sql.unwrap(), "21");
+    }
+
+    #[test]
+    fn operators_become_calls_with_the_engines_precedence() {
+        for (text, rewritten) in [
+            ("{{ a ~ b ~ c }}", "{{ __ripple_cat(a, b, c) }}"),
+            (
+                "{{ (a ~ b) ~ c }}",
+                "{{ __ripple_cat((__ripple_cat(a, b)), c) }}",
+            ),
+            ("{{ x + a ~ b * 2 }}", "{{ x + __ripple_cat(a, b * 2) }}"),
+            (
+                "{{ a ~ b if c else d }}",
+                "{{ __ripple_cat(a, b) if c else d }}",
+            ),
+            (
+                "{{ f(a ~ b)|upper ~ x.y[0] }}",
+                "{{ __ripple_cat(f(__ripple_cat(a, b))|upper, x.y[0]) }}",
+            ),
+            (
+                "{% if a in b %}{% endif %}",
+                "{% if __ripple_in(a, b) %}{% endif %}",
+            ),
+            (
+                "{% if a not in (b) %}{% endif %}",
+                "{% if not __ripple_in(a, (b)) %}{% endif %}",
+            ),
+            (
+                "{% if not a in b and c %}{% endif %}",
+                "{% if not __ripple_in(a, b) and c %}{% endif %}",
+            ),
+            (
+                "{% if x < y in z %}{% endif %}",
+                "{% if __ripple_cmp(x, '<', y, 'in', z) %}{% endif %}",
+            ),
+            (
+                "{% for x in a ~ b %}{% endfor %}",
+                "{% for x in __ripple_cat(a, b) %}{% endfor %}",
+            ),
+            (
+                "{% set ns.a = x ~ y %}",
+                "{% set ns.a = __ripple_assign((ns,), __ripple_cat(x, y)) %}",
+            ),
+            ("{{ 'a~b in c' }}", "{{ 'a~b in c' }}"),
+        ] {
+            assert_eq!(rewrite_operators(text), rewritten, "{text}");
+        }
+        // No operator, no second parse.
+        assert!(matches!(
+            rewrite_operators("{% for x in y %}{{ x }}{% endfor %}"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn rewritten_operators_answer_as_the_engines() {
+        let env = minijinja::Environment::new();
+        let mut guarded = minijinja::Environment::new();
+        install(&mut guarded, |_| false);
+        for text in [
+            "{{ 'a' ~ 1 ~ none ~ true ~ [1, 'b'] ~ {'k': 2} }}",
+            "{{ (1 ~ 2) ~ 3 }}|{{ (1 + 2) ~ 3 }}|{{ 'x' ~ 2 * 3 }}|{{ 'a' ~ 'b' + 'c' }}|{{ 'x' + 'y' ~ 'z' }}",
+            "{{ 'b' in 'abc' }}{{ 'd' not in 'abc' }}{{ 2 in [1, 2] }}{{ 'k' in {'k': 1} }}",
+            "{{ not 1 in [1] }}{{ 1 < 2 in [2] }}{{ 3 < 2 in [2] }}{{ 1 == 1 not in [2] }}",
+            "{% set ns = namespace(a=1) %}{% set ns.a = ns.a ~ 'x' %}{{ ns.a }}",
+            "{% for c in 'a' ~ 'b' %}{{ c }}{% endfor %}",
+        ] {
+            let plain = env.render_str(text, ()).unwrap();
+            let ours = guarded.render_str(&rewrite_operators(text), ()).unwrap();
+            assert_eq!(ours, plain, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_value_nested_a_million_deep_is_measured_not_recursed() {
+        let mut v = Value::from(1);
+        for _ in 0..1_000_000 {
+            v = Value::from(vec![v]);
+        }
+        assert_eq!(measure(&v, u64::MAX, 10), Err(Over::Depth));
+        assert_eq!(measure(&v, 100, usize::MAX), Err(Over::Bytes(104)));
+        // Dropped on a stack sized for it (a million levels, recursively).
+        on_stack("", true, move || drop(v));
+    }
+
+    #[test]
+    fn chains_parse_and_render_on_a_stack_sized_for_them() {
+        // 10,000 links each overflowed a rayon worker's 2 MB stack.
+        for model in [
+            format!("select {{{{ x{} }}}}", ".a".repeat(10_000)),
+            format!("select {{{{ 1{} }}}}", "|lower".repeat(10_000)),
+            format!("select {{{{ 1{} }}}}", "+1".repeat(10_000)),
+            format!("select {{{{ {}1 }}}}", "not ".repeat(10_000)),
+        ] {
+            let model = model.clone();
+            // A thread with a rayon worker's stack.
+            let done = std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || render(&[], &model).0.map(|_| ()).map_err(|e| e.message))
+                .unwrap()
+                .join()
+                .unwrap();
+            // Rendered or refused by the engine's own limits, never a crash.
+            let _ = done;
+        }
+        assert_eq!(longest_tag("a {{ x }} {% if y %} {# long comment #}"), 10);
+    }
+}
