@@ -758,7 +758,10 @@ fn the_dbt_executor_builds_shadows_through_the_contract_macro() {
     // Microbatch models get their dates; everything else a full refresh
     // of its shadow (the incremental fct_orders reads itself).
     // Each model is selected by its file: a name is dbt selector syntax.
-    assert!(script.contains("--select path:models/orders_daily.sql --vars"), "{script}");
+    assert!(
+        script.contains("--select path:models/orders_daily.sql --vars"),
+        "{script}"
+    );
     assert!(script.contains("--event-time-start 2026-01-10 --event-time-end 2026-01-13"));
     assert!(
         script.contains("--select path:models/fct_orders.sql --vars")
@@ -1273,7 +1276,10 @@ fn a_dbt_selector_addresses_exactly_the_planned_model_whatever_its_name() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("project");
         temp_project::copy_tree(Path::new("fixtures/backfill_dbt"), &root);
-        for n in names.iter().chain(["a b".to_string(), "x,y".to_string()].iter()) {
+        for n in names
+            .iter()
+            .chain(["a b".to_string(), "x,y".to_string()].iter())
+        {
             std::fs::write(
                 root.join("models").join(format!("{n}.sql")),
                 "{{ config(materialized='table') }}\nselect * from {{ ref('stg_orders') }}\n",
@@ -1281,12 +1287,30 @@ fn a_dbt_selector_addresses_exactly_the_planned_model_whatever_its_name() {
             .unwrap();
         }
         let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
-            .args(["plan", "raw.orders", "--from", "2026-01-10", "--to", "2026-01-12"])
-            .args(["--as-of", "2026-02-01", "--format", "json", "--no-cache", "--project"])
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+            ])
+            .args([
+                "--as-of",
+                "2026-02-01",
+                "--format",
+                "json",
+                "--no-cache",
+                "--project",
+            ])
             .arg(&root)
             .output()
             .unwrap();
-        proptest::prop_assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        proptest::prop_assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let selectors = dbt_selectors(&plan);
         // What dbt splits on gets no command, and says why.
@@ -1303,7 +1327,14 @@ fn a_dbt_selector_addresses_exactly_the_planned_model_whatever_its_name() {
                 .current_dir(&root)
                 .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
                 .env("RIPPLE_DUCKDB_PATH", dir.path().join("w.duckdb"))
-                .args(["ls", "--profiles-dir", ".", "--resource-type", "model", "-q"])
+                .args([
+                    "ls",
+                    "--profiles-dir",
+                    ".",
+                    "--resource-type",
+                    "model",
+                    "-q",
+                ])
                 .args(["--output", "name", "--select", select])
                 .output()
                 .unwrap();

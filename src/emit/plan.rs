@@ -106,7 +106,13 @@ pub fn markdown(plan: &PlanDocument) -> String {
         let after = if t.task.depends_on.is_empty() {
             "-".to_string()
         } else {
-            esc(&t.task.depends_on.join(", "))
+            // Code spans: GitHub links nothing inside one.
+            t.task
+                .depends_on
+                .iter()
+                .map(|d| format!("`{}`", esc(d)))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         let _ = writeln!(
             out,
