@@ -500,7 +500,7 @@ fn commands_follow_the_job_that_writes_each_dataset() {
     let daily = task("model.orders_daily");
     let command = daily.commands.dbt.as_deref().unwrap();
     assert!(
-        command.starts_with("dbt run --select orders_daily --vars '{\"ripple_shadows\":[\"stg_orders\",\"fct_orders\",\"orders_daily\","),
+        command.starts_with("dbt run --select path:models/marts/finance/orders_daily.sql --vars '{\"ripple_shadows\":[\"stg_orders\",\"fct_orders\",\"orders_daily\","),
         "{command}"
     );
     assert!(

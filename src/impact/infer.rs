@@ -16,7 +16,7 @@
 //!
 //! Each fact carries its evidence (file, line in the SQL, the expression).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::ControlFlow;
 
 use petgraph::Direction;
@@ -60,10 +60,9 @@ pub struct Window {
     pub evidence: String,
 }
 
-/// So many units that a window reaching that far reaches everything: a
-/// running total, a frame `unbounded preceding`. Far past any as-of date,
-/// small enough to multiply by hours without overflow.
-pub const UNBOUNDED: i64 = 1_000_000;
+/// So many units that a window reaching that far reaches everything (see
+/// [`crate::time::REACH_ALL`]).
+pub const UNBOUNDED: i64 = crate::time::REACH_ALL;
 
 /// A window found in SQL, in the unit the SQL wrote.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -89,7 +88,14 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
         .collect();
     let mut out = Inference::default();
     let grains: BTreeSet<Grain> = v.grains.iter().map(|(g, _)| *g).collect();
-    if grains.len() == 1
+    if let Some((_, ev)) = v.grains.iter().find(|(g, _)| *g == Grain::None) {
+        out.grain = Some((
+            Grain::None,
+            format!(
+                "inferred from SQL ({file}, SQL line {ev}): periods ripple has no grain for, rebuilt whole"
+            ),
+        ));
+    } else if grains.len() == 1
         && let Some((gr, ev)) = v.grains.first()
     {
         out.grain = Some((*gr, format!("inferred from SQL ({file}, SQL line {ev})")));
@@ -177,6 +183,9 @@ fn could_hold_evidence(sql: &str) -> bool {
     let has = |w: &str| lower.contains(w);
     has("date_trunc")
         || has("zone")
+        || has("group")
+        || has("<")
+        || has(">")
         || has("strftime")
         || has("to_char")
         || has("format_date")
@@ -296,6 +305,29 @@ struct Finder {
 impl Visitor for Finder {
     type Break = ();
 
+    fn pre_visit_statement(&mut self, st: &sqlparser::ast::Statement) -> ControlFlow<()> {
+        use sqlparser::ast::{Set, Statement};
+        // The job's session zone: `cast(ts as date)` after it cuts days there.
+        let zone = match st {
+            Statement::Set(Set::SetTimeZone { value, .. }) => text_literal(value),
+            Statement::Set(Set::SingleAssignment {
+                variable, values, ..
+            }) if matches!(
+                variable.to_string().to_ascii_lowercase().as_str(),
+                "timezone" | "time_zone"
+            ) =>
+            {
+                values.first().and_then(text_literal)
+            }
+            _ => None,
+        };
+        if let Some(z) = zone {
+            self.zones
+                .push((z, format!("{}: `{}`", st.span().start.line, st)));
+        }
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<()> {
         if let TableFactor::Table { name, alias, .. } = t {
             let rel = name
@@ -341,6 +373,8 @@ impl Visitor for Finder {
                 }
             }
         }
+        self.open_comparisons(s);
+        self.keys_of_another_table(s);
         let grouped = match &s.group_by {
             sqlparser::ast::GroupByExpr::All(_) => true,
             sqlparser::ast::GroupByExpr::Expressions(e, _) => !e.is_empty(),
@@ -357,7 +391,30 @@ impl Visitor for Finder {
             if let sqlparser::ast::GroupByExpr::Expressions(e, _) = &s.group_by {
                 exprs.extend(e.iter());
             }
+            // Grouped by nothing that is time (`group by user_id`, a
+            // session number): a group gathers its rows from any day, and
+            // what it outputs (`min(activity_date)`) can land on any.
+            if !grouped_by_time(s) {
+                self.windows.push(RawWindow {
+                    qualifier: None,
+                    lo: -UNBOUNDED,
+                    hi: UNBOUNDED,
+                    unit: None,
+                    evidence: format!(
+                        "{}: grouped by no time (`{}`): each group reads all of time",
+                        s.span().start.line,
+                        shorten_group(s)
+                    ),
+                });
+            }
             for e in exprs {
+                // `date_trunc('quarter', d)`: periods no grain of ripple's
+                // is; the dataset is rebuilt whole rather than cut by day.
+                if odd_trunc(e) {
+                    self.grains
+                        .push((Grain::None, format!("{}: `{}`", line(e), shorten(e))));
+                    continue;
+                }
                 if let Some(gr) = date_trunc_grain(strip(e))
                     .or_else(|| cast_to_date(e))
                     .or_else(|| format_grain(strip(e)))
@@ -489,6 +546,205 @@ impl Visitor for Finder {
 }
 
 impl Finder {
+    /// Comparisons of two tables' times left open one way (`t.touched_at
+    /// <= o.ordered_at` with no lower bound, `o.d >= s.valid_from`, a
+    /// correlated `p.login_date < l.login_date`): the rows they pair may be
+    /// any time apart that way. A bound the other way (`and t.touched_at >=
+    /// o.ordered_at - interval '7 days'`) closes it, and its window is read
+    /// where offsets are.
+    fn open_comparisons(&mut self, s: &Select) {
+        let mut conds: Vec<&Expr> = Vec::new();
+        if let Some(w) = &s.selection {
+            conds.push(w);
+        }
+        for t in &s.from {
+            for j in &t.joins {
+                if let Some(on) = join_on(&j.join_operator) {
+                    conds.push(on);
+                }
+            }
+        }
+        // (side, other side) → (bounded below, bounded above), keyed by text.
+        let mut bounds: BTreeMap<(String, String), (bool, bool, Option<String>)> = BTreeMap::new();
+        let mut note = |x: &Expr, y: &Expr, below: bool| {
+            let key = (
+                strip(x).to_string().to_lowercase(),
+                strip(y).to_string().to_lowercase(),
+            );
+            let e = bounds
+                .entry(key)
+                .or_insert_with(|| (false, false, qualifier(strip(x))));
+            if below {
+                e.0 = true;
+            } else {
+                e.1 = true;
+            }
+        };
+        let mut evidence = None;
+        for c in conds.iter().flat_map(|c| conjuncts(c)) {
+            let (x, op, y) = match c {
+                Expr::BinaryOp { left, op, right } => (left.as_ref(), op, right.as_ref()),
+                Expr::Between {
+                    expr,
+                    negated: false,
+                    low,
+                    high,
+                } => {
+                    let (l, h) = (base_of(low), base_of(high));
+                    if let (Some(l), Some(h)) = (l, h)
+                        && apart(expr, l)
+                        && apart(expr, h)
+                        && (time_expr(expr) || time_expr(l) || time_expr(h))
+                    {
+                        note(expr, l, true);
+                        note(l, expr, false);
+                        note(expr, h, false);
+                        note(h, expr, true);
+                        evidence.get_or_insert(c);
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            let below = match op {
+                BinaryOperator::Gt | BinaryOperator::GtEq => true,
+                BinaryOperator::Lt | BinaryOperator::LtEq => false,
+                _ => continue,
+            };
+            let (Some(xb), Some(yb)) = (base_of(x), base_of(y)) else {
+                continue;
+            };
+            if !apart(xb, yb) || !(time_expr(xb) || time_expr(yb)) {
+                continue;
+            }
+            note(xb, yb, below);
+            note(yb, xb, !below);
+            evidence.get_or_insert(c);
+        }
+        let Some(evidence) = evidence else { return };
+        for (below, above, q) in bounds.values() {
+            let (lo, hi) = match (below, above) {
+                (true, false) => (0, UNBOUNDED),
+                (false, true) => (-UNBOUNDED, 0),
+                _ => continue,
+            };
+            self.windows.push(RawWindow {
+                qualifier: q.clone(),
+                lo,
+                hi,
+                unit: None,
+                evidence: format!(
+                    "{}: `{}` (open one way: rows any time apart)",
+                    line(evidence),
+                    shorten(evidence)
+                ),
+            });
+        }
+    }
+
+    /// Grouped by a time of one table (`group by d.fiscal_period_start`
+    /// of a calendar joined on `d.calendar_date = s.sale_date`): the rows
+    /// of the other tables land in keys their own times do not give, as
+    /// far as that table maps them. Joined on the very column grouped by
+    /// (`cal.d = f.d`, grouped by `cal.d`), a row keeps its time.
+    fn keys_of_another_table(&mut self, s: &Select) {
+        use sqlparser::ast::GroupByExpr;
+        let GroupByExpr::Expressions(keys, _) = &s.group_by else {
+            return;
+        };
+        let selected = |e: &Expr| -> String {
+            // `group by 1` and aliases name a selected expression.
+            let pick = match strip(e) {
+                Expr::Value(v) => match &v.value {
+                    Value::Number(n, _) => n.parse::<usize>().ok().and_then(|i| {
+                        s.projection.get(i.wrapping_sub(1)).and_then(|it| match it {
+                            sqlparser::ast::SelectItem::UnnamedExpr(x)
+                            | sqlparser::ast::SelectItem::ExprWithAlias { expr: x, .. } => Some(x),
+                            _ => None,
+                        })
+                    }),
+                    _ => None,
+                },
+                _ => None,
+            };
+            strip(pick.unwrap_or(e)).to_string().to_lowercase()
+        };
+        let keys: Vec<&Expr> = keys.iter().collect();
+        // Time keys, all of one table's (by qualifier).
+        let mut owners = BTreeSet::new();
+        let mut key_texts = BTreeSet::new();
+        for k in &keys {
+            let text = selected(k);
+            let expr = s
+                .projection
+                .iter()
+                .find_map(|it| match it {
+                    sqlparser::ast::SelectItem::UnnamedExpr(x)
+                    | sqlparser::ast::SelectItem::ExprWithAlias { expr: x, .. }
+                        if strip(x).to_string().to_lowercase() == text =>
+                    {
+                        Some(x)
+                    }
+                    _ => None,
+                })
+                .unwrap_or(k);
+            if let Some(b) = base_of(expr).filter(|b| time_expr(b)) {
+                match qualifier(strip(b)) {
+                    Some(q) => owners.insert(q),
+                    None => return,
+                };
+                key_texts.insert(strip(b).to_string().to_lowercase());
+            }
+        }
+        if owners.len() != 1 {
+            return;
+        }
+        let Some(owner) = owners.pop_first() else {
+            return;
+        };
+        let mut conds: Vec<&Expr> = s.selection.iter().collect();
+        for t in &s.from {
+            for j in &t.joins {
+                conds.extend(join_on(&j.join_operator));
+            }
+        }
+        // Tables compared with the key's own column keep their times (an
+        // equality), or reach as far as the comparison says (read where
+        // offsets and open comparisons are).
+        let mut kept = BTreeSet::from([owner.clone()]);
+        for c in conds.iter().flat_map(|c| conjuncts(c)) {
+            let mut refs = Vec::new();
+            column_refs(c, &mut refs);
+            if refs.iter().any(|(_, text)| key_texts.contains(text)) {
+                kept.extend(refs.into_iter().filter_map(|(q, _)| q));
+            }
+        }
+        let mut aliases = Vec::new();
+        for t in &s.from {
+            for f in std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)) {
+                if let TableFactor::Table { name, alias, .. } = f {
+                    let a = alias.as_ref().map_or_else(
+                        || name.0.last().map(|p| p.to_string()).unwrap_or_default(),
+                        |a| a.name.value.clone(),
+                    );
+                    aliases.push(a.to_lowercase());
+                }
+            }
+        }
+        for a in aliases.into_iter().filter(|a| !kept.contains(a)) {
+            self.windows.push(RawWindow {
+                qualifier: Some(a),
+                lo: -UNBOUNDED,
+                hi: UNBOUNDED,
+                unit: None,
+                evidence: format!(
+                    "{}: grouped by `{owner}`'s time, which this table's rows map to as that table says",
+                    s.span().start.line
+                ),
+            });
+        }
+    }
+
     fn push_window(&mut self, column: &Expr, n: i64, unit: Option<Grain>, whole: &Expr) {
         if n < 0 {
             return;
@@ -549,7 +805,7 @@ impl Finder {
 /// `order_date`, `created_at`, `event_ts`, `month_start`, ...): a window
 /// partitioned by one stays inside a partition, one ordered by one reads
 /// along time.
-fn time_like(name: &str) -> bool {
+pub(super) fn time_like(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     matches!(
         n.as_str(),
@@ -871,6 +1127,186 @@ fn iso_week_start(e: &Expr) -> bool {
     }
 }
 
+/// The `ON` condition of a join, if it has one.
+fn join_on(op: &sqlparser::ast::JoinOperator) -> Option<&Expr> {
+    use sqlparser::ast::{JoinConstraint, JoinOperator as J};
+    let c = match op {
+        J::Join(c)
+        | J::Inner(c)
+        | J::Left(c)
+        | J::LeftOuter(c)
+        | J::Right(c)
+        | J::RightOuter(c)
+        | J::FullOuter(c)
+        | J::Semi(c)
+        | J::LeftSemi(c)
+        | J::RightSemi(c)
+        | J::Anti(c)
+        | J::LeftAnti(c)
+        | J::RightAnti(c) => c,
+        _ => return None,
+    };
+    match c {
+        JoinConstraint::On(e) => Some(e),
+        _ => None,
+    }
+}
+
+/// Every column a condition names, with its qualifier, as text.
+fn column_refs(e: &Expr, out: &mut Vec<(Option<String>, String)>) {
+    struct Refs<'a>(&'a mut Vec<(Option<String>, String)>);
+    impl Visitor for Refs<'_> {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            if matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+                self.0.push((qualifier(e), e.to_string().to_lowercase()));
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = e.visit(&mut Refs(out));
+}
+
+/// The terms of a conjunction (`a and (b and c)` → a, b, c).
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            let mut v = conjuncts(left);
+            v.extend(conjuncts(right));
+            v
+        }
+        Expr::Nested(inner) => conjuncts(inner),
+        other => vec![other],
+    }
+}
+
+/// The column a side of a comparison reads, through offsets, casts and
+/// truncations (`a.d - interval '7 days'` → `a.d`); `None` for anything
+/// else (a literal, `current_date`, an expression of several). A
+/// comparison counts when one of its sides is named like a time.
+fn base_of(e: &Expr) -> Option<&Expr> {
+    let e = strip(e);
+    if let Some((base, _, _)) = minus_offset(e).or_else(|| plus_offset(e)) {
+        return base_of(base);
+    }
+    match e {
+        Expr::Identifier(i) if !now_like(&i.value) => Some(e),
+        Expr::CompoundIdentifier(_) => Some(e),
+        Expr::Function(f) if f.over.is_none() => {
+            let args = positional(&f.args);
+            let cols: Vec<&Expr> = args.iter().filter_map(|a| base_of(a)).collect();
+            match cols.as_slice() {
+                [one] => Some(one),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `current_date`, `now`, `today`: the clock, not a column.
+fn now_like(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "current_date"
+            | "current_timestamp"
+            | "now"
+            | "today"
+            | "sysdate"
+            | "getdate"
+            | "localtimestamp"
+    )
+}
+
+/// Two columns of two tables: at least one qualified, by different names.
+fn apart(a: &Expr, b: &Expr) -> bool {
+    match (qualifier(strip(a)), qualifier(strip(b))) {
+        (Some(x), Some(y)) => x != y,
+        (None, None) => false,
+        _ => !same(a, b),
+    }
+}
+
+/// A `date_trunc` to a unit ripple has no grain for (`quarter`, `decade`,
+/// `isoyear`), under casts and parentheses.
+fn odd_trunc(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("date_trunc") => {
+            let args = positional(&f.args);
+            let word = args.iter().find_map(|a| match strip(a) {
+                Expr::Value(v) => match &v.value {
+                    Value::SingleQuotedString(w) => Some(w.clone()),
+                    _ => None,
+                },
+                Expr::Identifier(i) if i.quote_style.is_none() && args.len() == 2 => {
+                    Some(i.value.clone()).filter(|_| std::ptr::eq(*a, args[1]))
+                }
+                _ => None,
+            });
+            word.is_some_and(|w| unit_word(&w).is_none())
+        }
+        _ => false,
+    }
+}
+
+/// Whether a grouped select groups by some time (a time-like column, a
+/// truncation or cast of one), reading each group from its own partitions.
+/// `group by 1` and `group by all` look at the selected expressions.
+fn grouped_by_time(s: &Select) -> bool {
+    use sqlparser::ast::{GroupByExpr, SelectItem};
+    let selected: Vec<&Expr> = s
+        .projection
+        .iter()
+        .filter_map(|i| match i {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+            _ => None,
+        })
+        .collect();
+    let alias_of = |name: &str| {
+        s.projection.iter().find_map(|i| match i {
+            SelectItem::ExprWithAlias { expr, alias } if alias.value.eq_ignore_ascii_case(name) => {
+                Some(expr)
+            }
+            _ => None,
+        })
+    };
+    let timeish = |e: &Expr| {
+        time_expr(e) || date_trunc_grain(strip(e)).is_some() || cast_to_date(e).is_some()
+    };
+    match &s.group_by {
+        GroupByExpr::All(_) => selected.iter().any(|e| timeish(e)),
+        GroupByExpr::Expressions(es, _) => es.iter().any(|e| {
+            let e = match strip(e) {
+                Expr::Value(v) => match &v.value {
+                    Value::Number(n, _) => n
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|i| selected.get(i.wrapping_sub(1)).copied())
+                        .unwrap_or(e),
+                    _ => e,
+                },
+                Expr::Identifier(i) => alias_of(&i.value).unwrap_or(e),
+                _ => e,
+            };
+            timeish(e)
+        }),
+    }
+}
+
+/// The group by clause, short, for evidence.
+fn shorten_group(s: &Select) -> String {
+    let g = s.group_by.to_string();
+    if g.chars().count() > 60 {
+        format!("{}…", g.chars().take(60).collect::<String>())
+    } else {
+        g
+    }
+}
+
 /// A number read off a time (`dayofweek(d)`, `extract(dow from d)`), not
 /// a time itself.
 fn part_of_time(e: &Expr) -> bool {
@@ -1182,11 +1618,7 @@ mod tests {
 
     #[test]
     fn sql_without_an_offset_or_a_grain_is_not_parsed() {
-        for sql in [
-            "select a, b from t where c = 1",
-            "select a from t where d >= current_date",
-            "select a * b from t",
-        ] {
+        for sql in ["select a, b from t where c = 1", "select a * b from t"] {
             assert!(!finds_something(sql, SqlDialect::Generic), "{sql}");
             assert!(!could_hold_evidence(sql), "{sql}");
         }
@@ -1382,5 +1814,75 @@ mod reach_tests {
             ["America/New_York"]
         );
         assert!(f.grains.iter().any(|(g, _)| *g == Grain::Month));
+    }
+
+    #[test]
+    fn comparisons_open_one_way_and_groups_without_time_reach_all_of_it() {
+        // A lateral last touch: any touch before the order.
+        assert!(
+            one("select o.d, t.channel from o left join lateral (select channel from t where t.user_id = o.user_id and t.touched_at <= o.ordered_at order by t.touched_at desc limit 1) t on true")
+                .contains(&(-UNBOUNDED, 0))
+        );
+        // Bounded both ways: only the offsets' windows.
+        assert_eq!(
+            one("select a.d from s a left join s b on b.d > a.d and b.d <= a.d + 7"),
+            [(0, 7)]
+        );
+        // The clock is not a column.
+        assert_eq!(
+            one("select d from s where d >= current_date - 7 group by d"),
+            [(-7, 0)]
+        );
+        // Grouped by a user: each group reads all of time.
+        assert_eq!(
+            one("select user_id, min(activity_date) as first_seen from a group by user_id"),
+            [(-UNBOUNDED, UNBOUNDED)]
+        );
+        assert_eq!(one("select d, count(*) from a group by 1"), []);
+    }
+
+    #[test]
+    fn a_session_zone_and_a_quarter_are_read() {
+        let f = parse_and_find(
+            "set time zone 'America/New_York'; select cast(date_trunc('quarter', d) as date) as q, sum(v) from s group by 1",
+            SqlDialect::Postgres,
+        )
+        .unwrap();
+        assert_eq!(
+            f.zones.first().map(|(z, _)| z.as_str()),
+            Some("America/New_York")
+        );
+        assert!(f.grains.iter().any(|(g, _)| *g == Grain::None));
+    }
+
+    #[test]
+    fn an_as_of_join_on_validity_ranges_reads_all_of_the_dimension() {
+        let r = reach(
+            "select o.order_date, d.segment, count(*) from raw.orders o join mart.dim d on d.customer_id = o.customer_id and o.order_date >= d.valid_from and o.order_date < d.valid_to group by o.order_date, d.segment",
+        );
+        assert!(r.contains(&(Some("d".to_string()), -UNBOUNDED, 0)), "{r:?}");
+        assert!(r.contains(&(Some("d".to_string()), 0, UNBOUNDED)), "{r:?}");
+    }
+
+    #[test]
+    fn grouped_by_a_calendar_s_period_the_facts_reach_as_the_calendar_maps() {
+        let r = reach(
+            "select d.fiscal_period_start, sum(s.amount) from raw.sales s join ref.dim_date d on d.calendar_date = s.sale_date group by d.fiscal_period_start",
+        );
+        assert!(
+            r.contains(&(Some("s".to_string()), -UNBOUNDED, UNBOUNDED)),
+            "{r:?}"
+        );
+        // Joined on the column grouped by, or compared with it: as written.
+        assert_eq!(
+            reach("select c.d, sum(f.v) from cal c left join f on f.d = c.d group by c.d"),
+            []
+        );
+        assert_eq!(
+            reach(
+                "select a.d, sum(b.v) from u a join u b on b.d between a.d - interval '3 days' and a.d group by a.d"
+            ),
+            [(Some("b".to_string()), -3, 0)]
+        );
     }
 }

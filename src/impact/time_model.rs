@@ -464,10 +464,7 @@ fn across_columns(
         let Some(by) = super::partition::configured(g, up) else {
             continue;
         };
-        let Some(key) = columns.of(g, down) else {
-            continue;
-        };
-        let Some(from) = key.derived_from.as_ref() else {
+        let Some((column, from)) = key_source(g, &mut columns, up, &by.column, down) else {
             continue;
         };
         let relation = &g.graph[up].relation;
@@ -479,13 +476,64 @@ fn across_columns(
             out.insert(
                 e,
                 format!(
-                    "every partition: `{}` is partitioned by `{}`, a time computed from `{}`, but `{}` by `{}` ({}); a row of one of its partitions may land in any, unless `upstream:` in ripple.yml says how far",
-                    g.graph[down].name, key.column, from.column, g.graph[up].name, by.column, by.evidence
+                    "every partition: `{}` is partitioned by `{}`, a time of `{}`, but `{}` by `{}` ({}); a row of one of its partitions may land in any, unless `upstream:` in ripple.yml says how far",
+                    g.graph[down].name, column, from.column, g.graph[up].name, by.column, by.evidence
                 ),
             );
         }
     }
     out
+}
+
+/// The column `down` is partitioned by and the upstream column it is made
+/// of, when that is a column of `up` other than `up`'s partition column
+/// `by` could be: its declared partition column's source; else the time it
+/// computes from another column; else, with no partition column found, a
+/// time of `up` it selects while nothing it selects keeps `by`.
+fn key_source(
+    g: &LineageGraph,
+    columns: &mut super::partition::PartitionColumns,
+    up: NodeIndex,
+    by: &str,
+    down: NodeIndex,
+) -> Option<(String, crate::sql::ColumnRef)> {
+    let single = |c: &crate::sql::OutputColumn| {
+        let mut s = c.sources.iter();
+        match (s.next(), s.next()) {
+            (Some(one), None) => Some(one.clone()),
+            _ => None,
+        }
+    };
+    if let Some(declared) = super::partition::configured(g, down) {
+        let out = super::partition::job_output(g, down)?;
+        let c = out
+            .lineage
+            .columns
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(&declared.column))?;
+        return single(c).map(|s| (declared.column, s));
+    }
+    if let Some(key) = columns.of(g, down) {
+        return key.derived_from.map(|f| (key.column, f));
+    }
+    let out = super::partition::job_output(g, down)?;
+    let relation = g.graph[up].relation.to_ascii_lowercase();
+    let of_up = |s: &crate::sql::ColumnRef| {
+        let r = s.relation.to_ascii_lowercase();
+        r == relation || relation.ends_with(&format!(".{r}"))
+    };
+    let keeps_by = out
+        .lineage
+        .columns
+        .iter()
+        .any(|c| single(c).is_some_and(|s| of_up(&s) && s.column.eq_ignore_ascii_case(by)));
+    if keeps_by {
+        return None;
+    }
+    out.lineage.columns.iter().find_map(|c| {
+        let s = single(c)?;
+        (of_up(&s) && super::infer::time_like(&c.name)).then(|| (c.name.clone(), s))
+    })
 }
 
 /// The downstream end of an edge.

@@ -466,6 +466,42 @@ pub fn document(
             .is_some_and(crate::sql::sets_time_zone);
         (declared || sets_zone).then(|| dataset_zone(id))
     };
+    // A key stored as a number or text, filtered as a date, matches no row
+    // (or fails on the engine mid-plan): refused before anything runs.
+    for id in order.iter().filter(|id| holds_rows(id)) {
+        if format_of(id) != KeyFormat::Date || by_dataset[*id].iter().any(|t| t.full) {
+            continue;
+        }
+        let Some(t) = column_type(id) else { continue };
+        let base = t.split(['(', ' ']).next().unwrap_or_default();
+        let encoded = matches!(
+            base,
+            "integer"
+                | "int"
+                | "int4"
+                | "int8"
+                | "bigint"
+                | "smallint"
+                | "numeric"
+                | "decimal"
+                | "hugeint"
+                | "text"
+                | "varchar"
+                | "character"
+                | "char"
+                | "string"
+        );
+        if encoded && let Some(d) = g.dataset(id) {
+            return Err(PlanError::Table {
+                dataset: d.name.clone(),
+                reason: format!(
+                    "its partition column `{}` is `{t}` (the table's facts), but its bounds would be written as dates; set `partition_format` under `datasets.{}` in ripple.yml (int_yyyymmdd, text_yyyymmdd, text_yyyy_mm_dd, text_yyyy_mm, epoch_seconds, epoch_millis), or partition it by a date column",
+                    partition.get(id).cloned().flatten().unwrap_or_default(),
+                    d.name
+                ),
+            });
+        }
+    }
     let filter_of = |t: &PlanTask| -> Option<String> {
         if t.full {
             return None;

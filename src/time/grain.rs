@@ -96,11 +96,21 @@ pub enum TimeMapping {
     None,
 }
 
+/// A window bound this far reaches all of time that way (a running total,
+/// `unbounded preceding`): far past any as-of date, small enough to
+/// multiply by hours without overflow.
+pub const REACH_ALL: i64 = 1_000_000;
+
 impl fmt::Display for TimeMapping {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bound = |n: i64| match n {
+            n if n <= -REACH_ALL => "-∞".to_string(),
+            n if n >= REACH_ALL => "∞".to_string(),
+            n => n.to_string(),
+        };
         match self {
             TimeMapping::Identity => f.write_str("identity"),
-            TimeMapping::Window(lo, hi) => write!(f, "window [{lo}, {hi}]"),
+            TimeMapping::Window(lo, hi) => write!(f, "window [{}, {}]", bound(*lo), bound(*hi)),
             TimeMapping::All => f.write_str("all"),
             TimeMapping::None => f.write_str("none"),
         }

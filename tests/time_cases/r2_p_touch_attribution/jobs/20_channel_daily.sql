@@ -1,0 +1,6 @@
+drop table if exists mart.channel_daily;
+create table mart.channel_daily as
+select order_date, last_channel, count(*) as orders, sum(amount) as revenue,
+       count(*) filter (where first_channel = last_channel) as single_channel_orders
+from mart.attributed_orders
+group by 1, 2;
