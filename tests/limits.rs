@@ -406,11 +406,20 @@ fn chained_lookups_and_filters_render_on_a_stack_sized_for_them() {
             "models/nots.sql",
             &format!("select {{{{ {}1 }}}} as c", "not ".repeat(10_000)),
         ),
+        // A macro file is parsed once for the project, on the main thread.
+        (
+            "macros/deep.sql",
+            &format!(
+                "{{% macro deep() %}}{{{{ x{} ~ 'y' }}}}{{% endmacro %}}",
+                ".a".repeat(10_000)
+            ),
+        ),
+        ("models/calls.sql", "select {{ deep() }} as c"),
         ("models/ok.sql", "select 1 as x"),
     ]);
     let findings = check_limited(dir.path(), 8_000_000);
     assert!(finding_for(&findings, "models/ok.sql").is_none());
-    for model in ["lookups", "filters", "sums"] {
+    for model in ["lookups", "filters", "sums", "calls"] {
         assert!(
             finding_for(&findings, &format!("models/{model}.sql")).is_none(),
             "{model}: {findings:#?}"

@@ -1900,6 +1900,12 @@ impl Reader<'_> {
     /// sees their edges.
     fn group_dependencies(&mut self) {
         for (d, up, down, at) in std::mem::take(&mut self.group_edges) {
+            // Each expansion reads the DAG's tasks: counted, or 10,000
+            // group edges of a DAG of 100,000 tasks read a billion.
+            let tasks = self.dags[d].tasks.len();
+            if self.spend_at(tasks.saturating_mul(8), at).is_none() {
+                break;
+            }
             let up = self.expand_groups(d, &up, true);
             let down = self.expand_groups(d, &down, false);
             self.depend(Some(d), &up, &down, at);

@@ -52,10 +52,12 @@ fn env() -> &'static Environment<'static> {
 }
 
 /// `sql` rendered with `ctx`, its operators guarded, on a stack sized for
-/// its longest chain and deepest value.
+/// its longest chain and, when it has statements (loops build values), for
+/// the deepest value its fuel allows: `{{ ds }}` maps no stack per run.
 fn render(sql: &str, ctx: Value) -> Result<String, Error> {
     let sql = guard::rewrite_operators(sql);
-    guard::on_stack(&sql, true, || env().render_str(&sql, ctx))
+    let loops = sql.contains("{%");
+    guard::on_stack(&sql, loops, || env().render_str(&sql, ctx))
 }
 
 /// `sql` rendered for the run whose data interval is `[start, end)` (UTC

@@ -579,12 +579,15 @@ pub(crate) fn longest_tag(text: &str) -> usize {
     longest
 }
 
-/// Runs `f`, which parses `text` (and, with `runs`, renders it), on a stack
-/// sized for it: grown only when the thread has less left.
-pub(crate) fn on_stack<R>(text: &str, runs: bool, f: impl FnOnce() -> R) -> R {
+/// Runs `f`, which parses `text` (and, with `values`, runs code that can
+/// build values in loops: a template with statements, or one that calls
+/// macros), on a stack sized for it: grown only when the thread has less
+/// left. A template of expressions alone nests its values no deeper than
+/// its syntax, which the allowance for its longest tag covers.
+pub(crate) fn on_stack<R>(text: &str, values: bool, f: impl FnOnce() -> R) -> R {
     let need = longest_tag(text)
         .saturating_mul(STACK_PER_TAG_BYTE)
-        .saturating_add(if runs { value_stack() } else { PARSE_STACK });
+        .saturating_add(if values { value_stack() } else { PARSE_STACK });
     stacker::maybe_grow(need, need, f)
 }
 

@@ -321,7 +321,8 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
     // it through `builtins.ref`).
     let mut overrides: Vec<(String, String)> = Vec::new();
     for file in &files {
-        let text = compat::prepare(&file.text);
+        // Its rewrites parse the file: on a stack sized for its chains.
+        let text = guard::on_stack(&file.text, false, || compat::prepare(&file.text));
         for block in macro_blocks(&text) {
             let template = format!("{MACRO_PREFIX}{}#{}", file.path, block.name);
             // Leading newlines keep the block's lines the file's lines.
@@ -767,7 +768,9 @@ impl ConfigRenderer {
             return Ok(text.to_string());
         }
         let text = guard::rewrite_operators(text);
-        match guard::on_stack(&text, true, || self.env.render_str(&text, ())) {
+        // No macros here: only statements build values in loops.
+        let loops = text.contains("{%");
+        match guard::on_stack(&text, loops, || self.env.render_str(&text, ())) {
             Ok(out) => Ok(out.trim().to_string()),
             Err(e) => Err(e.to_string()),
         }
