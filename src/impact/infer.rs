@@ -44,6 +44,10 @@ pub struct Inference {
     /// The zone its times are converted into (`at time zone 'X'`,
     /// `timezone('X', ts)`), with evidence; `None` inside: several.
     pub zone: Option<(Option<String>, String)>,
+    /// The times it selects, output name to the column they are of (both
+    /// lowercase): `d` → `d`, `cast(created_at as date) as order_date` →
+    /// `created_at`; aggregates (`max(loaded_at)`) are no such time.
+    pub time_sources: BTreeMap<String, String>,
 }
 
 /// A reach in time as the SQL wrote it: `[lo, hi]` units (`None`: rows of
@@ -141,7 +145,12 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
         let evidence = format!("inferred from SQL ({file}, SQL line {ev})");
         out.zone = Some(((zones.len() == 1).then(|| z.clone()), evidence));
     }
-    if out.grain.is_none() && out.windows.is_empty() && out.zone.is_none() {
+    out.time_sources = v.time_sources.clone();
+    if out.grain.is_none()
+        && out.windows.is_empty()
+        && out.zone.is_none()
+        && out.time_sources.is_empty()
+    {
         return None;
     }
     Some(out)
@@ -300,6 +309,7 @@ struct Finder {
     windows: Vec<RawWindow>,
     grains: Vec<(Grain, String)>,
     zones: Vec<(String, String)>,
+    time_sources: BTreeMap<String, String>,
 }
 
 impl Visitor for Finder {
@@ -346,6 +356,25 @@ impl Visitor for Finder {
     }
 
     fn pre_visit_select(&mut self, s: &Select) -> ControlFlow<()> {
+        for item in &s.projection {
+            let (e, alias) = match item {
+                sqlparser::ast::SelectItem::UnnamedExpr(e) => (e, None),
+                sqlparser::ast::SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias)),
+                _ => continue,
+            };
+            if let Some(b) = base_of(e)
+                && !aggregates_or_windows(e)
+                && (time_expr(b)
+                    || cast_to_date(e).is_some()
+                    || date_trunc_grain(strip(e)).is_some())
+            {
+                let source = last_ident(b).to_ascii_lowercase();
+                let output = alias.map_or_else(|| source.clone(), |a| a.value.to_ascii_lowercase());
+                if !source.is_empty() {
+                    self.time_sources.insert(output, source);
+                }
+            }
+        }
         // A time shifted as it is selected (`d + 1 as report_date`) puts
         // rows of one day in another's partition; read both ways, it also
         // covers a join on the shifted column further up.
@@ -1196,6 +1225,7 @@ fn base_of(e: &Expr) -> Option<&Expr> {
     match e {
         Expr::Identifier(i) if !now_like(&i.value) => Some(e),
         Expr::CompoundIdentifier(_) => Some(e),
+        Expr::AtTimeZone { timestamp, .. } => base_of(timestamp),
         Expr::Function(f) if f.over.is_none() => {
             let args = positional(&f.args);
             let cols: Vec<&Expr> = args.iter().filter_map(|a| base_of(a)).collect();
@@ -1205,6 +1235,57 @@ fn base_of(e: &Expr) -> Option<&Expr> {
             }
         }
         _ => None,
+    }
+}
+
+/// Whether `e` calls an aggregate or a window function anywhere: what it
+/// selects is then no row's own time.
+fn aggregates_or_windows(e: &Expr) -> bool {
+    struct Agg(bool);
+    impl Visitor for Agg {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            if let Expr::Function(f) = e {
+                let n = f.name.to_string().to_ascii_lowercase();
+                if f.over.is_some()
+                    || matches!(
+                        n.as_str(),
+                        "min"
+                            | "max"
+                            | "count"
+                            | "sum"
+                            | "avg"
+                            | "any_value"
+                            | "first"
+                            | "last"
+                            | "arg_min"
+                            | "arg_max"
+                            | "array_agg"
+                            | "string_agg"
+                            | "listagg"
+                            | "median"
+                            | "mode"
+                    )
+                {
+                    self.0 = true;
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut a = Agg(false);
+    let _ = e.visit(&mut a);
+    a.0
+}
+
+/// The name an identifier expression holds.
+fn last_ident(e: &Expr) -> String {
+    match e {
+        Expr::Identifier(i) => i.value.clone(),
+        Expr::CompoundIdentifier(parts) => {
+            parts.last().map(|p| p.value.clone()).unwrap_or_default()
+        }
+        _ => String::new(),
     }
 }
 

@@ -246,7 +246,7 @@ impl TimeFacts {
             .filter(|n| sql_of.is_none_or(|w| w.contains(n)))
             .filter_map(|&n| infer(g, n).map(|i| (n, i)))
             .collect();
-        let across = across_columns(g, sql_of);
+        let across = across_columns(g, sql_of, &inferred);
         // Once per dataset, on all cores: each node and each edge into it asks.
         let dbt_of: Vec<DbtFacts> = indices
             .par_iter()
@@ -451,6 +451,7 @@ impl TimeFacts {
 fn across_columns(
     g: &LineageGraph,
     sql_of: Option<&BTreeSet<NodeIndex>>,
+    inferred: &HashMap<NodeIndex, Inference>,
 ) -> HashMap<EdgeIndex, String> {
     let mut columns = super::partition::PartitionColumns::default();
     let mut out = HashMap::new();
@@ -464,6 +465,22 @@ fn across_columns(
         let Some(by) = super::partition::configured(g, up) else {
             continue;
         };
+        // Column lineage costs a parse per job: asked only of a job whose
+        // key (declared, else any time it selects) is a time of another
+        // column than `by`, as the time facts' own parse saw it.
+        let Some(times) = inferred.get(&down).map(|i| &i.time_sources) else {
+            continue;
+        };
+        let by_name = by.column.to_ascii_lowercase();
+        let suspect = match super::partition::configured(g, down) {
+            Some(key) => times
+                .get(&key.column.to_ascii_lowercase())
+                .is_some_and(|source| *source != by_name),
+            None => !times.is_empty() && !times.values().any(|source| *source == by_name),
+        };
+        if !suspect {
+            continue;
+        }
         let Some((column, from)) = key_source(g, &mut columns, up, &by.column, down) else {
             continue;
         };
