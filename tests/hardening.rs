@@ -583,7 +583,14 @@ fn output_replaces_a_link_instead_of_writing_through_it() {
 /// `ripple graph --format json --project fixtures/shop --output <path>`.
 fn graph_to(path: &Path) -> std::process::Output {
     ripple()
-        .args(["graph", "--format", "json", "--project", "fixtures/shop", "--output"])
+        .args([
+            "graph",
+            "--format",
+            "json",
+            "--project",
+            "fixtures/shop",
+            "--output",
+        ])
         .arg(path)
         .output()
         .unwrap()
@@ -606,7 +613,11 @@ fn output_to_a_fifo_or_a_device_writes_to_it_and_never_replaces_it() {
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
     };
     let out = graph_to(&fifo);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(reader.join().unwrap().contains("fct_orders"));
     let t = std::fs::symlink_metadata(&fifo).unwrap().file_type();
     assert!(t.is_fifo(), "the FIFO was replaced by {t:?}");
@@ -614,7 +625,11 @@ fn output_to_a_fifo_or_a_device_writes_to_it_and_never_replaces_it() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     // `/dev/null` stays the device, whoever runs ripple.
     let out = graph_to(Path::new("/dev/null"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let t = std::fs::symlink_metadata("/dev/null").unwrap().file_type();
     assert!(t.is_char_device());
     // A folder is refused with what to do.
@@ -633,7 +648,11 @@ fn output_keeps_a_files_mode_and_gives_a_new_one_the_umasks() {
     assert!(graph_to(&kept).status.success());
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&kept), 0o644);
-    assert!(std::fs::read_to_string(&kept).unwrap().contains("fct_orders"));
+    assert!(
+        std::fs::read_to_string(&kept)
+            .unwrap()
+            .contains("fct_orders")
+    );
     // A new file: 0666 less the umask (022 unless the environment says otherwise).
     let new = dir.path().join("new.json");
     let out = std::process::Command::new("sh")
@@ -645,7 +664,11 @@ fn output_keeps_a_files_mode_and_gives_a_new_one_the_umasks() {
         .arg(bin())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(mode(&new), 0o640);
 }
 
@@ -672,24 +695,61 @@ fn escape_sequences_and_direction_overrides_in_names_never_reach_a_reader_raw() 
     };
     for format in ["text", "markdown", "html", "svg", "dot", "mermaid"] {
         let out = ripple()
-            .args(["impact", "raw.t", "--from", "2026-01-10", "--to", "2026-01-10"])
-            .args(["--as-of", "2026-02-01", "--no-cache", "--format", format, "--project"])
+            .args([
+                "impact",
+                "raw.t",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-10",
+            ])
+            .args([
+                "--as-of",
+                "2026-02-01",
+                "--no-cache",
+                "--format",
+                format,
+                "--project",
+            ])
             .arg(dir.path())
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(!raw(&out.stdout), "{format}: {}", String::from_utf8_lossy(&out.stdout));
-        assert!(String::from_utf8_lossy(&out.stdout).contains("\\u{202e}"), "{format}");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !raw(&out.stdout),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("\\u{202e}"),
+            "{format}"
+        );
     }
     // An error naming what the user typed.
     let out = ripple()
-        .args(["impact", name, "--from", "2026-01-10", "--to", "2026-01-10", "--no-cache"])
+        .args([
+            "impact",
+            name,
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-10",
+            "--no-cache",
+        ])
         .arg("--project")
         .arg(dir.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(!raw(&out.stderr), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !raw(&out.stderr),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

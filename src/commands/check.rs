@@ -36,7 +36,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let coverage = emit::check::Coverage::of(g.jobs.values(), &findings);
     let rendered = match args.format {
-        ReportFormat::Text => ripple::text::inert(&emit::check::text(&findings, coverage)).into_owned(),
+        ReportFormat::Text => {
+            ripple::text::inert(&emit::check::text(&findings, coverage)).into_owned()
+        }
         ReportFormat::Json => emit::check::json(&findings, coverage),
     };
     write_stdout(&rendered)?;

@@ -24,7 +24,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let project = load_project(&args.project.project, &LoadOptions::default())?;
     let warnings = project.dag_diagnostics();
     let rendered = match args.format {
-        ReportFormat::Text => ripple::text::inert(&emit::dags::text(&project.dags, &warnings)).into_owned(),
+        ReportFormat::Text => {
+            ripple::text::inert(&emit::dags::text(&project.dags, &warnings)).into_owned()
+        }
         ReportFormat::Json => emit::dags::json(&project.dags, &warnings),
     };
     write_stdout(&rendered)?;

@@ -63,7 +63,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let rendered = match args.format {
         ReportFormat::Json => emit::lineage::json(&lineage),
-        ReportFormat::Text => ripple::text::inert(&emit::lineage::text(&lineage, &label)).into_owned(),
+        ReportFormat::Text => {
+            ripple::text::inert(&emit::lineage::text(&lineage, &label)).into_owned()
+        }
     };
     write_stdout(&rendered)?;
     if args.strict && !lineage.errors.is_empty() {

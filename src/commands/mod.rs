@@ -235,7 +235,11 @@ fn write_in_place(
     #[cfg(not(unix))]
     let writable = false;
     if !writable {
-        let what = if t.is_dir() { "a folder" } else { "not a regular file" };
+        let what = if t.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file"
+        };
         anyhow::bail!(
             "cannot write {}: it is {what}; give --output a file name",
             p.display()

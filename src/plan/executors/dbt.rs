@@ -61,15 +61,19 @@ pub fn selector(d: &crate::project::Dataset) -> Result<String, String> {
         return Err(format!(
             "`{}` comes from a dbt package: ripple writes no `dbt run` for it, since no selector names it alone (run it yourself as `{}`)",
             d.name,
-            d.package.as_deref().map_or(d.name.clone(), |p| format!("fqn:{p}.*.{}", d.name))
+            d.package
+                .as_deref()
+                .map_or(d.name.clone(), |p| format!("fqn:{p}.*.{}", d.name))
         ));
     };
     let unsafe_char = |c: char| c.is_whitespace() || c.is_control() || ",*?[]\\".contains(c);
-    if file.is_empty() || file.contains(unsafe_char) || !file.ends_with(".sql") && !file.ends_with(".py") {
+    if file.is_empty()
+        || file.contains(unsafe_char)
+        || !file.ends_with(".sql") && !file.ends_with(".py")
+    {
         return Err(format!(
             "`{}`: its file `{}` holds what dbt's selectors split or match on (a space, `,`, `*`, `?`, `[`, `]`): ripple writes no `dbt run` that could select other models; rename the file, or run the model yourself",
-            d.name,
-            file
+            d.name, file
         ));
     }
     Ok(format!("path:{file}"))
