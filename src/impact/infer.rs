@@ -191,6 +191,18 @@ fn could_hold_evidence(sql: &str) -> bool {
     let lower = sql.to_ascii_lowercase();
     let has = |w: &str| lower.contains(w);
     has("date_trunc")
+        || has("recursive")
+        || [
+            "min(",
+            "max(",
+            "count(",
+            "sum(",
+            "avg(",
+            "date_add(",
+            "dateadd(",
+        ]
+        .iter()
+        .any(|f| has(f))
         || has("zone")
         || has("group")
         || has("<")
@@ -315,6 +327,23 @@ struct Finder {
 impl Visitor for Finder {
     type Break = ();
 
+    fn pre_visit_query(&mut self, q: &sqlparser::ast::Query) -> ControlFlow<()> {
+        // A recursive CTE carries values from row to row as far as it
+        // recurses (a running balance day after day): all of time.
+        if let Some(w) = &q.with
+            && w.recursive
+        {
+            self.windows.push(RawWindow {
+                qualifier: None,
+                lo: -UNBOUNDED,
+                hi: UNBOUNDED,
+                unit: None,
+                evidence: format!("{}: `with recursive`", q.span().start.line),
+            });
+        }
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_statement(&mut self, st: &sqlparser::ast::Statement) -> ControlFlow<()> {
         use sqlparser::ast::{Set, Statement};
         // The job's session zone: `cast(ts as date)` after it cuts days there.
@@ -404,6 +433,43 @@ impl Visitor for Finder {
         }
         self.open_comparisons(s);
         self.keys_of_another_table(s);
+        // An aggregate over a whole input, grouped by nothing (`select
+        // max(d) - 7 from raw.events` in a filter, a share of a total):
+        // every row it reads, whatever its day, can change it.
+        let ungrouped = match &s.group_by {
+            sqlparser::ast::GroupByExpr::All(_) => false,
+            sqlparser::ast::GroupByExpr::Expressions(e, _) => e.is_empty(),
+        };
+        let aggregates = s.projection.iter().any(|i| match i {
+            sqlparser::ast::SelectItem::UnnamedExpr(e)
+            | sqlparser::ast::SelectItem::ExprWithAlias { expr: e, .. } => aggregates_only(e),
+            _ => false,
+        });
+        if ungrouped && aggregates {
+            let from = match s.from.as_slice() {
+                [t] if t.joins.is_empty() => match &t.relation {
+                    TableFactor::Table { name, alias, .. } => Some(
+                        alias
+                            .as_ref()
+                            .map_or_else(|| name.to_string(), |a| a.name.value.clone())
+                            .replace(['"', '`', '[', ']'], "")
+                            .to_lowercase(),
+                    ),
+                    _ => None,
+                },
+                _ => None,
+            };
+            self.windows.push(RawWindow {
+                qualifier: from,
+                lo: -UNBOUNDED,
+                hi: UNBOUNDED,
+                unit: None,
+                evidence: format!(
+                    "{}: an aggregate over all of its input (grouped by nothing)",
+                    s.span().start.line
+                ),
+            });
+        }
         let grouped = match &s.group_by {
             sqlparser::ast::GroupByExpr::All(_) => true,
             sqlparser::ast::GroupByExpr::Expressions(e, _) => !e.is_empty(),
@@ -1119,6 +1185,17 @@ fn shifted_time(e: &Expr) -> Option<&Expr> {
         Expr::BinaryOp { left, right, .. } => shifted_time(left).or_else(|| shifted_time(right)),
         Expr::Cast { expr, .. } | Expr::Nested(expr) => shifted_time(expr),
         Expr::AtTimeZone { timestamp, .. } => shifted_time(timestamp),
+        // `date_add(order_date, ship_days * interval 1 day)`: moved by an
+        // amount, literal or not.
+        Expr::Function(f)
+            if f.over.is_none()
+                && matches!(
+                    f.name.to_string().to_ascii_lowercase().as_str(),
+                    "date_add" | "dateadd" | "date_sub" | "datesub" | "timestampadd" | "add_months"
+                ) =>
+        {
+            positional(&f.args).into_iter().find(|a| time_expr(a))
+        }
         Expr::Function(f) if f.over.is_none() => {
             positional(&f.args).into_iter().find_map(shifted_time)
         }
@@ -1236,6 +1313,41 @@ fn base_of(e: &Expr) -> Option<&Expr> {
         }
         _ => None,
     }
+}
+
+/// Whether `e` calls an aggregate function outside any window.
+fn aggregates_only(e: &Expr) -> bool {
+    struct Agg(bool);
+    impl Visitor for Agg {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            if let Expr::Function(f) = e
+                && f.over.is_none()
+                && matches!(
+                    f.name.to_string().to_ascii_lowercase().as_str(),
+                    "min"
+                        | "max"
+                        | "count"
+                        | "sum"
+                        | "avg"
+                        | "any_value"
+                        | "arg_min"
+                        | "arg_max"
+                        | "array_agg"
+                        | "string_agg"
+                        | "listagg"
+                        | "median"
+                        | "mode"
+                )
+            {
+                self.0 = true;
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut a = Agg(false);
+    let _ = e.visit(&mut a);
+    a.0
 }
 
 /// Whether `e` calls an aggregate or a window function anywhere: what it
@@ -1964,6 +2076,23 @@ mod reach_tests {
                 "select a.d, sum(b.v) from u a join u b on b.d between a.d - interval '3 days' and a.d group by a.d"
             ),
             [(Some("b".to_string()), -3, 0)]
+        );
+    }
+
+    #[test]
+    fn recursion_moves_by_a_column_and_whole_input_aggregates_reach_all_of_time() {
+        let all = (-UNBOUNDED, UNBOUNDED);
+        assert!(
+            one("with recursive bal(d, total) as (select min(d), 0 from daily union all select bal.d + 1, bal.total from bal where bal.d < date '2026-03-01') select d, total from bal")
+                .contains(&all)
+        );
+        assert!(
+            one("select cast(date_add(order_date, ship_days * interval 1 day) as date) as ship_date, count(*) from raw.orders group by 1")
+                .contains(&all)
+        );
+        assert!(
+            reach("select d, count(*) from raw.clicks where d >= (select max(d) - 7 from raw.events) group by d")
+                .contains(&(Some("raw.events".to_string()), -UNBOUNDED, UNBOUNDED))
         );
     }
 }

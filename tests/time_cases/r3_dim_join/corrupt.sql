@@ -1,0 +1,1 @@
+update raw.users set region = 'APAC' where user_id = 3;

@@ -1,0 +1,1 @@
+delete from raw.events where d = '2026-01-20';

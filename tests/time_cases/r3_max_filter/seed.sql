@@ -1,0 +1,3 @@
+create schema raw; create schema mart;
+create table raw.events as select date '2026-01-01' + (i % 60)::int as d, (((i // 60) * 2 + i) % 5)::int as user_id, (i*13 % 97)::int as amount from range(0,180) t(i);
+create table raw.clicks as select date '2026-01-01' + (i % 60)::int as d, i as click_id from range(0,120) t(i);
