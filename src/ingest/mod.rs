@@ -142,6 +142,9 @@ impl OpenProject {
 
 /// [`load_project`] as far as the lineage digest: see [`OpenProject`].
 pub fn open_project(root: &Path, options: &LoadOptions) -> Result<OpenProject> {
+    // Rendering needs threads with deep stacks (jinja/guard.rs): made now,
+    // before anything starts rayon's pool.
+    dbt::jinja::guard::render_threads();
     if !root.is_dir() {
         return Err(crate::Error::Io {
             path: root.to_path_buf(),

@@ -91,6 +91,9 @@ pub(super) fn add_builtins(
             let mut values = Vec::with_capacity(keys.len());
             for key in keys {
                 let value: Value = kwargs.get(&key)?;
+                // Converted whole: measured first (see `guard::install`,
+                // which leaves this function to do it).
+                super::guard::check(state, "`config()`", std::slice::from_ref(&value))?;
                 values.push((
                     key,
                     serde_json::to_value(&value).unwrap_or(serde_json::Value::Null),
@@ -325,7 +328,7 @@ impl Object for Builtins {
         args: &[Value],
     ) -> Result<Value, Error> {
         // Arguments a method turns into text are measured first.
-        super::guard::check(state, &format!("`.{method}()`"), args)?;
+        super::guard::check(state, format_args!("`.{method}()`"), args)?;
         match method {
             "ref" => self.r#ref.call(state, args),
             "source" => self.source.call(state, args),
@@ -364,7 +367,7 @@ impl Object for RunStartedAt {
         args: &[Value],
     ) -> Result<Value, Error> {
         // Arguments a method turns into text are measured first.
-        super::guard::check(state, &format!("`.{method}()`"), args)?;
+        super::guard::check(state, format_args!("`.{method}()`"), args)?;
         match method {
             "strftime" => {
                 let format = args.first().map(|f| f.to_string()).unwrap_or_default();
@@ -419,7 +422,7 @@ impl Object for Exceptions {
         args: &[Value],
     ) -> Result<Value, Error> {
         // Arguments a method turns into text are measured first.
-        super::guard::check(state, &format!("`.{method}()`"), args)?;
+        super::guard::check(state, format_args!("`.{method}()`"), args)?;
         match method {
             "raise_compiler_error" | "raise_not_implemented" => Err(Error::new(
                 ErrorKind::InvalidOperation,
@@ -466,7 +469,7 @@ impl Object for Adapter {
         args: &[Value],
     ) -> Result<Value, Error> {
         // Arguments a method turns into text are measured first.
-        super::guard::check(state, &format!("`.{method}()`"), args)?;
+        super::guard::check(state, format_args!("`.{method}()`"), args)?;
         match method {
             "dispatch" => {
                 let name = args.first().map(|v| v.to_string()).unwrap_or_default();
@@ -619,7 +622,7 @@ impl Object for Namespace {
         args: &[Value],
     ) -> Result<Value, Error> {
         // Arguments a method turns into text are measured first.
-        super::guard::check(state, &format!("`.{method}()`"), args)?;
+        super::guard::check(state, format_args!("`.{method}()`"), args)?;
         if let Some(template) = self.find(method) {
             return call_macro(state, template, method, args);
         }

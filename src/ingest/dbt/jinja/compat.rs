@@ -62,8 +62,9 @@ pub(crate) fn prepare(text: &str) -> Cow<'_, str> {
 }
 
 /// `text` with Unicode spaces in tags made spaces and, where something
-/// mutates, list and dict literals made mutable.
-fn python_literals(text: &str) -> Cow<'_, str> {
+/// mutates, list and dict literals made mutable ([`prepare`] without the
+/// rewrite of operators).
+pub(crate) fn python_literals(text: &str) -> Cow<'_, str> {
     let odd_space = text.chars().any(|c| !c.is_ascii() && c.is_whitespace());
     let mutates = MUTATING.iter().any(|m| text.contains(m));
     if !odd_space && !mutates {
@@ -296,13 +297,12 @@ fn guard_insert(
     args: &[Value],
     is_self: impl Fn(&Value) -> bool,
 ) -> Result<(), Error> {
-    let what = format!("`{method}()`");
     for a in args {
         // `xs.extend(xs)` and `d.update(d)` add what is there already.
         if matches!(method, "extend" | "update") && is_self(a) {
             continue;
         }
-        if super::guard::holds(state, &what, a, &is_self)? {
+        if super::guard::holds(state, format_args!("`{method}()`"), a, &is_self)? {
             return Err(Error::new(
                 ErrorKind::InvalidOperation,
                 format!("`{method}()` would put a list or dict inside itself"),

@@ -23,7 +23,7 @@
 
 use std::sync::OnceLock;
 
-use minijinja::value::{ObjectRepr, Rest, Value, ValueIter, ValueKind, ValueOrKwargs};
+use minijinja::value::{ObjectRepr, Rest, Value, ValueKind, ValueOrKwargs};
 use minijinja::{Environment, Error, ErrorKind, State};
 
 /// Deepest nesting of lists and dicts a template may print or hand to a
@@ -60,11 +60,72 @@ fn cost(v: &Value) -> u64 {
     }
 }
 
-/// A container being walked.
-enum Frame {
-    Seq(ValueIter),
-    /// A map, its keys, and the value of the key just given.
-    Map(Value, ValueIter, Option<Value>),
+/// A container being walked: a sequence's items, or a map's pairs (given
+/// as the key, then the value).
+enum Items {
+    Seq(Box<dyn Iterator<Item = Value> + Send + Sync>),
+    Pairs(
+        Box<dyn Iterator<Item = (Value, Value)> + Send + Sync>,
+        Option<Value>,
+    ),
+}
+
+impl Iterator for Items {
+    type Item = Value;
+
+    fn next(&mut self) -> Option<Value> {
+        match self {
+            Items::Seq(items) => items.next(),
+            Items::Pairs(pairs, pending) => pending.take().or_else(|| {
+                let (k, v) = pairs.next()?;
+                *pending = Some(v);
+                Some(k)
+            }),
+        }
+    }
+}
+
+/// The items of `v` to walk, if it is a container that has any (dbt's
+/// objects, which are maps with no listing, have none).
+fn items(v: &Value) -> Option<Items> {
+    let obj = v.as_object()?;
+    match obj.repr() {
+        ObjectRepr::Seq | ObjectRepr::Iterable => obj.try_iter().map(Items::Seq),
+        ObjectRepr::Map => obj.try_iter_pairs().map(|p| Items::Pairs(p, None)),
+        _ => None,
+    }
+}
+
+/// Walks `value` and what it holds, depth first and without recursion,
+/// calling `visit` on each; stops with `too_deep()` past `max_depth`
+/// levels, or with what `visit` returns as an error.
+fn walk<E>(
+    value: &Value,
+    max_depth: usize,
+    too_deep: impl Fn() -> E,
+    mut visit: impl FnMut(&Value) -> Result<(), E>,
+) -> Result<(), E> {
+    visit(value)?;
+    // Most values handed on are strings, or dbt's objects that list
+    // nothing: no walk to set up.
+    let Some(first) = items(value) else {
+        return Ok(());
+    };
+    let mut frames: Vec<Items> = vec![first];
+    while let Some(top) = frames.last_mut() {
+        let Some(v) = top.next() else {
+            frames.pop();
+            continue;
+        };
+        visit(&v)?;
+        if let Some(inner) = items(&v) {
+            frames.push(inner);
+            if frames.len() > max_depth {
+                return Err(too_deep());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The bytes `value` prints as (about), stopping as soon as they pass
@@ -73,52 +134,19 @@ enum Frame {
 /// stack overflow; one that holds itself runs into `limit`.
 pub(crate) fn measure(value: &Value, limit: u64, max_depth: usize) -> Result<u64, Over> {
     let mut total = 0u64;
-    let mut frames: Vec<Frame> = Vec::new();
-    let mut next = Some(value.clone());
-    loop {
-        if let Some(v) = next.take() {
-            total = total.saturating_add(cost(&v));
+    walk(
+        value,
+        max_depth,
+        || Over::Depth,
+        |v| {
+            total = total.saturating_add(cost(v));
             if total > limit {
                 return Err(Over::Bytes(total));
             }
-            if let Some(obj) = v.as_object() {
-                let frame = match obj.repr() {
-                    ObjectRepr::Seq | ObjectRepr::Iterable => v.try_iter().ok().map(Frame::Seq),
-                    ObjectRepr::Map => v.try_iter().ok().map(|it| Frame::Map(v.clone(), it, None)),
-                    _ => None,
-                };
-                if let Some(frame) = frame {
-                    frames.push(frame);
-                    if frames.len() > max_depth {
-                        return Err(Over::Depth);
-                    }
-                }
-            }
-        }
-        let Some(top) = frames.last_mut() else {
-            return Ok(total);
-        };
-        match top {
-            Frame::Seq(items) => match items.next() {
-                Some(item) => next = Some(item),
-                None => {
-                    frames.pop();
-                }
-            },
-            Frame::Map(map, keys, pending) => match pending.take() {
-                Some(value) => next = Some(value),
-                None => match keys.next() {
-                    Some(key) => {
-                        *pending = Some(map.get_item(&key).unwrap_or_default());
-                        next = Some(key);
-                    }
-                    None => {
-                        frames.pop();
-                    }
-                },
-            },
-        }
-    }
+            Ok(())
+        },
+    )?;
+    Ok(total)
 }
 
 /// The bytes the template running in `state` may still make.
@@ -129,7 +157,7 @@ pub(crate) fn bytes_left(state: &State) -> u64 {
 }
 
 /// The error for a value `what` refused.
-pub(crate) fn refusal(what: &str, over: Over, limit: u64) -> Error {
+pub(crate) fn refusal(what: impl std::fmt::Display, over: Over, limit: u64) -> Error {
     let message = match over {
         Over::Bytes(_) => format!(
             "{what} would print a list or dict of more than {limit} bytes, more than this template has left of its fuel (a byte costs 1/{BYTES_PER_FUEL} of a step); is a loop or a repetition (`[s] * n`) runaway?"
@@ -145,23 +173,35 @@ pub(crate) fn refusal(what: &str, over: Over, limit: u64) -> Error {
 /// more bytes than the template has left, or if one is nested deeper than
 /// [`MAX_DEPTH`]. Strings and numbers pass at once: they exist already, and
 /// only containers multiply what they hold.
-pub(crate) fn check(state: &State, what: &str, values: &[Value]) -> Result<(), Error> {
-    if values.iter().all(|v| v.as_object().is_none()) {
+pub(crate) fn check(
+    state: &State,
+    what: impl std::fmt::Display,
+    values: &[Value],
+) -> Result<(), Error> {
+    if values.iter().all(inert) {
         return Ok(());
     }
     let limit = bytes_left(state);
     let mut used = 0u64;
-    for v in values.iter().filter(|v| v.as_object().is_some()) {
-        used += measure(v, limit - used.min(limit), MAX_DEPTH)
-            .map_err(|over| refusal(what, over, limit))?;
+    for v in values.iter().filter(|v| !inert(v)) {
+        match measure(v, limit - used.min(limit), MAX_DEPTH) {
+            Ok(n) => used += n,
+            Err(over) => return Err(refusal(what, over, limit)),
+        }
     }
     Ok(())
 }
 
+/// Whether `v` cannot print as more than it is: not a container (strings
+/// and numbers exist already), or a relation (its name).
+fn inert(v: &Value) -> bool {
+    v.as_object().is_none() || v.downcast_object_ref::<super::Relation>().is_some()
+}
+
 /// Refuses a value nested deeper than [`MAX_DEPTH`] (what crosses from one
 /// macro call to another: see `call_macro`).
-pub(crate) fn check_depth(what: &str, values: &[Value]) -> Result<(), Error> {
-    for v in values.iter().filter(|v| v.as_object().is_some()) {
+pub(crate) fn check_depth(what: impl std::fmt::Display, values: &[Value]) -> Result<(), Error> {
+    for v in values.iter().filter(|v| !inert(v)) {
         if let Err(Over::Depth) = measure(v, u64::MAX, MAX_DEPTH) {
             return Err(refusal(what, Over::Depth, u64::MAX));
         }
@@ -174,65 +214,41 @@ pub(crate) fn check_depth(what: &str, values: &[Value]) -> Result<(), Error> {
 /// visited are paid for with `state`'s fuel (one step per 64).
 pub(crate) fn holds(
     state: &State,
-    what: &str,
+    what: impl std::fmt::Display,
     value: &Value,
     is_target: impl Fn(&Value) -> bool,
 ) -> Result<bool, Error> {
+    enum Stop {
+        Found,
+        Failed(Error),
+    }
     if value.as_object().is_none() {
         return Ok(false);
     }
-    let mut frames: Vec<Frame> = Vec::new();
-    let mut next = Some(value.clone());
     let mut visits = 0u64;
-    let found = loop {
-        if let Some(v) = next.take() {
+    let walked = walk(
+        value,
+        MAX_DEPTH,
+        || Stop::Failed(refusal(&what, Over::Depth, 0)),
+        |v| {
             visits += 1;
             if visits.is_multiple_of(4096) {
-                state.consume_fuel(4096 / BYTES_PER_FUEL)?;
+                state
+                    .consume_fuel(4096 / BYTES_PER_FUEL)
+                    .map_err(Stop::Failed)?;
             }
-            if is_target(&v) {
-                break true;
+            if is_target(v) {
+                return Err(Stop::Found);
             }
-            if let Some(obj) = v.as_object() {
-                let frame = match obj.repr() {
-                    ObjectRepr::Seq | ObjectRepr::Iterable => v.try_iter().ok().map(Frame::Seq),
-                    ObjectRepr::Map => v.try_iter().ok().map(|it| Frame::Map(v.clone(), it, None)),
-                    _ => None,
-                };
-                if let Some(frame) = frame {
-                    frames.push(frame);
-                    if frames.len() > MAX_DEPTH {
-                        return Err(refusal(what, Over::Depth, 0));
-                    }
-                }
-            }
-        }
-        let Some(top) = frames.last_mut() else {
-            break false;
-        };
-        match top {
-            Frame::Seq(items) => match items.next() {
-                Some(item) => next = Some(item),
-                None => {
-                    frames.pop();
-                }
-            },
-            Frame::Map(map, keys, pending) => match pending.take() {
-                Some(value) => next = Some(value),
-                None => match keys.next() {
-                    Some(key) => {
-                        *pending = Some(map.get_item(&key).unwrap_or_default());
-                        next = Some(key);
-                    }
-                    None => {
-                        frames.pop();
-                    }
-                },
-            },
-        }
-    };
+            Ok(())
+        },
+    );
     state.consume_fuel((visits % 4096) / BYTES_PER_FUEL)?;
-    Ok(found)
+    match walked {
+        Ok(()) => Ok(false),
+        Err(Stop::Found) => Ok(true),
+        Err(Stop::Failed(e)) => Err(e),
+    }
 }
 
 /// Whether `v` may be a namespace: a map that is neither a plain dict nor
@@ -281,7 +297,32 @@ fn values(args: Rest<ValueOrKwargs>) -> Vec<Value> {
     args.0.into_iter().map(ValueOrKwargs::into_value).collect()
 }
 
-/// `inner` (a function, filter or test) behind [`check`].
+/// A function behind [`check`]: called with its arguments as the template
+/// passed them (an object's `call` converts none, where a wrapping
+/// function would convert them twice on every `ref()`).
+#[derive(Debug)]
+struct Guarded {
+    /// What the function is called in messages: "`ref()`".
+    what: String,
+    inner: Value,
+}
+
+impl minijinja::value::Object for Guarded {
+    fn repr(self: &std::sync::Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Plain
+    }
+
+    fn call(
+        self: &std::sync::Arc<Self>,
+        state: &mut State<'_, '_>,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        check(state, &self.what, args)?;
+        self.inner.call(state, args)
+    }
+}
+
+/// `inner` (a filter or test) behind [`check`].
 fn guarded(
     what: String,
     inner: Value,
@@ -296,10 +337,16 @@ fn guarded(
 /// Puts every filter, test and function of `env` that turns a value into
 /// text behind [`check`], and adds the calls [`rewrite_operators`] writes
 /// for `~`, `in` and namespace assignments (`is_dict` tells the
-/// environment's own mutable dicts from namespaces). Call it once the
-/// environment's functions are all added (functions added later are not
-/// guarded).
-pub(crate) fn install(env: &mut Environment<'static>, is_dict: fn(&Value) -> bool) {
+/// environment's own mutable dicts from namespaces). Functions `unguarded`
+/// names are left as they are: the project's macros, which hand their
+/// arguments to a template (whose own printing is guarded) and are the
+/// calls a model makes most. Call it once the environment's functions are
+/// all added (functions added later are not guarded).
+pub(crate) fn install(
+    env: &mut Environment<'static>,
+    is_dict: fn(&Value) -> bool,
+    unguarded: &dyn Fn(&str) -> bool,
+) {
     use minijinja::{filters as f, tests as t};
     let filters: [(&str, Value); 15] = [
         ("lower", Value::from_function(f::lower)),
@@ -336,11 +383,12 @@ pub(crate) fn install(env: &mut Environment<'static>, is_dict: fn(&Value) -> boo
     // dbt's objects, which are maps and check their own methods' arguments.
     let functions: Vec<(String, Value)> = env
         .globals()
-        .filter(|(_, v)| v.kind() == ValueKind::Plain)
+        .filter(|(name, v)| v.kind() == ValueKind::Plain && !unguarded(name))
         .map(|(name, v)| (name.to_string(), v.clone()))
         .collect();
     for (name, inner) in functions {
-        env.add_function(name.clone(), guarded(format!("`{name}()`"), inner));
+        let what = format!("`{name}()`");
+        env.add_global(name, Value::from_object(Guarded { what, inner }));
     }
     // minijinja's `debug()` prints every value in scope: dbt has none.
     env.add_function("debug", || "");
@@ -556,27 +604,47 @@ const PARSE_STACK: usize = 256 << 10;
 /// release one; a link takes at least one byte.
 const STACK_PER_TAG_BYTE: usize = if cfg!(debug_assertions) { 2048 } else { 512 };
 
+/// The tags (`{{ }}`, `{% %}`) of `text`, as byte ranges; one left open
+/// runs to the end. Comments are skipped. Searched with prebuilt finders:
+/// this runs on every template.
+fn tag_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    static CLOSE: OnceLock<[memchr::memmem::Finder<'static>; 3]> = OnceLock::new();
+    let [vars, blocks, comments] = CLOSE.get_or_init(|| {
+        [
+            memchr::memmem::Finder::new("}}"),
+            memchr::memmem::Finder::new("%}"),
+            memchr::memmem::Finder::new("#}"),
+        ]
+    });
+    let b = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let open = at + memchr::memchr(b'{', b.get(at..)?)?;
+            let close = match b.get(open + 1) {
+                Some(b'{') => vars,
+                Some(b'%') => blocks,
+                Some(b'#') => comments,
+                _ => {
+                    at = open + 1;
+                    continue;
+                }
+            };
+            let end = close
+                .find(&b[open + 2..])
+                .map_or(b.len(), |j| open + 2 + j + 2);
+            at = end;
+            if b[open + 1] != b'#' {
+                return Some((open, end));
+            }
+        }
+    })
+}
+
 /// The length in bytes of the longest tag (`{{ }}`, `{% %}`) in `text`:
 /// the most an expression in it can nest.
 pub(crate) fn longest_tag(text: &str) -> usize {
-    let b = text.as_bytes();
-    let mut longest = 0;
-    let mut at = 0;
-    while let Some(i) = memchr::memchr(b'{', &b[at..]) {
-        let open = at + i;
-        let close = match b.get(open + 1) {
-            Some(b'{') => b"}}",
-            Some(b'%') => b"%}",
-            _ => {
-                at = open + 1;
-                continue;
-            }
-        };
-        let end = memchr::memmem::find(&b[open + 2..], close).map_or(b.len(), |j| open + 2 + j + 2);
-        longest = longest.max(end - open);
-        at = end;
-    }
-    longest
+    tag_spans(text).map(|(a, b)| b - a).max().unwrap_or(0)
 }
 
 /// Runs `f`, which parses `text` (and, with `values`, runs code that can
@@ -591,16 +659,44 @@ pub(crate) fn on_stack<R>(text: &str, values: bool, f: impl FnOnce() -> R) -> R 
     stacker::maybe_grow(need, need, f)
 }
 
+/// The stack each render thread gets: [`value_stack`] and room for the
+/// reader's own frames.
+fn render_thread_stack() -> usize {
+    value_stack() + value_stack() / 2
+}
+
+/// Whether rayon's global pool is made of render threads ([`render_threads`]).
+static GLOBAL_RENDERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes rayon's global pool one of render threads (stacks of
+/// [`render_thread_stack`]), if nothing has built it yet: then readers
+/// render on it directly, and no second pool's threads spin beside it.
+/// Called before a project is read.
+pub fn render_threads() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let built = rayon::ThreadPoolBuilder::new()
+            .stack_size(render_thread_stack())
+            .build_global();
+        GLOBAL_RENDERS.store(built.is_ok(), std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
 /// Runs `f` (which renders on all cores with rayon) on threads whose stacks
 /// hold [`value_stack`] and more, so that [`on_stack`] grows none for a
-/// template of ordinary length. The stacks are address space, mapped as
+/// template of ordinary length (growing one costs 30-50 µs: twice the
+/// time of loading a model). The global pool when [`render_threads`] made
+/// it, else a pool of its own; the stacks are address space, mapped as
 /// they are used.
 pub(crate) fn on_render_threads<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if GLOBAL_RENDERS.load(std::sync::atomic::Ordering::Relaxed) {
+        return f();
+    }
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     let pool = POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(rayon::current_num_threads())
-            .stack_size(value_stack() + value_stack() / 2)
+            .stack_size(render_thread_stack())
             .thread_name(|i| format!("ripple-render-{i}"))
             .build()
             .ok()
@@ -621,35 +717,97 @@ pub(crate) const ASSIGN_FN: &str = "__ripple_assign";
 /// `in` that is an operator (not a loop's), or an assignment to an
 /// attribute. Cheap and generous: a false yes costs one more parse.
 fn may_need_rewrite(text: &str) -> bool {
-    if !text.contains("{{") && !text.contains("{%") {
-        return false;
+    let b = text.as_bytes();
+    tag_spans(text).any(|(start, end)| tag_needs_rewrite(&b[start..end]))
+}
+
+/// [`may_need_rewrite`] for one tag, its delimiters included: one pass
+/// over its bytes, strings skipped (this runs on every tag of every model).
+fn tag_needs_rewrite(tag: &[u8]) -> bool {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    // An unclosed tag runs to the end of the text.
+    let body = tag.get(2..).unwrap_or_default();
+    let body = match body {
+        [rest @ .., b'}', b'}'] | [rest @ .., b'%', b'}'] => rest,
+        _ => body,
+    };
+    let mut first: Option<&[u8]> = None;
+    // Where the first word ends, and whether a `.` follows it before `=`.
+    let (mut first_end, mut dotted, mut assigned) = (0, false, false);
+    let mut ins = 0;
+    let mut i = 0;
+    while i < body.len() {
+        let c = body[i];
+        match c {
+            b'~' => return true,
+            b'\'' | b'"' => {
+                i = memchr::memchr(c, &body[i + 1..]).map_or(body.len(), |j| i + 1 + j + 1);
+                continue;
+            }
+            b'=' => assigned = true,
+            b'.' if first.is_some() && !assigned && i >= first_end => dotted = true,
+            c if ident(c) => {
+                let start = i;
+                while i < body.len() && ident(body[i]) {
+                    i += 1;
+                }
+                let word = &body[start..i];
+                match first {
+                    None => {
+                        first = Some(word);
+                        first_end = i;
+                        if word == b"in" {
+                            return true;
+                        }
+                    }
+                    Some(_) if word == b"in" => ins += 1,
+                    Some(_) => {}
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
     }
-    super::scanner::tags(text).any(|(tag, _)| {
-        if tag.contains('~') {
-            return true;
-        }
-        // An unclosed tag runs to the end of the text.
-        let body = tag.get(2..).unwrap_or_default();
-        let body = body
-            .strip_suffix("}}")
-            .or_else(|| body.strip_suffix("%}"))
-            .unwrap_or(body)
-            .trim_start_matches(['-', '+']);
-        let mut words = body
-            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-            .filter(|w| !w.is_empty());
-        let first = words.next().unwrap_or_default();
-        let ins = body
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .filter(|w| *w == "in")
-            .count();
-        match first {
-            "for" => ins > 1,
-            "set" => words.next().is_some_and(|target| target.contains('.')) || ins > 0,
-            "in" => true,
-            _ => ins > 0,
-        }
-    })
+    match first {
+        Some(b"for") => ins > 1,
+        // `set ns.x = ...`: an attribute assigned.
+        Some(b"set") => ins > 0 || dotted,
+        _ => ins > 0,
+    }
+}
+
+/// Whether a compiled template runs an operator that prints values (`~`,
+/// `in`, a comparison chain) or assigns to a namespace: what
+/// [`rewrite_operators`] rewrites. Read off its instructions (a few per
+/// tag), where scanning the text for them cost as much again.
+pub(crate) fn prints_values(tmpl: &minijinja::Template<'_, '_>) -> bool {
+    use minijinja::machinery::Instruction as I;
+    let compiled = minijinja::machinery::get_compiled_template(tmpl);
+    std::iter::once(&compiled.instructions)
+        .chain(compiled.blocks.values())
+        .any(|code| {
+            (0..).map_while(|i| code.get(i)).any(|op| {
+                matches!(
+                    op,
+                    I::StringConcat | I::In | I::SetAttr(_) | I::CompareAndPreserve(_)
+                )
+            })
+        })
+}
+
+/// Runs `f` as [`on_stack`] does, checking the text's length first: when
+/// the thread has stack for a tag as long as the whole text, no tag is
+/// measured (this runs on every model).
+pub(crate) fn on_stack_for_text<R>(text: &str, values: bool, f: impl FnOnce() -> R) -> R {
+    let rough = text
+        .len()
+        .saturating_mul(STACK_PER_TAG_BYTE)
+        .saturating_add(if values { value_stack() } else { PARSE_STACK });
+    if stacker::remaining_stack().is_some_and(|left| left >= rough) {
+        return f();
+    }
+    on_stack(text, values, f)
 }
 
 /// One rewrite: the bytes it replaces and what with.
@@ -681,10 +839,15 @@ enum EditKind {
 /// Borrowed when there is nothing to rewrite or the template does not parse
 /// (the engine then reports the same syntax error).
 pub(crate) fn rewrite_operators(text: &str) -> std::borrow::Cow<'_, str> {
-    use std::borrow::Cow;
     if !may_need_rewrite(text) {
-        return Cow::Borrowed(text);
+        return std::borrow::Cow::Borrowed(text);
     }
+    rewrite_found(text)
+}
+
+/// [`rewrite_operators`] once a scan found the text may need it.
+pub(crate) fn rewrite_found(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
     let Ok(ast) = minijinja::machinery::parse(text, "<template>", Default::default()) else {
         return Cow::Borrowed(text);
     };
@@ -1280,13 +1443,25 @@ mod tests {
             rewrite_operators("{% for x in y %}{{ x }}{% endfor %}"),
             std::borrow::Cow::Borrowed(_)
         ));
+        for (text, may) in [
+            ("{{ 'a~b in c' }}", false),
+            ("{% for x in y %}", false),
+            ("{% for x in y if x in z %}", true),
+            ("{% set ns.a = 1 %}", true),
+            ("{% set a = b.c %}", false),
+            ("{% if x in y %}", true),
+            ("{{ join(x) ~ y }}", true),
+            ("{{ x.index }}", false),
+        ] {
+            assert_eq!(may_need_rewrite(text), may, "{text}");
+        }
     }
 
     #[test]
     fn rewritten_operators_answer_as_the_engines() {
         let env = minijinja::Environment::new();
         let mut guarded = minijinja::Environment::new();
-        install(&mut guarded, |_| false);
+        install(&mut guarded, |_| false, &|_| false);
         for text in [
             "{{ 'a' ~ 1 ~ none ~ true ~ [1, 'b'] ~ {'k': 2} }}",
             "{{ (1 ~ 2) ~ 3 }}|{{ (1 + 2) ~ 3 }}|{{ 'x' ~ 2 * 3 }}|{{ 'a' ~ 'b' + 'c' }}|{{ 'x' + 'y' ~ 'z' }}",

@@ -372,7 +372,12 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
     for (name, template) in overrides {
         env.add_function(name.clone(), macro_caller(template, name));
     }
-    guard::install(&mut env, compat::is_mutable_dict);
+    // Macros hand their arguments to templates, which guard what they
+    // print (`call_macro` checks only their nesting); `config()` measures
+    // each value it converts, once: it runs on nearly every model.
+    guard::install(&mut env, compat::is_mutable_dict, &|name| {
+        name == "config" || table.global.contains_key(name)
+    });
 
     let defined: BTreeSet<String> = env.globals().map(|(n, _)| n.to_string()).collect();
     (env, table, errors, defined)
@@ -505,9 +510,22 @@ impl Renderer {
         };
         // Parsed and run on a stack sized for the text's longest chain and
         // for the deepest value its fuel can build.
-        let result = guard::on_stack(text, true, || {
+        // Parsed and run on a stack sized for the text's longest chain and
+        // for the deepest value its fuel can build. A template whose code
+        // prints values with `~` or `in`, or assigns to a namespace, is
+        // compiled again with those written as guarded calls.
+        let result = guard::on_stack_for_text(text, true, || {
+            let prepared = compat::python_literals(text);
+            let tmpl = self
+                .env
+                .template_from_named_str(name, &prepared)
+                .map_err(|e| render_error(&e))?;
+            if !guard::prints_values(&tmpl) {
+                return tmpl.render(ctx).map_err(|e| render_error(&e));
+            }
+            let guarded = guard::rewrite_found(&prepared);
             self.env
-                .template_from_named_str(name, &compat::prepare(text))
+                .template_from_named_str(name, &guarded)
                 .and_then(|t| t.render(ctx))
                 .map_err(|e| render_error(&e))
         });
@@ -599,10 +617,10 @@ fn unknown_method(
         return Ok(value.clone());
     }
     // Python's methods turn lists into text (`''.join(xs)`).
-    guard::check(state, &format!("`.{method}()`"), args)?;
+    guard::check(state, format_args!("`.{method}()`"), args)?;
     guard::check(
         state,
-        &format!("`.{method}()`"),
+        format_args!("`.{method}()`"),
         std::slice::from_ref(value),
     )?;
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args).or_else(|_| {
@@ -655,7 +673,7 @@ fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Resu
     // What crosses into another render is checked for nesting: each render
     // has fuel of its own, so a value nested further by each would grow
     // past what one render can build.
-    if let Err(e) = guard::check_depth(&format!("macro `{name}`"), args) {
+    if let Err(e) = guard::check_depth(format_args!("macro `{name}`"), args) {
         if let Some(cap) = &cap {
             cap.depth.fetch_sub(1, Ordering::Relaxed);
         }
@@ -703,8 +721,8 @@ fn call_macro(state: &State, template: &str, name: &str, args: &[Value]) -> Resu
     if let Some(cap) = &cap {
         model_fuel_left(cap, state, name)?;
     }
-    guard::check_depth(&format!("macro `{name}`"), args)?;
-    guard::check_depth(&format!("macro `{name}`"), std::slice::from_ref(&value))?;
+    guard::check_depth(format_args!("macro `{name}`"), args)?;
+    guard::check_depth(format_args!("macro `{name}`"), std::slice::from_ref(&value))?;
     Ok(value)
 }
 
@@ -757,7 +775,7 @@ impl ConfigRenderer {
             "target",
             context! { name => target.name.clone(), schema => target.schema.clone(), database => target.database.clone() },
         );
-        guard::install(&mut env, |_| false);
+        guard::install(&mut env, |_| false, &|_| false);
         ConfigRenderer { env }
     }
 
