@@ -477,3 +477,46 @@ fn a_dag_files_sql_templates_are_bounded_too() {
     let out = ripple(&["graph", "--format", "json"], dir.path());
     assert!(String::from_utf8_lossy(&out.stdout).contains("s.t"));
 }
+
+#[test]
+fn under_an_address_space_limit_stacks_that_do_not_fit_are_reported() {
+    // Big render stacks are address space; under `ulimit -v` they may not
+    // be mapped. Ordinary models still render, a chain whose stack cannot
+    // be had is reported, and nothing panics.
+    let dir = temp_project(&[
+        DBT_PROJECT,
+        ("models/ok.sql", "select 1 as x"),
+        (
+            "models/chain.sql",
+            &format!("select {{{{ x{} }}}} as c", ".a".repeat(300_000)),
+        ),
+    ]);
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1200000; exec \"$0\" check --format json --no-cache --project \"$1\"")
+        .arg(bin())
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        matches!(out.status.code(), Some(0..=2)) && !err.contains("panicked"),
+        "{:?}: {err}",
+        out.status
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = doc["findings"].as_array().cloned().unwrap_or_default();
+    assert!(
+        finding_for(&findings, "models/ok.sql").is_none(),
+        "{findings:#?}"
+    );
+    if let Some(f) = finding_for(&findings, "models/chain.sql") {
+        assert!(
+            f["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("ulimit -v"),
+            "{f}"
+        );
+    }
+}

@@ -191,7 +191,20 @@ pub(super) fn parse_file(
     // statement (twice: blocks nest too, by at most a line's indentation).
     let depth = longest_statement(text).saturating_mul(2);
     let stack = STACK_BASE.saturating_add(depth.saturating_mul(STACK_PER_BYTE));
-    stacker::maybe_grow(stack, stack, || read_tree(text, file, dag_dir, root))
+    crate::ingest::dbt::jinja::guard::grow(stack, || read_tree(text, file, dag_dir, root))
+        .unwrap_or_else(|no_stack| {
+            let message = format!("this DAG file nests {depth} levels deep: {no_stack}");
+            (
+                Vec::new(),
+                vec![Diagnostic::error(
+                    "file-too-large",
+                    Some(file.to_string()),
+                    1,
+                    0,
+                    message,
+                )],
+            )
+        })
 }
 
 /// DAG files larger than this are reported, not read (the largest real ones

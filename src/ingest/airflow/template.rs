@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use minijinja::value::Object;
-use minijinja::{Environment, Error, State, UndefinedBehavior, Value, context};
+use minijinja::{Environment, Error, ErrorKind, State, UndefinedBehavior, Value, context};
 
 use crate::ingest::dbt::jinja::guard;
 use crate::project::UNKNOWN_PLACEHOLDER;
@@ -57,7 +57,12 @@ fn env() -> &'static Environment<'static> {
 fn render(sql: &str, ctx: Value) -> Result<String, Error> {
     let sql = guard::rewrite_operators(sql);
     let loops = sql.contains("{%");
-    guard::on_stack(&sql, loops, || env().render_str(&sql, ctx))
+    guard::on_stack(&sql, loops, || env().render_str(&sql, ctx)).unwrap_or_else(|no_stack| {
+        Err(Error::new(
+            ErrorKind::InvalidOperation,
+            no_stack.to_string(),
+        ))
+    })
 }
 
 /// `sql` rendered for the run whose data interval is `[start, end)` (UTC

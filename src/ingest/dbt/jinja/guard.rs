@@ -572,21 +572,39 @@ const VALUE_STACK: usize = if cfg!(debug_assertions) {
     512 << 20
 };
 
-/// [`VALUE_STACK`], or a sixteenth of the process's address-space limit
-/// (`ulimit -v`) when that is less: under such a limit the stacks of a few
-/// threads must fit beside the heap, and values nested more deeply than
-/// that stack holds (hundreds of thousands of levels) are the price.
+/// [`VALUE_STACK`]; none under an address-space limit (`ulimit -v`),
+/// where stacks this size may not be mapped beside the allocator's
+/// reservations (a 1.2 GB limit left no room for 36 MiB): renders then
+/// run on render threads of [`LIMITED_THREAD_STACK`], and a value nested
+/// more deeply than that holds (about 100,000 levels in a release build)
+/// is the price.
 pub(crate) fn value_stack() -> usize {
     static SIZE: OnceLock<usize> = OnceLock::new();
     *SIZE.get_or_init(|| match address_space_limit() {
-        Some(limit) => VALUE_STACK.min((limit / 16) as usize).max(16 << 20),
+        Some(_) => 0,
         None => VALUE_STACK,
     })
 }
 
+/// The stack of a render thread under an address-space limit.
+const LIMITED_THREAD_STACK: usize = 8 << 20;
+
+/// The bytes of address space the process uses (`VmSize`).
+fn address_space_used() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// The soft limit on the process's address space, if there is one (read
-/// from `/proc/self/limits`: std has no `getrlimit`).
+/// once from `/proc/self/limits`: std has no `getrlimit`).
 fn address_space_limit() -> Option<u64> {
+    static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
+    *LIMIT.get_or_init(read_address_space_limit)
+}
+
+fn read_address_space_limit() -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
     let line = limits
         .lines()
@@ -652,17 +670,59 @@ pub(crate) fn longest_tag(text: &str) -> usize {
 /// macros), on a stack sized for it: grown only when the thread has less
 /// left. A template of expressions alone nests its values no deeper than
 /// its syntax, which the allowance for its longest tag covers.
-pub(crate) fn on_stack<R>(text: &str, values: bool, f: impl FnOnce() -> R) -> R {
+pub(crate) fn on_stack<R>(text: &str, values: bool, f: impl FnOnce() -> R) -> Result<R, NoStack> {
     let need = longest_tag(text)
         .saturating_mul(STACK_PER_TAG_BYTE)
         .saturating_add(if values { value_stack() } else { PARSE_STACK });
-    stacker::maybe_grow(need, need, f)
+    grow(need, f)
+}
+
+/// A stack a template or file needed could not be mapped: the process's
+/// address space is limited (`ulimit -v`) below it.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error(
+    "a stack of {} MiB to read it could not be mapped (is the address space limited, `ulimit -v`?); raise the limit to read it",
+    .0 >> 20
+)]
+pub struct NoStack(pub usize);
+
+/// `f` on a stack of at least `need` bytes: the thread's when it has that
+/// much left, else one mapped for it. Mapping fails only under an
+/// address-space limit; stacker then panics before `f` runs, which is
+/// caught here and told as [`NoStack`] (a panic inside `f` goes on as it
+/// was).
+pub fn grow<R>(need: usize, f: impl FnOnce() -> R) -> Result<R, NoStack> {
+    if stacker::remaining_stack().is_some_and(|left| left >= need) {
+        return Ok(f());
+    }
+    // Under an address-space limit, a mapping that cannot fit is not tried
+    // (stacker would say so by panicking, loudly).
+    if let Some(limit) = address_space_limit()
+        && address_space_used().is_none_or(|used| used + need as u64 + (64 << 20) > limit)
+    {
+        return Err(NoStack(need));
+    }
+    let started = std::cell::Cell::new(false);
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        stacker::maybe_grow(need, need, || {
+            started.set(true);
+            f()
+        })
+    }));
+    match ran {
+        Ok(r) => Ok(r),
+        Err(_) if !started.get() => Err(NoStack(need)),
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 /// The stack each render thread gets: [`value_stack`] and room for the
 /// reader's own frames.
 fn render_thread_stack() -> usize {
-    value_stack() + value_stack() / 2
+    match value_stack() {
+        0 => LIMITED_THREAD_STACK,
+        v => v + v / 2,
+    }
 }
 
 /// Whether rayon's global pool is made of render threads ([`render_threads`]).
@@ -675,6 +735,13 @@ static GLOBAL_RENDERS: std::sync::atomic::AtomicBool = std::sync::atomic::Atomic
 pub fn render_threads() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        // A global pool that fails to start leaves rayon unusable (its
+        // first use then panics): under an address-space limit, where
+        // stacks may not fit, renders get a pool of their own instead,
+        // whose failure is survived.
+        if address_space_limit().is_some() {
+            return;
+        }
         let built = rayon::ThreadPoolBuilder::new()
             .stack_size(render_thread_stack())
             .build_global();
@@ -799,13 +866,17 @@ pub(crate) fn prints_values(tmpl: &minijinja::Template<'_, '_>) -> bool {
 /// Runs `f` as [`on_stack`] does, checking the text's length first: when
 /// the thread has stack for a tag as long as the whole text, no tag is
 /// measured (this runs on every model).
-pub(crate) fn on_stack_for_text<R>(text: &str, values: bool, f: impl FnOnce() -> R) -> R {
+pub(crate) fn on_stack_for_text<R>(
+    text: &str,
+    values: bool,
+    f: impl FnOnce() -> R,
+) -> Result<R, NoStack> {
     let rough = text
         .len()
         .saturating_mul(STACK_PER_TAG_BYTE)
         .saturating_add(if values { value_stack() } else { PARSE_STACK });
     if stacker::remaining_stack().is_some_and(|left| left >= rough) {
-        return f();
+        return Ok(f());
     }
     on_stack(text, values, f)
 }
@@ -1485,7 +1556,7 @@ mod tests {
         assert_eq!(measure(&v, u64::MAX, 10), Err(Over::Depth));
         assert_eq!(measure(&v, 100, usize::MAX), Err(Over::Bytes(104)));
         // Dropped on a stack sized for it (a million levels, recursively).
-        on_stack("", true, move || drop(v));
+        on_stack("", true, move || drop(v)).unwrap();
     }
 
     #[test]

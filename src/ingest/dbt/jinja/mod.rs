@@ -322,7 +322,19 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
     let mut overrides: Vec<(String, String)> = Vec::new();
     for file in &files {
         // Its rewrites parse the file: on a stack sized for its chains.
-        let text = guard::on_stack(&file.text, false, || compat::prepare(&file.text));
+        let text = match guard::on_stack(&file.text, false, || compat::prepare(&file.text)) {
+            Ok(text) => text,
+            Err(no_stack) => {
+                errors.push((
+                    file.path.clone(),
+                    RenderError {
+                        line: 0,
+                        message: no_stack.to_string(),
+                    },
+                ));
+                continue;
+            }
+        };
         for block in macro_blocks(&text) {
             let template = format!("{MACRO_PREFIX}{}#{}", file.path, block.name);
             // Leading newlines keep the block's lines the file's lines.
@@ -335,9 +347,15 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
             // Compiled on a stack sized for its longest chain.
             let added = guard::on_stack(&source, false, || {
                 env.add_template_owned(template.clone(), source.clone())
+                    .map_err(|e| render_error(&e))
+            })
+            .unwrap_or_else(|no_stack| {
+                Err(RenderError {
+                    line: 0,
+                    message: no_stack.to_string(),
+                })
             });
-            if let Err(e) = added {
-                let mut e = render_error(&e);
+            if let Err(mut e) = added {
                 e.message = format!("macro `{}`: {}", block.name, e.message);
                 errors.push((file.path.clone(), e));
                 continue;
@@ -509,7 +527,6 @@ impl Renderer {
             model => context! { name => model_name, unique_id => format!("model.{model_name}") },
         };
         // Parsed and run on a stack sized for the text's longest chain and
-        // for the deepest value its fuel can build.
         // Parsed and run on a stack sized for the text's longest chain and
         // for the deepest value its fuel can build. A template whose code
         // prints values with `~` or `in`, or assigns to a namespace, is
@@ -528,6 +545,12 @@ impl Renderer {
                 .template_from_named_str(name, &guarded)
                 .and_then(|t| t.render(ctx))
                 .map_err(|e| render_error(&e))
+        })
+        .unwrap_or_else(|no_stack| {
+            Err(RenderError {
+                line: 0,
+                message: no_stack.to_string(),
+            })
         });
         let result = result.and_then(|sql| {
             let total = self.rendered.fetch_add(sql.len() as u64, Ordering::Relaxed) + sql.len() as u64;
@@ -568,6 +591,15 @@ impl Renderer {
                     c.with_state_mut(|st| st.call_macro(&definition_name(name), args))
                 })
         });
+        let result = match result {
+            Ok(result) => result,
+            Err(no_stack) => {
+                return Some(Err(RenderError {
+                    line: 0,
+                    message: no_stack.to_string(),
+                }));
+            }
+        };
         let result = match result {
             Err(_) if lock(&capture.returned).is_some() => Ok(lock(&capture.returned)
                 .take()
@@ -789,8 +821,9 @@ impl ConfigRenderer {
         // No macros here: only statements build values in loops.
         let loops = text.contains("{%");
         match guard::on_stack(&text, loops, || self.env.render_str(&text, ())) {
-            Ok(out) => Ok(out.trim().to_string()),
-            Err(e) => Err(e.to_string()),
+            Ok(Ok(out)) => Ok(out.trim().to_string()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(no_stack) => Err(no_stack.to_string()),
         }
     }
 
