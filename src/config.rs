@@ -305,6 +305,16 @@ impl Config {
                     format!("{cost} is not a number of minutes; write a positive number"),
                 ));
             }
+            if let Some(cost) = d.cost
+                && cost > MAX_COST_MINUTES
+            {
+                return Some(BadValue::new(
+                    format!("{key}.cost"),
+                    format!(
+                        "{cost} minutes a partition is more than a year; write the minutes one partition takes (at most {MAX_COST_MINUTES})"
+                    ),
+                ));
+            }
             if d.max_concurrency == Some(0) {
                 return Some(BadValue::new(
                     format!("{key}.max_concurrency"),
@@ -409,6 +419,10 @@ impl BadValue {
 
 /// The widest window a `ripple.yml` mapping may give, in partitions.
 const MAX_WINDOW: u64 = 100_000;
+
+/// The most minutes one partition may cost (a year): more is a typo or a
+/// unit mistake, and costs times partitions must stay countable.
+pub const MAX_COST_MINUTES: f64 = 525_600.0;
 
 /// Where a YAML (or JSON) error is and why, the reason without the place
 /// serde-saphyr writes before it: its Display draws a snippet, and the
@@ -602,6 +616,12 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
+        let e = err("datasets:\n  a: { cost: 1e300 }\n");
+        assert!(
+            e.contains("datasets.a.cost") && e.contains("more than a year"),
+            "{e}"
+        );
+        assert!(err("datasets:\n  a: { cost: 525601 }\n").contains("datasets.a.cost"));
         let e = err("datasets:\n  orders:\n    grain: day\n    cost: .inf\n");
         assert!(
             e.starts_with("ripple.yml:4:0: datasets.orders.cost: inf is not a number of minutes"),

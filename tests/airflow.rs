@@ -1208,3 +1208,37 @@ fn task_and_dag_factories_are_read_with_each_call_s_arguments() {
     let y = dags.iter().find(|d| d.dag_id == "factory_y").unwrap();
     assert_eq!(task(y, "done").upstream, ["fetch_y"]);
 }
+
+#[test]
+fn task_sql_that_does_not_render_or_parse_is_reported_at_its_task() {
+    let (dags, warnings) = read(&[(
+        "bad_sql.py",
+        &format!(
+            "{HEADER}with DAG('b') as d:\n    ok = SQL(task_id='ok', sql='insert into mart.ok select * from raw.ok')\n    tmpl = SQL(task_id='tmpl', sql='insert into mart.t select * from raw.t {{% if params.full %}} where 1=1 {{% endfor %}}')\n    typo = SQL(task_id='typo', sql='inset into mart.q select 1')\n    grant = SQL(task_id='grant', sql='grant select on all tables in schema mart to bob; frobnicate the users')\n    declared = SQL(task_id='declared', sql='merge into mart.m using raw.m on', outlets=[Dataset('postgres://w/mart.m')])\n"
+        ),
+    )]);
+    assert_eq!(task(&dags[0], "ok").writes, ["mart.ok"]);
+    let found = |line: u32, code: &str| {
+        warnings
+            .iter()
+            .find(|w| w.line == line && w.code == code)
+            .unwrap_or_else(|| panic!("no {code} at line {line}: {warnings:#?}"))
+            .clone()
+    };
+    let render = found(6, "airflow-template");
+    assert!(render.message.contains("endfor"), "{render}");
+    // The template kept as written does not parse: its tables are lost,
+    // an error names the task.
+    let lost = found(6, "parse-error");
+    assert!(lost.message.contains("task `tmpl` of DAG `b`"), "{lost}");
+    assert_eq!(lost.severity, ripple::project::Severity::Error);
+    let typo = found(7, "parse-error");
+    assert!(typo.message.contains("inset"), "{typo}");
+    // A statement naming no table loses nothing; declared outlets stand in.
+    let declared = found(9, "unparsed-statement");
+    assert!(declared.message.contains("declared"), "{declared}");
+    assert!(
+        !warnings.iter().any(|w| w.line == 5),
+        "the task that parses has nothing to say: {warnings:#?}"
+    );
+}

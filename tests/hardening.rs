@@ -902,3 +902,69 @@ fn deep_jinja_and_yaml_are_reported_not_a_crash() {
         "{text}"
     );
 }
+
+#[test]
+fn an_interrupted_diff_removes_its_copies_and_dies_of_the_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    // Enough models that the copies exist for a while before the answer.
+    let mut files: Vec<(String, String)> = vec![(
+        "dbt_project.yml".into(),
+        "name: s\nversion: '1.0'\nprofile: s\n".into(),
+    )];
+    for i in 0..3000 {
+        let from = if i == 0 {
+            "select 1 as x".to_string()
+        } else {
+            format!("select x from {{{{ ref('m{}') }}}}", i - 1)
+        };
+        files.push((format!("models/m{i}.sql"), from));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let repo = git_repo::GitRepo::new(&files);
+    for (signal, name) in [(2, "INT"), (15, "TERM")] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ripple"))
+            .current_dir(repo.path())
+            .env("RIPPLE_TMPDIR", tmp.path())
+            .args([
+                "diff", "--base", "HEAD", "--head", "HEAD", "--format", "json",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let prefix = format!("ripple-rev-{}-", child.id());
+        let started = std::time::Instant::now();
+        while !std::fs::read_dir(tmp.path()).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(&prefix)
+        }) {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "no copy was made"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let sent = std::process::Command::new("kill")
+            .args([format!("-{name}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(signal),
+            "SIG{name}: the run ended before it was interrupted ({status:?}); make the project bigger"
+        );
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "SIG{name} left {left:?}");
+    }
+}

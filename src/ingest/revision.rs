@@ -65,6 +65,56 @@ pub struct Revision {
     _dir: tempfile::TempDir,
 }
 
+impl Drop for Revision {
+    fn drop(&mut self) {
+        let mut live = live();
+        if let Some(i) = live.iter().position(|p| p == self._dir.path()) {
+            live.swap_remove(i);
+        }
+    }
+}
+
+/// The revision copies this process has on disk, for [`clean_up_on_signals`]
+/// to delete. Writers hold the lock while they write a file: a deletion
+/// then never races a write that would make the folder again.
+static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Deletes this process's revision copies when it is interrupted (SIGINT,
+/// SIGTERM, SIGHUP), then dies of the signal as it would have: `ripple
+/// diff` stopped by Ctrl-C or a CI timeout left both copies behind every
+/// time. The signals are waited for on a thread of their own, so the
+/// deletion is ordinary code, not a signal handler's.
+#[cfg(target_os = "linux")]
+fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("ripple-signals".to_string())
+            .spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    // Held until the process ends: no writer starts another file.
+                    let live = live();
+                    for path in live.iter() {
+                        let _ = std::fs::remove_dir_all(path);
+                    }
+                    let _ = signal_hook::low_level::emulate_default_handler(signal);
+                    std::process::exit(128 + signal);
+                }
+            });
+    });
+}
+
+#[cfg(not(target_os = "linux"))]
+fn clean_up_on_signals() {}
+
 /// The kinds of file a project is read from (SQL and Jinja, YAML, DAG files,
 /// manifests; seeds are written empty): a repository's other files (data,
 /// images, docs) are not written out.
@@ -106,17 +156,21 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
             path: parent.clone(),
             source,
         })?;
+    clean_up_on_signals();
+    live().push(dir.path().to_path_buf());
     let root = dir.path().join(&location.prefix);
     std::fs::create_dir_all(&root).map_err(|source| RevisionError::Io {
         path: root.clone(),
         source,
     })?;
-    write_tree(&location, &commit, dir.path())?;
-    Ok(Revision {
+    // Made first so that a failed write also leaves the list of live copies.
+    let revision = Revision {
         commit,
         root,
         _dir: dir,
-    })
+    };
+    write_tree(&location, &revision.commit, revision._dir.path())?;
+    Ok(revision)
 }
 
 /// Where revisions are written: `$RIPPLE_TMPDIR` when set, else a memory
@@ -331,6 +385,7 @@ fn write_file(path: &Path, from: &mut impl Read, size: u64) -> Result<(), Revisi
         path: path.to_path_buf(),
         source,
     };
+    let _writing = live();
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io)?;
     }

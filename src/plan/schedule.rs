@@ -420,7 +420,7 @@ pub fn apply(
             Job {
                 id: t.task.id.clone(),
                 dataset: t.task.dataset.clone(),
-                minutes: per_partition * partitions.max(1),
+                minutes: per_partition.saturating_mul(partitions.max(1)),
                 after: t
                     .task
                     .depends_on

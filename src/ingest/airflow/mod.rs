@@ -69,7 +69,7 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
                     let file = relative(root, path);
                     match crate::input::read_text(path) {
                         Ok(text) => {
-                            let (mut dags, warnings) = parse::parse_file(
+                            let (mut dags, mut warnings) = parse::parse_file(
                                 &text,
                                 &file,
                                 path.parent().unwrap_or(root),
@@ -79,6 +79,12 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
                                 for task in &mut dag.tasks {
                                     if let Some(sql) = &task.sql {
                                         let lineage = script_lineage(sql, dialect);
+                                        warnings.extend(unparsed(
+                                            &file,
+                                            &dag.dag_id,
+                                            task,
+                                            &lineage,
+                                        ));
                                         // Declared inlets and outlets feed all.
                                         if task.reads.is_empty() && task.writes.is_empty() {
                                             task.feeds = Some(lineage.feeds());
@@ -111,6 +117,42 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
         .sort_by(|a, b| a.dag_id.cmp(&b.dag_id).then(a.file.cmp(&b.file)));
     link_dags(&mut out.dags);
     out
+}
+
+/// What a task's SQL loses by statements that do not parse: an error when
+/// its tables are then missing from the graph (an impact read from it
+/// would be short), a warning when the statement names no table or the
+/// task declares its inlets or outlets.
+fn unparsed(
+    file: &str,
+    dag_id: &str,
+    task: &crate::project::Task,
+    lineage: &crate::sql::ScriptLineage,
+) -> Vec<Diagnostic> {
+    lineage
+        .errors
+        .iter()
+        .map(|e| {
+            let declared = !task.reads.is_empty() || !task.writes.is_empty();
+            let (code, loses) = if lineage.tableless.contains(&e.statement) {
+                ("unparsed-statement", "it names no table, so no lineage is lost")
+            } else if declared {
+                ("unparsed-statement", "the task's declared inlets and outlets are used")
+            } else {
+                ("parse-error", "the tables it names are not in the graph")
+            };
+            let message = format!(
+                "task `{}` of DAG `{dag_id}`: statement {} of its SQL does not parse (line {} column {} of the SQL: {}); {loses}. Fix the SQL, or declare the task's inlets and outlets",
+                task.task_id, e.statement, e.line, e.column, e.message
+            );
+            let file = Some(file.to_string());
+            if code == "parse-error" {
+                Diagnostic::error(code, file, task.line, 0, message)
+            } else {
+                Diagnostic::warning(code, file, task.line, 0, message)
+            }
+        })
+        .collect()
 }
 
 /// Each DAG's [`Dag::upstream_dags`], across files: producers of the

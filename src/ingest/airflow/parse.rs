@@ -398,6 +398,23 @@ impl Reader<'_> {
         name
     }
 
+    /// Says that a task's SQL template does not render: its SQL is read as
+    /// written, and a statement that then does not parse loses its tables.
+    fn template_fails(&mut self, line: u32, task_id: &str, why: &str) {
+        if self.spent() {
+            return;
+        }
+        self.warnings.push(Diagnostic::warning(
+            "airflow-template",
+            Some(self.file.to_string()),
+            line,
+            0,
+            format!(
+                "task `{task_id}`: its SQL template does not render ({why}); its tables are read from the template as written, so some may be missing: fix the template, or declare the task's inlets and outlets"
+            ),
+        ));
+    }
+
     fn warn(&mut self, line: u32, message: String) {
         // Past the file's bytes, what is left unread is said once, by the
         // error.
@@ -1179,10 +1196,13 @@ impl Reader<'_> {
             });
             self.taskflow_ids = ids;
             self.taskflow_ids.insert((d, task_id.clone()));
-            let sql = flow
-                .returns_sql
-                .as_deref()
-                .map(|s| render_sql(s, &BTreeMap::new()));
+            let sql = flow.returns_sql.as_deref().map(|s| {
+                let (sql, failed) = render_sql(s, &BTreeMap::new());
+                if let Some(why) = failed {
+                    self.template_fails(line, &task_id, &why);
+                }
+                sql
+            });
             let sql_bytes = sql.as_ref().map_or(0, String::len);
             // Counted, not refused: the task is made, and the next
             // statement finds the file spent.
@@ -1270,7 +1290,13 @@ impl Reader<'_> {
                 .unwrap_or_default(),
         };
         let raw_sql = kw(keywords, "sql").and_then(|e| self.sql_text(e, dag, line));
-        let sql = raw_sql.as_ref().map(|s| render_sql(s, &params));
+        let sql = raw_sql.as_ref().map(|s| {
+            let (sql, failed) = render_sql(s, &params);
+            if let Some(why) = failed {
+                self.template_fails(line, &task_id, &why);
+            }
+            sql
+        });
         // The SQL rendered, and the parameters kept with its template.
         let kept = sql
             .as_ref()

@@ -103,11 +103,17 @@ pub fn render_for_run(
 }
 
 /// `sql` with its templates rendered; `params` are the task's (or DAG's).
-pub(super) fn render_sql(sql: &str, params: &BTreeMap<String, String>) -> String {
+/// A template that does not render is kept as written, with the reason
+/// (its tables may still be read from it, and the caller says why some
+/// may be missing).
+pub(super) fn render_sql(sql: &str, params: &BTreeMap<String, String>) -> (String, Option<String>) {
     if !sql.contains("{{") && !sql.contains("{%") {
-        return sql.to_string();
+        return (sql.to_string(), None);
     }
-    render(sql, context! { params => params }).unwrap_or_else(|_| sql.to_string())
+    match render(sql, context! { params => params }) {
+        Ok(rendered) => (rendered, None),
+        Err(e) => (sql.to_string(), Some(e.to_string())),
+    }
 }
 
 /// `macros.ds_add(ds, n)`, `macros.ds_format(...)`, anything else.
@@ -198,7 +204,13 @@ mod tests {
         let sql = "insert into {{ params.schema }}.daily_{{ ds_nodash }} select * from raw.events where d = '{{ ds }}' and d > '{{ macros.ds_add(ds, -7) }}' and x = '{{ var.value.flag }}'";
         assert_eq!(
             render_sql(sql, &params),
-            "insert into mart.daily_20260101 select * from raw.events where d = '2026-01-01' and d > '2025-12-25' and x = '__ripple_unknown__'"
+            (
+                "insert into mart.daily_20260101 select * from raw.events where d = '2026-01-01' and d > '2025-12-25' and x = '__ripple_unknown__'".to_string(),
+                None
+            )
         );
+        let (kept, why) = render_sql("select {% if x %} 1 {% endfor %}", &params);
+        assert_eq!(kept, "select {% if x %} 1 {% endfor %}");
+        assert!(why.is_some_and(|w| w.contains("endfor")));
     }
 }
