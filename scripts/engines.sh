@@ -47,7 +47,8 @@ fi
 # writes files the 1.5 CLI cannot open, so tests could not read what dbt built.
 duckdb_version=1.5.6
 duckdb_spec=("duckdb-cli==$duckdb_version")
-dbt_spec=(dbt-core==1.11.16 dbt-duckdb==1.11.1 "duckdb==$duckdb_version")
+# dbt-postgres 1.11.0 is the newest that keeps dbt-core at 1.11.16.
+dbt_spec=(dbt-core==1.11.16 dbt-duckdb==1.11.1 dbt-postgres==1.11.0 "duckdb==$duckdb_version")
 airflow_spec=(apache-airflow==3.3.2)
 # The generated DAG must import on Airflow 2 too (its operators' import paths).
 airflow2_spec=(apache-airflow==2.10.5)
@@ -291,7 +292,8 @@ install_all() {
   flock 9
   if wants postgres; then install_postgres; fi
   if wants duckdb; then ensure_venv duckdb 'duckdb --version' "${duckdb_spec[@]}"; fi
-  if wants dbt; then ensure_venv dbt 'dbt --version' "${dbt_spec[@]}"; fi
+  # Both adapters must load: `dbt --version` lists the plugins it found.
+  if wants dbt; then ensure_venv dbt 'dbt --version | grep -q postgres && dbt --version | grep -q duckdb' "${dbt_spec[@]}"; fi
   if wants browser; then install_browser; fi
   if wants airflow; then
     # Importing airflow writes an airflow.cfg into AIRFLOW_HOME: a temp one.

@@ -14,7 +14,7 @@ use ripple::time::{Grain, Hour, TimeMapping};
 mod cli;
 #[path = "support/temp_project.rs"]
 mod temp_project;
-use temp_project::temp_project;
+use temp_project::{copy_tree, temp_project};
 #[path = "support/random_graph.rs"]
 mod random_graph;
 use cli::worked_example;
@@ -494,13 +494,13 @@ fn commands_follow_the_job_that_writes_each_dataset() {
     assert!(load.commands.airflow3.as_deref().unwrap().starts_with(
         "airflow backfill create --dag-id shop_daily --from-date 2026-01-10 --to-date 2026-01-11"
     ));
-    // dbt builds shadows through the project's contract macro: every
-    // restated model is named in `ripple_shadows`; a microbatch model runs
+    // dbt builds shadows through the overlay: every restated model is
+    // named in `ripple_overlay_shadows`; a microbatch model runs
     // by event time, any other is rebuilt from scratch into its shadow.
     let daily = task("model.orders_daily");
     let command = daily.commands.dbt.as_deref().unwrap();
     assert!(
-        command.starts_with("dbt run --select path:models/marts/finance/orders_daily.sql --vars '{\"ripple_shadows\":[\"stg_orders\",\"fct_orders\",\"orders_daily\","),
+        command.contains(" --select path:models/marts/finance/orders_daily.sql --vars '{\"ripple_overlay_shadows\":{"),
         "{command}"
     );
     assert!(
@@ -528,40 +528,165 @@ fn commands_follow_the_job_that_writes_each_dataset() {
 }
 
 #[test]
-fn without_the_contract_macro_no_dbt_command_is_written() {
-    let g = LineageGraph::build(
-        load_project(
-            Path::new("fixtures/worked_example/declared"),
-            &LoadOptions::default(),
-        )
-        .unwrap(),
-    );
-    assert_eq!(g.dbt_shadow_macro, None);
-    let req = request(&["raw.orders"], "2026-01-10", "2026-01-12", "2026-02-01");
-    let (i, model) = impact(&g, &TimeFacts::build(&g).unwrap(), &req, false).unwrap();
-    let doc = ripple::plan::document(
-        &g,
-        &model,
-        &i,
-        tasks(&g, &model, &i).unwrap(),
-        &Default::default(),
-    )
-    .unwrap();
-    assert!(doc.tasks.iter().all(|t| t.commands.dbt.is_none()));
-    assert!(
-        doc.warnings
-            .iter()
-            .any(|w| w.contains("lacks ripple's shadow macro")),
-        "{:?}",
-        doc.warnings
-    );
+fn a_stock_dbt_project_runs_through_an_overlay_for_any_shadow_pattern() {
+    for pattern in [
+        "{schema}.{table}__backfill",
+        "backfill.{table}",
+        "{schema}.shadow_{table}",
+        "elsewhere.{schema}.{table}",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(Path::new("fixtures/worked_example/declared"), dir.path());
+        let yml = dir.path().join("ripple.yml");
+        let config = std::fs::read_to_string(&yml).unwrap();
+        let config = config.replace(
+            "backfill:\n",
+            &format!("backfill:\n  shadow: \"{pattern}\"\n"),
+        );
+        std::fs::write(&yml, config).unwrap();
+        let g = LineageGraph::build(load_project(dir.path(), &LoadOptions::default()).unwrap());
+        // No macro of ripple's, none of the project's naming macros.
+        assert_eq!(g.dbt_root.as_ref().map(|r| r.name_macros.len()), Some(0));
+        let req = request(&["raw.orders"], "2026-01-10", "2026-01-12", "2026-02-01");
+        let (i, model) = impact(&g, &TimeFacts::build(&g).unwrap(), &req, false).unwrap();
+        let doc = ripple::plan::document(
+            &g,
+            &model,
+            &i,
+            tasks(&g, &model, &i).unwrap(),
+            &Default::default(),
+        );
+        // dbt cannot write a shadow in another database beside production:
+        // refused, never a plan that stops at its first task.
+        if pattern.starts_with("elsewhere") {
+            let e = doc.unwrap_err().to_string();
+            assert!(
+                e.contains("another database") && e.contains("backfill.shadow"),
+                "{e}"
+            );
+            continue;
+        }
+        let doc = doc.unwrap();
+        assert!(!doc.tasks.is_empty());
+        for t in &doc.tasks {
+            let command = t
+                .commands
+                .dbt
+                .as_deref()
+                .unwrap_or_else(|| panic!("{pattern}: {t:?}"));
+            assert!(
+                command.starts_with("dbt run --project-dir \"$RIPPLE_DBT_OVERLAY\" --target-path \"$RIPPLE_DBT_OVERLAY/target\""),
+                "{command}"
+            );
+            // The shadows variable names each restated model's shadow as
+            // the plan's pattern makes it.
+            let vars = shell_words(command)
+                .into_iter()
+                .skip_while(|w| w != "--vars")
+                .nth(1)
+                .unwrap();
+            let vars: serde_json::Value = serde_json::from_str(&vars).unwrap();
+            let shadows = vars["ripple_overlay_shadows"].as_object().unwrap();
+            let d = g.dataset(&t.task.dataset).unwrap();
+            let parts: Vec<&str> = t.writes.split('.').collect();
+            let named = &shadows[&d.name];
+            assert_eq!(
+                named["identifier"],
+                *parts.last().unwrap(),
+                "{pattern}: {named}"
+            );
+            assert_eq!(
+                named["schema"],
+                parts[parts.len() - 2],
+                "{pattern}: {named}"
+            );
+            assert_eq!(
+                named.get("database").is_some(),
+                parts.len() == 3,
+                "{pattern}: {named}"
+            );
+        }
+        assert!(
+            !doc.dbt_overlay.is_empty()
+                && doc.dbt_overlay_functions.contains("ripple_overlay_link()")
+        );
+        assert!(
+            doc.warnings.iter().all(|w| !w.contains("dbt")),
+            "{:?}",
+            doc.warnings
+        );
+    }
+    // The shop defines generate_schema_name and generate_alias_name: the
+    // overlay renames them and calls them for production names.
     let shop = LineageGraph::build(
         load_project(Path::new("fixtures/shop"), &LoadOptions::default()).unwrap(),
     );
+    let root = shop.dbt_root.as_ref().unwrap();
+    let files: Vec<&str> = root.name_macros.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(
-        shop.dbt_shadow_macro.as_deref(),
-        Some("macros/ripple_shadows.sql")
+        files,
+        [
+            "macros/generate_schema_name.sql",
+            "macros/ripple_shadows.sql"
+        ]
     );
+    let (lines, _) = ripple::plan::executors::dbt_overlay_lines(root).unwrap();
+    let text: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
+    assert_eq!(text[0], "ripple_overlay_link macros", "{text:?}");
+    let overlay_macros = text
+        .iter()
+        .find(|l| l.contains("ripple_overlay_macros/"))
+        .unwrap();
+    assert!(
+        overlay_macros
+            .contains("return(ripple_user__generate_schema_name(custom_schema_name, node))")
+    );
+    assert!(
+        overlay_macros
+            .contains("return(ripple_user__generate_alias_name(custom_alias_name, node))")
+    );
+    assert!(
+        overlay_macros
+            .contains("adapter.dispatch('\\''generate_database_name'\\'', '\\''dbt'\\'')")
+    );
+}
+
+/// `line` split into words as the shell would (single quotes only, as
+/// ripple quotes).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut started = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                started = true;
+            }
+            '"' if !quoted => started = true,
+            '\\' if !quoted => {
+                if let Some(n) = chars.next() {
+                    word.push(n);
+                }
+            }
+            ' ' if !quoted => {
+                if started || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            c => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if started || !word.is_empty() {
+        words.push(word);
+    }
+    words
 }
 
 fn plan_cli(format: &str) -> String {

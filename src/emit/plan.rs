@@ -55,6 +55,8 @@ fn write_json_by(
         rollback: plan.rollback.clone(),
         schedule: plan.schedule.clone(),
         warnings: plan.warnings.clone(),
+        dbt_overlay: plan.dbt_overlay.clone(),
+        dbt_overlay_functions: plan.dbt_overlay_functions.clone(),
     };
     let mut doc = serde_json::to_string_pretty(&PlanJson {
         schema_version: PLAN_SCHEMA_VERSION,
@@ -147,6 +149,13 @@ pub fn markdown(plan: &PlanDocument) -> String {
 /// Every task's commands in plan order, one per line.
 pub fn commands(plan: &PlanDocument, executor: Option<Executor>) -> String {
     let mut out = String::new();
+    if runs_dbt(plan, executor) {
+        out.push_str("# dbt overlay: run these first, with RIPPLE_DBT_OVERLAY set to an empty folder\n# and RIPPLE_DBT_PROJECT to the dbt project (default: the current folder)\n");
+        out.push_str(&plan.dbt_overlay_functions);
+        for line in &plan.dbt_overlay {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     for t in &plan.tasks {
         let _ = writeln!(out, "{}", ShellLine::comment(&t.task.id));
         for line in command_lines(t, executor) {
@@ -185,6 +194,14 @@ pub fn shell(plan: &PlanDocument, executor: Option<Executor>) -> String {
         );
         let _ = writeln!(out, "{}", run_sql(&sql_script(&s.sql)));
     }
+    if runs_dbt(plan, executor) {
+        out.push_str("\n# dbt runs in an overlay of the project (docs/plan.md, dbt): the project's\n# folder is never written\n");
+        out.push_str(&plan.dbt_overlay_functions);
+        out.push_str("RIPPLE_DBT_OVERLAY=$(mktemp -d \"${TMPDIR:-/tmp}/ripple-dbt.XXXXXX\")\ntrap 'rm -rf \"$RIPPLE_DBT_OVERLAY\"' EXIT\n");
+        for line in &plan.dbt_overlay {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     for t in &plan.tasks {
         let _ = writeln!(
             out,
@@ -215,6 +232,15 @@ pub fn shell(plan: &PlanDocument, executor: Option<Executor>) -> String {
         let _ = writeln!(out, "{}", run_sql(&sql_script(&plan.cleanup)));
     }
     out
+}
+
+/// Whether some task of `plan` runs with its dbt command under `executor`.
+fn runs_dbt(plan: &PlanDocument, executor: Option<Executor>) -> bool {
+    !plan.dbt_overlay.is_empty()
+        && plan.tasks.iter().any(|t| {
+            t.commands.dbt.is_some()
+                && command_lines(t, executor).first() == t.commands.dbt.as_ref()
+        })
 }
 
 /// The plan in DOT: one cluster per dataset (a stage), batches as nodes.
@@ -312,6 +338,20 @@ pub fn airflow_dag(
         "POOL = \"ripple_backfill\"  # create it with {max_concurrency} slots"
     );
     let _ = writeln!(out, "CONN_ID = \"warehouse\"\n");
+    if runs_dbt(plan, executor) {
+        // Each dbt task builds its own overlay: tasks may run on other workers.
+        let mut prelude = String::from("set -euo pipefail\n");
+        prelude.push_str(&plan.dbt_overlay_functions);
+        prelude.push_str("cd \"${RIPPLE_DBT_PROJECT:?set RIPPLE_DBT_PROJECT to the dbt project folder}\"\nexport RIPPLE_DBT_OVERLAY=$(mktemp -d \"${TMPDIR:-/tmp}/ripple-dbt.XXXXXX\")\ntrap 'rm -rf \"$RIPPLE_DBT_OVERLAY\"' EXIT\n");
+        for line in &plan.dbt_overlay {
+            let _ = writeln!(prelude, "{line}");
+        }
+        let _ = writeln!(
+            out,
+            "# Builds the dbt overlay each dbt task runs in (docs/plan.md, dbt).\nDBT_OVERLAY = {}\n",
+            py(&prelude)
+        );
+    }
     out.push_str("ROLLBACK = [\n");
     for r in &plan.rollback {
         let _ = writeln!(out, "    {},", py(r));
@@ -357,14 +397,20 @@ pub fn airflow_dag(
                 statements.join(", ")
             );
         } else {
-            let command = command_lines(t, executor)
+            let lines = command_lines(t, executor);
+            let command = lines
                 .iter()
                 .map(ShellLine::as_str)
                 .collect::<Vec<_>>()
                 .join(" && ");
+            let overlay = if t.commands.dbt.is_some() && lines.first() == t.commands.dbt.as_ref() {
+                "DBT_OVERLAY + "
+            } else {
+                ""
+            };
             let _ = writeln!(
                 out,
-                "    {} = BashOperator(task_id={}, bash_command={})",
+                "    {} = BashOperator(task_id={}, bash_command={overlay}{})",
                 var(i, "run"),
                 py(&task_id(&t.task.id)),
                 py(&command)

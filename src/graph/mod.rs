@@ -62,8 +62,8 @@ pub struct LineageGraph {
     pub root: std::path::PathBuf,
     /// The project's Airflow DAGs (their schedules are production's).
     pub dags: Vec<crate::project::Dag>,
-    /// The dbt macro file of ripple's backfill contract, if any.
-    pub dbt_shadow_macro: Option<String>,
+    /// The root dbt project, as ripple's dbt executor runs it.
+    pub dbt_root: Option<crate::project::DbtRoot>,
     /// Answers kept from earlier runs: each job's column lineage and time
     /// facts, looked up before its SQL is parsed.
     pub cache: std::sync::Arc<crate::cache::Cache>,
@@ -391,7 +391,7 @@ impl LineageGraph {
             jobs,
             mut diagnostics,
             dags,
-            dbt_shadow_macro,
+            dbt_root,
             cache,
             lineage: _,
         } = project;
@@ -523,7 +523,7 @@ impl LineageGraph {
             config,
             root,
             dags,
-            dbt_shadow_macro,
+            dbt_root,
             cache,
         };
         for cycle in g.cycles_if_any() {

@@ -19,6 +19,8 @@ use crate::error::Result;
 use crate::project::{Dataset, Diagnostic, Project};
 
 pub use airflow::{Dags, read_dags};
+pub use dbt::NAME_MACROS as DBT_NAME_MACROS;
+pub(crate) use dbt::jinja::macro_blocks as dbt_macro_blocks;
 pub use schema_file::read_schema;
 pub use tables::{TablesError, load_tables};
 
@@ -240,7 +242,7 @@ pub fn open_project(root: &Path, options: &LoadOptions) -> Result<OpenProject> {
             && part.jobs.is_empty()
             && part.diagnostics.is_empty()
             && part.dags.is_empty()
-            && part.dbt_shadow_macro.is_none())
+            && part.dbt_root.is_none())
         {
             lineage = None;
         }

@@ -138,6 +138,17 @@ pub struct PlanDocument {
     pub schedule: Option<super::schedule::ScheduleSummary>,
     /// What a reviewer should know (the executors' contracts).
     pub warnings: Vec<String>,
+    /// The shell lines that build the dbt overlay in `$RIPPLE_DBT_OVERLAY`
+    /// (an empty folder) from the dbt project in `${RIPPLE_DBT_PROJECT:-.}`
+    /// before any dbt command runs, after the functions of
+    /// `dbt_overlay_functions` (docs/plan.md, dbt); absent when no task
+    /// has a dbt command.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<String>")]
+    pub dbt_overlay: Vec<super::executors::ShellLine>,
+    /// The shell functions `dbt_overlay` calls.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub dbt_overlay_functions: String,
 }
 
 impl PlanDocument {
@@ -274,16 +285,33 @@ pub fn document(
             drop_view(dialect, shadow)
         }
     };
-    let dbt_models: Vec<String> = order
+    // The root project's models the plan restates, each with its shadow's
+    // parts: dbt names them so through the overlay.
+    let dbt_shadows: super::executors::DbtShadows = order
         .iter()
         .filter(|id| {
             g.writer(id).is_some_and(|j| j.kind.is_dbt())
                 && materialized(id).as_deref() != Some("ephemeral")
         })
         .filter_map(|id| g.dataset(id))
-        .map(|d| d.name.clone())
+        .filter(|d| d.package.is_none())
+        .map(|d| {
+            let parts = crate::sql::rewrite::relation_parts(&shadow_of(d));
+            let names = ["database", "schema", "identifier"];
+            let named = names[3 - parts.len().min(3)..]
+                .iter()
+                .copied()
+                .zip(parts.iter().rev().take(3).rev().cloned())
+                .collect();
+            (d.name.clone(), named)
+        })
         .collect();
-    let dbt_contract = g.dbt_shadow_macro.is_some() && pattern == DEFAULT_SHADOW;
+    // The overlay dbt runs in, or why there is none.
+    type Overlay = (Vec<super::executors::ShellLine>, Vec<String>);
+    let dbt_overlay: Result<Overlay, String> = match &g.dbt_root {
+        Some(root) => super::executors::dbt_overlay_lines(root),
+        None => Err("the project has no dbt_project.yml ripple read (a manifest alone cannot be run by dbt)".to_string()),
+    };
     // What each job's SQL outputs, read once per dataset on all cores (maps:
     // the same whatever order they finish in): the columns a swap names,
     // and, for a dataset no config gives a partition column, the lineage
@@ -771,8 +799,8 @@ pub fn document(
                     known: known.get(t.dataset.as_str()),
                     max_active_runs,
                     range: (&last_day, &last_day),
-                    dbt_models: &dbt_models,
-                    dbt_contract,
+                    dbt_shadows: &dbt_shadows,
+                    dbt_overlay: dbt_overlay.is_ok(),
                     grain: grain_of(&t.dataset),
                 },
             )?,
@@ -783,20 +811,30 @@ pub fn document(
                 "`{}` is an Airflow task: its SQL runs per date into the shadow `{}` (executor sql); the airflow2/airflow3 commands run the production task, which writes production, and are listed for reference only (see docs/plan.md, Executors)",
                 d.name, shadow
             )),
-            Some(k) if k.is_dbt() && dbt_contract => {
-                super::executors::dbt_selector(d).err()
-            }
-            Some(k) if k.is_dbt() && !dbt_contract => Some(format!(
-                "`{}` is a dbt model, and the project lacks ripple's shadow macro{}: no dbt command is written, since `dbt run` would write production (see docs/plan.md, dbt)",
-                d.name,
-                if pattern == DEFAULT_SHADOW {
-                    ""
-                } else {
-                    " (or backfill.shadow is not the default)"
-                }
-            )),
+            Some(k) if k.is_dbt() => match &dbt_overlay {
+                Ok(_) => super::executors::dbt_refusal(d, &dbt_shadows),
+                Err(why) => Some(format!(
+                    "`{}` is a dbt model, and ripple cannot run its project through an overlay: {why}",
+                    d.name
+                )),
+            },
             _ => None,
         };
+        // A task no executor runs into its shadow would stop the plan after
+        // the shadows are made (or, run by the Airflow CLIs, write
+        // production): refused now, with the reason.
+        if commands.sql.is_empty()
+            && commands.dbt.is_none()
+            && !matviews.contains(t.dataset.as_str())
+        {
+            return Err(PlanError::NoCommand {
+                dataset: d.name.clone(),
+                reason: warning
+                    .clone()
+                    .or_else(|| note.clone())
+                    .unwrap_or_else(|| "no executor runs its job into a shadow".to_string()),
+            });
+        }
         let zone = zone_of(&t.dataset);
         let task = DocTask {
             commands,
@@ -1018,6 +1056,13 @@ pub fn document(
         }
     }
     let keep = options.keep_shadows || g.config.backfill.keep_shadows;
+    let (dbt_overlay, dbt_overlay_functions) = match dbt_overlay {
+        Ok((lines, overlay_warnings)) if doc_tasks.iter().any(|t| t.commands.dbt.is_some()) => {
+            warnings.extend(overlay_warnings);
+            (lines, super::executors::DBT_OVERLAY_FUNCTIONS.to_string())
+        }
+        _ => (Vec::new(), String::new()),
+    };
     Ok(PlanDocument {
         changed: impact.changed.clone(),
         assumed: tasks.assumed,
@@ -1033,6 +1078,8 @@ pub fn document(
         rollback: drops.into_iter().chain(fingerprints).collect(),
         schedule: None,
         warnings,
+        dbt_overlay,
+        dbt_overlay_functions,
     })
 }
 

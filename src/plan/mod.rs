@@ -159,6 +159,14 @@ pub enum PlanError {
         /// The fact that is missing or in the way, and what to do.
         reason: String,
     },
+    /// A task that no executor can run into its shadow.
+    #[error("refusing to plan: no command can rebuild `{dataset}` into its shadow: {reason}")]
+    NoCommand {
+        /// The dataset.
+        dataset: String,
+        /// Why, and what to change.
+        reason: String,
+    },
     /// A shadow that would be a production relation.
     #[error(
         "the shadow of `{dataset}` would be `{shadow}`, a production relation (or another dataset's shadow); set `backfill.shadow` to a pattern with `{{table}}` that names no table of the project, e.g. `{{schema}}.{{table}}__backfill`"

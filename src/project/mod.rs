@@ -38,8 +38,8 @@ pub struct Project {
     pub diagnostics: Vec<Diagnostic>,
     /// Airflow DAGs read from the DAG folders, sorted by id.
     pub dags: Vec<Dag>,
-    /// The dbt macro file of ripple's backfill contract, if any.
-    pub dbt_shadow_macro: Option<String>,
+    /// The root dbt project, as ripple's dbt executor runs it.
+    pub dbt_root: Option<DbtRoot>,
     /// Answers kept from earlier runs (off unless the loader was given a
     /// cache folder).
     pub cache: std::sync::Arc<crate::cache::Cache>,
@@ -102,9 +102,23 @@ pub struct Part {
     pub diagnostics: Vec<Diagnostic>,
     /// Airflow DAGs it read.
     pub dags: Vec<Dag>,
-    /// The dbt macro file that makes `dbt run` build shadows (ripple's
-    /// backfill contract, docs/plan.md), when the project has one.
-    pub dbt_shadow_macro: Option<String>,
+    /// The root dbt project, as ripple's dbt executor runs it.
+    pub dbt_root: Option<DbtRoot>,
+}
+
+/// What ripple's dbt executor needs of the root dbt project to run it
+/// through an overlay that builds shadows (docs/plan.md, dbt), read when the
+/// project is: the user's folder is never edited.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DbtRoot {
+    /// `dbt_project.yml` as written.
+    pub project_file: String,
+    /// The project's macro folders, as `dbt_project.yml` names them.
+    pub macro_paths: Vec<String>,
+    /// The project's macro files that define `generate_schema_name`,
+    /// `generate_alias_name` or `generate_database_name`: path relative to
+    /// the project, and text as written.
+    pub name_macros: Vec<(String, String)>,
 }
 
 impl Project {
@@ -122,7 +136,7 @@ impl Project {
         append(&mut self.jobs, part.jobs);
         append(&mut self.diagnostics, part.diagnostics);
         append(&mut self.dags, part.dags);
-        self.dbt_shadow_macro = self.dbt_shadow_macro.take().or(part.dbt_shadow_macro);
+        self.dbt_root = self.dbt_root.take().or(part.dbt_root);
     }
 
     /// The findings about Airflow DAG files and their tasks.

@@ -167,6 +167,15 @@ impl Pg {
         )
     }
 
+    /// The lines of a dbt profile target (`type: postgres`) for this
+    /// database, indented for `outputs.<name>`, with models in `schema`.
+    pub fn dbt_target(&self, schema: &str) -> String {
+        format!(
+            "type: postgres\n      host: {}\n      port: {}\n      user: {}\n      password: \"\"\n      dbname: {}\n      schema: {schema}",
+            self.host, self.port, self.user, self.database
+        )
+    }
+
     /// This test's database.
     pub fn database(&self) -> &str {
         &self.database

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use ripple::config::{Config, DatasetConfig};
 use ripple::graph::LineageGraph;
 use ripple::impact::ImpactRequest;
-use ripple::project::{AirflowTask, Job, JobKind, Project, Reference, Target};
+use ripple::project::{AirflowTask, Job, JobKind, Project, Reference, SqlTemplate, Target};
 use ripple::time::{Grain, Hour, TimeKey, TimeMapping};
 
 pub fn key(s: &str) -> TimeKey {
@@ -115,6 +115,18 @@ pub fn build(c: &Case) -> LineageGraph {
             },
         );
     }
+    // A task's SQL, for the plan's sql executor to run per date.
+    let sql = |i: usize| {
+        format!(
+            "insert into {} (d) {}",
+            name(i),
+            c.ups[i]
+                .iter()
+                .map(|(u, _)| format!("select d from {} where d = '{{{{ ds }}}}'", name(*u)))
+                .collect::<Vec<_>>()
+                .join(" union all ")
+        )
+    };
     let jobs = (1..c.grains.len())
         .filter(|&i| !c.ups[i].is_empty())
         // Airflow tasks take their run's dates, so the plan batches them.
@@ -134,11 +146,14 @@ pub fn build(c: &Case) -> LineageGraph {
                 line: 1,
             }],
             feeds: None,
-            sql: None,
+            sql: Some(sql(i).into()),
             airflow: Some(Box::new(AirflowTask {
                 dag_id: "dag".to_string(),
                 task_id: name(i),
-                template: None,
+                template: Some(SqlTemplate {
+                    text: sql(i),
+                    params: Default::default(),
+                }),
             })),
             built_by: None,
             needs_warehouse: Vec::new(),

@@ -47,7 +47,7 @@ pub(crate) fn load(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Part {
         jobs: dags.jobs(),
         diagnostics,
         dags: dags.dags,
-        dbt_shadow_macro: None,
+        dbt_root: None,
     }
 }
 

@@ -321,6 +321,14 @@ fn is_enabled(d: &Dataset) -> bool {
         || matches!(d.config.get("enabled"), Some(Value::String(s)) if s.eq_ignore_ascii_case("false")))
 }
 
+/// The macros dbt calls to name a model's relation, which the dbt
+/// executor's overlay wraps to name shadows.
+pub const NAME_MACROS: [&str; 3] = [
+    "generate_database_name",
+    "generate_schema_name",
+    "generate_alias_name",
+];
+
 /// Reads the dbt project at `root`; with `rec`, noting every file read and
 /// folder listed, and keeping what renders a model again.
 fn read_project(
@@ -559,13 +567,27 @@ fn read_project(
             )
         })
         .collect();
-    // ripple's backfill contract: the root project redefines dbt's alias
-    // macro to build the models named in `ripple_shadows` as their shadows.
-    out.dbt_shadow_macro = macro_files
+    // What the dbt executor's overlay needs: the project file, its macro
+    // folders, and the files that define the macros the overlay wraps
+    // (read again whole: `text` holds only their macro blocks).
+    let name_macros = macro_files
         .iter()
         .filter(|m| m.package.is_none())
-        .find(|m| m.text.contains("generate_alias_name") && m.text.contains("ripple_shadows"))
-        .map(|m| m.path.clone());
+        .filter(|m| {
+            jinja::macro_blocks(&m.text)
+                .iter()
+                .any(|b| NAME_MACROS.contains(&b.name.as_str()))
+        })
+        .filter_map(|m| {
+            let text = read(rec, &root.join(&m.path)).ok()?;
+            Some((m.path.clone(), text))
+        })
+        .collect();
+    out.dbt_root = Some(crate::project::DbtRoot {
+        project_file: root_file.text.clone(),
+        macro_paths: root_file.macro_paths.clone(),
+        name_macros,
+    });
     let settings_json = rec.map(|_| serde_json::to_string(&settings).unwrap_or_default());
     let texts: Vec<&str> = templates.iter().map(|t| t.text.as_str()).collect();
     let (renderer, macro_errors, calls) = Renderer::with_calls(settings, &macro_files, &texts);

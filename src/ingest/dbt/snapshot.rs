@@ -99,7 +99,7 @@ struct StateIn {
 struct PreludeOut<'a> {
     datasets: Vec<(&'a Dataset, bool)>,
     diagnostics: &'a [Diagnostic],
-    dbt_shadow_macro: &'a Option<String>,
+    dbt_root: &'a Option<crate::project::DbtRoot>,
 }
 
 /// The part before rendering, as read.
@@ -107,7 +107,7 @@ struct PreludeOut<'a> {
 struct PreludeIn {
     datasets: Vec<(Dataset, bool)>,
     diagnostics: Vec<Diagnostic>,
-    dbt_shadow_macro: Option<String>,
+    dbt_root: Option<crate::project::DbtRoot>,
 }
 
 /// How many model lines follow the state line, the length of each one's
@@ -239,7 +239,7 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) -> 
             .map(|d| (d, d.tests))
             .collect(),
         diagnostics: &loaded.prelude.diagnostics,
-        dbt_shadow_macro: &loaded.prelude.dbt_shadow_macro,
+        dbt_root: &loaded.prelude.dbt_root,
     })
     .unwrap_or_default();
     let inputs = serde_json::to_string(&inputs).unwrap_or_default();
@@ -594,7 +594,7 @@ impl Pending {
                 })
                 .collect(),
             diagnostics: prelude.diagnostics,
-            dbt_shadow_macro: prelude.dbt_shadow_macro,
+            dbt_root: prelude.dbt_root,
             ..Part::default()
         };
         let loaded = Loaded {

@@ -25,6 +25,8 @@ pub(crate) struct ProjectFile {
     pub snapshots: Value,
     /// `dispatch:`: macro namespace → search order.
     pub dispatch: BTreeMap<String, Vec<String>>,
+    /// The file's text, for the dbt executor's overlay.
+    pub text: String,
 }
 
 /// Parses YAML text into JSON-like values, or a diagnostic naming where it
@@ -53,6 +55,7 @@ impl ProjectFile {
                 .unwrap_or_else(|| vec![default.to_string()])
         };
         ProjectFile {
+            text: String::new(),
             name: v
                 .get("name")
                 .and_then(Value::as_str)
@@ -378,7 +381,10 @@ pub(crate) fn read_project_file(
     let text = super::read(rec, &path)
         .map_err(|e| Diagnostic::error("read-error", Some(file.clone()), 0, 0, e.to_string()))?;
     let value = parse(&text, &file)?;
-    Ok(ProjectFile::from_value(&value))
+    Ok(ProjectFile {
+        text,
+        ..ProjectFile::from_value(&value)
+    })
 }
 
 #[cfg(test)]

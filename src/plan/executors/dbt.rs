@@ -1,21 +1,37 @@
-//! dbt: `dbt run` of the model, built as its shadow through ripple's
-//! backfill contract.
+//! dbt: `dbt run` of the model, built as its shadow through an overlay.
 //!
-//! The contract (docs/plan.md, *dbt*): the project's `generate_alias_name`
-//! macro gives every model named in the `ripple_shadows` variable the alias
-//! `<alias>__backfill`. `dbt run --vars '{"ripple_shadows": [...]}'` with
-//! every model the plan restates then builds the selected model as its
-//! shadow, and each `ref()` to a restated model reads that model's shadow,
-//! while refs to the rest read production. Without that macro, or with a
-//! shadow pattern other than the default, `dbt run` would write production:
-//! no dbt command is written and the plan says why.
+//! The overlay (docs/plan.md, *dbt*) is a folder ripple's plan makes at run
+//! time, outside the user's project: the project's entries linked in, its
+//! `dbt_project.yml` with one more macro folder, and in that folder the
+//! three macros dbt names relations with. They give every model the
+//! `ripple_overlay_shadows` variable names its shadow's parts and leave the
+//! rest to the project's own macros (renamed in the overlay when the project
+//! defines them) or dbt's. `dbt run --project-dir $RIPPLE_DBT_OVERLAY` with
+//! every restated model in that variable builds the selected model as its
+//! shadow, and each `ref()` to a restated model reads its shadow, whatever
+//! the shadow pattern; refs to the rest read production.
+
+use std::fmt::Write as _;
 
 use super::{Commands, ShellLine, TaskContext};
+use crate::project::DbtRoot;
 use crate::time::{Hour, datetime_of};
+
+/// The dbt variable naming each restated model's shadow.
+pub const SHADOWS_VAR: &str = "ripple_overlay_shadows";
+
+/// The variable the overlay folder is in when dbt commands run.
+pub const OVERLAY_VAR: &str = "RIPPLE_DBT_OVERLAY";
+
+/// The overlay's own macro folder.
+const OVERLAY_MACROS: &str = "ripple_overlay_macros";
+
+/// Prefix of a project's own naming macro, renamed in the overlay.
+const USER_PREFIX: &str = "ripple_user__";
 
 /// Fills the dbt command of a task.
 pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
-    if !cx.dbt_contract {
+    if !cx.dbt_overlay {
         return;
     }
     let d = cx.dataset;
@@ -24,10 +40,22 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
         .get("incremental_strategy")
         .and_then(|v| v.as_str())
         == Some("microbatch");
+    if refusal(d, cx.dbt_shadows).is_some() {
+        return;
+    }
     let Ok(select) = selector(d) else { return };
-    let vars = serde_json::json!({ "ripple_shadows": cx.dbt_models }).to_string();
+    let vars = serde_json::json!({ SHADOWS_VAR: cx.dbt_shadows }).to_string();
     let command = ShellLine::new("dbt")
         .arg("run")
+        .arg("--project-dir")
+        .var(OVERLAY_VAR, "")
+        .arg("--target-path")
+        .var(OVERLAY_VAR, "/target")
+        .arg("--log-path")
+        .var(OVERLAY_VAR, "/logs")
+        // Else dbt writes `.user.yml` into the profiles folder, which may
+        // be the user's project.
+        .arg("--no-send-anonymous-usage-stats")
         .arg("--select")
         .arg(&select)
         .arg("--vars")
@@ -46,6 +74,220 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
             .arg("--event-time-end")
             .arg(&instant(end))
     });
+}
+
+/// The overlay's three naming macros: a model the shadows variable names
+/// gets its shadow's parts; anything else what the project's own macro
+/// (`user`: renamed in the overlay) or dbt's gives.
+fn naming_macros(user: &[&str]) -> String {
+    let mut out = format!(
+        "{{# Written by ripple for a backfill: names restated models' shadows. #}}\n\
+         {{% macro ripple_overlay__shadow(node) -%}}\n\
+         {{%- set shadows = var('{SHADOWS_VAR}', {{}}) -%}}\n\
+         {{%- if node is not none and node.resource_type == 'model' and node.package_name == project_name and node.name in shadows -%}}\n\
+         {{%- do return(shadows[node.name]) -%}}\n\
+         {{%- endif -%}}\n\
+         {{%- do return(none) -%}}\n\
+         {{%- endmacro %}}\n"
+    );
+    for (name, part, arg) in [
+        ("generate_database_name", "database", "custom_database_name"),
+        ("generate_schema_name", "schema", "custom_schema_name"),
+        ("generate_alias_name", "identifier", "custom_alias_name"),
+    ] {
+        let fallback = if user.contains(&name) {
+            format!("{USER_PREFIX}{name}({arg}, node)")
+        } else {
+            format!("adapter.dispatch('{name}', 'dbt')({arg}, node)")
+        };
+        let _ = write!(
+            out,
+            "\n{{% macro {name}({arg}=none, node=none) -%}}\n\
+             {{%- set shadow = ripple_overlay__shadow(node) -%}}\n\
+             {{%- if shadow is not none and shadow.get('{part}') -%}}\n\
+             {{%- do return(shadow['{part}']) -%}}\n\
+             {{%- endif -%}}\n\
+             {{%- do return({fallback}) -%}}\n\
+             {{%- endmacro %}}\n"
+        );
+    }
+    out
+}
+
+/// `text` with its definitions of dbt's naming macros renamed (the tag's
+/// name only), so the overlay's own can call them.
+fn rename_naming_macros(text: &str) -> (String, Vec<&'static str>) {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut renamed = Vec::new();
+    let mut at = 0;
+    for block in crate::ingest::dbt_macro_blocks(text) {
+        let Some(&name) = crate::ingest::DBT_NAME_MACROS
+            .iter()
+            .find(|n| **n == block.name)
+        else {
+            continue;
+        };
+        let tag = &text[block.start..block.body_start];
+        let Some(offset) = tag.find(name) else {
+            continue;
+        };
+        out.push_str(&text[at..block.start + offset]);
+        out.push_str(USER_PREFIX);
+        out.push_str(name);
+        at = block.start + offset + name.len();
+        renamed.push(name);
+    }
+    out.push_str(&text[at..]);
+    (out, renamed)
+}
+
+/// The lines that build the overlay of `root` in `$RIPPLE_DBT_OVERLAY` (an
+/// empty folder) from the dbt project in `${RIPPLE_DBT_PROJECT:-.}`, using
+/// the functions of [`OVERLAY_FUNCTIONS`]; an error saying why a project
+/// cannot be run so.
+pub fn overlay_lines(root: &DbtRoot) -> Result<(Vec<ShellLine>, Vec<String>), String> {
+    let (project_file, dropped) = overlay_project_file(&root.project_file, &root.macro_paths);
+    let warnings = dropped
+        .iter()
+        .map(|key| format!(
+            "dbt_project.yml's `{key}` hooks do not run in the backfill: they would run against production. Run what the models need of them (a function, a grant) yourself first"
+        ))
+        .collect();
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut mirrored: Vec<String> = Vec::new();
+    let mut user: Vec<&'static str> = Vec::new();
+    for (path, text) in &root.name_macros {
+        let top = path.split('/').next().unwrap_or_default();
+        if path.starts_with('/') || top == ".." || top.is_empty() || !path.contains('/') {
+            return Err(format!(
+                "its macro file `{path}` is outside the project's folders: ripple cannot wrap the relation names it defines"
+            ));
+        }
+        let (renamed, names) = rename_naming_macros(text);
+        user.extend(names);
+        if !mirrored.iter().any(|m| m == top) {
+            mirrored.push(top.to_string());
+        }
+        files.push((path.clone(), renamed));
+    }
+    user.sort_unstable();
+    user.dedup();
+    files.push((
+        format!("{OVERLAY_MACROS}/ripple_overlay.sql"),
+        naming_macros(&user),
+    ));
+    files.push(("dbt_project.yml".to_string(), project_file));
+    let mut lines = vec![
+        mirrored
+            .iter()
+            .fold(ShellLine::new("ripple_overlay_link"), |l, m| l.arg(m)),
+    ];
+    for (path, text) in files {
+        lines.push(ShellLine::new("ripple_overlay_write").arg(&path).arg(&text));
+    }
+    Ok((lines, warnings))
+}
+
+/// The keys of `dbt_project.yml` the overlay takes out: hooks that run on
+/// every `dbt run` against production, and the macro folders it replaces.
+const DROPPED_KEYS: [&str; 3] = ["on-run-start", "on-run-end", "macro-paths"];
+
+/// `dbt_project.yml` for the overlay: the project's own text without its
+/// top-level [`DROPPED_KEYS`], then `macro-paths` naming the project's
+/// folders and the overlay's; and the hooks it took out. Edited as text,
+/// not parsed and written again: dbt reads YAML 1.1 (`yes`, `on` are
+/// booleans to it), and its own reading must stay what it was.
+fn overlay_project_file(text: &str, macro_paths: &[String]) -> (String, Vec<&'static str>) {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut dropped = Vec::new();
+    let mut skipping = false;
+    for line in text.split_inclusive('\n') {
+        let top = !line.starts_with([' ', '\t', '-', '#', '\r', '\n']);
+        if top {
+            let key = line
+                .split(':')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .trim_matches(['"', '\'']);
+            skipping = match DROPPED_KEYS.iter().find(|k| **k == key) {
+                Some(k) => {
+                    if *k != "macro-paths" {
+                        dropped.push(*k);
+                    }
+                    true
+                }
+                None => false,
+            };
+        }
+        if !skipping {
+            out.push_str(line);
+        }
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let mut paths: Vec<&str> = macro_paths.iter().map(String::as_str).collect();
+    paths.push(OVERLAY_MACROS);
+    let _ = writeln!(
+        out,
+        "# Added by ripple's overlay: the project's macro folders and its own.\nmacro-paths: {}",
+        serde_json::to_string(&paths).unwrap_or_default()
+    );
+    (out, dropped)
+}
+
+/// The shell functions the overlay lines call: `ripple_overlay_link
+/// FOLDER...` links every entry of the project into the overlay but its
+/// project file and dbt's outputs, and the `FOLDER`s file by file;
+/// `ripple_overlay_write PATH TEXT` writes one file of the overlay.
+pub const OVERLAY_FUNCTIONS: &str = r#"ripple_overlay_link() {
+  local project entry name skip f
+  project=$(cd "${RIPPLE_DBT_PROJECT:-.}" && pwd -P)
+  for entry in "$project"/* "$project"/.[!.]* "$project"/..?*; do
+    if [ ! -e "$entry" ] && [ ! -L "$entry" ]; then continue; fi
+    name=${entry##*/}
+    case $name in dbt_project.yml|target|logs) continue ;; esac
+    skip=
+    for f in "$@"; do if [ "$name" = "$f" ]; then skip=1; fi; done
+    if [ -z "$skip" ]; then ln -s "$entry" "$RIPPLE_DBT_OVERLAY/$name"; fi
+  done
+  for f in "$@"; do
+    mkdir -p "$RIPPLE_DBT_OVERLAY/$f"
+    while IFS= read -r -d '' entry; do
+      entry=${entry#./}
+      if [ -d "$project/$f/$entry" ] && [ ! -L "$project/$f/$entry" ]; then
+        mkdir -p "$RIPPLE_DBT_OVERLAY/$f/$entry"
+      else
+        ln -s "$project/$f/$entry" "$RIPPLE_DBT_OVERLAY/$f/$entry"
+      fi
+    done < <(cd "$project/$f" && find . -mindepth 1 -print0)
+  done
+}
+ripple_overlay_write() {
+  mkdir -p "$(dirname "$RIPPLE_DBT_OVERLAY/$1")"
+  rm -f "$RIPPLE_DBT_OVERLAY/$1"
+  printf '%s\n' "$2" > "$RIPPLE_DBT_OVERLAY/$1"
+}
+"#;
+
+/// Why the dbt executor cannot rebuild `d` into its shadow, if it cannot:
+/// no selector names it alone, or its shadow is in another database (dbt
+/// on PostgreSQL refuses references across databases, and on DuckDB the
+/// other database would have to be attached in the profile).
+pub fn refusal(d: &crate::project::Dataset, shadows: &super::DbtShadows) -> Option<String> {
+    if let Err(why) = selector(d) {
+        return Some(why);
+    }
+    let database = shadows.get(&d.name)?.get("database")?;
+    let parts = crate::sql::rewrite::relation_parts(&d.relation);
+    let production = parts.len().checked_sub(3).map(|i| parts[i].as_str());
+    (production != Some(database.as_str())).then(|| {
+        format!(
+            "`{}`: its shadow would be in another database (`{database}`), which dbt cannot write beside production's; set `backfill.shadow` to a pattern in the same database (e.g. `backfill.{{table}}` or `{{schema}}.{{table}}__backfill`)",
+            d.name
+        )
+    })
 }
 
 /// The `--select` value that addresses exactly the model `d`: its file
@@ -99,6 +341,28 @@ pub fn holds_rows(materialized: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_project_file_keeps_its_text_without_hooks_and_macro_paths() {
+        let text = "name: shop\nmacro-paths:\n  - macros\n  - more\n\"on-run-start\":\n- \"create function f()\"\nmodels:\n  shop:\n    +enabled: yes\non-run-end: \"grant all\"\nvars: {macro-paths: 1}";
+        let (out, dropped) = overlay_project_file(text, &["macros".into(), "more".into()]);
+        assert_eq!(dropped, ["on-run-start", "on-run-end"]);
+        assert_eq!(
+            out,
+            "name: shop\nmodels:\n  shop:\n    +enabled: yes\nvars: {macro-paths: 1}\n# Added by ripple's overlay: the project's macro folders and its own.\nmacro-paths: [\"macros\",\"more\",\"ripple_overlay_macros\"]\n"
+        );
+    }
+
+    #[test]
+    fn only_the_naming_macros_tags_are_renamed() {
+        let text = "{% macro generate_schema_name(custom_schema_name, node) -%}{{ generate_schema_name_for_env(custom_schema_name, node) }}{%- endmacro %}\n{% macro other() %}generate_alias_name{% endmacro %}\n{%- macro   generate_alias_name(a, node) %}x{% endmacro %}";
+        let (renamed, names) = rename_naming_macros(text);
+        assert_eq!(names, ["generate_schema_name", "generate_alias_name"]);
+        assert_eq!(
+            renamed,
+            "{% macro ripple_user__generate_schema_name(custom_schema_name, node) -%}{{ generate_schema_name_for_env(custom_schema_name, node) }}{%- endmacro %}\n{% macro other() %}generate_alias_name{% endmacro %}\n{%- macro   ripple_user__generate_alias_name(a, node) %}x{% endmacro %}"
+        );
+    }
 
     #[test]
     fn event_times_are_dates_or_timestamps() {

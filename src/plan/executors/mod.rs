@@ -9,8 +9,12 @@ mod dbt;
 mod sql;
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 
-pub use dbt::{holds_rows, selector as dbt_selector};
+pub use dbt::{
+    OVERLAY_FUNCTIONS as DBT_OVERLAY_FUNCTIONS, OVERLAY_VAR as DBT_OVERLAY_VAR, holds_rows,
+    overlay_lines as dbt_overlay_lines, refusal as dbt_refusal, selector as dbt_selector,
+};
 pub use sql::{ScriptTarget, guarded_script, makes_view};
 
 use serde::Serialize;
@@ -40,6 +44,9 @@ pub struct Commands {
     pub sql: Vec<String>,
 }
 
+/// Restated dbt models by name, each with its shadow's parts.
+pub type DbtShadows = BTreeMap<String, BTreeMap<&'static str, String>>;
+
 /// What an executor needs to know to run one task.
 pub struct TaskContext<'a> {
     /// The task.
@@ -61,10 +68,11 @@ pub struct TaskContext<'a> {
     pub known: Option<&'a crate::plan::table::Known>,
     /// Airflow 3's `--max-active-runs`.
     pub max_active_runs: u32,
-    /// The dbt models the plan restates (their shadows are read by `ref`).
-    pub dbt_models: &'a [String],
-    /// Whether dbt can be made to build shadows (ripple's contract holds).
-    pub dbt_contract: bool,
+    /// The dbt models the plan restates, by name, with their shadows'
+    /// parts (`database`, `schema`, `identifier`): what `ref` reads.
+    pub dbt_shadows: &'a DbtShadows,
+    /// Whether the plan has a dbt overlay to run models through.
+    pub dbt_overlay: bool,
     /// The dataset's grain (an Airflow task runs once per partition).
     pub grain: crate::time::Grain,
     /// The dates a full rebuild runs as.
@@ -125,6 +133,13 @@ impl ShellLine {
     pub fn arg(mut self, word: &str) -> ShellLine {
         self.0.push(' ');
         self.0.push_str(&shell_quote(word));
+        self
+    }
+
+    /// The line with the value of the shell variable `name` (a name of
+    /// ripple's own), then `suffix`, added as one word.
+    pub fn var(mut self, name: &'static str, suffix: &'static str) -> ShellLine {
+        let _ = write!(self.0, " \"${name}{suffix}\"");
         self
     }
 
