@@ -173,6 +173,13 @@ fn project_files(adapter: &str, pattern: &str) -> Vec<(&'static str, String)> {
                 .to_string(),
         ),
         (
+            // A test of a restated model, made to fail by the environment.
+            "tests/revenue_is_sane.sql",
+            "select * from {{ ref('orders_daily') }}\n\
+             where revenue > {{ env_var('RIPPLE_REVENUE_LIMIT', '100000000') }}\n"
+                .to_string(),
+        ),
+        (
             "seeds/segments.csv",
             "customer_id,segment\n1,gold\n2,silver\n3,gold\n4,bronze\n5,silver\n".to_string(),
         ),
@@ -412,26 +419,46 @@ fn backfill_matches_a_rebuild(make: impl Fn() -> Warehouse, pattern: &str) {
     );
     let script = String::from_utf8(out.stdout).unwrap();
     assert!(
-        script.contains("dbt run --project-dir \"$RIPPLE_DBT_OVERLAY\""),
+        script.contains(
+            "dbt build --indirect-selection cautious --project-dir \"$RIPPLE_DBT_OVERLAY\""
+        ),
         "{script}"
     );
     let plan = p.dir.path().join("plan.sh");
     std::fs::write(&plan, &script).unwrap();
     let untouched = listing(&p.path());
-    let run = p
-        .command(Path::new("bash"))
-        .arg(&plan)
-        .env("RIPPLE_SQL", w.sql_command())
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                p.dbt.parent().unwrap().display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .output()
-        .unwrap();
+    let run_plan = |env: &[(&str, &str)]| {
+        p.command(Path::new("bash"))
+            .arg(&plan)
+            .env("RIPPLE_SQL", w.sql_command())
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    p.dbt.parent().unwrap().display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .envs(env.iter().copied())
+            .output()
+            .unwrap()
+    };
+    // A failing dbt test of a restated model stops the plan before any
+    // swap: production as it was. The same plan, the fault gone, converges.
+    let failed = run_plan(&[("RIPPLE_REVENUE_LIMIT", "1")]);
+    let said = String::from_utf8_lossy(&failed.stdout);
+    assert!(
+        !failed.status.success() && said.contains("revenue_is_sane"),
+        "{}: {said}",
+        w.adapter()
+    );
+    assert_eq!(
+        dump(&w),
+        before,
+        "{}: a failed test changed production",
+        w.adapter()
+    );
+    let run = run_plan(&[]);
     assert!(
         run.status.success(),
         "{} with shadows `{pattern}`: {}\n{}",

@@ -575,7 +575,7 @@ fn a_stock_dbt_project_runs_through_an_overlay_for_any_shadow_pattern() {
                 .as_deref()
                 .unwrap_or_else(|| panic!("{pattern}: {t:?}"));
             assert!(
-                command.starts_with("dbt run --project-dir \"$RIPPLE_DBT_OVERLAY\" --target-path \"$RIPPLE_DBT_OVERLAY/target\""),
+                command.starts_with("dbt build --indirect-selection cautious --project-dir \"$RIPPLE_DBT_OVERLAY\" --target-path \"$RIPPLE_DBT_OVERLAY/target\""),
                 "{command}"
             );
             // The shadows variable names each restated model's shadow as

@@ -1,4 +1,5 @@
-//! dbt: `dbt run` of the model, built as its shadow through an overlay.
+//! dbt: `dbt build` of the model (and its own tests), built as its shadow
+//! through an overlay.
 //!
 //! The overlay (docs/plan.md, *dbt*) is a folder ripple's plan makes at run
 //! time, outside the user's project: the project's entries linked in, its
@@ -6,7 +7,7 @@
 //! three macros dbt names relations with. They give every model the
 //! `ripple_overlay_shadows` variable names its shadow's parts and leave the
 //! rest to the project's own macros (renamed in the overlay when the project
-//! defines them) or dbt's. `dbt run --project-dir $RIPPLE_DBT_OVERLAY` with
+//! defines them) or dbt's. `dbt build --project-dir $RIPPLE_DBT_OVERLAY` with
 //! every restated model in that variable builds the selected model as its
 //! shadow, and each `ref()` to a restated model reads its shadow, whatever
 //! the shadow pattern; refs to the rest read production.
@@ -45,8 +46,13 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
     }
     let Ok(select) = selector(d) else { return };
     let vars = serde_json::json!({ SHADOWS_VAR: cx.dbt_shadows }).to_string();
+    // `build`: the model, then its own tests on its shadow (cautious: only
+    // tests of this model alone, so none reads a shadow not yet built); a
+    // failing test stops the plan before any swap.
     let command = ShellLine::new("dbt")
-        .arg("run")
+        .arg("build")
+        .arg("--indirect-selection")
+        .arg("cautious")
         .arg("--project-dir")
         .var(OVERLAY_VAR, "")
         .arg("--target-path")
@@ -301,7 +307,7 @@ pub fn refusal(d: &crate::project::Dataset, shadows: &super::DbtShadows) -> Opti
 pub fn selector(d: &crate::project::Dataset) -> Result<String, String> {
     let Some(file) = d.file.as_deref().filter(|_| d.package.is_none()) else {
         return Err(format!(
-            "`{}` comes from a dbt package: ripple writes no `dbt run` for it, since no selector names it alone (run it yourself as `{}`)",
+            "`{}` comes from a dbt package: ripple writes no dbt command for it, since no selector names it alone (run it yourself as `{}`)",
             d.name,
             d.package
                 .as_deref()
@@ -314,7 +320,7 @@ pub fn selector(d: &crate::project::Dataset) -> Result<String, String> {
         || !file.ends_with(".sql") && !file.ends_with(".py")
     {
         return Err(format!(
-            "`{}`: its file `{}` holds what dbt's selectors split or match on (a space, `,`, `*`, `?`, `[`, `]`): ripple writes no `dbt run` that could select other models; rename the file, or run the model yourself",
+            "`{}`: its file `{}` holds what dbt's selectors split or match on (a space, `,`, `*`, `?`, `[`, `]`): ripple writes no dbt command that could select other models; rename the file, or run the model yourself",
             d.name, file
         ));
     }

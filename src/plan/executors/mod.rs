@@ -1,5 +1,5 @@
 //! Executors: how a task is run by the tool that owns its job. Each has a
-//! file here (`airflow.rs`: Airflow 2 and 3 CLIs; `dbt.rs`: `dbt run`;
+//! file here (`airflow.rs`: Airflow 2 and 3 CLIs; `dbt.rs`: `dbt build`;
 //! `sql.rs`: the job's own SQL redirected to shadows) and an arm of
 //! [`Executor`]; the fallback order, used when no executor is asked for,
 //! is [`Executor::FALLBACK`].
@@ -35,7 +35,7 @@ pub struct Commands {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub airflow3: Option<ShellLine>,
-    /// `dbt run ...`.
+    /// `dbt build ...`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub dbt: Option<ShellLine>,
@@ -204,7 +204,7 @@ pub enum Executor {
     Airflow2,
     /// `airflow backfill create` (Airflow 3).
     Airflow3,
-    /// `dbt run`.
+    /// `dbt build` (of the model and its own tests).
     Dbt,
     /// The jobs' own SQL, redirected to shadows.
     Sql,
