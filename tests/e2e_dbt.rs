@@ -7,7 +7,9 @@
 //! merge, delete+insert, append), and an `on-run-end` hook. Production is
 //! built over a bad load of `raw.orders`, the load is fixed, ripple plans
 //! the backfill with a shadow pattern other than the default, and the plan
-//! runs. Every model must then equal, row for row, the project built from
+//! runs: first with a model that fails in the warehouse, then with a
+//! failing dbt test (production must be as it was each time), then as is.
+//! Every model must then equal, row for row, the project built from
 //! scratch on the good data; the user's folder must be as it was, the hook
 //! must not have run, and no shadow may be left.
 
@@ -211,7 +213,14 @@ fn project_files(adapter: &str, pattern: &str) -> Vec<(&'static str, String)> {
             "models/fct_delete_insert.sql",
             incremental("delete+insert", ", unique_key='order_id'"),
         ),
-        ("models/fct_append.sql", incremental("append", "")),
+        (
+            "models/fct_append.sql",
+            // A warehouse error when the environment asks for one.
+            incremental("append", "").replace(
+                "select order_id,",
+                "select {% if env_var('RIPPLE_FAIL_MODEL', '0') == '1' %}cast('boom' as integer){% else %}0{% endif %} as fault, order_id,",
+            ),
+        ),
         (
             "models/big_orders.sql",
             "{{ config(materialized='ephemeral') }}\nselect * from {{ ref('stg_orders') }} where amount > 30\n"
@@ -443,8 +452,22 @@ fn backfill_matches_a_rebuild(make: impl Fn() -> Warehouse, pattern: &str) {
             .output()
             .unwrap()
     };
-    // A failing dbt test of a restated model stops the plan before any
-    // swap: production as it was. The same plan, the fault gone, converges.
+    // A model that fails in the warehouse, or a failing dbt test of a
+    // restated model, stops the plan before any swap: production as it
+    // was. The same plan, the fault gone, converges.
+    let failed = run_plan(&[("RIPPLE_FAIL_MODEL", "1")]);
+    let said = String::from_utf8_lossy(&failed.stdout);
+    assert!(
+        !failed.status.success() && said.contains("fct_append"),
+        "{}: {said}",
+        w.adapter()
+    );
+    assert_eq!(
+        dump(&w),
+        before,
+        "{}: a failed model changed production",
+        w.adapter()
+    );
     let failed = run_plan(&[("RIPPLE_REVENUE_LIMIT", "1")]);
     let said = String::from_utf8_lossy(&failed.stdout);
     assert!(
