@@ -196,7 +196,8 @@ pub struct ProductionRun {
     pub dag: String,
     /// Its schedule, as a cron expression.
     pub cron: String,
-    /// How long it runs (`90m`, `2h`).
+    /// How long it runs (`90m`, `2h`; empty: 60 minutes).
+    #[serde(default)]
     pub duration: String,
 }
 
@@ -271,10 +272,11 @@ impl Config {
     /// million partitions): its key path and what to write instead.
     fn bad_value(&self) -> Option<BadValue> {
         let tolerance = |key: String, c: &Checks| match c.row_count {
-            Some(RowCount::Tolerance(x)) if !x.is_finite() || x < 0.0 => Some(BadValue::new(
+            // 1 or more would let every row go: a check that cannot fail.
+            Some(RowCount::Tolerance(x)) if !(0.0..1.0).contains(&x) => Some(BadValue::new(
                 format!("{key}.checks.row_count"),
                 format!(
-                    "{x} is not a fraction of 0 or more; write e.g. 0.25, or false to turn the check off"
+                    "{x} is not a fraction from 0 to below 1 (the share of production's rows a partition may lose); write e.g. 0.25, or false to turn the check off"
                 ),
             )),
             _ => None,
@@ -641,9 +643,14 @@ mod tests {
             err("datasets:\n  a: { upstream: { b: { window: [-9223372036854775807, 0] } } }\n")
                 .contains("reaches past 100000 partitions")
         );
-        assert!(
-            err("backfill:\n  checks: { row_count: -1 }\n").contains("backfill.checks.row_count")
-        );
+        // A tolerance of 1 or more lets every row go: a check that cannot fail.
+        for t in ["-1", "1", "5"] {
+            let e = err(&format!("backfill:\n  checks: {{ row_count: {t} }}\n"));
+            assert!(
+                e.contains("backfill.checks.row_count") && e.contains("below 1"),
+                "{e}"
+            );
+        }
         assert!(err("datasets:\n  a: { cost: -5 }\n").contains("datasets.a.cost"));
         assert!(
             Config::parse(
@@ -683,6 +690,13 @@ backfill:
     - { dag: daily_etl, cron: "0 2 * * *", duration: 90m }
   shadow: "{schema}.{table}__backfill"
 "#;
+
+    #[test]
+    fn a_production_run_may_leave_out_its_duration() {
+        // 60 minutes, as docs/config.md says.
+        let c = parse("backfill:\n  production:\n    - { dag: x, cron: \"0 * * * *\" }\n").unwrap();
+        assert_eq!(c.backfill.production[0].duration, "");
+    }
 
     #[test]
     fn the_design_example_parses() {

@@ -36,6 +36,10 @@ pub struct Retry {
     pub deadline: Duration,
 }
 
+/// The longest [`Retry::deadline`] (`--post-timeout`), in seconds: a week.
+/// Far larger values overflowed the clock's arithmetic.
+pub const MAX_DEADLINE_SECS: u64 = 7 * 24 * 3600;
+
 /// The default of [`Retry::deadline`] (`--post-timeout`), in seconds.
 pub const DEFAULT_DEADLINE_SECS: u64 = 600;
 
@@ -185,7 +189,10 @@ impl Endpoint {
 /// [`Retry::deadline`] has passed.
 pub fn post_events(endpoint: &Endpoint, ndjson: &str, retry: Retry) -> Result<Posted, PostError> {
     let url = &endpoint.url;
-    let until = Instant::now() + retry.deadline;
+    let now = Instant::now();
+    let until = now
+        .checked_add(retry.deadline)
+        .unwrap_or(now + Duration::from_secs(MAX_DEADLINE_SECS));
     let out_of_time = |event: usize, sent: usize| PostError::OutOfTime {
         url: url.clone(),
         event,

@@ -268,6 +268,7 @@ fn started_by_others(
 /// The expected duration of `dag`'s runs, and where it comes from.
 fn duration_of(config: &Config, dag: &str) -> (i64, String) {
     match config.backfill.production.iter().find(|p| p.dag == dag) {
+        Some(p) if p.duration.is_empty() => (DEFAULT_DURATION_MINUTES, "default".to_string()),
         Some(p) => match crate::time::parse_duration(&p.duration) {
             Some(m) => (m, "ripple.yml".to_string()),
             None => (

@@ -305,7 +305,16 @@ pub fn inert(s: &str) -> std::borrow::Cow<'_, str> {
 
 #[cfg(test)]
 mod inert_tests {
-    use super::inert;
+    use super::{inert, shell_word};
+
+    #[test]
+    fn a_shell_word_with_what_acts_on_a_terminal_is_escaped_bytes() {
+        assert_eq!(
+            shell_word("a\u{1b}[2J'b\\\n\u{202e}"),
+            "$'a\\x1b[2J\\'b\\\\\\n\\xe2\\x80\\xae'"
+        );
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
 
     #[test]
     fn escapes_and_direction_overrides_show_as_escapes() {
@@ -314,4 +323,63 @@ mod inert_tests {
         assert_eq!(inert("invoice\u{202e}fdp.exe"), "invoice\\u{202e}fdp.exe");
         assert_eq!(inert("x\u{9b}31m\u{7f}"), "x\\u{9b}31m\\u{7f}");
     }
+}
+
+/// `s` as one POSIX shell word: as it is when it holds only characters no
+/// shell reads specially, else single-quoted. The one way ripple puts a
+/// name into a command line, printed or run.
+pub fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@".contains(c))
+    {
+        s.to_string()
+    } else if s.chars().any(|c| acts(c) || c == '\n' || c == '\r') {
+        // bash's `$'...'`, every such character escaped: the same word to
+        // the shell, and nothing that acts on a terminal printing it (the
+        // scripts ripple writes are bash).
+        let mut out = String::from("$'");
+        for c in s.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                '\n' => out.push_str("\\n"),
+                // Its UTF-8 bytes: `\u` would depend on the locale.
+                c if acts(c) || c == '\r' => {
+                    let mut bytes = [0; 4];
+                    for b in c.encode_utf8(&mut bytes).bytes() {
+                        out.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        out
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `s` on one line for a person to read: [`inert`], and line breaks and
+/// tabs shown as `\n`, `\r`, `\t` too, so a name cannot start a line of
+/// its own in text output.
+pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s
+        .chars()
+        .any(|c| acts(c) || matches!(c, '\n' | '\r' | '\t'))
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if acts(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }

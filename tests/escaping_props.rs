@@ -36,7 +36,17 @@ const PIECES: &[&str] = &[
     "\"\"\"",
     "'''",
     "\t",
+    "\u{1b}]0;owned\u{7}\u{1b}[2J",
+    "\u{202e}",
 ];
+
+/// Whether `bytes` hold a character that acts on a terminal or reorders
+/// text (an escape, a bell, a direction override).
+fn acts(bytes: &[u8]) -> bool {
+    String::from_utf8_lossy(bytes).chars().any(
+        |c| matches!(c, '\u{1b}' | '\u{7}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
+    )
+}
 
 fn hostile_name() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(PIECES), 1..5)
@@ -114,6 +124,10 @@ fn run_shell(script: &[u8], work: &Path) -> Result<Vec<String>, TestCaseError> {
         out.status.success(),
         "the plan failed: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    prop_assert!(
+        !acts(&out.stderr) && !acts(&out.stdout),
+        "running the plan put an escape or override on the terminal"
     );
     let made: Vec<_> = std::fs::read_dir(&cwd).unwrap().collect();
     prop_assert!(made.is_empty(), "the script made files: {made:?}");
@@ -242,6 +256,12 @@ fn check_name(name: &str) -> Result<(), TestCaseError> {
     // the table names it quoted exactly.
     let shell = plan(&root, "shell");
     prop_assert!(shell.status.success());
+    // Read or run, the script puts nothing on a terminal that acts on it.
+    prop_assert!(!acts(&shell.stdout), "raw escape or override in the script");
+    prop_assert!(
+        !acts(&plan(&root, "commands").stdout),
+        "raw escape in commands"
+    );
     let scripts = run_shell(&shell.stdout, dir.path())?;
     prop_assert!(!scripts.is_empty());
     let mut named = 0;
@@ -258,6 +278,7 @@ fn check_name(name: &str) -> Result<(), TestCaseError> {
     // Airflow: the file parses and does only what ripple writes.
     let dag = plan(&root, "airflow-dag");
     prop_assert!(dag.status.success());
+    prop_assert!(!acts(&dag.stdout), "raw escape or override in the DAG file");
     check_python(&dag.stdout, dir.path())?;
     // DOT parses.
     let dot = plan(&root, "dot");

@@ -968,3 +968,234 @@ fn an_interrupted_diff_removes_its_copies_and_dies_of_the_signal() {
         assert!(left.is_empty(), "SIG{name} left {left:?}");
     }
 }
+
+#[test]
+fn a_post_timeout_past_a_week_is_a_usage_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    for t in ["18446744073709551615", "604801"] {
+        let out = ripple()
+            .args([
+                "graph",
+                "--format",
+                "openlineage",
+                "--post",
+                "http://127.0.0.1:9/x",
+            ])
+            .args(["--post-timeout", t, "--project"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{t}: {err}");
+        assert!(
+            err.contains("--post-timeout") && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_suggested_plan_command_keeps_a_hostile_name_one_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "x$(touch pwned) `touch pwned2` 'q'";
+    for (side, filter) in [("base", ""), ("head", " where v > 0")] {
+        let root = dir.path().join(side);
+        std::fs::create_dir_all(root.join("jobs")).unwrap();
+        std::fs::write(
+            root.join("ripple.yml"),
+            "dialect: postgres\nsql: [jobs]\ndatasets:\n  raw.src: {grain: day, start: 2025-01-01, partition_column: d}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("jobs/j.sql"),
+            format!(
+                "insert into mart.\"{}\" (d, v) select d, v from raw.src{filter};\n",
+                name.replace('"', "\"\"")
+            ),
+        )
+        .unwrap();
+    }
+    let out = ripple()
+        .args([
+            "diff",
+            "--format",
+            "json",
+            "--fail-on",
+            "none",
+            "--base-dir",
+        ])
+        .arg(dir.path().join("base"))
+        .arg("--head-dir")
+        .arg(dir.path().join("head"))
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plan = doc["changes"][0]["plan"].as_str().unwrap().to_string();
+    // Pasted into a shell with its placeholders filled, the command's
+    // words are the name as one word, and nothing runs.
+    let filled = plan
+        .replace("<first day to restate>", "2026-01-10")
+        .replace("<last day to restate>", "2026-01-11")
+        .replacen("ripple ", "printf '%s\\n' ", 1);
+    let words = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&filled)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let words = String::from_utf8_lossy(&words.stdout).to_string();
+    assert_eq!(
+        words.lines().nth(1),
+        Some(format!("mart.\"{name}\"").as_str()),
+        "{plan}"
+    );
+    assert!(!dir.path().join("pwned").exists() && !dir.path().join("pwned2").exists());
+}
+
+#[test]
+fn a_line_break_in_a_name_cannot_forge_a_line_of_text_output() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "dialect: postgres\ndatasets:\n  raw.src: {grain: day, start: 2025-01-01, partition_column: d}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("dags/d.py"),
+        "from airflow import DAG\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\nwith DAG('d', schedule='@daily') as dag:\n    a = SQLExecuteQueryOperator(task_id='t\\nFAKE LINE\\r', sql=\"insert into mart.\\\"x\\nFAKE ROW\\\" select d from raw.src where d = '{{ ds }}'\")\n",
+    )
+    .unwrap();
+    for args in [
+        &["dags"][..],
+        &[
+            "impact",
+            "raw.src",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+            "--as-of",
+            "2026-02-01",
+            "--format",
+            "text",
+        ],
+    ] {
+        let out = ripple()
+            .args(args)
+            .arg("--project")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("FAKE"), "{args:?}: {text}");
+        assert!(
+            text.lines().all(|l| !l.starts_with("FAKE")),
+            "{args:?}: a name started a line:\n{text}"
+        );
+    }
+}
+
+/// Markdown rendered by markdown-it (CommonMark, GFM tables), from the
+/// Airflow venv of `scripts/engines.sh`; `None` where it is not installed
+/// (a failure under CI, where it must be).
+fn markdown_html(markdown: &str) -> Option<String> {
+    let Some(python) = std::env::var_os("RIPPLE_TEST_AIRFLOW_PYTHON") else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "RIPPLE_TEST_AIRFLOW_PYTHON is not set (scripts/engines.sh)"
+        );
+        return None;
+    };
+    let out = std::process::Command::new(python)
+        .args([
+            "-c",
+            "import sys\nfrom markdown_it import MarkdownIt\nsys.stdout.write(MarkdownIt('commonmark').enable('table').render(sys.stdin.read()))",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(markdown.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn names_in_markdown_stay_code_whatever_backticks_or_fences_they_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "dialect: postgres\nsql: [jobs]\ndatasets:\n  raw.src: {grain: day, start: 2025-01-01, partition_column: d}\n",
+    )
+    .unwrap();
+    let names = [
+        "a`@octocat [click](https://evil.example/x) **bold** <b>x</b>`b",
+        "p|ipe|@octocat",
+        "nl\n```\n# Heading @octocat [click](https://evil.example/y)\n```sql\n",
+        "~~~tilde\n~~~\n@octocat",
+    ];
+    for (i, n) in names.iter().enumerate() {
+        let q = format!("mart.\"{}\"", n.replace('"', "\"\""));
+        std::fs::write(
+            dir.path().join(format!("jobs/j{i}.sql")),
+            format!("delete from {q} where d >= '2020-01-01';\ninsert into {q} (d, v) select d, v from raw.src;\n"),
+        )
+        .unwrap();
+    }
+    for command in ["impact", "plan"] {
+        let out = ripple()
+            .args([
+                command,
+                "raw.src",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-11",
+            ])
+            .args([
+                "--as-of",
+                "2026-02-01",
+                "--format",
+                "markdown",
+                "--no-cache",
+                "--project",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let markdown = String::from_utf8(out.stdout).unwrap();
+        let Some(html) = markdown_html(&markdown) else {
+            return;
+        };
+        // Outside code, none of the names' markup is live.
+        let mut prose = html.clone();
+        while let Some(start) = prose.find("<code") {
+            let end = prose[start..]
+                .find("</code>")
+                .map_or(prose.len(), |e| start + e + 7);
+            prose.replace_range(start..end, "");
+        }
+        for live in ["<a href", "<h1>", "<strong>", "@octocat", "<b>"] {
+            assert!(
+                !prose.contains(live),
+                "{command}: `{live}` is live:\n{html}"
+            );
+        }
+    }
+}

@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 3, requires = "post")]
     post_retries: u32,
     /// With `--post`: seconds the whole post may take, every event and retry included.
-    #[arg(long, value_name = "SECONDS", default_value_t = ripple::post::DEFAULT_DEADLINE_SECS, value_parser = clap::value_parser!(u64).range(1..), requires = "post")]
+    #[arg(long, value_name = "SECONDS", default_value_t = ripple::post::DEFAULT_DEADLINE_SECS, value_parser = clap::value_parser!(u64).range(1..=ripple::post::MAX_DEADLINE_SECS), requires = "post")]
     post_timeout: u64,
 }
 

@@ -52,8 +52,10 @@ pub struct Args {
 
 fn parse_tolerance(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        _ => Err(format!("`{s}` is not a fraction of 0 or more (e.g. 0.25)")),
+        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "`{s}` is not a fraction from 0 to below 1 (e.g. 0.25): the share of production's rows a partition may lose; to turn the check off, use --skip-check row-count"
+        )),
     }
 }
 

@@ -447,9 +447,15 @@ fn suggest_plans(head: &LineageGraph, changes: &mut [Change]) {
         let name = head
             .dataset(id)
             .map_or_else(|| id.to_string(), |d| d.name.clone());
-        let from = start.map_or_else(|| "<first day to restate>".to_string(), |h| grain.key(h));
+        // The name quoted as one word: pasted into a shell, a name like
+        // `x$(touch y)` must stay a name.
+        let from = match start {
+            Some(h) => crate::text::shell_word(&grain.key(h)),
+            None => "<first day to restate>".to_string(),
+        };
         c.plan = Some(format!(
-            "ripple plan {name} --from {from} --to <last day to restate>"
+            "ripple plan {} --from {from} --to <last day to restate>",
+            crate::text::shell_word(&name)
         ));
     }
 }

@@ -30,19 +30,23 @@ pub fn json(dags: &[Dag], warnings: &[Diagnostic]) -> String {
 /// DAGs as an indented listing.
 pub fn text(dags: &[Dag], warnings: &[Diagnostic]) -> String {
     let mut out = String::new();
+    // Names on one line each: a line break in a DAG or task id would start
+    // a line of its own.
+    let l = |s: &str| crate::text::one_line(s).into_owned();
+    let ls = |v: &[String]| v.iter().map(|s| l(s)).collect::<Vec<_>>().join(", ");
     for d in dags {
         let _ = writeln!(
             out,
             "{} ({}:{}) schedule {}",
-            d.dag_id,
-            d.file,
+            l(&d.dag_id),
+            l(&d.file),
             d.line,
-            d.schedule.as_deref().unwrap_or("-")
+            l(d.schedule.as_deref().unwrap_or("-"))
         );
         for e in &d.upstream_dags {
             let from = match e.task_id.as_str() {
-                "" => e.dag_id.clone(),
-                t => format!("{}:{t}", e.dag_id),
+                "" => l(&e.dag_id),
+                t => format!("{}:{}", l(&e.dag_id), l(t)),
             };
             let via = serde_json::to_value(e.via).unwrap_or_default();
             let _ = write!(
@@ -51,23 +55,23 @@ pub fn text(dags: &[Dag], warnings: &[Diagnostic]) -> String {
                 via.as_str().unwrap_or_default()
             );
             for detail in [&e.dataset, &e.task].into_iter().filter(|s| !s.is_empty()) {
-                let _ = write!(out, " {detail}");
+                let _ = write!(out, " {}", l(detail));
             }
             out.push_str(")\n");
         }
         for t in &d.tasks {
-            let _ = write!(out, "  {} [{}]", t.task_id, t.operator);
+            let _ = write!(out, "  {} [{}]", l(&t.task_id), l(&t.operator));
             if let Some(p) = &t.pool {
-                let _ = write!(out, " pool={p}");
+                let _ = write!(out, " pool={}", l(p));
             }
             if !t.upstream.is_empty() {
-                let _ = write!(out, " after {}", t.upstream.join(", "));
+                let _ = write!(out, " after {}", ls(&t.upstream));
             }
             if !t.reads.is_empty() {
-                let _ = write!(out, " reads {}", t.reads.join(", "));
+                let _ = write!(out, " reads {}", ls(&t.reads));
             }
             if !t.writes.is_empty() {
-                let _ = write!(out, " writes {}", t.writes.join(", "));
+                let _ = write!(out, " writes {}", ls(&t.writes));
             }
             out.push('\n');
         }

@@ -93,6 +93,31 @@ pub fn code_span(s: &str) -> String {
     format!("{fence}{pad}{s}{pad}{fence}")
 }
 
+/// [`code_span`] for a Markdown table cell: pipes escaped too, since
+/// GitHub splits cells on them even inside code.
+pub fn cell_code(s: &str) -> String {
+    code_span(s).replace('|', "\\|")
+}
+
+/// Each of `items` as a code span, joined by `, `.
+pub fn code_list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|s| cell_code(s))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A fenced code block of `body`, its fence longer than any run of
+/// backticks inside (a name holding a line of three backticks would
+/// otherwise end the block and turn the rest into Markdown).
+pub fn code_block(lang: &str, body: &str) -> String {
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let body = body.strip_suffix('\n').unwrap_or(body);
+    format!("{fence}{lang}\n{body}\n{fence}\n")
+}
+
 /// A GitHub workflow command's message (`::warning ...::message`).
 pub fn github_message(s: &str) -> String {
     s.replace('%', "%25")

@@ -53,9 +53,11 @@ pub fn range(d: &AffectedDataset) -> String {
 pub fn text(impact: &Impact) -> String {
     let mut rows: Vec<[String; 5]> =
         vec![["dataset", "grain", "affected", "partitions", "why"].map(String::from)];
+    // Every cell on one line: a line break in a name would start a line.
+    let l = |s: &str| crate::text::one_line(s).into_owned();
     for d in &impact.datasets {
         rows.push([
-            d.name.clone(),
+            l(&d.name),
             d.grain.to_string(),
             range(d),
             if d.unbounded {
@@ -63,7 +65,7 @@ pub fn text(impact: &Impact) -> String {
             } else {
                 d.partitions.to_string()
             },
-            d.reasons.join("; "),
+            l(&d.reasons.join("; ")),
         ]);
     }
     let mut widths = [0usize; 5];
@@ -102,29 +104,35 @@ pub fn text(impact: &Impact) -> String {
             if p.left_out == 1 { "is" } else { "are" }
         );
         for d in &impact.datasets {
-            let _ = writeln!(out, "  {}: {}", d.name, d.columns.join(", "));
+            let _ = writeln!(out, "  {}: {}", l(&d.name), l(&d.columns.join(", ")));
         }
     }
     for d in &impact.datasets {
         for e in &d.explain {
-            let _ = writeln!(out, "  {}: {e}", d.name);
+            let _ = writeln!(out, "  {}: {}", l(&d.name), l(e));
         }
     }
     if !impact.stopped.is_empty() {
         out.push_str("\nnot affected:\n");
         for s in &impact.stopped {
-            let _ = writeln!(out, "  {} — stopped at {}: {}", s.dataset, s.edge, s.why);
+            let _ = writeln!(
+                out,
+                "  {} — stopped at {}: {}",
+                l(&s.dataset),
+                l(&s.edge),
+                l(&s.why)
+            );
         }
     }
     out
 }
 
-/// Markdown for a ticket or a PR.
+/// Markdown for a ticket or a PR: names as code spans, prose escaped.
 pub fn markdown(impact: &Impact) -> String {
-    let esc = super::escape::markdown_cell;
+    use super::escape::{cell_code, code_list, markdown_text};
     let mut out = format!(
-        "### Impact of `{}` as of {}\n\n{} dataset{} affected.\n\n| dataset | grain | affected | partitions | why |\n|---|---|---|---|---|\n",
-        esc(&impact.changed.join("`, `")),
+        "### Impact of {} as of {}\n\n{} dataset{} affected.\n\n| dataset | grain | affected | partitions | why |\n|---|---|---|---|---|\n",
+        code_list(&impact.changed),
         impact.as_of,
         impact.datasets.len(),
         crate::text::plural(impact.datasets.len())
@@ -132,29 +140,29 @@ pub fn markdown(impact: &Impact) -> String {
     for d in &impact.datasets {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} |",
-            esc(&d.name),
+            "| {} | {} | {} | {} | {} |",
+            cell_code(&d.name),
             d.grain,
-            esc(&range(d)),
+            markdown_text(&range(d)),
             if d.unbounded {
                 "unbounded".to_string()
             } else {
                 d.partitions.to_string()
             },
-            esc(&d.reasons.join("; "))
+            markdown_text(&d.reasons.join("; "))
         );
     }
     if let Some(p) = &impact.pruned {
         let _ = writeln!(
             out,
             "\nWrong columns: {}. {} downstream dataset{} read none of them and {} left out. Affected columns:\n",
-            esc(&p.columns.join(", ")),
+            code_list(&p.columns),
             p.left_out,
             crate::text::plural(p.left_out),
             if p.left_out == 1 { "is" } else { "are" }
         );
         for d in &impact.datasets {
-            let _ = writeln!(out, "- `{}`: {}", esc(&d.name), esc(&d.columns.join(", ")));
+            let _ = writeln!(out, "- {}: {}", cell_code(&d.name), code_list(&d.columns));
         }
     }
     if !impact.stopped.is_empty() {
@@ -162,10 +170,10 @@ pub fn markdown(impact: &Impact) -> String {
         for s in &impact.stopped {
             let _ = writeln!(
                 out,
-                "- `{}`: stopped at {} ({})",
-                esc(&s.dataset),
-                esc(&s.edge),
-                esc(&s.why)
+                "- {}: stopped at {} ({})",
+                cell_code(&s.dataset),
+                markdown_text(&s.edge),
+                markdown_text(&s.why)
             );
         }
     }

@@ -88,12 +88,14 @@ pub fn schema() -> String {
     out
 }
 
-/// The plan as Markdown for review.
+/// The plan as Markdown for review. Names are code spans (GitHub links and
+/// formats nothing inside one), prose is escaped, SQL is fenced longer
+/// than any run of backticks it holds.
 pub fn markdown(plan: &PlanDocument) -> String {
-    let esc = super::escape::markdown_cell;
+    use super::escape::{cell_code, code_block, code_list, markdown_text};
     let mut out = format!(
-        "### Backfill plan for `{}`\n\n{} task{}, {} swap{}; assumed correct: {}.\n\n| task | partitions | after |\n|---|---|---|\n",
-        esc(&plan.changed.join("`, `")),
+        "### Backfill plan for {}\n\n{} task{}, {} swap{}; assumed correct: {}.\n\n| task | partitions | after |\n|---|---|---|\n",
+        code_list(&plan.changed),
         plan.tasks.len(),
         crate::text::plural(plan.tasks.len()),
         plan.swaps.len(),
@@ -101,25 +103,19 @@ pub fn markdown(plan: &PlanDocument) -> String {
         if plan.assumed.is_empty() {
             "nothing".to_string()
         } else {
-            format!("`{}`", esc(&plan.assumed.join("`, `")))
+            code_list(&plan.assumed)
         }
     );
     for t in &plan.tasks {
         let after = if t.task.depends_on.is_empty() {
             "-".to_string()
         } else {
-            // Code spans: GitHub links nothing inside one.
-            t.task
-                .depends_on
-                .iter()
-                .map(|d| format!("`{}`", esc(d)))
-                .collect::<Vec<_>>()
-                .join(", ")
+            code_list(&t.task.depends_on)
         };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} |",
-            esc(&t.task.id),
+            "| {} | {} | {} |",
+            cell_code(&t.task.id),
             t.task.partitions,
             after
         );
@@ -128,20 +124,16 @@ pub fn markdown(plan: &PlanDocument) -> String {
     for s in &plan.swaps {
         let _ = writeln!(
             out,
-            "- `{}`:\n\n```sql\n{};\n```\n",
-            esc(&s.dataset),
-            s.sql.join(";\n")
+            "- {}:\n\n{}",
+            cell_code(&s.dataset),
+            code_block("sql", &format!("{};", s.sql.join(";\n")))
         );
     }
-    out.push_str(
-        "</details>\n\nRollback (drops the shadows; production is never touched):\n\n```sql\n",
-    );
-    for r in &plan.rollback {
-        let _ = writeln!(out, "{r};");
-    }
-    out.push_str("```\n");
+    out.push_str("</details>\n\nRollback (drops the shadows; production is never touched):\n\n");
+    let rollback: String = plan.rollback.iter().map(|r| format!("{r};\n")).collect();
+    out.push_str(&code_block("sql", &rollback));
     for w in &plan.warnings {
-        let _ = writeln!(out, "\n> warning: {}", esc(w));
+        let _ = writeln!(out, "\n> warning: {}", markdown_text(w));
     }
     out
 }
@@ -208,7 +200,8 @@ pub fn shell(plan: &PlanDocument, executor: Option<Executor>) -> String {
             "\n{}",
             ShellLine::comment(&format!("task {}", t.task.id))
         );
-        let running = format!("running {}", t.task.id);
+        // Shown on the terminal that runs the script: inert.
+        let running = format!("running {}", crate::text::one_line(&t.task.id));
         let _ = writeln!(out, "{}", ShellLine::new("echo").arg(&running).to_stderr());
         for line in command_lines(t, executor) {
             let _ = writeln!(out, "{line}");
@@ -322,7 +315,21 @@ pub fn airflow_dag(
     executor: Option<Executor>,
     max_concurrency: u32,
 ) -> String {
-    let py = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    // A Python string literal (JSON's is one), with direction marks and
+    // overrides escaped too: JSON leaves them raw, and they would reorder
+    // the DAG file's text for whoever reviews it.
+    let py = |s: &str| {
+        let json = serde_json::to_string(s).unwrap_or_default();
+        if !json.chars().any(crate::text::acts) {
+            return json;
+        }
+        json.chars()
+            .map(|c| match c {
+                c if crate::text::acts(c) => format!("\\u{:04x}", c as u32),
+                c => c.to_string(),
+            })
+            .collect()
+    };
     let mut out = String::from(
         "\"\"\"Backfill plan written by ripple: review, then deploy.\n\nTasks run the backfill into shadow tables, validations check every batch,\nswaps replace production only after all batches of a dataset passed.\nRollback: drop the shadows (listed in ROLLBACK).\n\"\"\"\nfrom datetime import datetime\n\nfrom airflow import DAG\nfrom airflow.operators.bash import BashOperator as _Bash\nfrom airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLCheck\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as _SQLExecute\n\n",
     );

@@ -155,14 +155,11 @@ impl ShellLine {
         self
     }
 
-    /// A comment line: `# ` and `text` with every control character (line
-    /// breaks above all) shown as `?`, so no part of it can become a command.
+    /// A comment line: `# ` and `text` on one line, every character that
+    /// acts on a terminal escaped ([`crate::text::one_line`]), so no part of
+    /// it can become a command or act on whoever reads the script.
     pub fn comment(text: &str) -> String {
-        let shown: String = text
-            .chars()
-            .map(|c| if c.is_control() { '?' } else { c })
-            .collect();
-        format!("# {shown}")
+        format!("# {}", crate::text::one_line(text))
     }
 
     /// The line as the shell reads it.
@@ -187,14 +184,7 @@ impl std::fmt::Display for ShellLine {
 
 /// `s` as one shell word.
 fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+    crate::text::shell_word(s)
 }
 
 /// Which executor's commands the shell script and command list use.
@@ -269,8 +259,8 @@ mod tests {
             .arg("it's");
         assert_eq!(line.as_str(), "dbt run 'a b' '$(rm -rf /)' 'it'\\''s'");
         assert_eq!(
-            ShellLine::comment("task x\nrm -rf /\r"),
-            "# task x?rm -rf /?"
+            ShellLine::comment("task x\nrm -rf /\r\u{202e}"),
+            "# task x\\nrm -rf /\\r\\u{202e}"
         );
     }
 
