@@ -1199,3 +1199,108 @@ fn names_in_markdown_stay_code_whatever_backticks_or_fences_they_hold() {
         }
     }
 }
+
+#[test]
+fn output_over_a_file_another_user_owns_keeps_its_owner_and_respects_read_only() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // As root, the run is made as `nobody` (where setpriv is); as another
+    // user, files that user cannot write are what root made, so skip.
+    if rustix_euid() != 0 || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(project.join("jobs")).unwrap();
+    std::fs::write(
+        project.join("jobs/a.sql"),
+        "create table b as select * from a;\n",
+    )
+    .unwrap();
+    let run_as_nobody = |out: &std::path::Path| {
+        std::process::Command::new("/usr/bin/setpriv")
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .arg(bin())
+            .args(["graph", "--format", "json", "--no-cache", "--project"])
+            .arg(&project)
+            .arg("--output")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    // Read-only: refused as `>` would refuse it, the file as it was.
+    let read_only = dir.path().join("ro.json");
+    std::fs::write(&read_only, "old").unwrap();
+    std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = run_as_nobody(&read_only);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ermission denied"));
+    assert_eq!(std::fs::read_to_string(&read_only).unwrap(), "old");
+    // Shared (root's, writable by all): written, still root's.
+    let shared = dir.path().join("shared.json");
+    std::fs::write(&shared, "old").unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = run_as_nobody(&shared);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = std::fs::metadata(&shared).unwrap();
+    assert_eq!((m.uid(), m.mode() & 0o777), (0, 0o666));
+    assert!(
+        std::fs::read_to_string(&shared)
+            .unwrap()
+            .contains("schema_version")
+    );
+}
+
+/// This process's effective user id.
+fn rustix_euid() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|u| u.parse().ok())
+        .unwrap_or(u32::MAX)
+}
+
+#[test]
+fn dates_past_the_year_4000_are_refused_not_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
+    std::fs::write(
+        dir.path().join("jobs/a.sql"),
+        "create table b as select * from a;\n",
+    )
+    .unwrap();
+    for args in [
+        &["impact", "a", "--from", "2026-01-10", "--to", "9999-12-31"][..],
+        &[
+            "plan",
+            "a",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+            "--start",
+            "9999-12-31T23",
+        ],
+    ] {
+        let out = ripple()
+            .args(args)
+            .arg("--project")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("9999-12-31") && err.contains("4000"), "{err}");
+    }
+}

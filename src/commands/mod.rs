@@ -193,6 +193,19 @@ pub fn write_output_with(
     {
         return write_in_place(p, m, body);
     }
+    if let Some(m) = existing.as_ref().filter(|m| m.file_type().is_file()) {
+        // Replacing by rename needs only the folder's permission, and the
+        // new file would be ours: a read-only file, or another user's,
+        // is written as `>` writes it, by its permissions, in place.
+        if !may_write(p) {
+            return Err(fail(std::io::Error::from(
+                std::io::ErrorKind::PermissionDenied,
+            )));
+        }
+        if !owned_by_us(m) {
+            return write_in_place(p, m, body);
+        }
+    }
     let dir = match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -212,15 +225,52 @@ pub fn write_output_with(
         tmp.as_file()
             .set_permissions(m.permissions())
             .map_err(fail)?;
+        keep_group(tmp.as_file(), &m);
     }
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(p).map_err(|e| fail(e.error))?;
     Ok(())
 }
 
+/// Whether this process may write the file at `p` (`access(W_OK)`).
+#[cfg(target_os = "linux")]
+fn may_write(p: &Path) -> bool {
+    rustix::fs::access(p, rustix::fs::Access::WRITE_OK).is_ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn may_write(_: &Path) -> bool {
+    true
+}
+
+/// Whether the file `m` describes belongs to this process's user.
+#[cfg(target_os = "linux")]
+fn owned_by_us(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    m.uid() == rustix::process::geteuid().as_raw()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn owned_by_us(_: &std::fs::Metadata) -> bool {
+    true
+}
+
+/// Gives `file` the group of the file it replaces, where this user may
+/// (a member of that group): a shared file stays shared.
+#[cfg(target_os = "linux")]
+fn keep_group(file: &std::fs::File, old: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    let gid = rustix::fs::Gid::from_raw(old.gid());
+    let _ = rustix::fs::fchown(file, None, Some(gid));
+}
+
+#[cfg(not(target_os = "linux"))]
+fn keep_group(_: &std::fs::File, _: &std::fs::Metadata) {}
+
 /// Writes to what is not a regular file at `path` as it is: a character
-/// device (`/dev/null`, a terminal) or a FIFO. Anything else (a folder, a
-/// socket, a block device) is refused: ripple writes reports, not disks.
+/// device (`/dev/null`, a terminal) or a FIFO, and a regular file of
+/// another user's, by its permissions. Anything else (a folder, a socket,
+/// a block device) is refused: ripple writes reports, not disks.
 fn write_in_place(
     p: &Path,
     m: &std::fs::Metadata,
@@ -230,7 +280,7 @@ fn write_in_place(
     #[cfg(unix)]
     let writable = {
         use std::os::unix::fs::FileTypeExt;
-        t.is_char_device() || t.is_fifo()
+        t.is_char_device() || t.is_fifo() || t.is_file()
     };
     #[cfg(not(unix))]
     let writable = false;
@@ -248,6 +298,7 @@ fn write_in_place(
     let fail = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", p.display());
     let mut f = std::fs::OpenOptions::new()
         .write(true)
+        .truncate(t.is_file())
         .open(p)
         .map_err(fail)?;
     match body(&mut f).and_then(|()| f.flush()) {

@@ -8,6 +8,9 @@ use jiff::civil::Date;
 
 use super::Grain;
 
+/// The last year a date may have (see [`TimeKey::parse`]).
+pub const MAX_YEAR: i16 = 4000;
+
 /// Hours since 1970-01-01T00:00 UTC. `i64::MIN` and `i64::MAX` stand for
 /// "no bound".
 pub type Hour = i64;
@@ -163,6 +166,13 @@ impl TimeKey {
         let date: Date = date_part.parse().map_err(|_| bad())?;
         if date_part.len() != 10 {
             return Err(bad());
+        }
+        // Past it, hours and the minutes of schedules leave the ranges
+        // they are counted in (9999-12-31 became 9909-12-07).
+        if date.year() > MAX_YEAR {
+            return Err(format!(
+                "`{s}` is after the year {MAX_YEAR}, past what ripple plans and schedules; write the real date (for \"until now\", give --as-of)"
+            ));
         }
         let start = hour_of_date(date);
         match hour_part {
