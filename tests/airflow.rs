@@ -1242,3 +1242,28 @@ fn task_sql_that_does_not_render_or_parse_is_reported_at_its_task() {
         "the task that parses has nothing to say: {warnings:#?}"
     );
 }
+
+#[test]
+fn a_table_named_by_a_variable_is_reported_not_dropped() {
+    let (_, warnings) = read(&[(
+        "var.py",
+        &format!(
+            "{HEADER}with DAG('load') as d:\n    w = SQL(task_id='w', sql=\"insert into {{{{ var.value.target }}}} (d) select d from raw.a\")\n    r = SQL(task_id='r', sql=\"insert into mart.ok (d) select d from {{{{ var.value.src }}}}\")\n    o = SQL(task_id='o', sql=\"insert into {{{{ var.value.t }}}} select 1\", outlets=[Dataset('postgres://w/mart.t')])\n"
+        ),
+    )]);
+    let at = |line: u32| {
+        warnings
+            .iter()
+            .find(|w| w.line == line && w.code == "unknown-table")
+    };
+    let write = at(5).unwrap_or_else(|| panic!("{warnings:#?}"));
+    assert_eq!(write.severity, ripple::project::Severity::Error);
+    assert!(
+        write.message.contains("task `w`") && write.message.contains("writes"),
+        "{write}"
+    );
+    let read = at(6).unwrap_or_else(|| panic!("{warnings:#?}"));
+    assert_eq!(read.severity, ripple::project::Severity::Warning);
+    // Declared outlets stand in for the unknown name.
+    assert!(at(7).is_none(), "{warnings:#?}");
+}

@@ -85,6 +85,12 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
                                             task,
                                             &lineage,
                                         ));
+                                        warnings.extend(unnamed(
+                                            &file,
+                                            &dag.dag_id,
+                                            task,
+                                            &lineage,
+                                        ));
                                         // Declared inlets and outlets feed all.
                                         if task.reads.is_empty() && task.writes.is_empty() {
                                             task.feeds = Some(lineage.feeds());
@@ -153,6 +159,42 @@ fn unparsed(
             }
         })
         .collect()
+}
+
+/// What a task's SQL loses by naming a table through a value only a
+/// running Airflow has (`insert into {{ var.value.target }}`): an error
+/// when a table it writes has no name ripple knows (what reads that table
+/// is then not downstream of anything, and impacts would be short), a
+/// warning when only a read does; none when the task declares outlets.
+fn unnamed(
+    file: &str,
+    dag_id: &str,
+    task: &crate::project::Task,
+    lineage: &crate::sql::ScriptLineage,
+) -> Option<Diagnostic> {
+    let unknown = |t: &&String| t.contains(crate::project::UNKNOWN_PLACEHOLDER);
+    let writes: Vec<&String> = lineage.targets.iter().filter(unknown).collect();
+    let reads: Vec<&String> = lineage.sources.iter().filter(unknown).collect();
+    if writes.is_empty() && reads.is_empty() || !task.writes.is_empty() {
+        return None;
+    }
+    let what = if writes.is_empty() { "reads" } else { "writes" };
+    let message = format!(
+        "task `{}` of DAG `{dag_id}` {what} a table named through a value only a running Airflow has (a Variable, XCom, a connection, an unknown macro), so ripple cannot tell which: {}. Put the name in `params` or the SQL, or declare the task's inlets and outlets",
+        task.task_id,
+        writes
+            .iter()
+            .chain(&reads)
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let file = Some(file.to_string());
+    Some(if writes.is_empty() {
+        Diagnostic::warning("unknown-table", file, task.line, 0, message)
+    } else {
+        Diagnostic::error("unknown-table", file, task.line, 0, message)
+    })
 }
 
 /// Each DAG's [`Dag::upstream_dags`], across files: producers of the
