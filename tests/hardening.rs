@@ -1304,3 +1304,42 @@ fn dates_past_the_year_4000_are_refused_not_moved() {
         assert!(err.contains("9999-12-31") && err.contains("4000"), "{err}");
     }
 }
+
+#[test]
+fn columns_the_changed_table_does_not_have_are_refused_not_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
+    std::fs::write(
+        dir.path().join("jobs/b.sql"),
+        "create table b as select d, amount_cents, customer_id from a;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("jobs/c.sql"),
+        "create table c as select d, sum(amount_cents) as total from b group by d;\n",
+    )
+    .unwrap();
+    let impact = |columns: &str| {
+        ripple()
+            .args(["impact", "b", "--from", "2026-01-10", "--to", "2026-01-11"])
+            .args(["--as-of", "2026-02-01", "--columns", columns, "--project"])
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    let ok = impact("amount_cents");
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    for (typo, says) in [
+        ("amount", "`amount` is not a column of `b`"),
+        ("", "empty column name"),
+    ] {
+        let out = impact(typo);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{typo:?}: {err}");
+        assert!(err.contains(says) && err.contains("--columns"), "{err}");
+    }
+}

@@ -144,6 +144,11 @@ pub struct ChangeArgs {
 impl ChangeArgs {
     /// The library's request for these arguments.
     pub fn request(&self) -> anyhow::Result<ImpactRequest> {
+        if self.columns.iter().any(|c| c.trim().is_empty()) {
+            anyhow::bail!(
+                "--columns: an empty column name; list the wrong columns, comma-separated (`--columns amount,currency`), or leave --columns out when every column is wrong"
+            );
+        }
         Ok(ImpactRequest {
             changed: self.tables.clone(),
             from: time_key(&self.from, "--from")?,

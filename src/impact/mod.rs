@@ -78,6 +78,20 @@ pub enum ImpactError {
         /// The key given.
         key: String,
     },
+    /// `--columns` names a column no changed dataset has.
+    #[error(
+        "--columns: `{column}` is not a column of {datasets} (its columns: {known}){hint}; name the wrong columns as the dataset has them"
+    )]
+    UnknownColumn {
+        /// As given.
+        column: String,
+        /// The changed datasets, quoted and joined.
+        datasets: String,
+        /// Their known columns, joined.
+        known: String,
+        /// "; did you mean ..." or empty.
+        hint: String,
+    },
     /// The graph has a cycle.
     #[error("the lineage graph has a cycle through `{0}`; run `ripple check`")]
     Cycle(String),
@@ -259,6 +273,7 @@ pub fn impact(
         }
     }
     let downstream = reach.iter().filter(|r| **r).count() - changed.len();
+    check_columns(g, &changed, &request.columns)?;
     let columns =
         (!request.columns.is_empty()).then(|| column_reach(g, &changed, &request.columns));
     if let Some(c) = &columns {
@@ -293,6 +308,56 @@ pub fn impact(
         });
     }
     Ok((impact, model))
+}
+
+/// Refuses `--columns` naming a column none of the changed datasets has,
+/// where all their columns are known (declared, or what their job
+/// outputs): a typo would leave every reader out and restate nothing.
+fn check_columns(
+    g: &LineageGraph,
+    changed: &[NodeIndex],
+    columns: &[String],
+) -> Result<(), ImpactError> {
+    if columns.is_empty() {
+        return Ok(());
+    }
+    let mut known: BTreeSet<String> = BTreeSet::new();
+    for &n in changed {
+        let declared = &g.graph[n].columns;
+        if !declared.is_empty() {
+            known.extend(declared.iter().map(|c| c.to_lowercase()));
+            continue;
+        }
+        let output = partition::job_output(g, n).filter(|o| o.lineage.unexpanded_stars.is_empty());
+        match output {
+            Some(o) if !o.lineage.columns.is_empty() => known.extend(
+                o.lineage
+                    .columns
+                    .iter()
+                    .map(|c| crate::sql::rewrite::unquote_ident(&c.name).to_lowercase()),
+            ),
+            // A dataset whose columns are unknown may have any.
+            _ => return Ok(()),
+        }
+    }
+    for c in columns {
+        if !known.contains(&c.to_lowercase()) {
+            let hint = crate::text::did_you_mean(c, known.iter().map(String::as_str))
+                .map(|m| format!("; did you mean `{m}`?"))
+                .unwrap_or_default();
+            return Err(ImpactError::UnknownColumn {
+                column: c.clone(),
+                datasets: changed
+                    .iter()
+                    .map(|&n| format!("`{}`", g.graph[n].name))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                known: known.iter().cloned().collect::<Vec<_>>().join(", "),
+                hint,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Where the wrong `columns` of each changed dataset reach, merged.
