@@ -1267,3 +1267,29 @@ fn a_table_named_by_a_variable_is_reported_not_dropped() {
     // Declared outlets stand in for the unknown name.
     assert!(at(7).is_none(), "{warnings:#?}");
 }
+
+#[test]
+fn a_name_assigned_none_no_longer_stands_for_a_task() {
+    let body = "    prev = None\n    for t in ['a', 'b', 'c']:\n        x = EmptyOperator(task_id=f'load_{t}')\n        if prev:\n            prev >> x\n        prev = x\n";
+    let (dags, warnings) = read(&[(
+        "two.py",
+        &format!(
+            "{HEADER}from airflow.operators.empty import EmptyOperator\nwith DAG('first') as d1:\n{body}with DAG('second') as d2:\n{body}"
+        ),
+    )]);
+    assert!(
+        warnings
+            .iter()
+            .all(|w| w.code != "task-cycle" && w.code != "unknown-task"),
+        "{warnings:#?}"
+    );
+    for d in &dags {
+        assert!(
+            task(d, "load_a").upstream.is_empty(),
+            "{}: {:?}",
+            d.dag_id,
+            d.tasks
+        );
+        assert_eq!(task(d, "load_c").upstream, ["load_b"]);
+    }
+}

@@ -84,6 +84,10 @@ struct Reader<'a> {
     /// Per DAG, what its tasks inherit.
     dag_settings: Vec<DagSettings>,
     names: HashMap<String, Binding>,
+    /// Names last assigned a value that is no task ripple can read (`prev =
+    /// None`): in a dependency they stand for nothing, not for a task of
+    /// that name.
+    unbound: std::collections::HashSet<String>,
     taskflows: HashMap<String, TaskFlow>,
     /// `from m import Name as Alias`: Alias → Name.
     aliases: HashMap<String, String>,
@@ -279,6 +283,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         dags: Vec::new(),
         dag_settings: Vec::new(),
         names: HashMap::new(),
+        unbound: std::collections::HashSet::new(),
         taskflows: HashMap::new(),
         aliases: HashMap::new(),
         warnings: Vec::new(),
@@ -558,7 +563,14 @@ impl Reader<'_> {
                 let value = self.value(&a.value, dag, prefix);
                 for t in &a.targets {
                     if let (Some(var), Some(v)) = (name_of(t), value.clone()) {
+                        self.unbound.remove(&var);
                         self.names.insert(var, v);
+                    } else if let (Some(var), None) = (name_of(t), &value) {
+                        // The name no longer stands for what it did
+                        // (`prev = None` before a second DAG's loop once
+                        // chained that DAG to the first's last task).
+                        self.names.remove(&var);
+                        self.unbound.insert(var);
                     } else if let (
                         Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })
                         | Expr::List(ruff_python_ast::ExprList { elts, .. }),
@@ -832,7 +844,7 @@ impl Reader<'_> {
         match self.value(e, dag, prefix) {
             Some(Binding::Tasks(t)) => t,
             None => match e {
-                Expr::Name(n) => vec![n.id.to_string()],
+                Expr::Name(n) if !self.unbound.contains(n.id.as_str()) => vec![n.id.to_string()],
                 _ => Vec::new(),
             },
             _ => Vec::new(),
