@@ -1343,3 +1343,57 @@ fn columns_the_changed_table_does_not_have_are_refused_not_left_out() {
         assert!(err.contains(says) && err.contains("--columns"), "{err}");
     }
 }
+
+#[test]
+fn names_that_sanitise_alike_get_distinct_airflow_task_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "dialect: postgres\nsql: [jobs]\ndatasets:\n  raw.src: {grain: day, start: 2025-01-01, partition_column: d}\n",
+    )
+    .unwrap();
+    for (i, table) in ["mart.\"m|pipe\"", "mart.m_pipe"].iter().enumerate() {
+        std::fs::write(
+            dir.path().join(format!("jobs/j{i}.sql")),
+            format!("delete from {table} where d >= '2020-01-01';\ninsert into {table} (d, v) select d, v from raw.src;\n"),
+        )
+        .unwrap();
+    }
+    let out = ripple()
+        .args([
+            "plan",
+            "raw.src",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+        ])
+        .args([
+            "--as-of",
+            "2026-02-01",
+            "--format",
+            "airflow-dag",
+            "--no-cache",
+            "--project",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dag = String::from_utf8(out.stdout).unwrap();
+    let ids: Vec<&str> = dag
+        .match_indices("task_id=\"")
+        .map(|(at, m)| {
+            let rest = &dag[at + m.len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect();
+    let unique: std::collections::BTreeSet<&&str> = ids.iter().collect();
+    assert!(ids.len() >= 4, "{dag}");
+    assert_eq!(unique.len(), ids.len(), "a task id twice: {ids:?}");
+}

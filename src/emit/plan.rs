@@ -377,6 +377,14 @@ pub fn airflow_dag(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let ids = task_ids(plan.tasks.iter().map(|t| t.task.id.as_str()));
+    let dataset_ids = task_ids(plan.setup.iter().map(|s| s.dataset.as_str()));
+    let task_id = |id: &str| {
+        ids.get(id)
+            .or_else(|| dataset_ids.get(id))
+            .cloned()
+            .unwrap_or_else(|| task_id(id))
+    };
     for (k, s) in plan.setup.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -502,6 +510,37 @@ fn task_id(id: &str) -> String {
             }
         })
         .collect()
+}
+
+/// Airflow task ids for `ids` (plan task ids or datasets): [`task_id`],
+/// and where two different ids would get the same one (`m|pipe` and
+/// `m_pipe`), each of those with a hash of what it was: Airflow refuses a
+/// DAG with one task id twice.
+fn task_ids<'a>(
+    ids: impl IntoIterator<Item = &'a str>,
+) -> std::collections::HashMap<&'a str, String> {
+    let mut by_id: std::collections::HashMap<String, std::collections::BTreeSet<&'a str>> =
+        std::collections::HashMap::new();
+    for id in ids {
+        by_id.entry(task_id(id)).or_default().insert(id);
+    }
+    let mut out = std::collections::HashMap::new();
+    for (made, from) in by_id {
+        let clash = from.len() > 1;
+        for id in from {
+            let unique = if clash {
+                // FNV-1a: stable across runs and builds.
+                let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                });
+                format!("{made}__{:08x}", hash as u32)
+            } else {
+                made.clone()
+            };
+            out.insert(id, unique);
+        }
+    }
+    out
 }
 
 /// The plan as a table a person reads at a glance.
