@@ -334,7 +334,7 @@ pub fn shell_word(s: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || "_-./:=@".contains(c))
     {
         s.to_string()
-    } else if s.chars().any(|c| acts(c) || c == '\n' || c == '\r') {
+    } else if s.chars().any(|c| acts(c) || c == '\r') {
         // bash's `$'...'`, every such character escaped: the same word to
         // the shell, and nothing that acts on a terminal printing it (the
         // scripts ripple writes are bash).

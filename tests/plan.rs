@@ -1573,7 +1573,7 @@ fn checks_are_turned_off_or_retuned_on_the_command_line() {
         .arg(dir.path())
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("fraction of 0 or more"));
+        .stderr(predicates::str::contains("fraction from 0 to below 1"));
 }
 
 #[test]
