@@ -385,6 +385,102 @@ fn what_a_model_prints_is_paid_for_before_it_is_built() {
 }
 
 #[test]
+fn widths_separators_and_indents_are_measured_before_they_are_built() {
+    // Each aborted the process (SIGABRT, nothing reported) under a 4 GB
+    // address-space limit: a width, a precision, a separator or an indent
+    // asks for gigabytes that no input of the call holds. The same width in
+    // a macro, a `dbt_project.yml` config value and a source's schema.
+    const WIDTH: &str = "{{ '{:>1000000000}'.format(1) }}";
+    let shapes = [
+        WIDTH,
+        "{{ '{:^3000000000}'.format('x') }}",
+        "{{ '{:.1000000000f}'.format(1.0) }}",
+        "{{ ('x' * 10).join('y' * 100000000) | length }}",
+        "{{ ('y' * 100000000)|join('x' * 10) }}",
+        "{{ {'a': [1, 2, 3]} | tojson(indent=1000000000) }}",
+        "{{ [[[[1]]]] | tojson(1000000000) }}",
+        "{{ '{0[\u{e9}]}'.format([1]) }}",
+    ];
+    let mut files: Vec<(String, String)> = vec![
+        (
+            DBT_PROJECT.0.into(),
+            format!(
+                "{}models:\n  p:\n    aliased:\n      +alias: \"{WIDTH}\"\n",
+                DBT_PROJECT.1
+            ),
+        ),
+        (
+            "models/ok.sql".into(),
+            "select 1 as x from {{ source('raw', 'orders') }}".into(),
+        ),
+        ("models/aliased/a.sql".into(), "select 1 as x".into()),
+        (
+            "models/src.yml".into(),
+            format!(
+                "version: 2\nsources:\n  - name: raw\n    schema: \"{WIDTH}\"\n    tables:\n      - name: orders\n"
+            ),
+        ),
+        (
+            "macros/pad.sql".into(),
+            format!("{{% macro pad() %}}{WIDTH}{{% endmacro %}}"),
+        ),
+        ("models/padded.sql".into(), "select {{ pad() }} as x".into()),
+    ];
+    for (i, shape) in shapes.iter().enumerate() {
+        files.push((
+            format!("models/bomb{i}.sql"),
+            format!("select 1 as y -- {shape}"),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = temp_project(&files);
+    let findings = check_limited(dir.path(), 3_000_000);
+    let says = |f: &serde_json::Value| {
+        let message = f["message"].as_str().unwrap_or_default().to_string();
+        assert!(
+            message.contains("would print more than")
+                || message.contains("fuel")
+                || message.contains("not ASCII"),
+            "{message}"
+        );
+    };
+    for (i, shape) in shapes.iter().enumerate() {
+        let f = finding_for(&findings, &format!("models/bomb{i}.sql"))
+            .unwrap_or_else(|| panic!("{shape}: no render error in {findings:#?}"));
+        says(f);
+    }
+    for file in ["models/padded.sql", "models/src.yml"] {
+        says(finding_for(&findings, file).unwrap_or_else(|| panic!("{file}: {findings:#?}")));
+    }
+    let config = findings
+        .iter()
+        .find(|f| {
+            f["code"] == "render-error"
+                && f["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("config value"))
+        })
+        .unwrap_or_else(|| panic!("no config finding in {findings:#?}"));
+    says(config);
+    assert!(finding_for(&findings, "models/ok.sql").is_none());
+    assert!(finding_for(&findings, "models/aliased/a.sql").is_none());
+
+    // An Airflow task's SQL template: its filters are guarded too.
+    let body = format!(
+        "{DAG_HEAD}    SQL(task_id='bomb', sql=\"select '{{{{ {{'a': [1, 2]}}|tojson(indent=1000000000) }}}}'\")\n    SQL(task_id='ok', sql='insert into s.t select 1')\n"
+    )
+    .replace(
+        "from airflow.operators.empty import EmptyOperator as E",
+        "from airflow.operators.empty import EmptyOperator as E\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as SQL",
+    );
+    let dir = temp_project(&[("dags/d.py", &body), ("ripple.yml", "dags: [dags]\n")]);
+    check_limited(dir.path(), 3_000_000);
+}
+
+#[test]
 fn chained_lookups_and_filters_render_on_a_stack_sized_for_them() {
     // 10,000 links in a 20 KB model overflowed a worker thread's stack and
     // aborted the process as soon as the project had a second model.
@@ -519,4 +615,96 @@ fn under_an_address_space_limit_stacks_that_do_not_fit_are_reported() {
             "{f}"
         );
     }
+}
+
+// -------------------------------------------------------------------- SQL
+
+/// `ripple check` and `ripple lineage FILE` on a plain SQL project under an
+/// address-space limit of `kib`: the findings, after asserting that both
+/// ended by themselves (no panic, no abort).
+fn sql_limited(project: &Path, file: &str, kib: u64) -> (Vec<serde_json::Value>, String) {
+    let findings = check_limited(project, kib);
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {kib}; exec \"$0\" lineage \"$1\" --dialect postgres"
+        ))
+        .arg(bin())
+        .arg(project.join(file))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        matches!(out.status.code(), Some(0..=2)) && !err.contains("panicked"),
+        "{:?}: {err}",
+        out.status
+    );
+    (
+        findings,
+        String::from_utf8_lossy(&out.stdout).into_owned() + &err,
+    )
+}
+
+fn parse_error<'a>(findings: &'a [serde_json::Value], file: &str) -> Option<&'a str> {
+    findings
+        .iter()
+        .find(|f| f["file"] == file && f["code"] == "parse-error")
+        .and_then(|f| f["message"].as_str())
+}
+
+#[test]
+fn a_statement_of_too_many_set_operations_is_reported_and_the_rest_read() {
+    // 80,000 `union all` branches in 2.8 MB: 1.4 GB to read (3.1 GB at
+    // 90,000), and under `ulimit -v 4000000` a panic in stacker ("mmap
+    // failed to allocate stack", exit 101) that ended the whole run.
+    let unions = format!(
+        "insert into mart.t (d, v) select d, v from raw.src{};\n",
+        " union all select d, v from raw.src".repeat(80_000)
+    );
+    let dir = temp_project(&[
+        ("ripple.yml", "dialect: postgres\nsql: [jobs]\n"),
+        ("jobs/j.sql", &unions),
+        ("jobs/ok.sql", "insert into mart.ok select * from raw.b;"),
+    ]);
+    let (findings, lineage) = sql_limited(dir.path(), "jobs/j.sql", 4_000_000);
+    let message = parse_error(&findings, "jobs/j.sql")
+        .unwrap_or_else(|| panic!("no parse error in {findings:#?}"));
+    assert!(
+        message.contains("80000 set operations") && message.contains("split"),
+        "{message}"
+    );
+    assert!(
+        parse_error(&findings, "jobs/ok.sql").is_none(),
+        "{findings:#?}"
+    );
+    assert!(lineage.contains("set operations"), "{lineage}");
+}
+
+#[test]
+fn a_statement_whose_stack_cannot_be_mapped_is_reported_and_the_rest_read() {
+    // 300,000 terms of `1+1+...` (1.2 MB) need a stack of 1.2 GB (more in
+    // a debug build): under `ulimit -v 1000000` stacker could not map it
+    // and panicked (exit 101); now the statement is reported and the other
+    // files read.
+    let plus = format!(
+        "insert into mart.p select 1{} from raw.a;\n",
+        "+1".repeat(300_000)
+    );
+    let dir = temp_project(&[
+        ("ripple.yml", "dialect: postgres\nsql: [jobs]\n"),
+        ("jobs/plus.sql", &plus),
+        ("jobs/ok.sql", "insert into mart.ok select * from raw.b;"),
+    ]);
+    let (findings, lineage) = sql_limited(dir.path(), "jobs/plus.sql", 1_000_000);
+    let message = parse_error(&findings, "jobs/plus.sql")
+        .unwrap_or_else(|| panic!("no parse error in {findings:#?}"));
+    assert!(
+        message.contains("ulimit -v") && message.contains("split"),
+        "{message}"
+    );
+    assert!(
+        parse_error(&findings, "jobs/ok.sql").is_none(),
+        "{findings:#?}"
+    );
+    assert!(lineage.contains("ulimit -v"), "{lineage}");
 }

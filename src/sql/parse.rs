@@ -1,19 +1,21 @@
 //! The one guarded way into sqlparser for code outside statement lineage:
-//! the script is cut into statements, each is held to the token limit, and
-//! parsing, the caller's work on the AST and dropping it all run on a stack
-//! sized to the script (deep operator chains recurse in the visitor and in
-//! drop glue alike).
+//! the script is cut into statements, each is held to the token and
+//! set-operation limits, and parsing, the caller's work on the AST and
+//! dropping it all run on a stack sized to the script (deep operator chains
+//! recurse in the visitor and in drop glue alike), mapped only where it
+//! fits under an address-space limit.
 
 use sqlparser::ast::Statement;
 use sqlparser::parser::Parser;
 
 use super::dialect::SqlDialect;
-use super::script::{MAX_STATEMENT_TOKENS, STACK_BASE, STACK_PER_TOKEN, StatementError};
+use super::script::{StatementError, on_statement_stack, too_large};
 use super::split::{Chunk, split_statements};
 
 /// Parses every statement of `sql` and hands them to `work`, whose result
 /// is returned; the first statement that does not tokenize, is too large or
-/// does not parse is the error instead (with its 1-based position).
+/// does not parse is the error instead (with its 1-based position), as is
+/// the largest when the stack and memory the script needs cannot be had.
 pub fn with_statements<R>(
     sql: &str,
     dialect: SqlDialect,
@@ -22,6 +24,8 @@ pub fn with_statements<R>(
     let parser_dialect = dialect.parser_dialect();
     let mut chunks = Vec::new();
     let mut total = 0usize;
+    // The largest statement: its position, where it starts and its size.
+    let mut largest = (1, 1, 1, 0);
     for (n, chunk) in split_statements(sql, parser_dialect.as_ref()).enumerate() {
         let Chunk {
             start,
@@ -34,21 +38,21 @@ pub fn with_statements<R>(
             column: e.location.column,
             message: e.message,
         })?;
-        if significant > MAX_STATEMENT_TOKENS {
+        if let Some(message) = too_large(significant, &tokens) {
             return Err(StatementError {
                 statement: n + 1,
                 line: start.line,
                 column: start.column,
-                message: format!(
-                    "statement too large to analyse ({significant} tokens; the limit is {MAX_STATEMENT_TOKENS}); split it"
-                ),
+                message,
             });
+        }
+        if significant > largest.3 {
+            largest = (n + 1, start.line, start.column, significant);
         }
         total = total.saturating_add(significant);
         chunks.push((start, tokens));
     }
-    let stack = STACK_BASE.saturating_add(total.saturating_mul(STACK_PER_TOKEN));
-    stacker::maybe_grow(stack, stack, move || {
+    on_statement_stack(total, move || {
         let mut statements = Vec::new();
         for (n, (start, tokens)) in chunks.into_iter().enumerate() {
             let mut parser =
@@ -63,17 +67,23 @@ pub fn with_statements<R>(
         }
         Ok(work(&mut statements))
     })
+    .unwrap_or_else(|message| {
+        Err(StatementError {
+            statement: largest.0,
+            line: largest.1,
+            column: largest.2,
+            message,
+        })
+    })
 }
 
 /// Parses each statement of `sql` on its own and hands every one that
 /// parses to `work`, with the 1-based line it starts on; a statement that
-/// does not tokenize, is too large or does not parse is skipped, and the
-/// rest still reach `work` (DDL read for facts: one bad statement hides
-/// nothing else).
+/// does not tokenize, is too large, cannot have its stack or does not parse
+/// is skipped, and the rest still reach `work` (DDL read for facts: one bad
+/// statement hides nothing else).
 pub fn for_each_statement(sql: &str, dialect: SqlDialect, mut work: impl FnMut(u64, &Statement)) {
     let parser_dialect = dialect.parser_dialect();
-    let mut chunks = Vec::new();
-    let mut total = 0usize;
     for chunk in split_statements(sql, parser_dialect.as_ref()) {
         let Chunk {
             start,
@@ -81,15 +91,10 @@ pub fn for_each_statement(sql: &str, dialect: SqlDialect, mut work: impl FnMut(u
             tokens,
         } = chunk;
         let Ok(tokens) = tokens else { continue };
-        if significant > MAX_STATEMENT_TOKENS {
+        if too_large(significant, &tokens).is_some() {
             continue;
         }
-        total = total.saturating_add(significant);
-        chunks.push((start, tokens));
-    }
-    let stack = STACK_BASE.saturating_add(total.saturating_mul(STACK_PER_TOKEN));
-    stacker::maybe_grow(stack, stack, move || {
-        for (start, tokens) in chunks {
+        let _skipped = on_statement_stack(significant, || {
             let mut parser =
                 Parser::new(parser_dialect.as_ref()).with_tokens_with_locations(tokens);
             if let Ok(parsed) = parser.parse_statements() {
@@ -97,8 +102,8 @@ pub fn for_each_statement(sql: &str, dialect: SqlDialect, mut work: impl FnMut(u
                     work(start.line, s);
                 }
             }
-        }
-    });
+        });
+    }
 }
 
 #[cfg(test)]

@@ -645,6 +645,21 @@ fn read_project(
         seed.tests = props.tests;
         out.datasets.push(seed);
     }
+    // A config value whose Jinja a bound refused (what it would print,
+    // its stack) is used as written: said once each.
+    for (text, reason) in config_jinja.failures() {
+        let shown: String = text.chars().take(120).collect();
+        let more = if shown.len() < text.len() { "..." } else { "" };
+        out.diagnostics.push(Diagnostic::warning(
+            "render-error",
+            None,
+            0,
+            0,
+            format!(
+                "the config value `{shown}{more}` did not render ({reason}); it is used as written"
+            ),
+        ));
+    }
     for unit in &units {
         for s in &unit.props.sources {
             let mut relation = format!("{}.{}", s.schema, s.identifier);

@@ -42,8 +42,16 @@ const NO_FUEL_BYTES: u64 = 128 << 20;
 pub(crate) enum Over {
     /// It prints as more bytes than allowed (at least this many).
     Bytes(u64),
+    /// The text a filter or method would make from it is longer than
+    /// allowed (at least this many bytes): a width, a precision, an indent
+    /// or a separator repeated.
+    Text(u64),
     /// It is nested deeper than allowed.
     Depth,
+    /// A format string names a key the engine cannot read: not ASCII, in
+    /// `{0[...]}` or `%(...)s`, where minijinja steps a byte at a time and
+    /// panics inside a character.
+    Key,
 }
 
 /// What printing one value of each kind costs, containers aside.
@@ -85,6 +93,22 @@ impl Iterator for Items {
     }
 }
 
+impl Items {
+    /// Whether the item given last was a map's value (printed on its key's
+    /// line).
+    fn gave_value(&self) -> bool {
+        matches!(self, Items::Pairs(_, None))
+    }
+}
+
+/// Where a value stands in what is walked: how many containers hold it, and
+/// whether it is a map's value (printed after its key, on the same line).
+#[derive(Clone, Copy)]
+struct Pos {
+    depth: u64,
+    map_value: bool,
+}
+
 /// The items of `v` to walk, if it is a container that has any (dbt's
 /// objects, which are maps with no listing, have none).
 fn items(v: &Value) -> Option<Items> {
@@ -97,15 +121,21 @@ fn items(v: &Value) -> Option<Items> {
 }
 
 /// Walks `value` and what it holds, depth first and without recursion,
-/// calling `visit` on each; stops with `too_deep()` past `max_depth`
-/// levels, or with what `visit` returns as an error.
+/// calling `visit` on each with where it stands; stops with `too_deep()`
+/// past `max_depth` levels, or with what `visit` returns as an error.
 fn walk<E>(
     value: &Value,
     max_depth: usize,
     too_deep: impl Fn() -> E,
-    mut visit: impl FnMut(&Value) -> Result<(), E>,
+    mut visit: impl FnMut(&Value, Pos) -> Result<(), E>,
 ) -> Result<(), E> {
-    visit(value)?;
+    visit(
+        value,
+        Pos {
+            depth: 0,
+            map_value: false,
+        },
+    )?;
     // Most values handed on are strings, or dbt's objects that list
     // nothing: no walk to set up.
     let Some(first) = items(value) else {
@@ -117,7 +147,12 @@ fn walk<E>(
             frames.pop();
             continue;
         };
-        visit(&v)?;
+        let map_value = top.gave_value();
+        let pos = Pos {
+            depth: frames.len() as u64,
+            map_value,
+        };
+        visit(&v, pos)?;
         if let Some(inner) = items(&v) {
             frames.push(inner);
             if frames.len() > max_depth {
@@ -138,7 +173,7 @@ pub(crate) fn measure(value: &Value, limit: u64, max_depth: usize) -> Result<u64
         value,
         max_depth,
         || Over::Depth,
-        |v| {
+        |v, _| {
             total = total.saturating_add(cost(v));
             if total > limit {
                 return Err(Over::Bytes(total));
@@ -162,11 +197,427 @@ pub(crate) fn refusal(what: impl std::fmt::Display, over: Over, limit: u64) -> E
         Over::Bytes(_) => format!(
             "{what} would print a list or dict of more than {limit} bytes, more than this template has left of its fuel (a byte costs 1/{BYTES_PER_FUEL} of a step); is a loop or a repetition (`[s] * n`) runaway?"
         ),
+        Over::Text(size) => format!(
+            "{what} would print more than {limit} bytes (at least {size}), more than this template has left of its fuel (a byte costs 1/{BYTES_PER_FUEL} of a step); is a width, precision, indent or repetition runaway?"
+        ),
         Over::Depth => format!(
-            "{what} got a list or dict nested more than {MAX_DEPTH} levels deep (Jinja2 stops there too); is a loop nesting a value in itself?"
+            "{what} got a list or dict nested more than {MAX_DEPTH} {REFUSED_DEPTH}; is a loop nesting a value in itself?"
+        ),
+        Over::Key => format!(
+            "{what} got a format string whose key in `{{0[...]}}` or `%(...)s` is not ASCII, which the engine cannot read; use an ASCII key"
         ),
     };
     Error::new(ErrorKind::InvalidOperation, message)
+}
+
+/// Whether `e` is one of the bounds' refusals ([`refusal`], or the engine's
+/// fuel running out), not a mistake in the template.
+pub(crate) fn is_refusal(e: &Error) -> bool {
+    e.kind() == ErrorKind::OutOfFuel
+        || e.detail().is_some_and(|d| {
+            d.contains("this template has left of its fuel") || d.contains(REFUSED_DEPTH)
+        })
+}
+
+/// What every refusal of a value nested too deeply says.
+const REFUSED_DEPTH: &str = "levels deep (Jinja2 stops there too)";
+
+/// How [`printed_len`] prints a value whole.
+#[derive(Clone, Copy)]
+enum Print {
+    /// `tojson`: JSON escaped for HTML, on one line or with `indent`
+    /// spaces a level.
+    Json(Option<u64>),
+    /// `pprint`: Rust's pretty form, four spaces a level.
+    Pretty,
+}
+
+/// The bytes `s` takes as a quoted string with its escapes: in JSON
+/// (escaped for HTML) a control character, quote, backslash, `<`, `>`,
+/// `&` or `'` takes up to six (`\u003c`); in Rust's form a control
+/// character up to six and a byte of another script up to five.
+fn escaped_len(s: &str, json: bool) -> u64 {
+    let escaped: u64 = s
+        .bytes()
+        .map(|b| match b {
+            0..0x20 | 0x7f | b'"' | b'\\' | b'<' | b'>' | b'&' | b'\'' => 5,
+            0x80.. if !json => 4,
+            _ => 0,
+        })
+        .sum();
+    s.len() as u64 + escaped + 2
+}
+
+/// The bytes `value` prints as in `style`, at most: every string with its
+/// escapes, every item on a line of its own indented to its depth, every
+/// container's closing bracket on another. Stops as soon as they pass
+/// `limit`, or the nesting [`MAX_DEPTH`].
+fn printed_len(value: &Value, style: Print, limit: u64) -> Result<u64, Over> {
+    let (indent, json) = match style {
+        Print::Json(indent) => (indent, true),
+        Print::Pretty => (Some(4), false),
+    };
+    // A line: its indent, and the comma and newline before it.
+    let line = |depth: u64| indent.map_or(0, |n| n.saturating_mul(depth).saturating_add(2));
+    let mut total = 0u64;
+    walk(
+        value,
+        MAX_DEPTH,
+        || Over::Depth,
+        |v, pos| {
+            let container = matches!(
+                v.kind(),
+                ValueKind::Seq | ValueKind::Map | ValueKind::Iterable
+            );
+            let own = match v.kind() {
+                ValueKind::String => escaped_len(v.as_str().unwrap_or_default(), json),
+                // A list of numbers in JSON, one a line.
+                ValueKind::Bytes => (v.len().unwrap_or(0) as u64)
+                    .saturating_mul(line(pos.depth + 1).saturating_add(4)),
+                _ => cost(v),
+            };
+            // A map's value shares its key's line.
+            let lines = u64::from(!pos.map_value) + u64::from(container);
+            total = total
+                .saturating_add(own)
+                .saturating_add(lines.saturating_mul(line(pos.depth)));
+            if total > limit {
+                return Err(Over::Text(total));
+            }
+            Ok(())
+        },
+    )?;
+    Ok(total)
+}
+
+/// Refuses `value` if printing it whole in `style` would take more bytes
+/// than the template has left.
+fn check_printed(
+    state: &State,
+    what: &str,
+    value: Option<&Value>,
+    style: Print,
+) -> Result<(), Error> {
+    let Some(value) = value else { return Ok(()) };
+    let limit = bytes_left(state);
+    printed_len(value, style, limit)
+        .map(drop)
+        .map_err(|over| refusal(what, over, limit))
+}
+
+/// The bytes `sep.join(items)` (Python's method) or `items|join(sep)`
+/// makes, a separator of `sep` bytes between every two items, at most;
+/// stops as soon as they pass `limit`. A string's items are its
+/// characters: a 10-byte separator between the characters of a 100 MB
+/// string once asked for 1.1 GB.
+fn joined_len(sep: u64, items: &Value, limit: u64) -> Result<u64, Over> {
+    if let Some(s) = items.as_str() {
+        let gaps = if sep == 0 {
+            0
+        } else {
+            (s.chars().count() as u64).saturating_sub(1)
+        };
+        let size = (s.len() as u64).saturating_add(gaps.saturating_mul(sep));
+        return if size > limit {
+            Err(Over::Text(size))
+        } else {
+            Ok(size)
+        };
+    }
+    // What cannot be iterated fails the call.
+    let Ok(iter) = items.try_iter() else {
+        return Ok(0);
+    };
+    let mut total = 0u64;
+    for (i, item) in iter.enumerate() {
+        if i > 0 {
+            total = total.saturating_add(sep);
+        }
+        let left = limit.saturating_sub(total);
+        let n = match item.as_str() {
+            Some(s) => s.len() as u64,
+            None => match measure(&item, left, MAX_DEPTH) {
+                Ok(n) => n,
+                Err(Over::Depth) => return Err(Over::Depth),
+                Err(_) => left.saturating_add(1),
+            },
+        };
+        total = total.saturating_add(n);
+        if total > limit {
+            return Err(Over::Text(total));
+        }
+    }
+    Ok(total)
+}
+
+/// Which argument a field of a format string prints.
+enum FieldArg<'s> {
+    /// `{}`: the next positional one.
+    Next,
+    /// `{0}`.
+    Index(usize),
+    /// `{name}`: a keyword argument.
+    Name(&'s str),
+}
+
+/// One replacement field of a `str.format` string, as minijinja reads it
+/// (`minijinja::formatting`): `{` [name or index] (`.attr` | `[key]`)*
+/// [`:` [[fill] align] [sign] [`#`] [`0`] [width] [`,` | `_`] [`.` precision]
+/// [type]] `}`.
+struct Field<'s> {
+    arg: FieldArg<'s>,
+    path: Vec<&'s str>,
+    /// Bytes of the fill character (up to four).
+    fill: u64,
+    width: u64,
+    precision: u64,
+}
+
+/// The field starting at `fmt[at]` (a `{`) and the offset after it;
+/// `Err(None)` where minijinja refuses the field (the call fails there),
+/// `Err(Some(Over::Key))` where it would panic.
+fn format_field(fmt: &str, at: usize) -> Result<(Field<'_>, usize), Option<Over>> {
+    read_field(fmt, at).ok_or(None).and_then(|r| r)
+}
+
+fn read_field(fmt: &str, at: usize) -> Option<Result<(Field<'_>, usize), Option<Over>>> {
+    let b = fmt.as_bytes();
+    let mut i = at + 1;
+    let digits = |i: usize| b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let ident = |i: usize| {
+        b[i..]
+            .iter()
+            .enumerate()
+            .take_while(|&(n, c)| {
+                *c == b'_'
+                    || if n == 0 {
+                        c.is_ascii_alphabetic()
+                    } else {
+                        c.is_ascii_alphanumeric()
+                    }
+            })
+            .count()
+    };
+    let number = |i: usize, n: usize| fmt[i..i + n].parse::<usize>().ok();
+    let arg = match (digits(i), ident(i)) {
+        (n, _) if n > 0 => {
+            let index = number(i, n)?;
+            i += n;
+            FieldArg::Index(index)
+        }
+        (_, n) if n > 0 => {
+            i += n;
+            FieldArg::Name(&fmt[at + 1..i])
+        }
+        _ => FieldArg::Next,
+    };
+    let mut path = Vec::new();
+    loop {
+        match b.get(i) {
+            Some(b'.') => {
+                let n = ident(i + 1);
+                if n == 0 {
+                    return None;
+                }
+                path.push(&fmt[i + 1..i + 1 + n]);
+                i += 1 + n;
+            }
+            Some(b'[') => {
+                // minijinja steps through a key a byte at a time, to its
+                // `]` or the end.
+                let n = b[i + 1..].iter().position(|&c| c == b']');
+                let key = &b[i + 1..n.map_or(b.len(), |n| i + 1 + n)];
+                if !key.is_ascii() {
+                    return Some(Err(Some(Over::Key)));
+                }
+                let n = n?;
+                path.push(&fmt[i + 1..i + 1 + n]);
+                i += n + 2;
+            }
+            _ => break,
+        }
+    }
+    let (mut fill, mut width, mut precision) = (1, 0, 0);
+    if b.get(i) == Some(&b':') {
+        i += 1;
+        let mut chars = fmt[i..].chars();
+        match (chars.next(), chars.next()) {
+            (Some(f), Some('<' | '>' | '^')) => {
+                fill = f.len_utf8() as u64;
+                i += f.len_utf8() + 1;
+            }
+            (Some('<' | '>' | '^'), _) => i += 1,
+            _ => {}
+        }
+        if matches!(b.get(i), Some(b'+' | b' ' | b'-')) {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'#') {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'0') {
+            i += 1;
+        }
+        let n = digits(i);
+        if n > 0 {
+            width = number(i, n)? as u64;
+            i += n;
+        }
+        if matches!(b.get(i), Some(b',' | b'_')) {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let n = digits(i);
+            if n > 0 {
+                precision = number(i, n)? as u64;
+                i += n;
+            }
+        }
+        if matches!(b.get(i), Some(c) if b"bdeEfFgGoxXcs".contains(c)) {
+            i += 1;
+        }
+    }
+    if b.get(i) != Some(&b'}') {
+        return None;
+    }
+    let field = Field {
+        arg,
+        path,
+        fill,
+        width,
+        precision,
+    };
+    Some(Ok((field, i + 1)))
+}
+
+/// The value a field prints, if there is one (else the call fails there).
+fn field_value(
+    field: &Field,
+    positional: &[Value],
+    kwargs: Option<&Value>,
+    next: &mut usize,
+) -> Option<Value> {
+    let mut v = match field.arg {
+        FieldArg::Next => {
+            *next += 1;
+            positional.get(*next - 1)?.clone()
+        }
+        FieldArg::Index(i) => positional.get(i)?.clone(),
+        FieldArg::Name(name) => kwargs?.get_item(&Value::from(name)).ok()?,
+    };
+    for key in &field.path {
+        v = match key.parse::<usize>() {
+            Ok(i) => v.get_item_by_index(i).ok()?,
+            Err(_) => v.get_attr(key).ok()?,
+        };
+    }
+    (!v.is_undefined()).then_some(v)
+}
+
+/// The bytes `fmt.format(*args)` (Python's `str.format`, as
+/// minijinja-contrib runs it) makes, at most: the text around the fields,
+/// and for each field its value printed and padded to its width in fill
+/// characters, a number with room for its digits, precision and grouping.
+/// Counted up to where minijinja would refuse the string, which it builds
+/// up to there; stops as soon as the count passes `limit`. A width of a
+/// billion in a 33-byte model once made 2 GB.
+fn formatted_len(fmt: &str, args: &[Value], limit: u64) -> Result<u64, Over> {
+    let (kwargs, positional) = match args.split_last() {
+        Some((last, rest)) if last.is_kwargs() => (Some(last), rest),
+        _ => (None, args),
+    };
+    let b = fmt.as_bytes();
+    let (mut total, mut i, mut next) = (0u64, 0usize, 0usize);
+    while i < b.len() {
+        match (b[i], b.get(i + 1)) {
+            (b'{', Some(b'{')) | (b'}', Some(b'}')) => {
+                total += 1;
+                i += 2;
+            }
+            // A lone `}` is refused.
+            (b'}', _) => break,
+            (b'{', _) => {
+                let (field, end) = match format_field(fmt, i) {
+                    Ok(field) => field,
+                    Err(None) => break,
+                    Err(Some(over)) => return Err(over),
+                };
+                let Some(value) = field_value(&field, positional, kwargs, &mut next) else {
+                    break;
+                };
+                let pad = field.width.saturating_mul(field.fill);
+                let size = match value.kind() {
+                    // Digits (a float's integer part runs to 309), sign,
+                    // prefix, zeros to the precision, every digit grouped.
+                    ValueKind::Number | ValueKind::Bool => pad
+                        .saturating_add(field.precision)
+                        .saturating_mul(2)
+                        .saturating_add(1024),
+                    // Cut to the precision, padded to the width.
+                    _ => {
+                        let text = match value.as_str() {
+                            Some(s) => s.len() as u64,
+                            None => measure(&value, limit, MAX_DEPTH).unwrap_or(u64::MAX),
+                        };
+                        text.saturating_add(pad)
+                    }
+                };
+                total = total.saturating_add(size);
+                i = end;
+            }
+            _ => {
+                total += 1;
+                i += 1;
+            }
+        }
+        if total > limit {
+            return Err(Over::Text(total));
+        }
+    }
+    Ok(total)
+}
+
+/// Refuses a call of one of Python's methods (minijinja-contrib's
+/// `pycompat`) whose text would pass what the template has left: the value
+/// and the arguments as [`check`] measures them, and what `str.format`
+/// (widths, precisions) and `str.join` (a separator between every two
+/// items) make, which the size of what they are handed does not bound.
+pub(crate) fn check_method(
+    state: &State,
+    value: &Value,
+    method: &str,
+    args: &[Value],
+) -> Result<(), Error> {
+    check(state, format_args!("`.{method}()`"), args)?;
+    check(
+        state,
+        format_args!("`.{method}()`"),
+        std::slice::from_ref(value),
+    )?;
+    let Some(s) = value.as_str() else {
+        return Ok(());
+    };
+    let limit = bytes_left(state);
+    let size = match (method, args) {
+        ("format", _) => formatted_len(s, args, limit),
+        ("join", [items]) => joined_len(s.len() as u64, items, limit),
+        _ => return Ok(()),
+    };
+    size.map(drop)
+        .map_err(|over| refusal(format_args!("`.{method}()`"), over, limit))
+}
+
+/// Python's string, list and dict methods (minijinja-contrib's
+/// `pycompat`), behind [`check_method`].
+pub(crate) fn python_method(
+    state: &mut State,
+    value: &Value,
+    method: &str,
+    args: &[Value],
+) -> Result<Value, Error> {
+    check_method(state, value, method, args)?;
+    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
 }
 
 /// Refuses `values` (what `what` is handed) if printing them would take
@@ -230,7 +681,7 @@ pub(crate) fn holds(
         value,
         MAX_DEPTH,
         || Stop::Failed(refusal(&what, Over::Depth, 0)),
-        |v| {
+        |v, _| {
             visits += 1;
             if visits.is_multiple_of(4096) {
                 state
@@ -348,7 +799,7 @@ pub(crate) fn install(
     unguarded: &dyn Fn(&str) -> bool,
 ) {
     use minijinja::{filters as f, tests as t};
-    let filters: [(&str, Value); 15] = [
+    let filters: [(&str, Value); 11] = [
         ("lower", Value::from_function(f::lower)),
         ("upper", Value::from_function(f::upper)),
         ("title", Value::from_function(f::title)),
@@ -356,20 +807,20 @@ pub(crate) fn install(
         ("trim", Value::from_function(f::trim)),
         ("split", Value::from_function(f::split)),
         ("lines", Value::from_function(f::lines)),
-        ("format", Value::from_function(f::format)),
         ("escape", Value::from_function(f::escape)),
         ("e", Value::from_function(f::escape)),
         ("safe", Value::from_function(f::safe)),
         ("string", Value::from_function(f::string)),
-        ("join", Value::from_function(f::join)),
-        ("tojson", Value::from_function(f::tojson)),
-        ("pprint", Value::from_function(f::pprint)),
     ];
     for (name, inner) in filters {
         env.add_filter(name, guarded(format!("the filter `{name}`"), inner));
     }
     env.add_filter("indent", indent);
     env.add_filter("replace", replace);
+    env.add_filter("format", format);
+    env.add_filter("join", join);
+    env.add_filter("tojson", tojson);
+    env.add_filter("pprint", pprint);
     let tests: [(&str, Value); 3] = [
         ("startingwith", Value::from_function(t::is_startingwith)),
         ("endingwith", Value::from_function(t::is_endingwith)),
@@ -495,9 +946,98 @@ fn indent(state: &mut State, args: Rest<ValueOrKwargs>) -> Result<Value, Error> 
     let size = (text.len() as u64).saturating_add(lines.saturating_mul(width as u64));
     let limit = bytes_left(state);
     if size > limit {
-        return Err(refusal("the filter `indent`", Over::Bytes(size), limit));
+        return Err(refusal("the filter `indent`", Over::Text(size), limit));
     }
     Value::from_function(minijinja::filters::indent).call(state, &args)
+}
+
+/// Whether a printf-style format string (the `format` filter) names a
+/// key that is not ASCII (`%(é)s`): minijinja reads a key a byte at a time
+/// and panics inside a character.
+fn printf_key_unreadable(fmt: &str) -> bool {
+    let b = fmt.as_bytes();
+    let mut i = 0;
+    while let Some(at) = memchr::memchr(b'%', &b[i..]) {
+        i += at + 1;
+        match b.get(i) {
+            Some(b'%') => i += 1,
+            Some(b'(') => {
+                let key = &b[i + 1..];
+                let end = key.iter().position(|&c| c == b')').unwrap_or(key.len());
+                if !key[..end].is_ascii() {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The `format` filter (printf style), with keys it cannot read refused;
+/// the engine measures its widths itself.
+fn format(state: &mut State, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let what = "the filter `format`";
+    let args = values(args);
+    check(state, what, &args)?;
+    if let Some(fmt) = args.first().and_then(Value::as_str)
+        && printf_key_unreadable(fmt)
+    {
+        return Err(refusal(what, Over::Key, 0));
+    }
+    Value::from_function(minijinja::filters::format).call(state, &args)
+}
+
+/// The `join` filter, its output measured before it is made: the items,
+/// and the separator between every two.
+fn join(state: &mut State, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let what = "the filter `join`";
+    let args = values(args);
+    check(state, what, &args)?;
+    let sep = args
+        .get(1)
+        .filter(|v| !v.is_kwargs() && !v.is_none() && !v.is_undefined())
+        .map_or(0, |v| {
+            v.as_str().map_or_else(|| v.to_string().len(), str::len)
+        });
+    if let Some(items) = args.first() {
+        let limit = bytes_left(state);
+        joined_len(sep as u64, items, limit).map_err(|over| refusal(what, over, limit))?;
+    }
+    Value::from_function(minijinja::filters::join).call(state, &args)
+}
+
+/// The `tojson` filter, its output measured before it is made: every
+/// string with its escapes, and with an indent every line indented to its
+/// depth (`{'a': [1, 2, 3]}|tojson(indent=1000000000)`, 51 bytes, once
+/// asked for gigabytes).
+fn tojson(state: &mut State, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let what = "the filter `tojson`";
+    let args = values(args);
+    check(state, what, &args)?;
+    // As minijinja reads it: the second argument or `indent=`; `true` is
+    // two spaces.
+    let indent = match args.get(1) {
+        Some(k) if k.is_kwargs() => k.get_item(&Value::from("indent")).ok(),
+        other => other.cloned(),
+    }
+    .filter(|v| !v.is_undefined() && !v.is_none())
+    .and_then(|v| match v.kind() {
+        ValueKind::Bool => v.is_true().then_some(2),
+        _ => usize::try_from(v).ok().map(|n| n as u64),
+    });
+    check_printed(state, what, args.first(), Print::Json(indent))?;
+    Value::from_function(minijinja::filters::tojson).call(state, &args)
+}
+
+/// The `pprint` filter, its output measured before it is made (four
+/// spaces a level of nesting, every string escaped).
+fn pprint(state: &mut State, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let what = "the filter `pprint`";
+    let args = values(args);
+    check(state, what, &args)?;
+    check_printed(state, what, args.first(), Print::Pretty)?;
+    Value::from_function(minijinja::filters::pprint).call(state, &args)
 }
 
 /// The `replace` filter (`count` given or as a keyword), its output paid
@@ -546,7 +1086,7 @@ fn replace(state: &mut State, args: Rest<ValueOrKwargs>) -> Result<Value, Error>
             (text.len() as u64).saturating_add(most.saturating_mul((new.len() - old.len()) as u64));
         let limit = bytes_left(state);
         if size > limit {
-            return Err(refusal("the filter `replace`", Over::Bytes(size), limit));
+            return Err(refusal("the filter `replace`", Over::Text(size), limit));
         }
     }
     let out = match count {
@@ -692,15 +1232,27 @@ pub struct NoStack(pub usize);
 /// caught here and told as [`NoStack`] (a panic inside `f` goes on as it
 /// was).
 pub fn grow<R>(need: usize, f: impl FnOnce() -> R) -> Result<R, NoStack> {
-    if stacker::remaining_stack().is_some_and(|left| left >= need) {
-        return Ok(f());
-    }
+    grow_reserving(need, 0, f)
+}
+
+/// [`grow`], where `f` will also allocate up to `reserve` bytes: under an
+/// address-space limit, `f` runs only if the stack it needs (when the
+/// thread's is too small) and `reserve` both fit in what the limit leaves
+/// (an allocation that fails aborts the process). A `reserve` of 0 is not
+/// checked.
+pub fn grow_reserving<R>(need: usize, reserve: u64, f: impl FnOnce() -> R) -> Result<R, NoStack> {
+    let fits = stacker::remaining_stack().is_some_and(|left| left >= need);
     // Under an address-space limit, a mapping that cannot fit is not tried
     // (stacker would say so by panicking, loudly).
-    if let Some(limit) = address_space_limit()
-        && address_space_used().is_none_or(|used| used + need as u64 + (64 << 20) > limit)
+    let mapped = if fits { 0 } else { need as u64 };
+    if mapped + reserve > 0
+        && let Some(limit) = address_space_limit()
+        && address_space_used().is_none_or(|used| used + mapped + reserve + (64 << 20) > limit)
     {
         return Err(NoStack(need));
+    }
+    if fits {
+        return Ok(f());
     }
     let started = std::cell::Cell::new(false);
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -1425,6 +1977,125 @@ mod tests {
             "{% set s = 'x' * 1000 %}{{ ([s] * 1000)|join|length }} {{ (([s] * 3) ~ '')|length }}",
         );
         assert_eq!(sql.unwrap(), "1000000 3012");
+    }
+
+    #[test]
+    fn widths_separators_and_indents_are_measured_before_they_are_made() {
+        // Each built gigabytes (or panicked) before anything charged for it.
+        for (model, says) in [
+            ("{{ '{:>1000000000}'.format(1) }}", "would print more than"),
+            (
+                "{{ '{:^3000000000}'.format('x') }}",
+                "would print more than",
+            ),
+            (
+                "{{ '{:.1000000000f}'.format(1.0) }}",
+                "would print more than",
+            ),
+            (
+                "{{ '{:\u{1F600}<100000000}'.format('x') }}",
+                "would print more than",
+            ),
+            (
+                "{{ '{0[x]:>1000000000}'.format({'x': 1}) }}",
+                "would print more than",
+            ),
+            (
+                "{{ ('x' * 20).join('y' * 10000000) }}",
+                "would print more than",
+            ),
+            (
+                "{{ ('x' * 1000).join([1] * 200000) }}",
+                "would print more than",
+            ),
+            (
+                "{{ ([1] * 200000)|join('x' * 1000) }}",
+                "would print more than",
+            ),
+            (
+                "{{ {'a': [1, 2, 3]}|tojson(indent=1000000000) }}",
+                "would print more than",
+            ),
+            (
+                "{{ {'a': [1, 2, 3]}|tojson(1000000000) }}",
+                "would print more than",
+            ),
+            ("{{ ('<' * 30000000)|tojson }}", "would print more than"),
+            ("{{ '{0[\u{e9}]}'.format([1]) }}", "not ASCII"),
+            ("{{ '%(\u{e9})s'|format({}) }}", "not ASCII"),
+        ] {
+            let (sql, _) = render(&[], model);
+            let err = sql.unwrap_err().message;
+            assert!(err.contains(says), "{model}: {err}");
+        }
+        // Ordinary uses print as Python does.
+        let (sql, _) = render(
+            &[],
+            "{{ '{:>5}|{:<3}|{:^5}|{:.2f}|{:,}|{:08.3f}|{n}|{{}}'.format('a', 'b', 'c', 3.14159, 1234567, 2.5, n='x') }} {{ ', '.join(['a', 'b']) }} {{ ['c', 'd']|join('-') }} {{ {'a': [1]}|tojson(indent=2) }} {{ '%5s|%(k)s'|format('z') if false else 'p' }}",
+        );
+        assert_eq!(
+            sql.unwrap(),
+            "    a|b  |  c  |3.14|1,234,567|0002.500|x|{} a, b c-d {\n  \"a\": [\n    1\n  ]\n} p"
+        );
+    }
+
+    #[test]
+    fn the_bounds_are_at_least_what_is_made() {
+        use minijinja::formatting::{FormatStyle, format};
+        let kwargs = Value::from(minijinja::value::Kwargs::from_iter([(
+            "k",
+            Value::from(vec![Value::from("a\n'"), Value::from(2.5)]),
+        )]));
+        for fmt in [
+            "{}",
+            "{:>10}",
+            "{:*^11}",
+            "{:\u{e9}<7}|{}",
+            "{:+#012_x}",
+            "{:,.3f}",
+            "{:e}",
+            "{:.40g}",
+            "{0}{0}{0}{1}",
+            "{k}",
+            "{k[0]:>9}",
+            "{:c}",
+            "{{}}{}}}",
+            "{:08,}",
+        ] {
+            let args = [Value::from(123456789), Value::from("str"), kwargs.clone()];
+            let Ok(made) = format(FormatStyle::StrFormat, fmt, &args) else {
+                continue;
+            };
+            let bound = formatted_len(fmt, &args, u64::MAX).unwrap();
+            assert!(
+                bound >= made.len() as u64,
+                "{fmt}: {bound} < {}",
+                made.len()
+            );
+        }
+        let value = Value::from(minijinja::value::Serde(serde_json::json!({
+            "a": [1, "x<y\n\u{e9}", {"b": [true, null, 1.5]}],
+            "c": {"d": {"e": []}},
+        })));
+        for indent in [None, Some(0), Some(1), Some(7)] {
+            let style = match indent {
+                Some(n) => minijinja::value::Kwargs::from_iter([("indent", Value::from(n))]),
+                None => minijinja::value::Kwargs::from_iter(Vec::<(&str, Value)>::new()),
+            };
+            let made = minijinja::filters::tojson(&value, None, style).unwrap();
+            let bound = printed_len(&value, Print::Json(indent), u64::MAX).unwrap();
+            let made = made.as_str().unwrap().len() as u64;
+            assert!(bound >= made, "{indent:?}: {bound} < {made}");
+        }
+        let made = minijinja::filters::pprint(&value).len() as u64;
+        assert!(printed_len(&value, Print::Pretty, u64::MAX).unwrap() >= made);
+        let items = Value::from(vec![
+            Value::from("ab"),
+            Value::from(12),
+            Value::from(vec![1]),
+        ]);
+        assert!(joined_len(3, &items, u64::MAX).unwrap() >= "ab---12---[1]".len() as u64);
+        assert_eq!(joined_len(2, &Value::from("abc"), u64::MAX), Ok(7));
     }
 
     #[test]

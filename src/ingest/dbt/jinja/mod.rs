@@ -648,13 +648,11 @@ fn unknown_method(
     if value.downcast_object_ref::<Relation>().is_some() {
         return Ok(value.clone());
     }
-    // Python's methods turn lists into text (`''.join(xs)`).
-    guard::check(state, format_args!("`.{method}()`"), args)?;
-    guard::check(
-        state,
-        format_args!("`.{method}()`"),
-        std::slice::from_ref(value),
-    )?;
+    // Python's methods turn lists into text (`''.join(xs)`), and widths
+    // and separators make text their input does not bound
+    // (`'{:>1000000000}'.format(1)`): measured first, and refused as the
+    // model's error, never as a placeholder.
+    guard::check_method(state, value, method, args)?;
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args).or_else(|_| {
         if let Some(cap) = capture(state) {
             lock(&cap.unknown).insert(format!(".{method}()"));
@@ -785,6 +783,8 @@ fn holds_jinja(text: &str) -> bool {
 /// (`+enabled: "{{ var('x', false) }}"`) with `var`, `env_var` and `target`.
 pub(crate) struct ConfigRenderer {
     env: Environment<'static>,
+    /// Values whose Jinja failed to render (kept as written), and why.
+    failed: Mutex<BTreeMap<String, String>>,
 }
 
 impl ConfigRenderer {
@@ -801,19 +801,35 @@ impl ConfigRenderer {
             var(&vars, &name, default)
         });
         env.add_function("env_var", env_var);
-        // `{{ target.schema.replace('_dev', '') }}`: Python's string methods.
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        // `{{ target.schema.replace('_dev', '') }}`: Python's string methods,
+        // and what they and printing make measured before it is made
+        // (`+alias: "{{ '{:>1000000000}'.format(1) }}"` once aborted the
+        // process).
+        env.set_unknown_method_callback(guard::python_method);
+        env.set_formatter(|out, state, value| {
+            guard::check(state, "printing a value", std::slice::from_ref(value))?;
+            minijinja::escape_formatter(out, state, value)
+        });
         env.add_global(
             "target",
             context! { name => target.name.clone(), schema => target.schema.clone(), database => target.database.clone() },
         );
         guard::install(&mut env, |_| false, &|_| false);
-        ConfigRenderer { env }
+        ConfigRenderer {
+            env,
+            failed: Mutex::default(),
+        }
     }
 
     /// A name (a source's database, schema or identifier) with its Jinja
     /// rendered, or the renderer's reason why not.
     pub fn render_name(&self, text: &str) -> Result<String, String> {
+        self.render_text(text).map_err(|(reason, _)| reason)
+    }
+
+    /// [`ConfigRenderer::render_name`], the reason saying too whether a
+    /// bound refused the text (what it would make, its nesting, its stack).
+    fn render_text(&self, text: &str) -> Result<String, (String, bool)> {
         if !holds_jinja(text) {
             return Ok(text.to_string());
         }
@@ -822,9 +838,20 @@ impl ConfigRenderer {
         let loops = text.contains("{%");
         match guard::on_stack(&text, loops, || self.env.render_str(&text, ())) {
             Ok(Ok(out)) => Ok(out.trim().to_string()),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(no_stack) => Err(no_stack.to_string()),
+            Ok(Err(e)) => Err((e.to_string(), guard::is_refusal(&e))),
+            Err(no_stack) => Err((no_stack.to_string(), true)),
         }
+    }
+
+    /// The values [`ConfigRenderer::render`] kept as written because a
+    /// bound refused their Jinja (a width of a billion), each once, with the
+    /// reason. Other failures (a hook calling a macro, which no config value
+    /// can) are dbt's to report, as before.
+    pub fn failures(&self) -> Vec<(String, String)> {
+        lock(&self.failed)
+            .iter()
+            .map(|(text, reason)| (text.clone(), reason.clone()))
+            .collect()
     }
 
     /// `value` with the Jinja in its strings rendered; `"True"`/`"false"`
@@ -832,13 +859,18 @@ impl ConfigRenderer {
     pub fn render(&self, value: serde_json::Value) -> serde_json::Value {
         use serde_json::Value as J;
         match value {
-            J::String(s) if holds_jinja(&s) => match self.render_name(&s) {
+            J::String(s) if holds_jinja(&s) => match self.render_text(&s) {
                 Ok(out) => match out.as_str() {
                     "True" | "true" => J::Bool(true),
                     "False" | "false" => J::Bool(false),
                     _ => J::String(out),
                 },
-                Err(_) => J::String(s),
+                Err((reason, refused)) => {
+                    if refused {
+                        lock(&self.failed).entry(s.clone()).or_insert(reason);
+                    }
+                    J::String(s)
+                }
             },
             J::Array(items) => J::Array(items.into_iter().map(|v| self.render(v)).collect()),
             J::Object(map) => {
