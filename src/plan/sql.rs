@@ -258,13 +258,13 @@ pub fn swap(
         }
         (_, filter) => {
             let f = filter.map(|f| format!(" where {f}")).unwrap_or_default();
-            // The shadow was made from production (`create_copy`): its columns
-            // are production's, in production's order, so without names the
-            // positional insert is still column for column.
-            let insert = match columns {
-                Some(cols) => insert_columns(dialect, production, shadow, cols, filter),
-                None => format!("insert into {p} select * from {s}{f}"),
-            };
+            // By name wherever the engine can: a shadow rebuilt whole (a dbt
+            // `--full-refresh`, a job that recreates its table) has the
+            // job's column order, not production's, and a positional
+            // insert put values in the wrong columns. Elsewhere the shadow
+            // was made from production (`create_copy`), column for column.
+            let insert = insert_by_name(dialect, production, shadow, columns, filter)
+                .unwrap_or_else(|| format!("insert into {p} select * from {s}{f}"));
             vec![format!("delete from {p}{f}"), insert]
         }
     }
@@ -341,8 +341,21 @@ mod tests {
         // In place by default: dependents of production survive.
         let pg = swap(SqlDialect::Postgres, "m.t", "m.t__backfill", None, InPlace);
         assert_eq!(pg[0], "delete from \"m\".\"t\"");
+        // By name, the columns read from the shadow's catalog when it runs:
+        // a shadow rebuilt whole has its job's column order.
+        assert!(
+            pg[1].starts_with("do $ripple$") && pg[1].contains("order by ordinal_position"),
+            "{}",
+            pg[1]
+        );
+        let duck = swap(SqlDialect::DuckDb, "m.t", "m.t__backfill", None, InPlace);
         assert_eq!(
-            pg[1],
+            duck[1],
+            "insert into \"m\".\"t\" by name select * from \"m\".\"t__backfill\""
+        );
+        let other = swap(SqlDialect::Generic, "m.t", "m.t__backfill", None, InPlace);
+        assert_eq!(
+            other[1],
             "insert into \"m\".\"t\" select * from \"m\".\"t__backfill\""
         );
         assert!(
