@@ -58,18 +58,32 @@ impl Warehouse {
     }
 
     /// `profiles.yml` for the project `stock` on this warehouse.
+    /// The profile's default target is a developer's (`dev`: another
+    /// DuckDB file, another PostgreSQL schema); production is `prod`, which
+    /// ripple.yml names.
     fn profile(&self) -> String {
-        let target = match self {
-            Warehouse::Duck(d) => format!(
-                "type: duckdb\n      path: {}\n      schema: main",
-                serde_json::to_string(&d.path().to_string_lossy()).unwrap()
-            ),
-            Warehouse::Pg(p) => p.dbt_target("public"),
+        let (prod, dev) = match self {
+            Warehouse::Duck(d) => {
+                let path = |p: &Path| serde_json::to_string(&p.to_string_lossy()).unwrap();
+                let dev = d.path().with_extension("dev.duckdb");
+                (
+                    format!(
+                        "type: duckdb\n      path: {}\n      schema: main",
+                        path(d.path())
+                    ),
+                    format!(
+                        "type: duckdb\n      path: {}\n      schema: main",
+                        path(&dev)
+                    ),
+                )
+            }
+            Warehouse::Pg(p) => (p.dbt_target("public"), p.dbt_target("dev")),
         };
-        format!("stock:\n  target: prod\n  outputs:\n    prod:\n      {target}\n      threads: 1\n")
+        format!(
+            "stock:\n  target: dev\n  outputs:\n    prod:\n      {prod}\n      threads: 1\n    dev:\n      {dev}\n      threads: 1\n"
+        )
     }
 
-    /// Every row of `relation`, one line each, sorted.
     /// Every row of `relation`, its columns in name order (production's
     /// column order may differ from the model's), one line each, sorted.
     fn rows(&self, relation: &str) -> String {
@@ -241,7 +255,8 @@ fn project_files(adapter: &str, pattern: &str) -> Vec<(&'static str, String)> {
         ),
         (
             "models/big_daily.sql",
-            "select order_date, count(*) as big_orders from {{ ref('big_orders') }} group by order_date\n"
+            // Production passes `--vars '{fx: 3}'`; ripple.yml says so too.
+            "select order_date, count(*) * {{ var('fx', 2) }} as big_orders from {{ ref('big_orders') }} group by order_date\n"
                 .to_string(),
         ),
         (
@@ -256,7 +271,8 @@ fn project_files(adapter: &str, pattern: &str) -> Vec<(&'static str, String)> {
             "ripple.yml",
             format!(
                 "dialect: {adapter}\n\
-                 target: {{ schema: {} }}\n\
+                 target: {{ schema: {}, name: prod }}\n\
+                 vars: {{ fx: 3 }}\n\
                  backfill:\n  shadow: \"{pattern}\"\n\
                  datasets:\n  \
                    raw.orders: {{ grain: day, start: 2026-01-01 }}\n  \
@@ -366,11 +382,14 @@ impl Project {
                 "2026-01-01",
                 "--event-time-end",
                 "2026-03-01",
+                "--vars",
+                "{fx: 3}",
             ],
         ] {
             let out = self
                 .command(&self.dbt)
                 .args(args)
+                .args(["--target", "prod"])
                 .env("DBT_TARGET_PATH", self.dir.path().join("prod-target"))
                 .env("DBT_LOG_PATH", self.dir.path().join("prod-logs"))
                 .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")

@@ -1344,7 +1344,7 @@ fn a_job_writing_its_table_under_another_name_is_refused() {
 
 #[test]
 fn a_shadow_pattern_naming_production_is_refused() {
-    for pattern in ["{schema}.{table}", "", "s.fixed"] {
+    for pattern in ["{schema}.{table}", "", "s.fixed", "{table}", "{table}__bf"] {
         let dir = temp_project(&[
             ("a.sql", "create table s.a as select * from src"),
             ("b.sql", "create table s.b as select * from src"),

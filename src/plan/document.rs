@@ -801,6 +801,8 @@ pub fn document(
                     range: (&last_day, &last_day),
                     dbt_shadows: &dbt_shadows,
                     dbt_overlay: dbt_overlay.is_ok(),
+                    dbt_target: &g.config.target.name,
+                    dbt_vars: &g.config.vars,
                     grain: grain_of(&t.dataset),
                 },
             )?,
@@ -1263,6 +1265,15 @@ fn check_shadows(
         let Some(d) = g.dataset(id) else { continue };
         let shadow = shadow_of(d);
         let key = key_of(&shadow);
+        // A shadow without a schema lands wherever each reader's default
+        // is: the plan's SQL in the session's schema, dbt in the model's.
+        let parts = crate::sql::rewrite::relation_parts(&shadow).len();
+        if parts < 2 && crate::sql::rewrite::relation_parts(&d.relation).len() >= 2 {
+            return Err(PlanError::UnqualifiedShadow {
+                dataset: d.name.clone(),
+                shadow,
+            });
+        }
         if shadow.trim().is_empty() || production.contains(&key) {
             return Err(PlanError::BadShadow {
                 dataset: d.name.clone(),

@@ -159,6 +159,16 @@ pub enum PlanError {
         /// The fact that is missing or in the way, and what to do.
         reason: String,
     },
+    /// A shadow pattern that names no schema.
+    #[error(
+        "the shadow of `{dataset}` would be `{shadow}`, with no schema: the plan's SQL would look for it in the session's schema and dbt would build it in the model's; give `backfill.shadow` a schema, e.g. `{{schema}}.{{table}}__backfill` or `backfill.{{table}}`"
+    )]
+    UnqualifiedShadow {
+        /// The dataset.
+        dataset: String,
+        /// The shadow it would get.
+        shadow: String,
+    },
     /// A task that no executor can run into its shadow.
     #[error("refusing to plan: no command can rebuild `{dataset}` into its shadow: {reason}")]
     NoCommand {

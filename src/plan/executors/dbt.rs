@@ -45,7 +45,15 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
         return;
     }
     let Ok(select) = selector(d) else { return };
-    let vars = serde_json::json!({ SHADOWS_VAR: cx.dbt_shadows }).to_string();
+    // ripple.yml's `vars` (what production passes with `--vars`), and the
+    // shadows.
+    let mut vars: serde_json::Map<String, serde_json::Value> = cx
+        .dbt_vars
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    vars.insert(SHADOWS_VAR.to_string(), serde_json::json!(cx.dbt_shadows));
+    let vars = serde_json::Value::Object(vars).to_string();
     // `build`: the model, then its own tests on its shadow (cautious: only
     // tests of this model alone, so none reads a shadow not yet built); a
     // failing test stops the plan before any swap.
@@ -62,6 +70,11 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
         // Else dbt writes `.user.yml` into the profiles folder, which may
         // be the user's project.
         .arg("--no-send-anonymous-usage-stats")
+        // The target ripple planned for (`target.name` in ripple.yml): the
+        // profile's default may be a developer's, whose schemas dbt would
+        // then read and write instead.
+        .arg("--target")
+        .arg(cx.dbt_target)
         .arg("--select")
         .arg(&select)
         .arg("--vars")

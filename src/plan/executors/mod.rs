@@ -73,6 +73,10 @@ pub struct TaskContext<'a> {
     pub dbt_shadows: &'a DbtShadows,
     /// Whether the plan has a dbt overlay to run models through.
     pub dbt_overlay: bool,
+    /// The dbt target the plan is for (`target.name` in ripple.yml).
+    pub dbt_target: &'a str,
+    /// `vars` of ripple.yml, passed to dbt as production passes them.
+    pub dbt_vars: &'a std::collections::BTreeMap<String, serde_json::Value>,
     /// The dataset's grain (an Airflow task runs once per partition).
     pub grain: crate::time::Grain,
     /// The dates a full rebuild runs as.
