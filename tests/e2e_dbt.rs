@@ -261,7 +261,7 @@ fn project_files(adapter: &str, pattern: &str) -> Vec<(&'static str, String)> {
         ),
         (
             "models/dim_customers.sql",
-            "{{ config(schema='marts') }}\n\
+            "{{ config(schema='marts', post_hook=\"create table if not exists \" ~ target.schema ~ \".post_ran as select 1 as x\") }}\n\
              select o.customer_id, s.segment, count(*) as orders, sum(o.amount) as total\n\
              from {{ ref('stg_orders') }} o\njoin {{ ref('segments') }} s on s.customer_id = o.customer_id\n\
              group by o.customer_id, s.segment\n"
@@ -432,8 +432,11 @@ fn backfill_matches_a_rebuild(make: impl Fn() -> Warehouse, pattern: &str) {
     .unwrap();
     // The hook runs with every production build; the backfill must not run it.
     let hook = format!("{}.hook_ran", w.schema());
-    w.run(&format!("select count(*) from {hook}")).unwrap();
-    w.run(&format!("drop table {hook}")).unwrap();
+    let post_hook = format!("{}.post_ran", w.schema());
+    for h in [&hook, &post_hook] {
+        w.run(&format!("select count(*) from {h}")).unwrap();
+        w.run(&format!("drop table {h}")).unwrap();
+    }
     w.run(
         "update raw.orders set amount = amount / 100 where ordered_at >= timestamp '2026-01-10 00:00:00' and ordered_at < timestamp '2026-01-13 00:00:00'",
     )
@@ -546,6 +549,10 @@ fn backfill_matches_a_rebuild(make: impl Fn() -> Warehouse, pattern: &str) {
     assert!(
         w.run(&format!("select count(*) from {hook}")).is_err(),
         "the project's on-run-end hook ran against production"
+    );
+    assert!(
+        w.run(&format!("select count(*) from {post_hook}")).is_err(),
+        "a model's post-hook ran against production"
     );
     assert_eq!(w.shadows_left(), "", "shadows left behind");
     // The overlay is gone too.

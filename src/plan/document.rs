@@ -868,6 +868,20 @@ pub fn document(
             reads,
             task: t.clone(),
         };
+        // A model's hooks do not run in the overlay (they would run against
+        // production): the reviewer is told which.
+        let note = note.or_else(|| {
+            let hooked = job.is_some_and(|j| j.kind.is_dbt())
+                && ["pre-hook", "post-hook", "pre_hook", "post_hook"]
+                    .iter()
+                    .any(|k| d.config.get(*k).is_some_and(|v| !v.is_null() && v != &serde_json::json!([])));
+            hooked.then(|| {
+                format!(
+                    "`{}` has pre- or post-hooks: they do not run in the backfill, since they would run against production; run what they do beyond the model's own table yourself after the swap",
+                    d.name
+                )
+            })
+        });
         Ok(Some((task, note, warning)))
         })
         .collect();

@@ -321,12 +321,15 @@ fn is_enabled(d: &Dataset) -> bool {
         || matches!(d.config.get("enabled"), Some(Value::String(s)) if s.eq_ignore_ascii_case("false")))
 }
 
-/// The macros dbt calls to name a model's relation, which the dbt
-/// executor's overlay wraps to name shadows.
-pub const NAME_MACROS: [&str; 3] = [
+/// The macros of dbt's the dbt executor's overlay defines itself: the
+/// three that name a model's relation (wrapped, to name shadows) and
+/// `run_hooks` (emptied: hooks would run against production). A
+/// project's own definitions of them are renamed in the overlay.
+pub const NAME_MACROS: [&str; 4] = [
     "generate_database_name",
     "generate_schema_name",
     "generate_alias_name",
+    "run_hooks",
 ];
 
 /// Reads the dbt project at `root`; with `rec`, noting every file read and

@@ -109,6 +109,9 @@ fn naming_macros(user: &[&str]) -> String {
          {{%- do return(none) -%}}\n\
          {{%- endmacro %}}\n"
     );
+    out.push_str(
+        "\n{# Hooks (models' pre- and post-hooks, on-run-start and on-run-end) do not run\n   in a backfill: they would run against production. #}\n{% macro run_hooks(hooks, inside_transaction=True) %}{% endmacro %}\n",
+    );
     for (name, part, arg) in [
         ("generate_database_name", "database", "custom_database_name"),
         ("generate_schema_name", "schema", "custom_schema_name"),
