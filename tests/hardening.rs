@@ -1397,3 +1397,25 @@ fn names_that_sanitise_alike_get_distinct_airflow_task_ids() {
     assert!(ids.len() >= 4, "{dag}");
     assert_eq!(unique.len(), ids.len(), "a task id twice: {ids:?}");
 }
+
+#[test]
+fn a_column_named_by_a_huge_expression_is_listed_not_a_panic() {
+    // Its name, the expression, is wider than `{:<width$}` allows.
+    let dir = tempfile::tempdir().unwrap();
+    let sql = dir.path().join("big.sql");
+    let branches: String = (0..8000)
+        .map(|i| format!(" when x = {i} then {i}"))
+        .collect();
+    std::fs::write(&sql, format!("select case{branches} end from t")).unwrap();
+    let out = ripple()
+        .args(["lineage", "--columns"])
+        .arg(&sql)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("<- t.x"));
+}
