@@ -202,6 +202,12 @@ fn project_files(adapter: &str, pattern: &str) -> Vec<(&'static str, String)> {
                 .to_string(),
         ),
         (
+            // A test that stores its failures (in production's audit schema).
+            "models/schema.yml",
+            "version: 2\nmodels:\n  - name: orders_daily\n    columns:\n      - name: order_date\n        data_tests:\n          - not_null:\n              config:\n                store_failures: true\n"
+                .to_string(),
+        ),
+        (
             // A test of a restated model, made to fail by the environment.
             "tests/revenue_is_sane.sql",
             "select * from {{ ref('orders_daily') }}\n\
@@ -555,6 +561,12 @@ fn backfill_matches_a_rebuild(make: impl Fn() -> Warehouse, pattern: &str) {
         "a model's post-hook ran against production"
     );
     assert_eq!(w.shadows_left(), "", "shadows left behind");
+    assert_eq!(
+        w.run("select count(*) from information_schema.tables where table_schema like '%dbt_test__audit'")
+            .unwrap(),
+        "0",
+        "a test stored its failures in production's audit schema"
+    );
     // The overlay is gone too.
     let overlays: Vec<_> = std::fs::read_dir(p.dir.path())
         .unwrap()

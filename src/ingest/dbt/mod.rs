@@ -322,14 +322,17 @@ fn is_enabled(d: &Dataset) -> bool {
 }
 
 /// The macros of dbt's the dbt executor's overlay defines itself: the
-/// three that name a model's relation (wrapped, to name shadows) and
-/// `run_hooks` (emptied: hooks would run against production). A
+/// three that name a model's relation (wrapped, to name shadows),
+/// `run_hooks` (emptied: hooks would run against production) and
+/// `should_store_failures` (false: a test's failures would be stored in
+/// production's audit schema). A
 /// project's own definitions of them are renamed in the overlay.
-pub const NAME_MACROS: [&str; 4] = [
+pub const NAME_MACROS: [&str; 5] = [
     "generate_database_name",
     "generate_schema_name",
     "generate_alias_name",
     "run_hooks",
+    "should_store_failures",
 ];
 
 /// Reads the dbt project at `root`; with `rec`, noting every file read and

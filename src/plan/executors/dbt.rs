@@ -110,7 +110,7 @@ fn naming_macros(user: &[&str]) -> String {
          {{%- endmacro %}}\n"
     );
     out.push_str(
-        "\n{# Hooks (models' pre- and post-hooks, on-run-start and on-run-end) do not run\n   in a backfill: they would run against production. #}\n{% macro run_hooks(hooks, inside_transaction=True) %}{% endmacro %}\n",
+        "\n{# Hooks (models' pre- and post-hooks, on-run-start and on-run-end) do not run\n   in a backfill: they would run against production. #}\n{% macro run_hooks(hooks, inside_transaction=True) %}{% endmacro %}\n\n{# Tests run on the shadows store no failures: they would be stored in\n   production's audit schema. #}\n{% macro should_store_failures() %}{% do return(false) %}{% endmacro %}\n",
     );
     for (name, part, arg) in [
         ("generate_database_name", "database", "custom_database_name"),
