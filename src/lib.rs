@@ -44,6 +44,7 @@ pub mod post;
 pub mod project;
 pub mod schedule;
 pub mod sql;
+pub mod stack;
 pub mod text;
 pub mod time;
 pub mod timings;

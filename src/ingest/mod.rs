@@ -20,7 +20,6 @@ use crate::project::{Dataset, Diagnostic, Project};
 
 pub use airflow::{Dags, read_dags};
 pub use dbt::NAME_MACROS as DBT_NAME_MACROS;
-pub(crate) use dbt::jinja::guard::grow_reserving as grow_stack;
 pub(crate) use dbt::jinja::macro_blocks as dbt_macro_blocks;
 pub use schema_file::read_schema;
 pub use tables::{TablesError, load_tables};

@@ -463,7 +463,7 @@ pub(crate) fn on_statement_stack<R>(
     let stack = STACK_BASE.saturating_add(significant.saturating_mul(STACK_PER_TOKEN));
     let heap = significant.saturating_mul(HEAP_PER_TOKEN);
     let heap = if heap >= HEAP_CHECKED { heap } else { 0 };
-    crate::ingest::grow_stack(stack, heap as u64, f).map_err(|_| {
+    crate::stack::grow_reserving(stack, heap as u64, f).map_err(|_| {
         format!(
             "statement too large to read under this address-space limit (`ulimit -v`): its {significant} tokens need a stack of {} MiB and up to {} MiB of memory; raise the limit or split the statement",
             stack >> 20,
