@@ -906,29 +906,51 @@ fn deep_jinja_and_yaml_are_reported_not_a_crash() {
 #[test]
 fn an_interrupted_diff_removes_its_copies_and_dies_of_the_signal() {
     use std::os::unix::process::ExitStatusExt;
-    // Enough models that the copies exist for a while before the answer.
-    let mut files: Vec<(String, String)> = vec![(
-        "dbt_project.yml".into(),
-        "name: s\nversion: '1.0'\nprofile: s\n".into(),
-    )];
-    for i in 0..3000 {
-        let from = if i == 0 {
-            "select 1 as x".to_string()
-        } else {
-            format!("select x from {{{{ ref('m{}') }}}}", i - 1)
-        };
-        files.push((format!("models/m{i}.sql"), from));
-    }
+    let files: Vec<(String, String)> = (0..20)
+        .map(|i| (format!("models/m{i}.sql"), "select 1 as x".to_string()))
+        .chain([(
+            "dbt_project.yml".to_string(),
+            "name: s\nversion: '1.0'\nprofile: s\n".to_string(),
+        )])
+        .collect();
     let files: Vec<(&str, &str)> = files
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     let repo = git_repo::GitRepo::new(&files);
+    // A `git` that is slow to hand over the files: the copies exist, and
+    // the run is still writing them, when the signal comes, whatever the
+    // build's speed (a big project alone was too fast for a release build).
+    let real_git = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let real_git = String::from_utf8(real_git.stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let fake = tempfile::tempdir().unwrap();
+    let slow_git = fake.path().join("git");
+    std::fs::write(
+        &slow_git,
+        format!("#!/bin/sh\ncase \"$*\" in *cat-file*) sleep 5;; esac\nexec '{real_git}' \"$@\"\n"),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&slow_git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     for (signal, name) in [(2, "INT"), (15, "TERM")] {
         let tmp = tempfile::tempdir().unwrap();
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ripple"))
+        let mut child = std::process::Command::new(bin())
             .current_dir(repo.path())
             .env("RIPPLE_TMPDIR", tmp.path())
+            .env("PATH", &path)
             .args([
                 "diff", "--base", "HEAD", "--head", "HEAD", "--format", "json",
             ])
@@ -959,7 +981,7 @@ fn an_interrupted_diff_removes_its_copies_and_dies_of_the_signal() {
         assert_eq!(
             status.signal(),
             Some(signal),
-            "SIG{name}: the run ended before it was interrupted ({status:?}); make the project bigger"
+            "SIG{name}: the run ended before it was interrupted ({status:?})"
         );
         let left: Vec<_> = std::fs::read_dir(tmp.path())
             .unwrap()
