@@ -18,6 +18,30 @@ fn write(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// A plain SQL project on PostgreSQL reading `raw.src` (daily, by `d`)
+/// whose job `jobs/j<i>.sql` restates the table `tables[i]` (as SQL
+/// writes it) by delete and insert.
+fn restating_project(root: &Path, tables: &[&str]) {
+    write(
+        root,
+        &[(
+            "ripple.yml",
+            "dialect: postgres\nsql: [jobs]\ndatasets:\n  raw.src: {grain: day, start: 2025-01-01, partition_column: d}\n",
+        )],
+    );
+    for (i, table) in tables.iter().enumerate() {
+        write(
+            root,
+            &[(
+                &format!("jobs/j{i}.sql"),
+                &format!(
+                    "delete from {table} where d >= '2020-01-01';\ninsert into {table} (d, v) select d, v from raw.src;\n"
+                ),
+            )],
+        );
+    }
+}
+
 fn dag_file(body: &str) -> (Vec<ripple::project::Dag>, Vec<Diagnostic>) {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), &[("dags/d.py", body)]);
@@ -1077,17 +1101,20 @@ fn a_suggested_plan_command_keeps_a_hostile_name_one_word() {
 #[test]
 fn a_line_break_in_a_name_cannot_forge_a_line_of_text_output() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
-    std::fs::write(
-        dir.path().join("ripple.yml"),
-        "dialect: postgres\ndatasets:\n  raw.src: {grain: day, start: 2025-01-01, partition_column: d}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("dags/d.py"),
-        "from airflow import DAG\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\nwith DAG('d', schedule='@daily') as dag:\n    a = SQLExecuteQueryOperator(task_id='t\\nFAKE LINE\\r', sql=\"insert into mart.\\\"x\\nFAKE ROW\\\" select d from raw.src where d = '{{ ds }}'\")\n",
-    )
-    .unwrap();
+    write(
+        dir.path(),
+        &[(
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  raw.src: {grain: day, start: 2025-01-01, partition_column: d}\n",
+        )],
+    );
+    write(
+        dir.path(),
+        &[(
+            "dags/d.py",
+            "from airflow import DAG\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\nwith DAG('d', schedule='@daily') as dag:\n    a = SQLExecuteQueryOperator(task_id='t\\nFAKE LINE\\r', sql=\"insert into mart.\\\"x\\nFAKE ROW\\\" select d from raw.src where d = '{{ ds }}'\")\n",
+        )],
+    );
     for args in [
         &["dags"][..],
         &[
@@ -1155,26 +1182,20 @@ fn markdown_html(markdown: &str) -> Option<String> {
 #[test]
 fn names_in_markdown_stay_code_whatever_backticks_or_fences_they_hold() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
-    std::fs::write(
-        dir.path().join("ripple.yml"),
-        "dialect: postgres\nsql: [jobs]\ndatasets:\n  raw.src: {grain: day, start: 2025-01-01, partition_column: d}\n",
-    )
-    .unwrap();
     let names = [
         "a`@octocat [click](https://evil.example/x) **bold** <b>x</b>`b",
         "p|ipe|@octocat",
         "nl\n```\n# Heading @octocat [click](https://evil.example/y)\n```sql\n",
         "~~~tilde\n~~~\n@octocat",
     ];
-    for (i, n) in names.iter().enumerate() {
-        let q = format!("mart.\"{}\"", n.replace('"', "\"\""));
-        std::fs::write(
-            dir.path().join(format!("jobs/j{i}.sql")),
-            format!("delete from {q} where d >= '2020-01-01';\ninsert into {q} (d, v) select d, v from raw.src;\n"),
-        )
-        .unwrap();
-    }
+    let tables: Vec<String> = names
+        .iter()
+        .map(|n| format!("mart.\"{}\"", n.replace('"', "\"\"")))
+        .collect();
+    restating_project(
+        dir.path(),
+        &tables.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     for command in ["impact", "plan"] {
         let out = ripple()
             .args([
@@ -1296,12 +1317,10 @@ fn rustix_euid() -> u32 {
 #[test]
 fn dates_past_the_year_4000_are_refused_not_moved() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
-    std::fs::write(
-        dir.path().join("jobs/a.sql"),
-        "create table b as select * from a;\n",
-    )
-    .unwrap();
+    write(
+        dir.path(),
+        &[("jobs/a.sql", "create table b as select * from a;\n")],
+    );
     for args in [
         &["impact", "a", "--from", "2026-01-10", "--to", "9999-12-31"][..],
         &[
@@ -1330,17 +1349,20 @@ fn dates_past_the_year_4000_are_refused_not_moved() {
 #[test]
 fn columns_the_changed_table_does_not_have_are_refused_not_left_out() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
-    std::fs::write(
-        dir.path().join("jobs/b.sql"),
-        "create table b as select d, amount_cents, customer_id from a;\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("jobs/c.sql"),
-        "create table c as select d, sum(amount_cents) as total from b group by d;\n",
-    )
-    .unwrap();
+    write(
+        dir.path(),
+        &[(
+            "jobs/b.sql",
+            "create table b as select d, amount_cents, customer_id from a;\n",
+        )],
+    );
+    write(
+        dir.path(),
+        &[(
+            "jobs/c.sql",
+            "create table c as select d, sum(amount_cents) as total from b group by d;\n",
+        )],
+    );
     let impact = |columns: &str| {
         ripple()
             .args(["impact", "b", "--from", "2026-01-10", "--to", "2026-01-11"])
@@ -1369,19 +1391,7 @@ fn columns_the_changed_table_does_not_have_are_refused_not_left_out() {
 #[test]
 fn names_that_sanitise_alike_get_distinct_airflow_task_ids() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
-    std::fs::write(
-        dir.path().join("ripple.yml"),
-        "dialect: postgres\nsql: [jobs]\ndatasets:\n  raw.src: {grain: day, start: 2025-01-01, partition_column: d}\n",
-    )
-    .unwrap();
-    for (i, table) in ["mart.\"m|pipe\"", "mart.m_pipe"].iter().enumerate() {
-        std::fs::write(
-            dir.path().join(format!("jobs/j{i}.sql")),
-            format!("delete from {table} where d >= '2020-01-01';\ninsert into {table} (d, v) select d, v from raw.src;\n"),
-        )
-        .unwrap();
-    }
+    restating_project(dir.path(), &["mart.\"m|pipe\"", "mart.m_pipe"]);
     let out = ripple()
         .args([
             "plan",
