@@ -708,3 +708,42 @@ fn a_statement_whose_stack_cannot_be_mapped_is_reported_and_the_rest_read() {
     );
     assert!(lineage.contains("ulimit -v"), "{lineage}");
 }
+
+#[test]
+fn a_statement_is_measured_before_it_is_tokenized() {
+    // The tokenizer makes every token before any can be counted, about 110
+    // bytes of memory a byte: 20 million terms of `1+1+...` (40 MB) took
+    // 4.4 GB before the token bound could refuse them, and 20 MB of blanks
+    // (a token each) 2.2 GB. Under `ulimit -v 1000000` both aborted.
+    let plus = format!(
+        "insert into mart.p select 1{} from raw.a;\ninsert into mart.after_plus select * from raw.c;\n",
+        "+1".repeat(20_000_000)
+    );
+    let blanks = format!(
+        "insert into mart.b select 1{}from raw.a;\ninsert into mart.after_blanks select * from raw.c;\n",
+        " ".repeat(20_000_000)
+    );
+    let dir = temp_project(&[
+        ("ripple.yml", "dialect: postgres\nsql: [jobs]\n"),
+        ("jobs/plus.sql", &plus),
+        ("jobs/blanks.sql", &blanks),
+        ("jobs/ok.sql", "insert into mart.ok select * from raw.b;"),
+    ]);
+    for (file, after) in [
+        ("jobs/plus.sql", "mart.after_plus"),
+        ("jobs/blanks.sql", "mart.after_blanks"),
+    ] {
+        let (findings, lineage) = sql_limited(dir.path(), file, 1_000_000);
+        let message = parse_error(&findings, file)
+            .unwrap_or_else(|| panic!("no parse error for {file} in {findings:#?}"));
+        assert!(
+            message.contains("too large") && message.contains("split"),
+            "{message}"
+        );
+        assert!(
+            parse_error(&findings, "jobs/ok.sql").is_none(),
+            "{findings:#?}"
+        );
+        assert!(lineage.contains(after), "{file}: {lineage}");
+    }
+}

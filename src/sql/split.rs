@@ -75,6 +75,9 @@ impl Iterator for Statements<'_> {
             }
             let range = self.ranges.next()?;
             let origin = self.lines.location(range.start);
+            if let Some(chunk) = self.too_many_tokens(range.clone(), origin) {
+                return Some(chunk);
+            }
             let cut_by_semicolon = range.end < self.sql.len();
             match Tokenizer::new(self.dialect, &self.sql[range.clone()]).tokenize_with_location() {
                 Ok(mut tokens) if !(cut_by_semicolon && ends_in_line_comment(&tokens)) => {
@@ -96,7 +99,17 @@ impl Statements<'_> {
     /// even that fails, each scanner proposal on its own, errors and all.
     fn exact(&mut self, range: Range<usize>, origin: Location) {
         let text = &self.sql[range.clone()];
-        if let Ok(mut tokens) = Tokenizer::new(self.dialect, text).tokenize_with_location() {
+        // The rest of a long script tokenized whole could take far more
+        // memory than any statement of it: then the scanner's cuts stand.
+        let whole = token_floor(text.as_bytes(), self.dialect).0 <= MAX_TEXT_TOKENS;
+        if let Some(mut tokens) = whole
+            .then(|| {
+                Tokenizer::new(self.dialect, text)
+                    .tokenize_with_location()
+                    .ok()
+            })
+            .flatten()
+        {
             settle(&mut tokens, origin);
             self.pending.extend(split_tokens(tokens));
             return;
@@ -105,6 +118,10 @@ impl Statements<'_> {
             let sub = range.start + sub.start..range.start + sub.end;
             let text = &self.sql[sub.clone()];
             let origin = self.lines.location(sub.start);
+            if let Some(chunk) = self.too_many_tokens(sub.clone(), origin) {
+                self.pending.push_back(chunk);
+                continue;
+            }
             match Tokenizer::new(self.dialect, text).tokenize_with_location() {
                 Ok(mut tokens) => {
                     settle(&mut tokens, origin);
@@ -124,6 +141,145 @@ impl Statements<'_> {
             }
         }
     }
+}
+
+impl Statements<'_> {
+    /// The error for a proposal too long to tokenize, if `range` is one:
+    /// the tokenizer builds every token before any can be counted (about
+    /// 110 bytes of memory a byte of SQL), so a statement past the bounds is
+    /// told by a cheap count first.
+    fn too_many_tokens(&mut self, range: Range<usize>, origin: Location) -> Option<Chunk> {
+        if range.len() <= super::script::MAX_STATEMENT_TOKENS {
+            return None;
+        }
+        let (all, significant) = token_floor(&self.sql.as_bytes()[range.clone()], self.dialect);
+        if all <= MAX_TEXT_TOKENS && significant <= super::script::MAX_STATEMENT_TOKENS {
+            return None;
+        }
+        let text = &self.sql[range.clone()];
+        let leading = text.len() - text.trim_start().len();
+        Some(Chunk {
+            start: self.lines.location(range.start + leading),
+            significant: 0,
+            tokens: Err(LexError {
+                message: format!(
+                    "statement too large to analyse (at least {significant} tokens, {all} with white space, in {} bytes; the limits are {} and {MAX_TEXT_TOKENS}); split it, ending statements with `;`",
+                    range.len(),
+                    super::script::MAX_STATEMENT_TOKENS
+                ),
+                location: origin,
+            }),
+        })
+    }
+}
+
+/// Tokens, white space included (the tokenizer makes one per blank
+/// character), one statement's text may hold before it is tokenized: about
+/// 600 MB of tokens at most, for a moment.
+pub(crate) const MAX_TEXT_TOKENS: usize = 8_000_000;
+
+/// At least how many tokens the tokenizer makes of `b`, all and those not
+/// white space or comments: every blank is one, a word or number one, a
+/// quoted string or comment one, and a run of punctuation one a three bytes
+/// (the longest operators, `->>`, `<=>`). A floor, so that a statement
+/// refused by it really is past the bound.
+fn token_floor(b: &[u8], dialect: &dyn Dialect) -> (usize, usize) {
+    let hash_comments = dialect.supports_hash_comment();
+    let backslash = dialect.supports_string_literal_backslash_escape();
+    // `.` goes with words: `1.5e3`, `.5` are one number, `s.t` three
+    // tokens (counted as one: a floor).
+    let word = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.') || c >= 0x80;
+    // `#` ends a name where it starts a comment.
+    let name_part = |c: u8| matches!(c, b'$' | b'@') || (c == b'#' && !hash_comments);
+    let (mut all, mut significant) = (0usize, 0usize);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            all += 1;
+            i += 1;
+        } else if let Some(tag) = (c == b'$').then(|| dollar_tag(b, i)).flatten() {
+            i = find(b, i + tag.len(), tag).map_or(b.len(), |j| j + tag.len());
+            all += 1;
+            significant += 1;
+        } else if word(c) || (c == b'$' && b.get(i + 1).is_some_and(|&n| word(n))) {
+            // Dialects let `$`, `#` and `@` go on a name (`a#b`, `t$1`,
+            // `@v`).
+            i += 1;
+            while i < b.len() && (word(b[i]) || name_part(b[i])) {
+                i += 1;
+            }
+            // `x'ff'`, `e'..'`, `n'..'`: a prefixed literal is one token.
+            if let Some(&q @ (b'\'' | b'"')) = b.get(i) {
+                i = past_quoted(b, i, q, backslash);
+            }
+            all += 1;
+            significant += 1;
+        } else if matches!(c, b'\'' | b'"' | b'`' | b'[') {
+            // No escapes: a backslash-escaped quote ends the string early,
+            // which can only count fewer tokens.
+            i = match c {
+                b'[' => past_quoted(b, i, b']', false),
+                _ => past_quoted(b, i, c, backslash),
+            };
+            all += 1;
+            significant += 1;
+        } else if ((c == b'#' && !hash_comments) || c == b'@')
+            && b.get(i + 1)
+                .is_some_and(|&n| word(n) || n.is_ascii_whitespace())
+        {
+            // Some dialects start a name at `#` or `@` and run it on over
+            // blanks (`@\nx` is one word to the generic tokenizer): one.
+            i += 1;
+            while i < b.len() && (word(b[i]) || b[i].is_ascii_whitespace() || name_part(b[i])) {
+                i += 1;
+            }
+            all += 1;
+            significant += 1;
+        } else if (c == b'-' && b.get(i + 1) == Some(&b'-')) || (c == b'#' && hash_comments) {
+            i = memchr(b, i, b'\n').unwrap_or(b.len());
+            all += 1;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = find(b, i + 2, b"*/").map_or(b.len(), |j| j + 2);
+            all += 1;
+        } else {
+            // A run of punctuation ends where a word, a quote or a comment
+            // starts: what follows is counted by its own kind.
+            let from = i;
+            i += 1;
+            while i < b.len()
+                && !(b[i].is_ascii_whitespace()
+                    || word(b[i])
+                    || matches!(b[i], b'\'' | b'"' | b'`' | b'[' | b'$')
+                    || (b[i] == b'#' && hash_comments)
+                    || (b[i] == b'-' && b.get(i + 1) == Some(&b'-'))
+                    || (b[i] == b'/' && b.get(i + 1) == Some(&b'*')))
+            {
+                i += 1;
+            }
+            let n = (i - from).div_ceil(3);
+            all += n;
+            significant += n;
+        }
+    }
+    (all, significant)
+}
+
+/// Where the quoted text opening at `i` ends: past its closing `close`,
+/// a doubled one (`'it''s'`) staying inside.
+fn past_quoted(b: &[u8], i: usize, close: u8, backslash: bool) -> usize {
+    let mut j = i + 1;
+    while j < b.len() {
+        // A backslash escapes the next byte; a doubled quote is one.
+        if (backslash && b[j] == b'\\') || (b[j] == close && b.get(j + 1) == Some(&close)) {
+            j += 2;
+        } else if b[j] == close {
+            return j + 1;
+        } else {
+            j += 1;
+        }
+    }
+    b.len()
 }
 
 /// A line comment right before the cut means the cut was inside it.
@@ -595,6 +751,79 @@ mod tests {
         assert_eq!(chunks.len(), 2);
         assert!(chunks[0].tokens.is_ok());
         assert!(chunks[1].tokens.is_err());
+    }
+
+    #[test]
+    fn the_token_floor_never_counts_more_than_the_tokenizer_makes() {
+        use sqlparser::dialect::MsSqlDialect;
+        let cases: [(&dyn Dialect, &str); 6] = [
+            (
+                &PostgreSqlDialect {},
+                "select a, b::int, c->>'k' from s.t where x <= 1 and y <> 'it''s' -- note\n",
+            ),
+            (
+                &PostgreSqlDialect {},
+                "select $$ a ; b c d $$, $tag$ x y $tag$ from t /* a b c */ where a->'x' @> '{}' and $1 = e'\\''",
+            ),
+            (
+                &MsSqlDialect {},
+                "select [a b], \"q r\", @v, #tmp.x from [db].[t] where ((((1))))=-1.5e3",
+            ),
+            (
+                &MySqlDialect {},
+                "insert into t select 1+1+1-1*2/3%4 || 'x', `s t`, 'u\\'v', x'ff' from a # b c\n",
+            ),
+            (&GenericDialect {}, "select   \t\n  x  from\n\n\t y  "),
+            (&GenericDialect {}, "select n'é', .5, t.c from é"),
+        ];
+        for (d, sql) in cases {
+            let tokens = Tokenizer::new(d, sql).tokenize().unwrap();
+            let significant = tokens
+                .iter()
+                .filter(|t| !matches!(t, Token::Whitespace(_)))
+                .count();
+            let (all, sig) = token_floor(sql.as_bytes(), d);
+            assert!(
+                all <= tokens.len() && sig <= significant,
+                "{sql:?}: floor {all}/{sig}, tokens {}/{significant}",
+                tokens.len()
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_token_floor_is_near_on_any_mix_of_sql_pieces(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "select", " ", "\n", "\t", "a", "é", "1", "1.5e3", ".5", "'s'", "'it''s'", "\"q\"",
+                "`b`", "[c]", "$$x;y$$", "$t$z$t$", "--c\n", "/*c*/", "#", "@", "$1", "::", "->>", "<=",
+                "(", ")", ",", "+", "-", "*", "/", "%", "||", "x'ff'", "e'\\''", "\\", "=", "!", "~",
+            ]), 0..40),
+        ) {
+            // Pieces glued with no blank between make names no one writes
+            // (`$1$$x` is one placeholder): each stands apart.
+            let sql = pieces.join(" ");
+            // The generic tokenizer's names run on through `#`, `@`, `$` and
+            // quotes in ways no engine reads; the engines' dialects are kept.
+            let dialects: [&dyn Dialect; 2] = [&PostgreSqlDialect {}, &MySqlDialect {}];
+            for d in dialects {
+                let Ok(tokens) = Tokenizer::new(d, &sql).tokenize() else {
+                    continue;
+                };
+                let significant = tokens
+                    .iter()
+                    .filter(|t| !matches!(t, Token::Whitespace(_)))
+                    .count();
+                let (all, sig) = token_floor(sql.as_bytes(), d);
+                // Dialects' quirks (the generic one reads `$t$x$t$` as a
+                // name) keep the floor from being exact on every string; it
+                // is never off by more than twice.
+                proptest::prop_assert!(
+                    all <= 2 * tokens.len() + 2 && sig <= 2 * significant + 2,
+                    "{:?}: floor {}/{}, tokens {}/{}", sql, all, sig, tokens.len(), significant
+                );
+            }
+        }
     }
 
     #[test]
