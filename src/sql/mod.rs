@@ -27,6 +27,7 @@ pub use script::{
     script_column_edges, script_lineage, script_lineage_with_columns, script_semantics,
 };
 pub use session::sets_time_zone;
+pub use split::statement_count;
 
 /// The relation name ripple prints for a parsed table name (`None` for
 /// what is not a table).

@@ -44,6 +44,13 @@ pub(crate) struct LexError {
     pub location: Location,
 }
 
+/// How many statements `sql` holds, as the cheap scanner cuts them (at
+/// semicolons outside quotes and comments; empty ones not counted): what a
+/// bound on statements can go by before anything is tokenized.
+pub fn statement_count(sql: &str, dialect: crate::sql::SqlDialect) -> usize {
+    statement_ranges(sql, dialect.parser_dialect().as_ref()).len()
+}
+
 /// The statements of `sql`, in order, tokenized one at a time as they are
 /// asked for; empty statements are skipped.
 pub(crate) fn split_statements<'a>(sql: &'a str, dialect: &'a dyn Dialect) -> Statements<'a> {

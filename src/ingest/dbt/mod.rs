@@ -1141,6 +1141,12 @@ fn final_relation(
     rel.name()
 }
 
+/// Statements one rendered model may hold. dbt runs a model as one
+/// statement (a custom materialization may run a few); each statement read
+/// with its columns keeps about 1.5 KB, and 40 models of 80 bytes looping to
+/// 100,000 statements each took `impact --columns` 31 s and 5.9 GB.
+const MAX_MODEL_STATEMENTS: usize = 1_000;
+
 /// Renders one model or snapshot into its dataset and job.
 fn render_template(
     renderer: &Renderer,
@@ -1163,6 +1169,24 @@ fn render_template(
             0,
             format!("{}; edges found before the error are kept", e.message),
         ));
+    }
+    let mut sql = result.ok();
+    if let Some(n) = sql
+        .as_deref()
+        .map(|text| crate::sql::statement_count(text, config.dialect))
+        .filter(|&n| n > MAX_MODEL_STATEMENTS)
+    {
+        diagnostics.push(Diagnostic::error(
+            "too-many-statements",
+            Some(t.file.clone()),
+            t.first_line,
+            0,
+            format!(
+                "`{}` renders {n} SQL statements (the limit is {MAX_MODEL_STATEMENTS}; dbt runs a model as one statement): its SQL is not read, its edges are its refs and sources. Is a loop repeating a statement?",
+                t.name
+            ),
+        ));
+        sql = None;
     }
     let unknown = capture.unknown.into_inner().unwrap_or_default();
     for name in unknown {
@@ -1255,7 +1279,7 @@ fn render_template(
             line: t.first_line,
         }],
         feeds: None,
-        sql: result.ok().map(Into::into),
+        sql: sql.map(Into::into),
         airflow: None,
         built_by: None,
         needs_warehouse,
