@@ -801,3 +801,38 @@ fn a_model_rendering_a_flood_of_statements_is_reported_and_its_edges_kept() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_dag_files_templates_share_one_fuel() {
+    // Fuel was per render: a 480-byte file looping 1,000 tasks, each
+    // template spinning 100,000 times, took 245 s. Now the file's templates
+    // share ten renders' worth; past it they are kept as written, each
+    // named, and the next file has its own.
+    let body = format!(
+        "{DAG_HEAD}    for i in range(200):\n        SQL(task_id=f't{{i}}', sql='{{% for j in range(100000) %}}{{% endfor %}}insert into s.t select 1')\n"
+    )
+    .replace(
+        "from airflow.operators.empty import EmptyOperator as E",
+        "from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as SQL",
+    );
+    let (dags, findings) = dag_file(&body);
+    assert_eq!(dags[0].tasks.len(), 200);
+    let spent: Vec<_> = findings
+        .iter()
+        .filter(|f| f.code == "airflow-template" && f.message.contains("fuel they share"))
+        .collect();
+    assert!(
+        (150..200).contains(&spent.len()),
+        "{} spent of {}: {:#?}",
+        spent.len(),
+        findings.len(),
+        findings.first()
+    );
+    assert!(spent.iter().any(|f| f.message.contains("task `t199`")));
+    // Another file starts with its own fuel.
+    let (_, fresh) = dag_file(&body.replace("range(200)", "range(2)"));
+    assert!(
+        !fresh.iter().any(|f| f.code == "airflow-template"),
+        "{fresh:#?}"
+    );
+}

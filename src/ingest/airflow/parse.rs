@@ -128,6 +128,9 @@ struct Reader<'a> {
     returned: Option<Binding>,
     /// Bytes built so far (see [`MAX_BUILT_BYTES`]).
     built: Cell<usize>,
+    /// Jinja fuel the file's templates have left (see
+    /// [`super::template::FILE_FUEL`]).
+    fuel: Cell<u64>,
     /// Where the bytes built first went past [`MAX_BUILT_BYTES`]: from there
     /// on nothing more of the file is read.
     spent_at: Cell<Option<usize>>,
@@ -303,6 +306,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         loop_reads: 0,
         returned: None,
         built: Cell::new(0),
+        fuel: Cell::new(super::template::FILE_FUEL),
         spent_at: Cell::new(None),
         statement: Cell::new(0),
         next_suffix: HashMap::new(),
@@ -1209,7 +1213,7 @@ impl Reader<'_> {
             self.taskflow_ids = ids;
             self.taskflow_ids.insert((d, task_id.clone()));
             let sql = flow.returns_sql.as_deref().map(|s| {
-                let (sql, failed) = render_sql(s, &BTreeMap::new());
+                let (sql, failed) = render_sql(s, &BTreeMap::new(), &self.fuel);
                 if let Some(why) = failed {
                     self.template_fails(line, &task_id, &why);
                 }
@@ -1303,7 +1307,7 @@ impl Reader<'_> {
         };
         let raw_sql = kw(keywords, "sql").and_then(|e| self.sql_text(e, dag, line));
         let sql = raw_sql.as_ref().map(|s| {
-            let (sql, failed) = render_sql(s, &params);
+            let (sql, failed) = render_sql(s, &params, &self.fuel);
             if let Some(why) = failed {
                 self.template_fails(line, &task_id, &why);
             }

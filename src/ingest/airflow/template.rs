@@ -5,6 +5,7 @@
 //! result never depends on when ripple runs. Anything else renders as a
 //! placeholder identifier; a template that fails keeps its raw text.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -17,12 +18,20 @@ use crate::project::UNKNOWN_PLACEHOLDER;
 /// The representative run: its logical date.
 const DS: &str = "2026-01-01";
 
+/// Jinja fuel one template may use.
+const RENDER_FUEL: u64 = 1_000_000;
+
+/// Jinja fuel all the templates of one DAG file share: a loop making 1,000
+/// tasks whose templates each ran out of their own fuel once took 245 s
+/// (a 480-byte file).
+pub(super) const FILE_FUEL: u64 = 10_000_000;
+
 fn env() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Chainable);
-        env.set_fuel(Some(1_000_000));
+        env.set_fuel(Some(RENDER_FUEL));
         env.add_global("ds", DS);
         env.add_global("ds_nodash", DS.replace('-', ""));
         env.add_global("ts", format!("{DS}T00:00:00+00:00"));
@@ -55,14 +64,47 @@ fn env() -> &'static Environment<'static> {
 /// its longest chain and, when it has statements (loops build values), for
 /// the deepest value its fuel allows: `{{ ds }}` maps no stack per run.
 fn render(sql: &str, ctx: Value) -> Result<String, Error> {
+    render_metered(sql, ctx, &Cell::new(RENDER_FUEL))
+}
+
+/// [`render`] paying from `fuel`, what the file has left: the render gets
+/// at most that much, and what it used (all it was given, when it failed)
+/// is taken off.
+fn render_metered(sql: &str, ctx: Value, fuel: &Cell<u64>) -> Result<String, Error> {
+    let given = fuel.get().min(RENDER_FUEL);
+    if given == 0 {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "not rendered: the file's templates used all the fuel they share ({FILE_FUEL} steps); is a loop repeating a task?"
+            ),
+        ));
+    }
     let sql = guard::rewrite_operators(sql);
     let loops = sql.contains("{%");
-    guard::on_stack(&sql, loops, || env().render_str(&sql, ctx)).unwrap_or_else(|no_stack| {
+    let lowered;
+    let env = if given < RENDER_FUEL {
+        let mut e = env().clone();
+        e.set_fuel(Some(given));
+        lowered = e;
+        &lowered
+    } else {
+        env()
+    };
+    let result = guard::on_stack(&sql, loops, || {
+        let mut captured = env.template_from_str(&sql)?.render_captured(ctx)?;
+        let used = captured.with_state_mut(|st| st.fuel_levels().map_or(0, |(used, _)| used));
+        Ok((captured.into_output(), used))
+    })
+    .unwrap_or_else(|no_stack| {
         Err(Error::new(
             ErrorKind::InvalidOperation,
             no_stack.to_string(),
         ))
-    })
+    });
+    let used = result.as_ref().map_or(given, |(_, used)| *used);
+    fuel.set(fuel.get().saturating_sub(used));
+    result.map(|(out, _)| out)
 }
 
 /// `sql` rendered for the run whose data interval is `[start, end)` (UTC
@@ -106,11 +148,15 @@ pub fn render_for_run(
 /// A template that does not render is kept as written, with the reason
 /// (its tables may still be read from it, and the caller says why some
 /// may be missing).
-pub(super) fn render_sql(sql: &str, params: &BTreeMap<String, String>) -> (String, Option<String>) {
+pub(super) fn render_sql(
+    sql: &str,
+    params: &BTreeMap<String, String>,
+    fuel: &Cell<u64>,
+) -> (String, Option<String>) {
     if !sql.contains("{{") && !sql.contains("{%") {
         return (sql.to_string(), None);
     }
-    match render(sql, context! { params => params }) {
+    match render_metered(sql, context! { params => params }, fuel) {
         Ok(rendered) => (rendered, None),
         Err(e) => (sql.to_string(), Some(e.to_string())),
     }
@@ -203,13 +249,17 @@ mod tests {
         let params = [("schema".to_string(), "mart".to_string())].into();
         let sql = "insert into {{ params.schema }}.daily_{{ ds_nodash }} select * from raw.events where d = '{{ ds }}' and d > '{{ macros.ds_add(ds, -7) }}' and x = '{{ var.value.flag }}'";
         assert_eq!(
-            render_sql(sql, &params),
+            render_sql(sql, &params, &Cell::new(FILE_FUEL)),
             (
                 "insert into mart.daily_20260101 select * from raw.events where d = '2026-01-01' and d > '2025-12-25' and x = '__ripple_unknown__'".to_string(),
                 None
             )
         );
-        let (kept, why) = render_sql("select {% if x %} 1 {% endfor %}", &params);
+        let (kept, why) = render_sql(
+            "select {% if x %} 1 {% endfor %}",
+            &params,
+            &Cell::new(FILE_FUEL),
+        );
         assert_eq!(kept, "select {% if x %} 1 {% endfor %}");
         assert!(why.is_some_and(|w| w.contains("endfor")));
     }
