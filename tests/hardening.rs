@@ -1451,3 +1451,65 @@ fn a_column_named_by_a_huge_expression_is_listed_not_a_panic() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("<- t.x"));
 }
+
+#[test]
+fn a_dbt_schema_or_alias_with_a_dot_or_quote_is_addressed_as_one_part() {
+    // `schema='a.b'` once made the plan delete from `"analytics_a"."b".m`,
+    // and `schema='fin"ance'` from one identifier in the current schema.
+    let cases = [
+        ("schema='a.b'", "\"analytics_a.b\".\"m\""),
+        ("schema='fin\"ance'", "\"analytics_fin\"\"ance\".\"m\""),
+        ("alias='od.x'", "\"analytics\".\"od.x\""),
+        ("alias='od\"x'", "\"analytics\".\"od\"\"x\""),
+    ];
+    for (config, table) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[
+                (
+                    "dbt_project.yml",
+                    "name: p\nversion: '1.0'\nprofile: p\nmodel-paths: [models]\n",
+                ),
+                (
+                    "ripple.yml",
+                    "dialect: postgres\ndatasets:\n  raw.orders:\n    grain: day\n    start: 2025-01-01\n    partition_column: d\n  m:\n    grain: day\n    start: 2025-01-01\n",
+                ),
+                (
+                    "models/sources.yml",
+                    "version: 2\nsources:\n  - name: raw\n    schema: raw\n    tables:\n      - name: orders\n",
+                ),
+                (
+                    "models/m.sql",
+                    &format!(
+                        "{{{{ config({config}, materialized='table') }}}}\nselect d, count(*) as n from {{{{ source('raw', 'orders') }}}} group by d"
+                    ),
+                ),
+            ],
+        );
+        let out = ripple()
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-11",
+                "--as-of",
+                "2026-02-01",
+                "--format",
+                "shell",
+                "--no-cache",
+                "--project",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            script.contains(&format!("delete from {table} where")),
+            "{config}: {script}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

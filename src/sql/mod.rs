@@ -20,7 +20,7 @@ pub use columns::{
 };
 pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
-pub use names::is_path;
+pub use names::{is_path, relation_of_parts};
 pub use parse::{for_each_statement, with_statements};
 pub use script::{
     ScriptLineage, ScriptReading, StatementError, StatementLineage, WholeLineage, read_cached,

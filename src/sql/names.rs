@@ -232,6 +232,27 @@ fn push_part(out: &mut String, quoted: bool, value: &str, dialect: SqlDialect) {
     }
 }
 
+/// A relation named by its parts as written (dbt's `database`, `schema`,
+/// `identifier`), each kept as it is: a part holding a dot, a quote or white
+/// space is quoted, so it reads back as that one part (`schema='a.b'` once
+/// made the plan address schema `a`, table `b`).
+pub fn relation_of_parts<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for part in parts {
+        if !out.is_empty() {
+            out.push('.');
+        }
+        if part.chars().any(needs_quotes) {
+            out.push('"');
+            out.push_str(&part.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 /// Characters that make ripple print a name part in quotes: those that would
 /// read back as several parts (a dot, a quote, white space), and those that
 /// mark a path (`/`, `*`, `@`), so a table is never taken for files.

@@ -81,12 +81,15 @@ pub(crate) struct Relation {
 }
 
 impl Relation {
-    /// `db.schema.identifier`, or `schema.identifier` without a database.
+    /// `db.schema.identifier`, or `schema.identifier` without a database;
+    /// a part holding a dot, a quote or white space in quotes.
     pub fn name(&self) -> String {
-        match &self.database {
-            Some(db) => format!("{db}.{}.{}", self.schema, self.identifier),
-            None => format!("{}.{}", self.schema, self.identifier),
-        }
+        crate::sql::relation_of_parts(
+            self.database
+                .as_deref()
+                .into_iter()
+                .chain([self.schema.as_str(), self.identifier.as_str()]),
+        )
     }
 }
 
