@@ -277,11 +277,13 @@ mod tests {
 }
 
 /// Whether `c` would act on a terminal or a reader rather than show: a
-/// control character (C0 but newline and tab, DEL, C1) or a direction
-/// mark or override (`U+202E` turns `txt.exe` into `exe.txt` on screen).
+/// control character (C0 but newline and tab, DEL, C1), a line or
+/// paragraph separator (`U+2028`, `U+2029`: a line break to many readers)
+/// or a direction mark or override (`U+202E` turns `txt.exe` into
+/// `exe.txt` on screen).
 pub fn acts(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
-        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// `s` for a person to read: every character that would act on the

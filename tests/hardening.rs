@@ -1513,3 +1513,61 @@ fn a_dbt_schema_or_alias_with_a_dot_or_quote_is_addressed_as_one_part() {
         );
     }
 }
+
+#[test]
+fn a_line_break_in_a_name_never_starts_a_line_of_text_output() {
+    // `lineage` and `plan --format text` printed `"nl<LF>x"` raw: a name
+    // could forge rows of the statement table or plan lines.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            (
+                "ripple.yml",
+                "dialect: postgres\nsql: [jobs]\ndatasets:\n  raw.src:\n    grain: day\n    start: 2025-01-01\n    partition_column: d\n",
+            ),
+            (
+                "jobs/j.sql",
+                "insert into s.\"nl\nx\" select d from raw.src;\ninsert into s.\"p\u{2028}q\" select d from s.\"nl\nx\";\n",
+            ),
+        ],
+    );
+    let run = |args: &[&str]| {
+        let out = ripple()
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    for text in [
+        run(&[
+            "lineage",
+            "jobs/j.sql",
+            "--dialect",
+            "postgres",
+            "--columns",
+        ]),
+        run(&[
+            "plan",
+            "raw.src",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+            "--as-of",
+            "2026-02-01",
+            "--format",
+            "text",
+        ]),
+    ] {
+        assert!(
+            !text.contains("nl\nx") && !text.contains('\u{2028}'),
+            "{text}"
+        );
+        assert!(
+            text.contains("nl\\nx") && text.contains("p\\u{2028}q"),
+            "{text}"
+        );
+    }
+}

@@ -31,11 +31,15 @@ pub fn json(lineage: &ScriptLineage) -> String {
 /// input in error lines (`file:line:col`).
 pub fn text(lineage: &ScriptLineage, label: &str) -> String {
     let mut out = String::new();
+    // Names on one line each: a line break in a name cannot forge a row.
     let list = |v: &[String]| {
         if v.is_empty() {
             "-".to_string()
         } else {
-            v.join(", ")
+            v.iter()
+                .map(|s| crate::text::one_line(s))
+                .collect::<Vec<_>>()
+                .join(", ")
         }
     };
     let _ = writeln!(out, "sources        {}", list(&lineage.sources));
@@ -102,7 +106,10 @@ pub fn text(lineage: &ScriptLineage, label: &str) -> String {
             let _ = writeln!(
                 out,
                 "  {label}:{}:{}: statement {}: {}",
-                e.line, e.column, e.statement, e.message
+                e.line,
+                e.column,
+                e.statement,
+                crate::text::one_line(&e.message)
             );
         }
     }
@@ -114,7 +121,7 @@ fn columns_text(out: &mut String, index: usize, c: &ColumnLineage) {
     let refs = |set: &std::collections::BTreeSet<crate::sql::ColumnRef>| {
         let v: Vec<String> = set
             .iter()
-            .map(|r| format!("{}.{}", r.relation, r.column))
+            .map(|r| crate::text::one_line(&format!("{}.{}", r.relation, r.column)).into_owned())
             .collect();
         if v.is_empty() {
             "-".to_string()
@@ -133,7 +140,7 @@ fn columns_text(out: &mut String, index: usize, c: &ColumnLineage) {
         // Padded by hand: a column named by an 80,000-branch CASE is wider
         // than `{:<width$}` allows, which panicked.
         out.push_str("  ");
-        crate::text::push_padded(out, &o.name, width);
+        crate::text::push_padded(out, &crate::text::one_line(&o.name), width);
         let _ = writeln!(out, "<- {}", refs(&o.sources));
     }
     if !c.conditions.is_empty() {

@@ -545,15 +545,18 @@ fn task_ids<'a>(
 
 /// The plan as a table a person reads at a glance.
 pub fn text(plan: &PlanDocument) -> String {
+    // Names on one line each: a line break in a name cannot forge a row.
+    let l = |s: &str| crate::text::one_line(s).into_owned();
+    let ls = |v: &[String]| v.iter().map(|s| l(s)).collect::<Vec<_>>().join(", ");
     let mut out = format!(
         "backfill plan for {}: {} tasks, {} swaps; assumed correct: {}\n",
-        plan.changed.join(", "),
+        ls(&plan.changed),
         plan.tasks.len(),
         plan.swaps.len(),
         if plan.assumed.is_empty() {
             "-".to_string()
         } else {
-            plan.assumed.join(", ")
+            ls(&plan.assumed)
         }
     );
     if let Some(s) = &plan.schedule {
@@ -572,25 +575,25 @@ pub fn text(plan: &PlanDocument) -> String {
         let _ = writeln!(
             out,
             "{}  ({} partition{}) writes {}{when}",
-            t.task.id,
+            l(&t.task.id),
             t.task.partitions,
             crate::text::plural(t.task.partitions),
-            t.writes
+            l(&t.writes)
         );
         if !t.task.depends_on.is_empty() {
-            let _ = writeln!(out, "    after {}", t.task.depends_on.join(", "));
+            let _ = writeln!(out, "    after {}", ls(&t.task.depends_on));
         }
     }
     for s in &plan.swaps {
         let _ = writeln!(
             out,
             "swap {} after {} task(s)",
-            s.dataset,
+            l(&s.dataset),
             s.depends_on.len()
         );
     }
     for w in &plan.warnings {
-        let _ = writeln!(out, "warning: {w}");
+        let _ = writeln!(out, "warning: {}", l(w));
     }
     out
 }

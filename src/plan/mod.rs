@@ -115,13 +115,13 @@ pub enum PlanError {
     /// Restated datasets whose partitions cannot be selected.
     #[error(
         "no partition column is known for {}, so their restated partitions cannot be swapped in; set `partition_column` under `datasets.<name>` in ripple.yml (the column their partitions are selected by). An insert without a column list whose values are expressions names no column: list its columns, or describe the table (`tables:`, docs/plan.md)",
-        .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+        .0.iter().map(|n| format!("`{}`", crate::text::one_line(n))).collect::<Vec<_>>().join(", ")
     )]
     NoPartitionColumn(Vec<String>),
     /// Restated datasets whose hourly grain is only assumed from upstream.
     #[error(
         "the grain of {} is only assumed to be its upstream's hour, so its partitions would be selected by hour; declare `grain` under `datasets.<name>` in ripple.yml (day, if it holds a row per day)",
-        .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+        .0.iter().map(|n| format!("`{}`", crate::text::one_line(n))).collect::<Vec<_>>().join(", ")
     )]
     AssumedGrain(Vec<String>),
     /// A job statement that would change a relation that is not a shadow.
