@@ -1571,3 +1571,42 @@ fn a_line_break_in_a_name_never_starts_a_line_of_text_output() {
         );
     }
 }
+
+#[test]
+fn a_folder_ripple_yml_names_that_is_missing_is_an_error() {
+    // `sql: [sqll]` (a typo) once read nothing with exit 0, and impact
+    // left out what the real folder's jobs write.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            (
+                "ripple.yml",
+                "dialect: postgres\nsql: [sqll]\ndags: [airflow_dags]\n",
+            ),
+            ("sql/j.sql", "insert into mart.t select * from raw.s;"),
+        ],
+    );
+    let findings = check_json(dir.path());
+    for (key, path) in [("sql", "sqll"), ("dags", "airflow_dags")] {
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.contains("missing-path")
+                    && f.contains(&format!("`{key}` names `{path}`"))),
+            "{findings:#?}"
+        );
+    }
+    // Once the folder is there, it is read and the error gone.
+    write(
+        dir.path(),
+        &[("ripple.yml", "dialect: postgres\nsql: [sql]\n")],
+    );
+    assert!(
+        !check_json(dir.path())
+            .iter()
+            .any(|f| f.contains("missing-path")),
+        "{:#?}",
+        check_json(dir.path())
+    );
+}

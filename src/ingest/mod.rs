@@ -188,6 +188,28 @@ pub fn open_project(root: &Path, options: &LoadOptions) -> Result<OpenProject> {
     let models = confine(&config.models, "models");
     let dags = confine(&config.dags, "dags");
     let catalog = confine(config.catalog.as_slice(), "catalog");
+    // A folder ripple.yml names that is not there would leave its part of
+    // the pipeline out without a word (a typo in `sql:` once hid a job
+    // from impact with exit 0).
+    let config_text = std::fs::read_to_string(root.join(CONFIG_FILE)).unwrap_or_default();
+    for (key, paths) in [("sql", &sql), ("models", &models), ("dags", &dags)] {
+        for path in paths.iter().filter(|p| !p.exists()) {
+            let line = config_text
+                .lines()
+                .position(|l| l.trim_start().starts_with(&format!("{key}:")))
+                .map_or(0, |i| u32::try_from(i + 1).unwrap_or(0));
+            refused.push(Diagnostic::error(
+                "missing-path",
+                Some(CONFIG_FILE.to_string()),
+                line,
+                0,
+                format!(
+                    "`{key}` names `{}`, which does not exist: nothing is read from it; fix the path or remove it",
+                    crate::text::one_line(&path.strip_prefix(root).unwrap_or(path).display().to_string())
+                ),
+            ));
+        }
+    }
     if !refused.is_empty() {
         lineage = None;
     }
