@@ -859,7 +859,10 @@ fn production_runs_are_listed_up_to_a_total_for_all_dags() {
         .map(|d| (d.runs.len(), d.truncated))
         .collect();
     let total: usize = listed.iter().map(|l| l.0).sum();
-    assert!((999_000..=1_000_000).contains(&total), "{total}: {listed:?}");
+    assert!(
+        (999_000..=1_000_000).contains(&total),
+        "{total}: {listed:?}"
+    );
     assert!(listed.iter().all(|&(_, truncated)| truncated), "{listed:?}");
     assert_eq!(listed[11], (0, true), "{listed:?}");
 }
