@@ -395,9 +395,7 @@ fn analyse_script(
     }
 }
 
-/// Statements longer than this are reported, not analysed: they would need
-/// an unreasonable stack (about 5 MB of SQL in one statement).
-pub(crate) const MAX_STATEMENT_TOKENS: usize = 1_000_000;
+pub(crate) use super::split::MAX_STATEMENT_TOKENS;
 /// Set operations (`union`, `intersect`, `except`, `minus`) one statement
 /// may hold: each branch is a `SELECT` of its own in sqlparser's tree, about
 /// 12 KB of it however short the branch's text, and 17 KB with what reading

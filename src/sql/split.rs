@@ -156,11 +156,11 @@ impl Statements<'_> {
     /// 110 bytes of memory a byte of SQL), so a statement past the bounds is
     /// told by a cheap count first.
     fn too_many_tokens(&mut self, range: Range<usize>, origin: Location) -> Option<Chunk> {
-        if range.len() <= super::script::MAX_STATEMENT_TOKENS {
+        if range.len() <= MAX_STATEMENT_TOKENS {
             return None;
         }
         let (all, significant) = token_floor(&self.sql.as_bytes()[range.clone()], self.dialect);
-        if all <= MAX_TEXT_TOKENS && significant <= super::script::MAX_STATEMENT_TOKENS {
+        if all <= MAX_TEXT_TOKENS && significant <= MAX_STATEMENT_TOKENS {
             return None;
         }
         let text = &self.sql[range.clone()];
@@ -172,13 +172,17 @@ impl Statements<'_> {
                 message: format!(
                     "statement too large to analyse (at least {significant} tokens, {all} with white space, in {} bytes; the limits are {} and {MAX_TEXT_TOKENS}); split it, ending statements with `;`",
                     range.len(),
-                    super::script::MAX_STATEMENT_TOKENS
+                    MAX_STATEMENT_TOKENS
                 ),
                 location: origin,
             }),
         })
     }
 }
+
+/// Statements longer than this are reported, not analysed: they would need
+/// an unreasonable stack (about 5 MB of SQL in one statement).
+pub(crate) const MAX_STATEMENT_TOKENS: usize = 1_000_000;
 
 /// Tokens, white space included (the tokenizer makes one per blank
 /// character), one statement's text may hold before it is tokenized: about
