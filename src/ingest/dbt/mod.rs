@@ -1171,8 +1171,12 @@ fn render_template(
         ));
     }
     let mut sql = result.ok();
+    // Statements are at most the semicolons and one: the scanner (which
+    // knows quotes and comments) only runs when there may be too many, a
+    // byte count costing nothing on the usual model.
     if let Some(n) = sql
         .as_deref()
+        .filter(|text| text.bytes().filter(|&b| b == b';').count() >= MAX_MODEL_STATEMENTS)
         .map(|text| crate::sql::statement_count(text, config.dialect))
         .filter(|&n| n > MAX_MODEL_STATEMENTS)
     {
