@@ -191,10 +191,15 @@ pub fn open_project(root: &Path, options: &LoadOptions) -> Result<OpenProject> {
     // A folder ripple.yml names that is not there would leave its part of
     // the pipeline out without a word (a typo in `sql:` once hid a job
     // from impact with exit 0).
-    let config_text = std::fs::read_to_string(root.join(CONFIG_FILE)).unwrap_or_default();
+    // ripple.yml is read again for the setting's line only when a folder
+    // is missing, not on every run.
+    let mut config_text: Option<String> = None;
     for (key, paths) in [("sql", &sql), ("models", &models), ("dags", &dags)] {
         for path in paths.iter().filter(|p| !p.exists()) {
             let line = config_text
+                .get_or_insert_with(|| {
+                    std::fs::read_to_string(root.join(CONFIG_FILE)).unwrap_or_default()
+                })
                 .lines()
                 .position(|l| l.trim_start().starts_with(&format!("{key}:")))
                 .map_or(0, |i| u32::try_from(i + 1).unwrap_or(0));
