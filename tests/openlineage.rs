@@ -339,7 +339,7 @@ fn every_event_of_a_10k_model_project_validates() {
             mode,
             event_time: 0,
         };
-        let text = ripple::emit::openlineage::events(&g, &nodes, &options);
+        let text = ripple::emit::openlineage::events(&g, &nodes, &options).text;
         let mut count = 0;
         let mut edges = 0;
         for line in text.lines() {

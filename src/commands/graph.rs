@@ -125,8 +125,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         warn_if_incomplete(g);
         return Ok(ExitCode::SUCCESS);
     }
-    let text = ripple::timings::phase("output", || {
-        emit::graph::render(g, &nodes, args.format, &options)
+    let text = ripple::timings::phase("output", || match args.format {
+        Format::Openlineage => {
+            let events = openlineage::events(g, &nodes, &options);
+            if events.without_columns > 0 {
+                eprintln!(
+                    "warning: {} job{} exported without column facets: the export holds at most {} column fields (docs/limits.md)",
+                    events.without_columns,
+                    ripple::text::plural(events.without_columns),
+                    openlineage::MAX_COLUMN_FIELDS
+                );
+            }
+            events.text
+        }
+        _ => emit::graph::render(g, &nodes, args.format, &options),
     });
     match &endpoint {
         Some(endpoint) => {

@@ -31,7 +31,15 @@ pub struct Semantics<'g> {
     /// Read only which column comes from which (no canonical text, no
     /// fingerprints): for exports, not for comparing versions.
     edges_only: bool,
+    /// Columns held in `columns` so far (see [`MAX_KNOWN_COLUMNS`]).
+    known_total: usize,
 }
+
+/// Dataset columns one reading holds at most, all datasets together; past
+/// it a dataset's columns are unknown, so a `*` over it stays a `*` (which
+/// passes every column through: never short). A thousand chained
+/// `select *` models of 9,000 columns each held 9M columns (7 GB).
+pub const MAX_KNOWN_COLUMNS: usize = 1_000_000;
 
 impl<'g> Semantics<'g> {
     /// Nothing read yet; jobs and columns are read when first asked for.
@@ -52,6 +60,7 @@ impl<'g> Semantics<'g> {
             renames: Vec::new(),
             expand_stars: true,
             edges_only: false,
+            known_total: 0,
         }
     }
 
@@ -288,7 +297,13 @@ impl<'g> Semantics<'g> {
         // tell.
         let d = &self.g.graph[n];
         let declared = (!d.columns.is_empty()).then(|| d.columns.clone());
-        self.computed_columns(n).or(declared)
+        let cols = self.computed_columns(n).or(declared)?;
+        let total = self.known_total.saturating_add(cols.len());
+        if total > MAX_KNOWN_COLUMNS {
+            return None;
+        }
+        self.known_total = total;
+        Some(cols)
     }
 
     fn computed_columns(&mut self, n: NodeIndex) -> Option<Vec<String>> {

@@ -10,7 +10,7 @@
 //! table by name and `*` over it is reported as not expanded.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
@@ -109,6 +109,8 @@ pub(crate) fn column_lineage_with(
         row_prints: BTreeSet::new(),
         ambiguous: BTreeMap::new(),
         positional: false,
+        star_budget: STAR_BUDGET,
+        bases: HashMap::new(),
     };
     let columns = r.statement(statement)?;
     Some(ColumnLineage {
@@ -168,6 +170,11 @@ struct Resolver<'a> {
     ambiguous: BTreeMap<String, BTreeSet<String>>,
     /// An insert without a column list met a table of unknown columns.
     positional: bool,
+    /// Column references `*` may still copy in this statement (see
+    /// [`STAR_BUDGET`]).
+    star_budget: usize,
+    /// Known base tables' columns, by relation (see [`Resolver::base_columns`]).
+    bases: HashMap<String, Rc<Vec<OutputColumn>>>,
 }
 
 impl Resolver<'_> {
@@ -404,6 +411,19 @@ impl Resolver<'_> {
                 let mut l = self.set_expr(left, outer);
                 let r = self.set_expr(right, outer);
                 self.row_prints.insert(format!("set:{op} {set_quantifier}"));
+                if l.len() != r.len() || l.iter().chain(&r).any(is_collapsed) {
+                    // A collapsed `*` on either side: positions no longer
+                    // line up, so every column reads what any column does.
+                    let refs = l.iter().chain(&r).flat_map(|c| c.sources.iter());
+                    let sources = if l.len() + r.len() <= MAX_STAR_COLUMNS {
+                        refs.cloned().collect()
+                    } else {
+                        coarse(refs)
+                    };
+                    let mut out = Vec::new();
+                    push_collapsed(&mut out, sources);
+                    return out;
+                }
                 for (a, b) in l.iter_mut().zip(r) {
                     a.sources.extend(b.sources);
                     a.fingerprint = bounded(format!("{} {op} {}", a.fingerprint, b.fingerprint));
@@ -591,12 +611,7 @@ impl Resolver<'_> {
                 let cte = self.ctes.iter().rev().find(|(n, _)| *n == rel);
                 let (relation, mut columns) = match cte {
                     Some((_, cols)) => (None, Some(Rc::clone(cols))),
-                    None => (
-                        Some(rel.clone()),
-                        self.known.get(&rel).map(|cols| {
-                            Rc::new(cols.iter().map(|c| base_column(&rel, c)).collect())
-                        }),
-                    ),
+                    None => (Some(rel.clone()), self.base_columns(&rel)),
                 };
                 if let (Some(a), Some(cols)) = (alias, columns.as_mut())
                     && !a.columns.is_empty()
@@ -650,32 +665,31 @@ impl Resolver<'_> {
     }
 
     /// Appends the columns `*` stands for in `src`, but those `hidden`. Past
-    /// [`MAX_STAR_COLUMNS`] the rest become one `*` column reading all of
-    /// them: `select * from a join a b using (c)` chains double the column
-    /// count per step, and 22 such models filled 24 GB.
+    /// [`MAX_STAR_COLUMNS`], or once the statement's stars have copied
+    /// [`STAR_BUDGET`] references, the rest become one `*` column reading all
+    /// of them: `select * from a join a b using (c)` chains double the column
+    /// count per step (22 such models filled 24 GB), and a thousand CTEs each
+    /// `select *` from a 10,000-column one copied 10M columns (7.4 GB).
     fn expand_star(&mut self, src: &Source, hidden: &[String], out: &mut Vec<OutputColumn>) {
         match (&src.columns, &src.relation) {
             (Some(cols), _) => {
-                let shown = cols.iter().filter(|c| !hidden.contains(&c.name));
-                if out.len() + cols.len() <= MAX_STAR_COLUMNS {
-                    out.extend(shown.cloned());
+                let shown = || cols.iter().filter(|c| !hidden.contains(&c.name));
+                let cost: usize = shown().map(|c| 1 + c.sources.len()).sum();
+                let fits = cost <= self.star_budget;
+                if fits && out.len() + cols.len() <= MAX_STAR_COLUMNS {
+                    self.star_budget -= cost;
+                    out.extend(shown().cloned());
                     return;
                 }
-                let mut sources = BTreeSet::new();
-                for c in shown {
-                    sources.extend(c.sources.iter().cloned());
-                }
-                match out
-                    .iter_mut()
-                    .find(|c| c.name == "*" && c.fingerprint == TOO_MANY)
-                {
-                    Some(star) => star.sources.extend(sources),
-                    None => out.push(OutputColumn {
-                        name: "*".to_string(),
-                        sources,
-                        fingerprint: TOO_MANY.to_string(),
-                    }),
-                }
+                let sources = if fits {
+                    self.star_budget -= cost;
+                    shown().flat_map(|c| c.sources.iter().cloned()).collect()
+                } else {
+                    // Over budget: each upstream relation read at all, as
+                    // `relation.*` (any of its columns), which is never short.
+                    coarse(shown().flat_map(|c| c.sources.iter()))
+                };
+                push_collapsed(out, sources);
             }
             (None, Some(rel)) => {
                 self.stars.insert(rel.clone());
@@ -683,6 +697,23 @@ impl Resolver<'_> {
             }
             (None, None) => {}
         }
+    }
+
+    /// The columns of base table `rel` when known, made once per statement:
+    /// a union of 2,000 `select * from t` over a 10,000-column `t` made 20M.
+    fn base_columns(&mut self, rel: &str) -> Option<Rc<Vec<OutputColumn>>> {
+        if let Some(cols) = self.bases.get(rel) {
+            return Some(Rc::clone(cols));
+        }
+        let cols: Rc<Vec<OutputColumn>> = Rc::new(
+            self.known
+                .get(rel)?
+                .iter()
+                .map(|c| base_column(rel, c))
+                .collect(),
+        );
+        self.bases.insert(rel.to_string(), Rc::clone(&cols));
+        Some(cols)
     }
 
     fn rename_by_alias(&self, cols: &mut [OutputColumn], alias: &TableAlias) {
@@ -769,8 +800,40 @@ impl Resolver<'_> {
 
 /// Columns one `*` expands to, at most (see [`Resolver::expand_star`]).
 const MAX_STAR_COLUMNS: usize = 10_000;
+/// Column references (a column, or one of its sources) the stars of one
+/// statement copy at most before collapsing: about 200 MB.
+const STAR_BUDGET: usize = 500_000;
 /// The fingerprint of the `*` column that stands for too many columns.
 const TOO_MANY: &str = "*:too-many-columns";
+
+/// Whether `c` is the `*` column standing for too many columns.
+fn is_collapsed(c: &OutputColumn) -> bool {
+    c.name == "*" && c.fingerprint == TOO_MANY
+}
+
+/// Adds `sources` to the collapsed `*` column of `out`, made if missing.
+fn push_collapsed(out: &mut Vec<OutputColumn>, sources: BTreeSet<ColumnRef>) {
+    match out.iter_mut().find(|c| is_collapsed(c)) {
+        Some(star) => star.sources.extend(sources),
+        None => out.push(OutputColumn {
+            name: "*".to_string(),
+            sources,
+            fingerprint: TOO_MANY.to_string(),
+        }),
+    }
+}
+
+/// `relation.*` for each relation `refs` name: what they read, coarsened.
+fn coarse<'r>(refs: impl Iterator<Item = &'r ColumnRef>) -> BTreeSet<ColumnRef> {
+    let relations: BTreeSet<&str> = refs.map(|r| r.relation.as_str()).collect();
+    relations
+        .into_iter()
+        .map(|relation| ColumnRef {
+            relation: relation.to_string(),
+            column: "*".to_string(),
+        })
+        .collect()
+}
 
 /// Fingerprints longer than this are replaced by a hash of themselves.
 const MAX_PRINT: usize = 512;
@@ -1089,7 +1152,9 @@ pub fn unique_names(columns: &[OutputColumn]) -> Vec<String> {
 }
 
 fn rename_columns(cols: &mut [OutputColumn], names: &[String]) {
-    for (c, n) in cols.iter_mut().zip(names) {
+    // Past a collapsed `*` positions no longer line up with the names.
+    let upto = cols.iter().position(is_collapsed).unwrap_or(cols.len());
+    for (c, n) in cols[..upto].iter_mut().zip(names) {
         c.name = n.clone();
     }
 }
@@ -1232,6 +1297,58 @@ mod tests {
                 .map(|r| format!("{}.{}", r.relation, r.column))
                 .collect::<Vec<_>>(),
             ["a.d"]
+        );
+    }
+
+    /// `t` with `n` columns `c0..`, as [`lineage`] takes them.
+    fn wide(sql: &str, n: usize) -> ColumnLineage {
+        let cols: Vec<String> = (0..n).map(|i| format!("c{i}")).collect();
+        let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+        lineage(sql, &[("t", &cols)])
+    }
+
+    #[test]
+    fn the_stars_of_one_statement_copy_a_bounded_number_of_columns() {
+        // 100 CTEs each `select *` from the one before over 10,000 columns
+        // copied a million columns; past the budget each is one `*` column
+        // reading any column of `t`.
+        let mut sql = String::from("with s0 as (select * from t)");
+        for i in 1..100 {
+            sql.push_str(&format!(", s{i} as (select * from s{})", i - 1));
+        }
+        sql.push_str(" select * from s99");
+        assert_eq!(show(&wide(&sql, 10_000)), ["* <- t.*"]);
+        // Below the budget every column is its own.
+        let l = wide("with s0 as (select * from t) select * from s0", 10_000);
+        assert_eq!(l.columns.len(), 10_000);
+        assert_eq!(show(&l)[9_999], "c9999 <- t.c9999");
+    }
+
+    #[test]
+    fn a_set_operation_with_a_collapsed_star_on_a_side_reads_everything() {
+        // The first branches are expanded, the later ones collapse: the
+        // columns no longer line up by position.
+        let sql = vec!["select * from t"; 60].join(" union all ");
+        assert_eq!(show(&wide(&sql, 10_000)), ["* <- t.*"]);
+        // A `*` of unknown columns beside two columns: pairing by position
+        // dropped `x.b`.
+        let l = lineage("select * from u union all select a, b from x", &[]);
+        assert_eq!(show(&l), ["* <- u.*, x.a, x.b"]);
+    }
+
+    #[test]
+    fn names_by_position_stop_at_a_collapsed_star() {
+        let l = wide(
+            "insert into tgt (a, b) select c0 as x, * from t",
+            MAX_STAR_COLUMNS + 1,
+        );
+        let shown = show(&l);
+        assert_eq!(shown[0], "a <- t.c0");
+        assert_eq!(shown.len(), 2);
+        assert!(
+            shown[1].starts_with("* <- t.c0, t.c1, "),
+            "{}",
+            &shown[1][..40]
         );
     }
 

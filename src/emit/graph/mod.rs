@@ -354,7 +354,7 @@ pub fn render(
         Format::Json => json(g, nodes),
         Format::Dot => dot(g, nodes),
         Format::Mermaid => mermaid(g, nodes),
-        Format::Openlineage => super::openlineage::events(g, nodes, openlineage),
+        Format::Openlineage => super::openlineage::events(g, nodes, openlineage).text,
         Format::Svg => svg(g, nodes),
     }
 }
