@@ -1227,3 +1227,78 @@ update raw.orders set amount = -amount where order_day = '2026-03-03';",
     assert_eq!(code, 0, "{err}");
     assert_eq!(case.dump(&db), case.recompute(make));
 }
+
+#[test]
+fn a_name_holding_quote_tags_stays_one_name_in_the_engines_dynamic_sql() {
+    // A table of unknown columns is filled through a PostgreSQL block that
+    // reads them from the catalog. A name holding `$q$` once closed the
+    // block's quote: `setval` ran and the insert went to `mart.a9b...`.
+    let Some(db) = engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg) else {
+        return;
+    };
+    let name = r"a$q$||setval('s',9)::text||$q$b$ripple$\";
+    let quoted = format!("mart.\"{name}\"");
+    db.run_file(&format!(
+        "drop schema if exists raw cascade; drop schema if exists mart cascade; drop sequence if exists public.s;
+create schema raw; create schema mart; create sequence public.s;
+create table raw.orders (d date, v int);
+insert into raw.orders select date '2026-01-01' + i, i from generate_series(0, 20) i;
+update raw.orders set v = v * 100 where d = '2026-01-10';
+create table {quoted} (d date, v int);
+insert into {quoted} select * from raw.orders;
+update raw.orders set v = v / 100 where d = '2026-01-10';"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    std::fs::write(
+        dir.path().join("jobs/load.sql"),
+        format!("insert into {quoted} select * from raw.orders;\n"),
+    )
+    .unwrap();
+    let yml_name = format!("mart.{name}").replace('\\', "\\\\");
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        format!(
+            "dialect: postgres\nmodels: [jobs]\ndatasets:\n  raw.orders: {{ grain: day, start: 2026-01-01, partition_column: d }}\n  \"{yml_name}\": {{ grain: day, partition_column: d }}\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-10",
+        ])
+        .args(["--as-of", "2026-02-01", "--no-cache", "--format", "shell"])
+        .arg("--project")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let script = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success() && script.contains("string_agg(quote_ident"),
+        "{}\n{script}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        db.run("select last_value, is_called from public.s")
+            .unwrap(),
+        "1|f"
+    );
+    assert_eq!(
+        db.run(&format!("select count(*), sum(v) from {quoted}"))
+            .unwrap(),
+        db.run("select count(*), sum(v) from raw.orders").unwrap()
+    );
+    assert_eq!(
+        db.run("select count(*) from pg_tables where schemaname = 'mart'")
+            .unwrap(),
+        "1"
+    );
+}

@@ -194,19 +194,44 @@ pub fn insert_by_name(
         // the refusal that asks for the columns, not SQL that cannot run.
         SqlDialect::Postgres => {
             // The source's columns, read from the catalog when the block runs.
+            // Names go in as string literals, never dollar-quoted: a name
+            // holding `$q$` once closed the quote and ran what followed.
             let parts = relation_parts(source);
-            let table = parts.last().cloned().unwrap_or_default();
+            let table = pg_literal(&parts.last().cloned().unwrap_or_default());
             let schema = match parts.len() {
                 0 | 1 => "current_schema()".to_string(),
-                n => format!("'{}'", parts[n - 2].replace('\'', "''")),
+                n => pg_literal(&parts[n - 2]),
             };
-            Some(format!(
-                "do $ripple$ declare cols text; begin select string_agg(quote_ident(column_name), ', ' order by ordinal_position) into cols from information_schema.columns where table_schema = {schema} and table_name = '{}'; execute 'insert into ' || $q${t}$q$ || ' (' || cols || ') select ' || cols || ' from ' || $q${s}$q$ || $q${filter}$q$; end $ripple$",
-                table.replace('\'', "''")
-            ))
+            let (t, s, filter) = (pg_literal(&t), pg_literal(&s), pg_literal(&filter));
+            let body = format!(
+                "declare cols text; begin select string_agg(quote_ident(column_name), ', ' order by ordinal_position) into cols from information_schema.columns where table_schema = {schema} and table_name = {table}; execute 'insert into ' || {t} || ' (' || cols || ') select ' || cols || ' from ' || {s} || {filter}; end"
+            );
+            let tag = dollar_tag(&body);
+            Some(format!("do {tag} {body} {tag}"))
         }
         _ => None,
     }
+}
+
+/// `text` as a PostgreSQL string literal, whatever
+/// `standard_conforming_strings` says: `E'...'` when it holds a backslash.
+pub(crate) fn pg_literal(text: &str) -> String {
+    let quoted = text.replace('\'', "''");
+    match text.contains('\\') {
+        true => format!("E'{}'", quoted.replace('\\', "\\\\")),
+        false => format!("'{quoted}'"),
+    }
+}
+
+/// A dollar-quote tag not found in `body`.
+pub(crate) fn dollar_tag(body: &str) -> String {
+    (0..)
+        .map(|n| match n {
+            0 => "$ripple$".to_string(),
+            n => format!("$ripple{n}$"),
+        })
+        .find(|t| !body.contains(t.as_str()))
+        .unwrap_or_default()
 }
 
 /// Statements that put the validated shadow in place of production.

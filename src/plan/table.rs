@@ -13,7 +13,7 @@ use crate::sql::tables::{
     Drawn, RelationKind, Signature, TableFacts, Tables, assumed_signature, fold, literal, signature,
 };
 
-use super::sql::{partition_key, quote_ident, quote_relation};
+use super::sql::{dollar_tag, partition_key, quote_ident, quote_relation};
 use crate::time::Grain;
 
 /// Where the facts of a table came from.
@@ -240,20 +240,6 @@ fn cols(dialect: SqlDialect, columns: &[String]) -> String {
         .map(|c| quote_ident(dialect, c))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A dollar-quote tag not found in `body`.
-fn dollar_tag(body: &str) -> String {
-    (0..)
-        .map(|n| {
-            if n == 0 {
-                "$ripple$".to_string()
-            } else {
-                format!("$ripple{n}$")
-            }
-        })
-        .find(|t| !body.contains(t.as_str()))
-        .unwrap_or_default()
 }
 
 /// A statement that fails with `message` (an SQL text expression) when the
