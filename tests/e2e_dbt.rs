@@ -610,3 +610,99 @@ fn a_stock_dbt_project_on_postgres_is_backfilled_into_a_schema_of_shadows() {
         "backfill.{table}",
     );
 }
+
+/// Copies the folder `from` into `to`, files only (the fixtures are flat
+/// or one level deep).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn shadow_names_reach_dbt_as_the_plan_wrote_them() {
+    // dbt reads `--vars` as YAML, which folds a raw NEL into a space: an
+    // alias holding one once made dbt build `orders daily__backfill`, a
+    // relation the plan never names. The truth is dbt's own YAML reader.
+    let Some(dbt) = require(engines::dbt(), "dbt (dbt-duckdb, dbt-postgres)") else {
+        return;
+    };
+    let python = dbt.with_file_name("python");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/backfill_dbt"),
+        &root,
+    );
+    let model = root.join("models/orders_daily.sql");
+    let aliased = std::fs::read_to_string(&model).unwrap().replacen(
+        "{{ config(",
+        "{{ config(alias='orders\u{85}da\u{2028}i\u{9f}ly\u{feff}',",
+        1,
+    );
+    std::fs::write(&model, aliased).unwrap();
+    // The alias hides the key the window reads by: named here.
+    let yml = root.join("ripple.yml");
+    let text = std::fs::read_to_string(&yml).unwrap().replacen(
+        "  orders_7d:\n",
+        "  orders_7d:\n    partition_column: order_date\n",
+        1,
+    );
+    std::fs::write(&yml, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+        ])
+        .args(["--as-of", "2026-02-01", "--no-cache", "--format", "json"])
+        .arg("--project")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shadow = doc["setup"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["dataset"] == "model.orders_daily")
+        .map(|s| s["shadow"].as_str().unwrap().to_string())
+        .expect("the aliased model has a shadow");
+    // The `--vars` argument as the shell passes it to dbt.
+    let line = doc["tasks"][0]["commands"]["dbt"].as_str().unwrap();
+    let args = Command::new("bash")
+        .arg("-c")
+        .arg(format!("dbt() {{ printf '%s\\0' \"$@\"; }}; {line}"))
+        .output()
+        .unwrap();
+    let args: Vec<&[u8]> = args.stdout.split(|b| *b == 0).collect();
+    let at = args.iter().position(|a| *a == b"--vars").unwrap();
+    let read = Command::new(&python)
+        .arg("-c")
+        .arg("import sys, json\nfrom dbt.clients.yaml_helper import load_yaml_text\nv = load_yaml_text(sys.argv[1])['ripple_overlay_shadows']['orders_daily']\nprint(json.dumps(v['schema'] + '.\"' + v['identifier'] + '\"'))")
+        .arg(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(args[at + 1]))
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let read: String = serde_json::from_slice(&read.stdout).unwrap();
+    assert_eq!(read, shadow);
+}

@@ -53,7 +53,7 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     vars.insert(SHADOWS_VAR.to_string(), serde_json::json!(cx.dbt_shadows));
-    let vars = serde_json::Value::Object(vars).to_string();
+    let vars = yaml_safe_json(&serde_json::Value::Object(vars));
     // `build`: the model, then its own tests on its shadow (cautious: only
     // tests of this model alone, so none reads a shadow not yet built); a
     // failing test stops the plan before any swap.
@@ -93,6 +93,31 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
             .arg("--event-time-end")
             .arg(&instant(end))
     });
+}
+
+/// `value` as JSON that dbt, which reads `--vars` as YAML, reads back
+/// unchanged: YAML folds a raw NEL (U+0085) into a space and refuses the
+/// other C1 controls, so those and the line and paragraph separators are
+/// written as `\u` escapes (which JSON and YAML read alike). An alias
+/// holding a NEL once made dbt build a shadow the plan never names.
+fn yaml_safe_json(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    let breaks = |c: char| {
+        matches!(
+            c,
+            '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}'
+        )
+    };
+    if !text.contains(breaks) {
+        return text;
+    }
+    // Such characters are only ever inside JSON strings: escaped in place.
+    text.chars()
+        .map(|c| match breaks(c) {
+            true => format!("\\u{:04x}", c as u32),
+            false => c.to_string(),
+        })
+        .collect()
 }
 
 /// The overlay's three naming macros: a model the shadows variable names
