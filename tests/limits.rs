@@ -930,3 +930,44 @@ fn an_openlineage_export_holds_a_bounded_number_of_column_fields() {
         stderr(&out)
     );
 }
+
+// -------------------------------------------------------------- plan size
+
+#[test]
+fn a_plan_of_more_tasks_than_anyone_could_review_is_refused() {
+    // Two centuries of two-day batches over an Airflow task rendered per
+    // date once wrote 355 MB of plan in 11 s from 1.5 KB of input (a
+    // millennium ran past two minutes).
+    let dag = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/backfill_airflow/dags/orders.py"),
+    )
+    .unwrap();
+    let yml = "dialect: postgres\ndatasets:\n  landing.orders: { grain: day, start: 1970-01-01 }\n  raw.orders: { grain: day, partition_column: ordered_at }\n  mart.daily: { grain: day, partition_column: order_date }\nbackfill:\n  batch: { day: 2 }\n";
+    let dir = temp_project(&[("ripple.yml", yml), ("dags/orders.py", &dag)]);
+    let plan = |to: &str| {
+        ripple(
+            &[
+                "plan",
+                "landing.orders",
+                "--from",
+                "1970-01-01",
+                "--to",
+                to,
+                "--as-of",
+                "4000-01-01",
+            ],
+            dir.path(),
+        )
+    };
+    let out = plan("2169-12-31");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let err = stderr(&out);
+    assert!(
+        err.contains("more than 50000 tasks") && err.contains("backfill.batch"),
+        "{err}"
+    );
+    // A decade is planned as before.
+    let out = plan("1979-12-31");
+    assert!(out.status.success(), "{}", stderr(&out));
+}

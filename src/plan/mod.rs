@@ -112,6 +112,17 @@ pub enum PlanError {
     /// The schedule cannot be made.
     #[error(transparent)]
     Schedule(#[from] schedule::ScheduleError),
+    /// More tasks than one plan may hold.
+    #[error(
+        "the plan would hold more than {max} tasks (`{dataset}` alone has {count} so far); a plan that size cannot be reviewed: plan a shorter range at a time, or make the batches larger (`backfill.batch` in ripple.yml)",
+        max = MAX_PLAN_TASKS
+    )]
+    TooManyTasks {
+        /// The dataset whose batches passed the bound.
+        dataset: String,
+        /// Its tasks when they did.
+        count: usize,
+    },
     /// Restated datasets whose partitions cannot be selected.
     #[error(
         "no partition column is known for {}, so their restated partitions cannot be swapped in; set `partition_column` under `datasets.<name>` in ripple.yml (the column their partitions are selected by). An insert without a column list whose values are expressions names no column: list its columns, or describe the table (`tables:`, docs/plan.md)",
@@ -315,6 +326,11 @@ pub struct Tasks {
     pub tasks: Vec<PlanTask>,
 }
 
+/// Tasks one plan holds at most: each is rendered per date, and two
+/// centuries of two-day batches over an Airflow task once took 11 s to
+/// write 355 MB of plan from 1.5 KB of input (docs/limits.md).
+pub const MAX_PLAN_TASKS: usize = 50_000;
+
 /// Splits `impact` into tasks and orders them by what each reads.
 pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tasks, PlanError> {
     let mut assumed = Vec::new();
@@ -429,6 +445,13 @@ pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tas
                     node,
                 });
                 start = end;
+                if tasks.len() > MAX_PLAN_TASKS {
+                    let count = tasks.iter().filter(|t| t.dataset == d.id).count();
+                    return Err(PlanError::TooManyTasks {
+                        dataset: crate::text::one_line(&d.name).into_owned(),
+                        count,
+                    });
+                }
             }
         }
     }
