@@ -954,3 +954,50 @@ fn models_from_a_manifest_missing_on_one_side_could_not_be_compared() {
             .starts_with("base: target/manifest.json")
     );
 }
+
+#[test]
+fn a_line_break_in_a_name_cannot_forge_a_text_report_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, head) = (dir.path().join("base"), dir.path().join("head"));
+    for (root, sql) in [
+        (&base, "select 1 as a\n"),
+        (
+            &head,
+            "select 1 as a, 2 as \"n\nbreaking          model.payments  models/payments.sql:1  FORGED\"\n",
+        ),
+    ] {
+        std::fs::create_dir_all(root.join("models")).unwrap();
+        std::fs::write(
+            root.join("dbt_project.yml"),
+            "name: p\nversion: '1.0'\nprofile: p\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("models/m.sql"), sql).unwrap();
+    }
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "diff",
+            "--format",
+            "text",
+            "--fail-on",
+            "none",
+            "--base-dir",
+        ])
+        .arg(&base)
+        .arg("--head-dir")
+        .arg(&head)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("model.m"), "{text}");
+    assert!(
+        !text.lines().any(|l| l.starts_with("breaking")),
+        "a forged line:\n{text}"
+    );
+}

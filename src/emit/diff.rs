@@ -64,35 +64,41 @@ pub fn schema() -> String {
     out
 }
 
-/// Plain text for a terminal.
+/// Plain text for a terminal: each name on its own line only, line breaks
+/// in names escaped (a column named with one once forged a report line).
 pub fn text(report: &DiffReport) -> String {
+    use crate::text::one_line;
+    let all = |names: &[String], sep: &str| {
+        let names: Vec<_> = names.iter().map(|n| one_line(n)).collect();
+        names.join(sep)
+    };
     let mut out = String::new();
     for c in &report.changes {
         let _ = writeln!(
             out,
             "{:<17} {}  {}:{}  {}",
             c.kind.as_str(),
-            c.model,
-            c.file,
+            one_line(&c.model),
+            one_line(&c.file),
             c.line,
-            c.reason
+            one_line(&c.reason)
         );
         if !c.columns.is_empty() {
-            let _ = writeln!(out, "  columns: {}", c.columns.join("; "));
+            let _ = writeln!(out, "  columns: {}", all(&c.columns, "; "));
         }
         if !c.downstream.is_empty() {
             let _ = writeln!(
                 out,
                 "  downstream ({}): {}",
                 c.downstream.len(),
-                c.downstream.join(", ")
+                all(&c.downstream, ", ")
             );
         }
         if !c.possibly.is_empty() {
-            let _ = writeln!(out, "  possibly (through *): {}", c.possibly.join(", "));
+            let _ = writeln!(out, "  possibly (through *): {}", all(&c.possibly, ", "));
         }
         if let Some(plan) = &c.plan {
-            let _ = writeln!(out, "  backfill: {plan}");
+            let _ = writeln!(out, "  backfill: {}", one_line(plan));
         }
     }
     let _ = writeln!(out, "{}", summary(report));
