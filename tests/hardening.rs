@@ -969,7 +969,16 @@ fn an_interrupted_diff_removes_its_copies_and_dies_of_the_signal() {
         fake.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    for (signal, name) in [(2, "INT"), (15, "TERM")] {
+    // SIGXCPU is what a CPU limit (`ulimit -t`) in CI sends.
+    let signals = [
+        (2, "INT"),
+        (15, "TERM"),
+        (3, "QUIT"),
+        (10, "USR1"),
+        (14, "ALRM"),
+        (24, "XCPU"),
+    ];
+    for (signal, name) in signals {
         let tmp = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new(bin())
             .current_dir(repo.path())
@@ -984,17 +993,29 @@ fn an_interrupted_diff_removes_its_copies_and_dies_of_the_signal() {
             .unwrap();
         let prefix = format!("ripple-rev-{}-", child.id());
         let started = std::time::Instant::now();
-        while !std::fs::read_dir(tmp.path()).unwrap().any(|e| {
-            e.unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(&prefix)
-        }) {
+        let copy = loop {
+            let found = std::fs::read_dir(tmp.path())
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| {
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with(&prefix)
+                });
+            if let Some(copy) = found {
+                break copy;
+            }
             assert!(
                 started.elapsed() < std::time::Duration::from_secs(60),
                 "no copy was made"
             );
             std::thread::sleep(std::time::Duration::from_millis(2));
+        };
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&copy).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "the copy is readable by others: {mode:o}");
         }
         let sent = std::process::Command::new("kill")
             .args([format!("-{name}"), child.id().to_string()])

@@ -83,17 +83,24 @@ fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Deletes this process's revision copies when it is interrupted (SIGINT,
-/// SIGTERM, SIGHUP), then dies of the signal as it would have: `ripple
+/// Deletes this process's revision copies when a signal ends it (SIGINT,
+/// SIGTERM, SIGHUP, SIGQUIT, SIGXCPU from a CPU limit ...), then dies of the signal as it would have: `ripple
 /// diff` stopped by Ctrl-C or a CI timeout left both copies behind every
 /// time. The signals are waited for on a thread of their own, so the
 /// deletion is ordinary code, not a signal handler's.
 #[cfg(target_os = "linux")]
 fn clean_up_on_signals() {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use signal_hook::consts::*;
+    // Every signal whose default is to end the process that a handler may
+    // take (SIGKILL cannot be; the next run sweeps what it leaves). SIGPIPE
+    // is left to Rust's default (ignored: a closed pipe is a write error).
+    const ENDING: [i32; 12] = [
+        SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
+        SIGXFSZ, SIGIO,
+    ];
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new(ENDING) else {
             return;
         };
         let _ = std::thread::Builder::new()
@@ -149,7 +156,11 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
     let commit = resolve(&location.top, rev)?;
     let parent = scratch_folder(&location.top)?;
     sweep(&parent);
-    let dir = tempfile::Builder::new()
+    let mut builder = tempfile::Builder::new();
+    // The old revision is the repository's: readable by its user alone.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let dir = builder
         .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
         .tempdir_in(&parent)
         .map_err(|source| RevisionError::Io {
