@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::rc::Rc;
 
+use ruff_python_ast::visitor::{Visitor, walk_expr, walk_stmt};
 use ruff_python_ast::{Expr, Keyword, Operator, Stmt};
 use ruff_text_size::Ranged;
 
@@ -139,6 +140,31 @@ struct Reader<'a> {
     /// The suffix to try next for a TaskFlow id or a group key used again:
     /// a search from `__1` each time made 10,000 calls quadratic.
     next_suffix: HashMap<String, usize>,
+    /// Every call of the file (its span), by the name that decides whether
+    /// it makes a task: its callee's last name, or `Op` of `Op.partial(...)`
+    /// and `f.expand(...)`.
+    calls: HashMap<String, Vec<Span>>,
+    /// Per name of [`Reader::calls`], what its calls are known to be: 1 a
+    /// DAG or TaskGroup, 2 a task (an operator, `@task`, `@task_group` or
+    /// task factory call).
+    call_levels: HashMap<String, u8>,
+    /// The calls that make tasks, by span (see [`Reader::promote`]).
+    task_calls: std::collections::BTreeSet<Span>,
+    /// The calls that make tasks, DAGs or TaskGroups.
+    maker_calls: std::collections::BTreeSet<Span>,
+    /// The task calls read (they made a task or said why not), or inside
+    /// something a warning already names: every other one is named at the
+    /// end (see [`Reader::unread_calls`]), so a task is never dropped
+    /// silently.
+    handled: std::collections::HashSet<Span>,
+}
+
+/// Where a node starts and ends, in bytes.
+type Span = (usize, usize);
+
+fn span(node: &impl Ranged) -> Span {
+    let r = node.range();
+    (r.start().to_usize(), r.end().to_usize())
 }
 
 /// Bytes the reading of one DAG file may build: task ids, strings, SQL,
@@ -310,6 +336,11 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         spent_at: Cell::new(None),
         statement: Cell::new(0),
         next_suffix: HashMap::new(),
+        calls: HashMap::new(),
+        call_levels: HashMap::new(),
+        task_calls: std::collections::BTreeSet::new(),
+        maker_calls: std::collections::BTreeSet::new(),
+        handled: std::collections::HashSet::new(),
     };
     for e in parsed.errors() {
         // Airflow would not load the file at all: an error, not a warning.
@@ -326,8 +357,16 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         ));
     }
     let module = parsed.into_syntax();
+    let mut index = CallIndex::default();
+    index.visit_body(&module.body);
+    r.calls = index.by_key;
+    let keys: Vec<String> = r.calls.keys().cloned().collect();
+    for k in keys {
+        r.promote(&k);
+    }
     r.body(&module.body, None, "");
     r.group_dependencies();
+    r.unread_calls(&module.body);
     if let Some(at) = r.spent_at.get() {
         let (line, column) = r.position(at);
         r.warnings.push(Diagnostic::error(
@@ -462,6 +501,7 @@ impl Reader<'_> {
                     if let Some(as_name) = &alias.asname {
                         self.aliases
                             .insert(as_name.to_string(), alias.name.to_string());
+                        self.promote(as_name.as_str());
                     }
                 }
             }
@@ -523,6 +563,36 @@ impl Reader<'_> {
                 self.open_groups.truncate(keep);
             }
             Stmt::Assign(a) => {
+                // `mk = lambda n: Op(task_id=n, ...)`: a task factory, read
+                // at each call like a function's.
+                if let Expr::Lambda(l) = a.value.as_ref()
+                    && let [target] = &a.targets[..]
+                    && let Some(var) = name_of(target)
+                    && self.has_task_call(&*l.body)
+                {
+                    self.names.remove(&var);
+                    if self.spend(source_len(l), l).is_some() {
+                        let params = l.parameters.as_deref().map(params_of).unwrap_or_default();
+                        let body = vec![Stmt::Return(ruff_python_ast::StmtReturn {
+                            node_index: Default::default(),
+                            range: l.body.range(),
+                            value: Some(l.body.clone()),
+                        })];
+                        self.group_fns.insert(
+                            var.clone(),
+                            Rc::new(GroupFn {
+                                name: var.clone(),
+                                group: false,
+                                group_id: String::new(),
+                                prefixed: false,
+                                params,
+                                body,
+                            }),
+                        );
+                        self.promote(&var);
+                    }
+                    return;
+                }
                 // The callee once: DAG files are mostly `t = Op(...)`.
                 let callee = match a.value.as_ref() {
                     Expr::Call(c) => Some(self.resolve(&c.func)),
@@ -671,6 +741,7 @@ impl Reader<'_> {
                                 body: f.body.to_vec(),
                             }),
                         );
+                        self.promote(f.name.as_str());
                         return;
                     }
                     if head == "task" || head.starts_with("task.") {
@@ -703,6 +774,7 @@ impl Reader<'_> {
                                 outlets,
                             },
                         );
+                        self.promote(f.name.as_str());
                         return;
                     }
                 }
@@ -722,9 +794,17 @@ impl Reader<'_> {
                             body: f.body.to_vec(),
                         }),
                     );
+                    self.promote(f.name.as_str());
                 }
             }
-            Stmt::For(f) if self.contains_task_call(&f.body) => {
+            Stmt::For(f) if self.has_task_call(&*f.iter) || self.contains_task_call(&f.body) => {
+                // What it loops over is evaluated once (`for t in [Op(...)]`).
+                if self.has_task_call(&*f.iter) {
+                    self.value(&f.iter, dag, prefix);
+                }
+                if !self.contains_task_call(&f.body) {
+                    return;
+                }
                 let line = self.line(f);
                 // A loop over literal values (`for x in ["a", "b"]`,
                 // `range(1, 5)`) makes the same tasks every run: read its
@@ -737,6 +817,10 @@ impl Reader<'_> {
                 };
                 match values {
                     Some((name, values)) => {
+                        if values.is_empty() {
+                            // Airflow makes none of its tasks either.
+                            self.skip(f);
+                        }
                         let old = self.names.remove(&name);
                         for v in values {
                             if self.spent() {
@@ -755,19 +839,57 @@ impl Reader<'_> {
                             None => self.names.remove(&name),
                         };
                     }
-                    None => self.warn(line, format!("tasks made in a loop are not expanded: ripple reads loops over literal lists, tuples and `range(...)` (at most {MAX_LOOP_VALUES} values, no `break`/`continue`), not over runtime values; declare the tasks one by one, or loop over a literal list, to have them read")),
+                    None => {
+                        self.warn(line, format!("tasks made in a loop are not expanded: ripple reads loops over literal lists, tuples and `range(...)` (at most {MAX_LOOP_VALUES} values, no `break`/`continue`), not over runtime values; declare the tasks one by one, or loop over a literal list, to have them read"));
+                        self.skip(f);
+                    }
                 }
             }
             Stmt::While(w) if self.contains_task_call(&w.body) => {
                 let line = self.line(w);
                 self.warn(line, "tasks made in a loop are not expanded; declare them one by one to have them read".to_string());
+                self.skip(w);
+            }
+            // Read like an `if`: the body and every handler may run.
+            Stmt::Try(t) => {
+                self.body(&t.body, dag, prefix);
+                for h in &t.handlers {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    self.body(&h.body, dag, prefix);
+                }
+                self.body(&t.orelse, dag, prefix);
+                self.body(&t.finalbody, dag, prefix);
+            }
+            Stmt::Match(m) => {
+                if self.has_task_call(&*m.subject) {
+                    self.value(&m.subject, dag, prefix);
+                }
+                for case in &m.cases {
+                    self.body(&case.body, dag, prefix);
+                }
+            }
+            // `ts += [Op(...)]`.
+            Stmt::AugAssign(a) if self.has_task_call(&*a.value) => {
+                let value = self.value(&a.value, dag, prefix);
+                if let (Some(var), Some(Binding::Tasks(new))) = (name_of(&a.target), value) {
+                    self.extend_tasks(var, new);
+                }
             }
             Stmt::Return(r) => {
                 self.returned = r.value.as_deref().and_then(|v| self.value(v, dag, prefix));
             }
             Stmt::If(i) => {
+                // `if (t := Op(...)):`.
+                if self.has_task_call(&*i.test) {
+                    self.value(&i.test, dag, prefix);
+                }
                 self.body(&i.body, dag, prefix);
                 for clause in &i.elif_else_clauses {
+                    if let Some(test) = &clause.test
+                        && self.has_task_call(test)
+                    {
+                        self.value(test, dag, prefix);
+                    }
                     self.body(&clause.body, dag, prefix);
                 }
             }
@@ -784,7 +906,23 @@ impl Reader<'_> {
             Expr::Tuple(t) => self.sequence(&t.elts, dag, prefix),
             Expr::Dict(d) => {
                 let mut map = BTreeMap::new();
+                // `{"a": Op(...)}`: the tasks its keys and values make.
+                let mut tasks = Vec::new();
                 for item in &d.items {
+                    let made = item
+                        .key
+                        .iter()
+                        .chain([&item.value])
+                        .filter(|x| self.has_task_call(*x));
+                    let made: Vec<&Expr> = made.collect();
+                    if !made.is_empty() {
+                        for x in made {
+                            if let Some(Binding::Tasks(t)) = self.value(x, dag, prefix) {
+                                tasks.extend(t);
+                            }
+                        }
+                        continue;
+                    }
                     let key = item.key.as_ref().and_then(|k| self.string(k));
                     // Booleans and numbers are kept as Python writes them.
                     let value = self.string(&item.value).or_else(|| match &item.value {
@@ -798,8 +936,50 @@ impl Reader<'_> {
                         map.insert(k, v);
                     }
                 }
-                Some(Binding::Dict(map))
+                if tasks.is_empty() {
+                    Some(Binding::Dict(map))
+                } else {
+                    Some(Binding::Tasks(tasks))
+                }
             }
+            Expr::ListComp(c) => self.comprehension(&[&c.elt], &c.generators, e, dag, prefix),
+            Expr::SetComp(c) => self.comprehension(&[&c.elt], &c.generators, e, dag, prefix),
+            Expr::Generator(c) => self.comprehension(&[&c.elt], &c.generators, e, dag, prefix),
+            Expr::DictComp(c) => {
+                let elts: Vec<&Expr> = c.key.as_deref().into_iter().chain([&*c.value]).collect();
+                self.comprehension(&elts, &c.generators, e, dag, prefix)
+            }
+            // `a = Op(...) if x else Op(...)`: either may run, so both are
+            // read (as both branches of an `if` are).
+            Expr::If(i) if self.has_task_call(e) => {
+                let mut tasks = Vec::new();
+                for x in [&i.test, &i.body, &i.orelse] {
+                    if self.has_task_call(&**x)
+                        && let Some(Binding::Tasks(t)) = self.value(x, dag, prefix)
+                    {
+                        tasks.extend(t);
+                    }
+                }
+                Some(Binding::Tasks(tasks))
+            }
+            // `(t := Op(...))`: bound as an assignment is.
+            Expr::Named(n) => {
+                let value = self.value(&n.value, dag, prefix);
+                if let Some(var) = name_of(&n.target) {
+                    match &value {
+                        Some(v) => {
+                            self.unbound.remove(&var);
+                            self.names.insert(var, v.clone());
+                        }
+                        None => {
+                            self.names.remove(&var);
+                            self.unbound.insert(var);
+                        }
+                    }
+                }
+                value
+            }
+            Expr::Starred(x) => self.value(&x.value, dag, prefix),
             Expr::Name(n) => {
                 let bound = self.names.get(n.id.as_str())?;
                 self.spend(binding_bytes(bound), n)?;
@@ -817,6 +997,25 @@ impl Reader<'_> {
                 Some(Binding::Tasks(right))
             }
             Expr::Call(call) => self.call(call, dag, prefix),
+            // Its body runs when it is called: a lambda bound to a name is
+            // read at its calls (see `Stmt::Assign`).
+            Expr::Lambda(_) => None,
+            // Anything else that makes tasks (`Op(...).output`, `a or
+            // Op(...)`, `[Op(...)] + [Op(...)]`): what is inside it is
+            // evaluated, as Python does, and it stands for those tasks.
+            _ if self.has_task_call(e) => {
+                let mut children = Children::default();
+                walk_expr(&mut children, e);
+                let mut tasks = Vec::new();
+                for x in children.0 {
+                    if self.has_task_call(x)
+                        && let Some(Binding::Tasks(t)) = self.value(x, dag, prefix)
+                    {
+                        tasks.extend(t);
+                    }
+                }
+                Some(Binding::Tasks(tasks))
+            }
             _ => None,
         }
     }
@@ -865,6 +1064,10 @@ impl Reader<'_> {
         let args = &call.arguments.args;
         let keywords = &call.arguments.keywords;
         let line = self.line(call);
+        // Read: it makes its task below, or says why not.
+        if self.task_calls.contains(&span(call)) {
+            self.handled.insert(span(call));
+        }
         // `a.set_downstream(b)`, `a.set_upstream(b)`, `op.expand(...)`.
         if let Expr::Attribute(attr) = call.func.as_ref() {
             match attr.attr.as_str() {
@@ -985,7 +1188,152 @@ impl Reader<'_> {
         if is_operator(&name) {
             return self.operator(keywords, &name, line, dag, prefix, false, Vec::new());
         }
-        None
+        self.other_call(call, &name, dag, prefix)
+    }
+
+    /// A call of something that is no operator, `@task` or task factory.
+    /// Python still evaluates its arguments, and its receiver
+    /// (`ts.append(Op(...))`, `list(Op(...) for i in range(3))`,
+    /// `Op(...).as_setup()`): the tasks made there are read. `append`,
+    /// `extend` and `add` add them to the list a name is bound to; `list`,
+    /// `tuple`, `set` and `sorted` stand for them, and a method of a task
+    /// for the task.
+    fn other_call(
+        &mut self,
+        call: &ruff_python_ast::ExprCall,
+        name: &str,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Option<Binding> {
+        let mut receiver = Vec::new();
+        if let Expr::Attribute(a) = call.func.as_ref()
+            && self.has_task_call(&*a.value)
+            && let Some(Binding::Tasks(t)) = self.value(&a.value, dag, prefix)
+        {
+            receiver = t;
+        }
+        let mut made = Vec::new();
+        let args = &call.arguments;
+        for x in args
+            .args
+            .iter()
+            .chain(args.keywords.iter().map(|k| &k.value))
+        {
+            if self.has_task_call(x)
+                && let Some(Binding::Tasks(t)) = self.value(x, dag, prefix)
+            {
+                made.extend(t);
+            }
+        }
+        match (call.func.as_ref(), name) {
+            (Expr::Attribute(a), "append" | "extend" | "add") if !made.is_empty() => {
+                if let Some(var) = name_of(&a.value) {
+                    self.extend_tasks(var, made);
+                }
+                None
+            }
+            (Expr::Name(_), "list" | "tuple" | "set" | "sorted" | "reversed")
+                if !made.is_empty() =>
+            {
+                Some(Binding::Tasks(made))
+            }
+            _ if !receiver.is_empty() => Some(Binding::Tasks(receiver)),
+            _ => None,
+        }
+    }
+
+    /// Adds tasks to the list `var` is bound to (`ts = []`, then
+    /// `ts.append(Op(...))` or `ts += [Op(...)]`).
+    fn extend_tasks(&mut self, var: String, new: Vec<String>) {
+        let _ = self.spend_here(new.iter().map(|t| t.len() + 24).sum());
+        let mut tasks = match self.names.remove(&var) {
+            Some(Binding::Tasks(t)) => t,
+            _ => Vec::new(),
+        };
+        tasks.extend(new);
+        self.unbound.remove(&var);
+        self.names.insert(var, Binding::Tasks(tasks));
+    }
+
+    /// A comprehension that makes tasks (`[Op(task_id=f"t_{i}") for i in
+    /// range(3)]`, `{t: Op(...) for t in ["a", "b"]}`, a generator): read
+    /// once per value as a `for` loop is, when every `for` of it takes
+    /// literal values (see [`Reader::loop_values`]) and it has no `if`;
+    /// its iterations count with loops' against [`MAX_LOOP_READS`]. It
+    /// stands for the tasks made. Otherwise a warning names it.
+    fn comprehension(
+        &mut self,
+        elts: &[&Expr],
+        generators: &[ruff_python_ast::Comprehension],
+        node: &Expr,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Option<Binding> {
+        if !self.has_task_call(node) {
+            return None;
+        }
+        let readable = generators
+            .iter()
+            .all(|g| !g.is_async && g.ifs.is_empty() && matches!(g.target, Expr::Name(_)));
+        let mut tasks = Vec::new();
+        if !readable || !self.comprehend(elts, generators, node, dag, prefix, &mut tasks) {
+            self.warn_at(span(node).0, format!("tasks made in a comprehension are not expanded: ripple reads comprehensions whose every `for` takes one name over a literal list, tuple or `range(...)` (at most {MAX_LOOP_VALUES} values) with no `if`, not over runtime values; declare the tasks one by one, or loop over a literal list, to have them read"));
+            self.skip(node);
+        }
+        self.spend(tasks.iter().map(|t| t.len() + 24).sum(), node)?;
+        Some(Binding::Tasks(tasks))
+    }
+
+    /// Reads `elts` once per value of each of `generators` in turn, the
+    /// tasks made added to `out`; false when a `for` of it does not take
+    /// literal values.
+    fn comprehend(
+        &mut self,
+        elts: &[&Expr],
+        generators: &[ruff_python_ast::Comprehension],
+        node: &Expr,
+        dag: Option<usize>,
+        prefix: &str,
+        out: &mut Vec<String>,
+    ) -> bool {
+        let Some((g, rest)) = generators.split_first() else {
+            for e in elts {
+                if let Some(Binding::Tasks(t)) = self.value(e, dag, prefix) {
+                    out.extend(t);
+                }
+            }
+            return true;
+        };
+        let (Expr::Name(n), Some(values)) = (&g.target, self.loop_values(&g.iter)) else {
+            return false;
+        };
+        if values.is_empty() {
+            // Airflow makes none of its tasks either.
+            self.skip(node);
+        }
+        let name = n.id.to_string();
+        let old = self.names.remove(&name);
+        let mut read = true;
+        for v in values {
+            if self.spent() {
+                break;
+            }
+            self.loop_reads += 1;
+            if self.loop_reads > MAX_LOOP_READS {
+                self.warn_at(span(node).0, format!("more than {MAX_LOOP_READS} loop iterations in one file; the rest of this comprehension is not read"));
+                break;
+            }
+            self.names.insert(name.clone(), Binding::Str(v));
+            if !self.comprehend(elts, rest, node, dag, prefix, out) {
+                read = false;
+                break;
+            }
+        }
+        match old {
+            Some(o) => self.names.insert(name, o),
+            None => self.names.remove(&name),
+        };
+        read
     }
 
     /// `x.expand(...)` / `x.expand_kwargs(...)` of an operator's or a
@@ -1305,7 +1653,18 @@ impl Reader<'_> {
                 .map(|d| self.dag_settings[d].params.clone())
                 .unwrap_or_default(),
         };
-        let raw_sql = kw(keywords, "sql").and_then(|e| self.sql_text(e, dag, line));
+        let (raw_sql, destination) = match (kw(keywords, "sql"), kw(keywords, "configuration")) {
+            (Some(e), _) => (self.sql_text(e, dag, line, "`sql=`"), None),
+            (None, Some(c)) if name == "BigQueryInsertJobOperator" => {
+                let declared =
+                    kw(keywords, "inlets").is_some() || kw(keywords, "outlets").is_some();
+                self.job_sql(c, declared, dag, line)
+            }
+            _ => (None, None),
+        };
+        // The table a BigQuery query job writes its result to, rendered as
+        // its SQL is (`configuration` is a templated field).
+        let destination = destination.map(|t| render_sql(&t, &params, &self.fuel).0);
         let sql = raw_sql.as_ref().map(|s| {
             let (sql, failed) = render_sql(s, &params, &self.fuel);
             if let Some(why) = failed {
@@ -1324,8 +1683,9 @@ impl Reader<'_> {
             params: params.clone(),
         });
         let mut reads = self.uris(kw(keywords, "inlets"), dag, prefix);
-        let writes = self.uris(kw(keywords, "outlets"), dag, prefix);
+        let mut writes = self.uris(kw(keywords, "outlets"), dag, prefix);
         let outlets = writes.clone();
+        writes.extend(destination);
         let dbt = match name {
             "BashOperator" => kw(keywords, "bash_command")
                 .and_then(|e| self.string(e))
@@ -1438,7 +1798,8 @@ impl Reader<'_> {
 
     /// The SQL a `sql=` argument holds: a literal, a list, a name bound to
     /// one, or a `.sql` file found beside the DAG or on its search path.
-    fn sql_text(&mut self, e: &Expr, dag: Option<usize>, line: u32) -> Option<String> {
+    /// `what` names the argument in messages (`` `sql=` ``).
+    fn sql_text(&mut self, e: &Expr, dag: Option<usize>, line: u32, what: &str) -> Option<String> {
         let value = match e {
             // Known when every part is (a loop's value, a constant).
             Expr::FString(_) => match self.string(e) {
@@ -1446,8 +1807,9 @@ impl Reader<'_> {
                 None => {
                     self.warn(
                         line,
-                        "an f-string `sql=` depends on runtime values; its tables are not read"
-                            .to_string(),
+                        format!(
+                            "an f-string {what} depends on runtime values; its tables are not read"
+                        ),
                     );
                     return None;
                 }
@@ -1460,7 +1822,7 @@ impl Reader<'_> {
             _ => {
                 self.warn(
                     line,
-                    "`sql=` is not a literal ripple can read; its tables are not read".to_string(),
+                    format!("{what} is not a literal ripple can read; its tables are not read"),
                 );
                 return None;
             }
@@ -1482,6 +1844,69 @@ impl Reader<'_> {
             }
         }
         Some(out.join(";\n"))
+    }
+
+    /// A BigQuery job's `configuration`: a query job's SQL
+    /// (`configuration["query"]["query"]`, read as `sql=` is) and the table
+    /// it writes its result to (`"destinationTable": {"datasetId": ...,
+    /// "tableId": ...}`, as `dataset.table`). What cannot be read is a
+    /// warning; a job of another kind (load, copy, extract) too, unless the
+    /// task declares its inlets or outlets.
+    fn job_sql(
+        &mut self,
+        c: &Expr,
+        declared: bool,
+        dag: Option<usize>,
+        line: u32,
+    ) -> (Option<String>, Option<String>) {
+        let Expr::Dict(job) = c else {
+            self.warn(line, "`configuration=` is not a literal dict ripple can read; the job's SQL and tables are not read: write it as a dict literal, or declare the task's inlets and outlets".to_string());
+            return (None, None);
+        };
+        let Some(query) = self.entry(job, "query") else {
+            if !declared {
+                self.warn(line, "`configuration=` holds no query job (a load, copy or extract job): ripple reads only a query job's SQL, so the tables this job reads and writes are not read; declare the task's inlets and outlets".to_string());
+            }
+            return (None, None);
+        };
+        let Expr::Dict(query) = query else {
+            self.warn(line, "`configuration[\"query\"]` is not a literal dict ripple can read; the job's SQL is not read: write it as a dict literal, or declare the task's inlets and outlets".to_string());
+            return (None, None);
+        };
+        let sql = match self.entry(query, "query") {
+            Some(e) => self.sql_text(e, dag, line, "`configuration[\"query\"][\"query\"]`"),
+            None => {
+                self.warn(
+                    line,
+                    "`configuration[\"query\"]` has no `query`: the job's SQL is not read"
+                        .to_string(),
+                );
+                None
+            }
+        };
+        let destination = self.entry(query, "destinationTable").and_then(|t| {
+            let table = match t {
+                Expr::Dict(t) => self
+                    .entry(t, "datasetId")
+                    .and_then(|d| self.string(d))
+                    .zip(self.entry(t, "tableId").and_then(|d| self.string(d))),
+                _ => None,
+            };
+            if table.is_none() {
+                self.warn(line, "`destinationTable` is not a literal `{\"datasetId\": ..., \"tableId\": ...}`: the table the query writes is not read; write it so, or declare the task's outlets".to_string());
+            }
+            // `table$20260101` is a partition of `table`.
+            table.map(|(d, t)| format!("{d}.{}", t.split('$').next().unwrap_or(&t)))
+        });
+        (sql, destination)
+    }
+
+    /// The value of a literal dict's entry `key`.
+    fn entry<'e>(&self, d: &'e ruff_python_ast::ExprDict, key: &str) -> Option<&'e Expr> {
+        d.items
+            .iter()
+            .find(|i| i.key.as_ref().and_then(|k| self.string(k)).as_deref() == Some(key))
+            .map(|i| &i.value)
     }
 
     fn sql_file(&self, name: &str, dag: Option<usize>) -> Option<String> {
@@ -1681,50 +2106,137 @@ impl Reader<'_> {
     }
 
     /// Whether statements make tasks or DAGs: operator, `@task`,
-    /// `@task_group`, TaskGroup, DAG or task-factory calls, at any depth of
-    /// `with`, `if` and loops.
+    /// `@task_group`, TaskGroup, DAG or task-factory calls, anywhere in them
+    /// (arguments, comprehensions, `try`, nested blocks).
     fn contains_task_call(&self, stmts: &[Stmt]) -> bool {
-        stmts.iter().any(|s| match s {
-            Stmt::Expr(e) => self.makes_tasks(&e.value),
-            Stmt::Assign(a) => self.makes_tasks(&a.value),
-            Stmt::Return(r) => r.value.as_deref().is_some_and(|v| self.makes_tasks(v)),
-            Stmt::With(w) => {
-                w.items.iter().any(|i| self.makes_tasks(&i.context_expr))
-                    || self.contains_task_call(&w.body)
-            }
-            Stmt::For(f) => self.contains_task_call(&f.body),
-            Stmt::While(w) => self.contains_task_call(&w.body),
-            Stmt::If(i) => {
-                self.contains_task_call(&i.body)
-                    || i.elif_else_clauses
-                        .iter()
-                        .any(|c| self.contains_task_call(&c.body))
+        match (stmts.first(), stmts.last()) {
+            (Some(a), Some(b)) => {
+                let (start, end) = (span(a).0, span(b).1);
+                within(&self.maker_calls, (start, end)).next().is_some()
             }
             _ => false,
-        })
+        }
     }
 
-    /// Whether an expression makes tasks or DAGs when run (see
-    /// [`Reader::contains_task_call`]).
-    fn makes_tasks(&self, e: &Expr) -> bool {
-        match e {
-            Expr::Call(c) => {
-                let name = self.resolve(&c.func);
-                is_operator(&name)
-                    || name == "DAG"
-                    || name.ends_with(".DAG")
-                    || name.ends_with("TaskGroup")
-                    || self.group_fns.contains_key(&name)
-                    || self.taskflows.contains_key(&name)
-                    // `Op.partial(...).expand(...)`, `f.expand(...)`.
-                    || matches!(c.func.as_ref(), Expr::Attribute(a) if match a.value.as_ref() {
-                        Expr::Name(n) => self.taskflows.contains_key(n.id.as_str())
-                            || self.group_fns.contains_key(n.id.as_str()),
-                        other => self.makes_tasks(other),
-                    })
+    /// Whether evaluating `e` makes a task (an operator, `@task`,
+    /// `@task_group` or task factory call anywhere in it).
+    fn has_task_call(&self, e: &impl Ranged) -> bool {
+        within(&self.task_calls, span(e)).next().is_some()
+    }
+
+    /// Records what the calls named `key` are, once it is known (a name
+    /// imported under an alias, a function found to make tasks): their
+    /// spans join [`Reader::task_calls`] or [`Reader::maker_calls`].
+    fn promote(&mut self, key: &str) {
+        let r = self.aliases.get(key).map_or(key, String::as_str);
+        let task = is_operator(r)
+            || self.taskflows.contains_key(r)
+            || self.group_fns.contains_key(r)
+            || r == "DbtTaskGroup";
+        let level = if task {
+            2
+        } else if r == "DAG" || r.ends_with("TaskGroup") {
+            1
+        } else {
+            return;
+        };
+        if self.call_levels.get(key).is_some_and(|&l| l >= level) {
+            return;
+        }
+        self.call_levels.insert(key.to_string(), level);
+        for &s in self.calls.get(key).into_iter().flatten() {
+            self.maker_calls.insert(s);
+            if task {
+                self.task_calls.insert(s);
             }
-            Expr::BinOp(b) => self.makes_tasks(&b.left) || self.makes_tasks(&b.right),
-            _ => false,
+        }
+    }
+
+    /// Marks the task calls inside `node` as said for: a warning names the
+    /// construct that holds them (a loop or comprehension ripple does not
+    /// expand).
+    fn skip(&mut self, node: &impl Ranged) {
+        let inside: Vec<Span> = within(&self.task_calls, span(node)).collect();
+        self.handled.extend(inside);
+    }
+
+    /// An `airflow-dynamic` warning at byte `at` (its line and column).
+    fn warn_at(&mut self, at: usize, message: String) {
+        if self.spent() {
+            return;
+        }
+        let (line, column) = self.position(at);
+        self.warnings.push(Diagnostic::warning(
+            "airflow-dynamic",
+            Some(self.file.to_string()),
+            line,
+            column,
+            message,
+        ));
+    }
+
+    /// Names each task call of the file that was never read (so made no
+    /// task) and that no other warning names: in a shape ripple does not
+    /// follow (a lambda passed on, a function never called, an operator a
+    /// `@task` body runs), where it is and what to do.
+    fn unread_calls(&mut self, module: &[Stmt]) {
+        if self.spent() {
+            return;
+        }
+        let unread: std::collections::BTreeSet<Span> = self
+            .task_calls
+            .iter()
+            .filter(|s| !self.handled.contains(s))
+            .copied()
+            .collect();
+        if unread.is_empty() {
+            return;
+        }
+        let mut finder = Unread {
+            unread: &unread,
+            taskflows: &self.taskflows,
+            context: Vec::new(),
+            found: Vec::new(),
+        };
+        finder.visit_body(module);
+        let found = std::mem::take(&mut finder.found);
+        for (at, op, place) in found {
+            let (place, todo) = match place {
+                None => (
+                    "is in an expression ripple does not follow".to_string(),
+                    DECLARE_TASKS,
+                ),
+                Some(Where::Comprehension) => (
+                    "is in a comprehension ripple does not follow here".to_string(),
+                    DECLARE_TASKS,
+                ),
+                Some(Where::Lambda) => (
+                    "is in a lambda this file never calls where ripple reads it (one passed to another function, such as `map`, or bound to a name never called)".to_string(),
+                    DECLARE_TASKS,
+                ),
+                Some(Where::Function(f)) => (
+                    format!(
+                        "is in function `{f}`, which this file never calls where ripple reads it (a callback, a call from another file, or one in an expression ripple does not follow)"
+                    ),
+                    DECLARE_TASKS,
+                ),
+                Some(Where::Task(f)) => (
+                    format!(
+                        "is in the `@task` function `{f}`: it runs when that task runs, not as a task of the DAG"
+                    ),
+                    DECLARE_TABLES,
+                ),
+                Some(Where::Class(c)) => (
+                    format!(
+                        "is in class `{c}`: it runs when a method of it runs, not as a task of the DAG"
+                    ),
+                    DECLARE_TABLES,
+                ),
+            };
+            self.warn_at(
+                at,
+                format!("`{op}(...)` {place}; it is not read as a task, so the tables it reads and writes are not in the graph and impacts may be short: {todo}"),
+            );
         }
     }
 
@@ -2203,12 +2715,16 @@ fn prefixed(keywords: &[Keyword]) -> bool {
 /// An integer literal.
 /// A function's parameter names, in order (positional, then keyword-only).
 fn parameter_names(f: &ruff_python_ast::StmtFunctionDef) -> Vec<String> {
-    f.parameters
-        .posonlyargs
+    params_of(&f.parameters)
+}
+
+/// Parameter names, in order (positional, then keyword-only).
+fn params_of(p: &ruff_python_ast::Parameters) -> Vec<String> {
+    p.posonlyargs
         .iter()
-        .chain(&f.parameters.args)
-        .chain(&f.parameters.kwonlyargs)
-        .map(|p| p.parameter.name.to_string())
+        .chain(&p.args)
+        .chain(&p.kwonlyargs)
+        .map(|a| a.parameter.name.to_string())
         .collect()
 }
 
@@ -2247,6 +2763,129 @@ fn source_len(node: &impl Ranged) -> usize {
     node.range().len().to_usize()
 }
 
+/// What to do about a task ripple cannot read.
+const DECLARE_TASKS: &str = "declare the task at the top level of the DAG, in a `for` loop or comprehension over a literal list or `range(...)`, or in a list or dict literal, to have it read";
+/// What to do about an operator run inside another task.
+const DECLARE_TABLES: &str = "declare the tables as that task's `inlets` and `outlets`";
+
+/// The calls of `set` whose span lies inside `outer`.
+fn within(
+    set: &std::collections::BTreeSet<Span>,
+    (start, end): Span,
+) -> impl Iterator<Item = Span> + '_ {
+    set.range((start, 0)..(end, 0))
+        .filter(move |s| s.1 <= end)
+        .copied()
+}
+
+/// The name that decides whether a call makes a task: its callee's last
+/// name, or `Op` of `Op.partial(...)` and `flow.expand(...)` (the inner
+/// call of `Op.partial(...).expand(...)` decides for it), or `flow` of
+/// `flow.override(...)` (not read: named as unread).
+fn call_key(c: &ruff_python_ast::ExprCall) -> Option<String> {
+    let key = match c.func.as_ref() {
+        Expr::Attribute(a)
+            if matches!(
+                a.attr.as_str(),
+                "partial" | "expand" | "expand_kwargs" | "override"
+            ) =>
+        {
+            callee(&a.value)
+        }
+        f => callee(f),
+    };
+    (!key.is_empty()).then_some(key)
+}
+
+/// Every call of a file, by [`call_key`].
+#[derive(Default)]
+struct CallIndex {
+    by_key: HashMap<String, Vec<Span>>,
+}
+
+impl<'a> Visitor<'a> for CallIndex {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        if let Expr::Call(c) = e
+            && let Some(key) = call_key(c)
+        {
+            self.by_key.entry(key).or_default().push(span(c));
+        }
+        walk_expr(self, e);
+    }
+}
+
+/// What holds a task call ripple did not read.
+#[derive(Debug, Clone)]
+enum Where {
+    Function(String),
+    /// A `@task` function's body.
+    Task(String),
+    Class(String),
+    Lambda,
+    Comprehension,
+}
+
+/// Finds the unread task calls of a file, each with the innermost
+/// construct holding it.
+struct Unread<'r> {
+    unread: &'r std::collections::BTreeSet<Span>,
+    taskflows: &'r HashMap<String, TaskFlow>,
+    context: Vec<Where>,
+    /// Where each starts, its callee as written, what holds it.
+    found: Vec<(usize, String, Option<Where>)>,
+}
+
+impl<'a> Visitor<'a> for Unread<'_> {
+    fn visit_stmt(&mut self, s: &'a Stmt) {
+        let place = match s {
+            Stmt::FunctionDef(f) if self.taskflows.contains_key(f.name.as_str()) => {
+                Some(Where::Task(f.name.to_string()))
+            }
+            Stmt::FunctionDef(f) => Some(Where::Function(f.name.to_string())),
+            Stmt::ClassDef(c) => Some(Where::Class(c.name.to_string())),
+            _ => None,
+        };
+        let pushed = place.is_some();
+        self.context.extend(place);
+        walk_stmt(self, s);
+        if pushed {
+            self.context.pop();
+        }
+    }
+
+    fn visit_expr(&mut self, e: &'a Expr) {
+        if let Expr::Call(c) = e
+            && self.unread.contains(&span(c))
+        {
+            self.found
+                .push((span(c).0, dotted(&c.func), self.context.last().cloned()));
+        }
+        let place = match e {
+            Expr::Lambda(_) => Some(Where::Lambda),
+            Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {
+                Some(Where::Comprehension)
+            }
+            _ => None,
+        };
+        let pushed = place.is_some();
+        self.context.extend(place);
+        walk_expr(self, e);
+        if pushed {
+            self.context.pop();
+        }
+    }
+}
+
+/// The expressions directly inside `e`.
+#[derive(Default)]
+struct Children<'a>(Vec<&'a Expr>);
+
+impl<'a> Visitor<'a> for Children<'a> {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        self.0.push(e);
+    }
+}
+
 /// Most values a `for` loop is read with.
 const MAX_LOOP_VALUES: usize = 1_000;
 /// Most loop bodies one file is read through, all loops counted: loops
@@ -2260,7 +2899,16 @@ fn jumps(stmts: &[Stmt]) -> bool {
         Stmt::Break(_) | Stmt::Continue(_) => true,
         Stmt::If(i) => jumps(&i.body) || i.elif_else_clauses.iter().any(|c| jumps(&c.body)),
         Stmt::With(w) => jumps(&w.body),
-        Stmt::Try(t) => jumps(&t.body),
+        Stmt::Try(t) => {
+            jumps(&t.body)
+                || t.handlers.iter().any(|h| {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    jumps(&h.body)
+                })
+                || jumps(&t.orelse)
+                || jumps(&t.finalbody)
+        }
+        Stmt::Match(m) => m.cases.iter().any(|c| jumps(&c.body)),
         _ => false,
     })
 }

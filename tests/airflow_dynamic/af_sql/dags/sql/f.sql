@@ -1,0 +1,1 @@
+insert into mart.fromfile select * from raw.s
