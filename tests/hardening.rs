@@ -1631,3 +1631,43 @@ fn a_folder_ripple_yml_names_that_is_missing_is_an_error() {
         check_json(dir.path())
     );
 }
+
+#[test]
+fn a_var_whose_jinja_does_not_render_is_named_with_its_line() {
+    // dbt renders a var's Jinja where a model reads it; one ripple cannot
+    // render reached models as written, the `{{ ... }}` text in their SQL,
+    // without a word.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            (
+                "dbt_project.yml",
+                "name: p\nversion: '1.0'\nprofile: p\nvars:\n  fine: \"{{ 'x' ~ 'y' }}\"\n  start: \"{{ nope_fn() }}\"\n",
+            ),
+            ("ripple.yml", "vars:\n  'late': \"{{ 1 / 0 }}\"\n"),
+            (
+                "models/m.sql",
+                "select '{{ var(\"start\") }}' as s, '{{ var(\"fine\") }}' as f, '{{ var(\"late\") }}' as l",
+            ),
+        ],
+    );
+    let findings = check_json(dir.path());
+    let about = |var: &str| {
+        findings
+            .iter()
+            .find(|f| f.contains(&format!("var `{var}` did not render")))
+            .cloned()
+    };
+    let start = about("start").unwrap_or_else(|| panic!("{findings:#?}"));
+    assert!(
+        start.contains("\"file\":\"dbt_project.yml\"") && start.contains("\"line\":6"),
+        "{start}"
+    );
+    let late = about("late").unwrap_or_else(|| panic!("{findings:#?}"));
+    assert!(
+        late.contains("\"file\":\"ripple.yml\"") && late.contains("\"line\":2"),
+        "{late}"
+    );
+    assert!(about("fine").is_none(), "{findings:#?}");
+}

@@ -402,7 +402,39 @@ fn read_project(
     }
 
     // Jinja inside YAML values (`+enabled: "{{ var('x', false) }}"`).
-    let config_jinja = ConfigRenderer::new(&merged_vars(config, &units), &config.target);
+    let (vars, unrendered) = merged_vars(config, &units);
+    let config_jinja = ConfigRenderer::new(&vars, &config.target);
+    // A var whose Jinja does not render here (it calls a macro, a function
+    // dbt has and ripple does not) reaches models as written: said, with
+    // the line that sets it, rather than used silently.
+    for (key, reason, from_ripple_yml) in unrendered {
+        let file = match from_ripple_yml {
+            true => crate::config::CONFIG_FILE.to_string(),
+            false => relative(root, &units[0].dir.join("dbt_project.yml")),
+        };
+        let line = std::fs::read_to_string(root.join(&file))
+            .unwrap_or_default()
+            .lines()
+            .position(|l| {
+                let l = l.trim_start();
+                l.strip_prefix(key.as_str())
+                    .or_else(|| l.strip_prefix(&format!("\"{key}\"")))
+                    .or_else(|| l.strip_prefix(&format!("'{key}'")))
+                    .is_some_and(|rest| rest.trim_start().starts_with(':'))
+            })
+            .map_or(0, |i| u32::try_from(i + 1).unwrap_or(0));
+        out.diagnostics.push(Diagnostic::warning(
+            "render-error",
+            Some(file),
+            line,
+            0,
+            format!(
+                "var `{}` did not render ({}); models reading it get it as written. ripple renders vars with `var`, `env_var` and `target` only: set its value in ripple.yml's `vars` to what it renders to",
+                crate::text::one_line(&key),
+                crate::text::one_line(&reason)
+            ),
+        ));
+    }
 
     // Property YAML, macros, seeds and SQL templates of every unit.
     let mut macro_files = Vec::new();
@@ -563,7 +595,7 @@ fn read_project(
     templates.retain(|t| t.config.get("enabled") != Some(&Value::Bool(false)));
 
     // Relations known before rendering, for ref() and source() to print.
-    let settings = settings(config, &units, &templates, &seeds, root);
+    let settings = settings(config, &units, vars, &templates, &seeds, root);
     let relations_by_id: HashMap<String, Relation> = templates
         .iter()
         .map(|t| {
@@ -1019,12 +1051,12 @@ fn adapter_name(config: &Config) -> String {
 fn settings(
     config: &Config,
     units: &[Unit],
+    vars: BTreeMap<String, Value>,
     templates: &[Template],
     seeds: &[(usize, PathBuf)],
     _root: &Path,
 ) -> Settings {
     let base = default_settings(config);
-    let vars = merged_vars(config, units);
     let root = &units[0];
     let mut relations = Relations {
         default_schema: config.target.schema.clone(),
@@ -1061,8 +1093,13 @@ fn settings(
     }
 }
 
-/// `vars` of the root `dbt_project.yml`, overridden by `ripple.yml`'s.
-fn merged_vars(config: &Config, units: &[Unit]) -> BTreeMap<String, Value> {
+/// A var whose Jinja did not render: its name, why, and whether
+/// `ripple.yml` set it (else the root `dbt_project.yml`).
+type Unrendered = (String, String, bool);
+
+/// `vars` of the root `dbt_project.yml`, overridden by `ripple.yml`'s, and
+/// those whose Jinja did not render (kept as written).
+fn merged_vars(config: &Config, units: &[Unit]) -> (BTreeMap<String, Value>, Vec<Unrendered>) {
     let mut vars: BTreeMap<String, Value> = BTreeMap::new();
     for (k, v) in &units[0].file.vars {
         // Package-scoped blocks (`vars: { pkg: { x: 1 } }`) apply to that
@@ -1079,10 +1116,15 @@ fn merged_vars(config: &Config, units: &[Unit]) -> BTreeMap<String, Value> {
     // dbt renders Jinja in `vars` values (`"{{ env_var('START', '2020-01-01') }}"`,
     // one var built from another) before any model sees them.
     let renderer = jinja::ConfigRenderer::new(&vars, &config.target);
-    for v in vars.values_mut() {
-        *v = renderer.render(std::mem::take(v));
+    let mut unrendered = Vec::new();
+    for (key, v) in vars.iter_mut() {
+        let mut failed = None;
+        *v = renderer.render_noting(std::mem::take(v), &mut failed);
+        if let Some(reason) = failed {
+            unrendered.push((key.clone(), reason, config.vars.contains_key(key)));
+        }
     }
-    vars
+    (vars, unrendered)
 }
 
 /// dbt's default naming: schema `target` or `target_custom`, alias = name,

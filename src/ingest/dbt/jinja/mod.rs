@@ -860,6 +860,16 @@ impl ConfigRenderer {
     /// `value` with the Jinja in its strings rendered; `"True"`/`"false"`
     /// become booleans, as YAML would have read them.
     pub fn render(&self, value: serde_json::Value) -> serde_json::Value {
+        self.render_noting(value, &mut None)
+    }
+
+    /// [`ConfigRenderer::render`], noting in `failed` why the first string
+    /// that did not render failed (it is kept as written).
+    pub fn render_noting(
+        &self,
+        value: serde_json::Value,
+        failed: &mut Option<String>,
+    ) -> serde_json::Value {
         use serde_json::Value as J;
         match value {
             J::String(s) if holds_jinja(&s) => match self.render_text(&s) {
@@ -870,15 +880,25 @@ impl ConfigRenderer {
                 },
                 Err((reason, refused)) => {
                     if refused {
-                        lock(&self.failed).entry(s.clone()).or_insert(reason);
+                        lock(&self.failed)
+                            .entry(s.clone())
+                            .or_insert(reason.clone());
                     }
+                    failed.get_or_insert(reason);
                     J::String(s)
                 }
             },
-            J::Array(items) => J::Array(items.into_iter().map(|v| self.render(v)).collect()),
-            J::Object(map) => {
-                J::Object(map.into_iter().map(|(k, v)| (k, self.render(v))).collect())
-            }
+            J::Array(items) => J::Array(
+                items
+                    .into_iter()
+                    .map(|v| self.render_noting(v, failed))
+                    .collect(),
+            ),
+            J::Object(map) => J::Object(
+                map.into_iter()
+                    .map(|(k, v)| (k, self.render_noting(v, failed)))
+                    .collect(),
+            ),
             other => other,
         }
     }
