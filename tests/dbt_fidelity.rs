@@ -17,7 +17,7 @@ use temp_project::temp_project;
 const FILES: &[(&str, &str)] = &[
     (
         "dbt_project.yml",
-        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n",
+        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n  app: \"{{ ref('a') }}\"\n  src: \"{{ source('raw', 'u') }}\"\n  chained: \"{{ var('app') }}\"\n",
     ),
     ("models/a.sql", "select 1 as id, 'x' as c\n"),
     ("models/b.sql", "select 2 as id\n"),
@@ -80,6 +80,16 @@ const FILES: &[(&str, &str)] = &[
         "models/m_var.sql",
         "select * from {{ ref(var('upstream')) }} union all select * from {{ ref(var('missing', var('upstream'))) }}\n",
     ),
+    // A var whose value is a `ref()` or `source()` (Fivetran's packages):
+    // dbt renders it where the model reads it, and records the edge.
+    (
+        "models/m_var_ref.sql",
+        "select * from {{ var('app') }} join {{ var('src') }} using (id)\n",
+    ),
+    (
+        "models/m_var_chain.sql",
+        "select * from {{ var('chained') }}\n",
+    ),
     (
         "models/m_kw.sql",
         "select '{{ describe(1, 'x') }}' as d from {{ ref('b') }}\n",
@@ -92,12 +102,15 @@ const EDGES: &[(&str, &str)] = &[
     ("model.a", "model.m_blocks"),
     ("model.a", "model.m_rel"),
     ("model.a", "model.m_time"),
+    ("model.a", "model.m_var_chain"),
+    ("model.a", "model.m_var_ref"),
     ("model.a", "model.m_wh"),
     ("model.b", "model.m_kw"),
     ("model.b", "model.m_rel"),
     ("model.b", "model.m_var"),
     ("model.b", "model.m_wh"),
     ("source.raw.t", "model.m_source"),
+    ("source.raw.u", "model.m_var_ref"),
 ];
 
 fn ripple(args: &[&str], dir: &std::path::Path) -> std::process::Output {
@@ -189,13 +202,13 @@ fn check_names_the_warehouse_model_and_counts_coverage() {
         "{text}"
     );
     assert!(
-        text.contains("dbt models: 10 read: 9 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse"),
+        text.contains("dbt models: 12 read: 11 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse"),
         "{text}"
     );
     let json = ripple(&["check", "--format", "json"], dir.path());
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["coverage"]["need_warehouse"], 1);
-    assert_eq!(doc["coverage"]["rendered_fully"], 9);
+    assert_eq!(doc["coverage"]["rendered_fully"], 11);
 }
 
 #[test]

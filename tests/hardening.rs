@@ -1633,10 +1633,10 @@ fn a_folder_ripple_yml_names_that_is_missing_is_an_error() {
 }
 
 #[test]
-fn a_var_whose_jinja_does_not_render_is_named_with_its_line() {
-    // dbt renders a var's Jinja where a model reads it; one ripple cannot
-    // render reached models as written, the `{{ ... }}` text in their SQL,
-    // without a word.
+fn a_var_whose_jinja_does_not_render_fails_the_models_reading_it() {
+    // dbt renders a var's Jinja where a model reads it; one ripple could
+    // not render once reached models as written, the `{{ ... }}` text in
+    // their SQL, with `check` saying every model rendered fully.
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
@@ -1646,28 +1646,21 @@ fn a_var_whose_jinja_does_not_render_is_named_with_its_line() {
                 "name: p\nversion: '1.0'\nprofile: p\nvars:\n  fine: \"{{ 'x' ~ 'y' }}\"\n  start: \"{{ nope_fn() }}\"\n",
             ),
             ("ripple.yml", "vars:\n  'late': \"{{ 1 / 0 }}\"\n"),
-            (
-                "models/m.sql",
-                "select '{{ var(\"start\") }}' as s, '{{ var(\"fine\") }}' as f, '{{ var(\"late\") }}' as l",
-            ),
+            ("models/m1.sql", "select '{{ var(\"start\") }}' as s"),
+            ("models/m2.sql", "select '{{ var(\"late\") }}' as l"),
+            ("models/m3.sql", "select '{{ var(\"fine\") }}' as f"),
         ],
     );
     let findings = check_json(dir.path());
-    let about = |var: &str| {
+    let about = |model: &str| {
         findings
             .iter()
-            .find(|f| f.contains(&format!("var `{var}` did not render")))
+            .find(|f| f.contains(&format!("models/{model}.sql")) && f.contains("render-error"))
             .cloned()
     };
-    let start = about("start").unwrap_or_else(|| panic!("{findings:#?}"));
-    assert!(
-        start.contains("\"file\":\"dbt_project.yml\"") && start.contains("\"line\":6"),
-        "{start}"
-    );
-    let late = about("late").unwrap_or_else(|| panic!("{findings:#?}"));
-    assert!(
-        late.contains("\"file\":\"ripple.yml\"") && late.contains("\"line\":2"),
-        "{late}"
-    );
-    assert!(about("fine").is_none(), "{findings:#?}");
+    let m1 = about("m1").unwrap_or_else(|| panic!("{findings:#?}"));
+    assert!(m1.contains("var `start`"), "{m1}");
+    let m2 = about("m2").unwrap_or_else(|| panic!("{findings:#?}"));
+    assert!(m2.contains("var `late`"), "{m2}");
+    assert!(about("m3").is_none(), "{findings:#?}");
 }

@@ -402,39 +402,8 @@ fn read_project(
     }
 
     // Jinja inside YAML values (`+enabled: "{{ var('x', false) }}"`).
-    let (vars, unrendered) = merged_vars(config, &units);
+    let (vars, jinja_vars) = merged_vars(config, &units);
     let config_jinja = ConfigRenderer::new(&vars, &config.target);
-    // A var whose Jinja does not render here (it calls a macro, a function
-    // dbt has and ripple does not) reaches models as written: said, with
-    // the line that sets it, rather than used silently.
-    for (key, reason, from_ripple_yml) in unrendered {
-        let file = match from_ripple_yml {
-            true => crate::config::CONFIG_FILE.to_string(),
-            false => relative(root, &units[0].dir.join("dbt_project.yml")),
-        };
-        let line = std::fs::read_to_string(root.join(&file))
-            .unwrap_or_default()
-            .lines()
-            .position(|l| {
-                let l = l.trim_start();
-                l.strip_prefix(key.as_str())
-                    .or_else(|| l.strip_prefix(&format!("\"{key}\"")))
-                    .or_else(|| l.strip_prefix(&format!("'{key}'")))
-                    .is_some_and(|rest| rest.trim_start().starts_with(':'))
-            })
-            .map_or(0, |i| u32::try_from(i + 1).unwrap_or(0));
-        out.diagnostics.push(Diagnostic::warning(
-            "render-error",
-            Some(file),
-            line,
-            0,
-            format!(
-                "var `{}` did not render ({}); models reading it get it as written. ripple renders vars with `var`, `env_var` and `target` only: set its value in ripple.yml's `vars` to what it renders to",
-                crate::text::one_line(&key),
-                crate::text::one_line(&reason)
-            ),
-        ));
-    }
 
     // Property YAML, macros, seeds and SQL templates of every unit.
     let mut macro_files = Vec::new();
@@ -595,7 +564,7 @@ fn read_project(
     templates.retain(|t| t.config.get("enabled") != Some(&Value::Bool(false)));
 
     // Relations known before rendering, for ref() and source() to print.
-    let settings = settings(config, &units, vars, &templates, &seeds, root);
+    let settings = settings(config, &units, (vars, jinja_vars), &templates, &seeds, root);
     let relations_by_id: HashMap<String, Relation> = templates
         .iter()
         .map(|t| {
@@ -1036,6 +1005,7 @@ fn default_settings(config: &Config) -> Settings {
     Settings {
         project_name: String::new(),
         vars: BTreeMap::new(),
+        jinja_vars: BTreeMap::new(),
         target: config.target.clone(),
         adapter: adapter_name(config),
         relations: Relations::default(),
@@ -1051,7 +1021,7 @@ fn adapter_name(config: &Config) -> String {
 fn settings(
     config: &Config,
     units: &[Unit],
-    vars: BTreeMap<String, Value>,
+    (vars, jinja_vars): (BTreeMap<String, Value>, BTreeMap<String, String>),
     templates: &[Template],
     seeds: &[(usize, PathBuf)],
     _root: &Path,
@@ -1087,19 +1057,21 @@ fn settings(
     Settings {
         project_name: root.file.name.clone(),
         vars,
+        jinja_vars,
         relations,
         dispatch: root.file.dispatch.clone(),
         ..base
     }
 }
 
-/// A var whose Jinja did not render: its name, why, and whether
-/// `ripple.yml` set it (else the root `dbt_project.yml`).
-type Unrendered = (String, String, bool);
-
-/// `vars` of the root `dbt_project.yml`, overridden by `ripple.yml`'s, and
-/// those whose Jinja did not render (kept as written).
-fn merged_vars(config: &Config, units: &[Unit]) -> (BTreeMap<String, Value>, Vec<Unrendered>) {
+/// `vars` of the root `dbt_project.yml`, overridden by `ripple.yml`'s,
+/// their Jinja rendered with `var`, `env_var` and `target` (for config
+/// values); and those whose value is Jinja, as written, which models render
+/// in their own context where they read them (as dbt does).
+fn merged_vars(
+    config: &Config,
+    units: &[Unit],
+) -> (BTreeMap<String, Value>, BTreeMap<String, String>) {
     let mut vars: BTreeMap<String, Value> = BTreeMap::new();
     for (k, v) in &units[0].file.vars {
         // Package-scoped blocks (`vars: { pkg: { x: 1 } }`) apply to that
@@ -1113,18 +1085,20 @@ fn merged_vars(config: &Config, units: &[Unit]) -> (BTreeMap<String, Value>, Vec
         }
     }
     vars.extend(config.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let jinja_vars = vars
+        .iter()
+        .filter_map(|(k, v)| {
+            let text = v.as_str()?;
+            (text.contains("{{") || text.contains("{%")).then(|| (k.clone(), text.to_string()))
+        })
+        .collect();
     // dbt renders Jinja in `vars` values (`"{{ env_var('START', '2020-01-01') }}"`,
     // one var built from another) before any model sees them.
     let renderer = jinja::ConfigRenderer::new(&vars, &config.target);
-    let mut unrendered = Vec::new();
-    for (key, v) in vars.iter_mut() {
-        let mut failed = None;
-        *v = renderer.render_noting(std::mem::take(v), &mut failed);
-        if let Some(reason) = failed {
-            unrendered.push((key.clone(), reason, config.vars.contains_key(key)));
-        }
+    for v in vars.values_mut() {
+        *v = renderer.render(std::mem::take(v));
     }
-    (vars, unrendered)
+    (vars, jinja_vars)
 }
 
 /// dbt's default naming: schema `target` or `target_custom`, alias = name,

@@ -106,9 +106,24 @@ pub(super) fn add_builtins(
         },
     );
     let s = settings.clone();
-    env.add_function("var", move |name: String, default: Option<Value>| {
-        var(&s.vars, &name, default)
-    });
+    let t = table.clone();
+    env.add_function(
+        "var",
+        move |state: &State, name: String, default: Option<Value>| -> Result<Value, Error> {
+            let named = |e: &dyn std::fmt::Display| {
+                Error::new(ErrorKind::InvalidOperation, format!("var `{name}`: {e}"))
+            };
+            match t.vars.get(&name) {
+                Some(Ok(template)) => super::call_macro(state, template, super::VAR_MACRO, &[])
+                    .map_err(|e| match e.detail() {
+                        Some(detail) => named(&detail),
+                        None => named(&e.kind()),
+                    }),
+                Some(Err(message)) => Err(named(message)),
+                None => Ok(var(&s.vars, &name, default)),
+            }
+        },
+    );
     env.add_function("env_var", env_var);
     // dbt's own naming, which a project's `generate_*_name` overrides call.
     env.add_function(

@@ -216,6 +216,11 @@ pub(crate) struct Settings {
     pub project_name: String,
     /// Merged `vars`.
     pub vars: BTreeMap<String, serde_json::Value>,
+    /// Vars whose value is Jinja, as written: rendered where a model reads
+    /// them, in its context, as dbt does (`"{{ ref('stg_app') }}"` is an
+    /// edge of every model reading the var).
+    #[serde(default)]
+    pub jinja_vars: BTreeMap<String, String>,
     /// `target`.
     pub target: crate::config::TargetConfig,
     /// The adapter name dispatch tries before `default__` (`postgres`, ...).
@@ -253,7 +258,13 @@ struct MacroTable {
     /// A macro's template (one per macro block) → the first warehouse call
     /// in its body.
     warehouse: HashMap<String, String>,
+    /// Each var of [`Settings::jinja_vars`] → the template rendering it (a
+    /// macro [`VAR_MACRO`]), or why it does not compile.
+    vars: HashMap<String, Result<String, String>>,
 }
+
+/// The macro each Jinja var is rendered by (see [`MacroTable::vars`]).
+const VAR_MACRO: &str = "__ripple_var";
 
 /// A template that failed, with where.
 #[derive(Debug, Clone)]
@@ -384,6 +395,19 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
             }
             table.global.insert(name, template);
         }
+    }
+    // Vars holding Jinja: each a macro of its own, so that rendering one
+    // where a model reads it shares the model's capture, fuel and depth.
+    for (name, raw) in &settings.jinja_vars {
+        let template = format!("{MACRO_PREFIX}vars/{name}#{VAR_MACRO}");
+        let text = format!("{{% macro {VAR_MACRO}() %}}{raw}{{% endmacro %}}");
+        let added = guard::on_stack(&text, false, || {
+            let source = rename_definitions(&compat::prepare(&text));
+            env.add_template_owned(template.clone(), source)
+                .map_err(|e| render_error(&e).message)
+        })
+        .unwrap_or_else(|no_stack| Err(no_stack.to_string()));
+        table.vars.insert(name.clone(), added.map(|()| template));
     }
     let table = Arc::new(table);
     for (name, template) in &table.global {
@@ -860,16 +884,6 @@ impl ConfigRenderer {
     /// `value` with the Jinja in its strings rendered; `"True"`/`"false"`
     /// become booleans, as YAML would have read them.
     pub fn render(&self, value: serde_json::Value) -> serde_json::Value {
-        self.render_noting(value, &mut None)
-    }
-
-    /// [`ConfigRenderer::render`], noting in `failed` why the first string
-    /// that did not render failed (it is kept as written).
-    pub fn render_noting(
-        &self,
-        value: serde_json::Value,
-        failed: &mut Option<String>,
-    ) -> serde_json::Value {
         use serde_json::Value as J;
         match value {
             J::String(s) if holds_jinja(&s) => match self.render_text(&s) {
@@ -880,25 +894,15 @@ impl ConfigRenderer {
                 },
                 Err((reason, refused)) => {
                     if refused {
-                        lock(&self.failed)
-                            .entry(s.clone())
-                            .or_insert(reason.clone());
+                        lock(&self.failed).entry(s.clone()).or_insert(reason);
                     }
-                    failed.get_or_insert(reason);
                     J::String(s)
                 }
             },
-            J::Array(items) => J::Array(
-                items
-                    .into_iter()
-                    .map(|v| self.render_noting(v, failed))
-                    .collect(),
-            ),
-            J::Object(map) => J::Object(
-                map.into_iter()
-                    .map(|(k, v)| (k, self.render_noting(v, failed)))
-                    .collect(),
-            ),
+            J::Array(items) => J::Array(items.into_iter().map(|v| self.render(v)).collect()),
+            J::Object(map) => {
+                J::Object(map.into_iter().map(|(k, v)| (k, self.render(v))).collect())
+            }
             other => other,
         }
     }
@@ -924,6 +928,7 @@ mod tests {
         Settings {
             project_name: "shop".into(),
             vars: [("start".to_string(), serde_json::json!("2025-01-01"))].into(),
+            jinja_vars: BTreeMap::new(),
             target: crate::config::TargetConfig::default(),
             adapter: "postgres".into(),
             relations,
