@@ -193,6 +193,18 @@ pub fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
     if n == N::from(1) { "" } else { "s" }
 }
 
+/// FNV-1a, 64 bits, from `basis` (its standard offset basis is
+/// [`FNV_BASIS`]): a stable hash, the same in every build and version, for
+/// names and ids that must not change between runs.
+pub fn fnv64(text: &str, basis: u64) -> u64 {
+    text.bytes().fold(basis, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// FNV-1a's standard 64-bit offset basis.
+pub const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1302,3 +1302,103 @@ update raw.orders set v = v / 100 where d = '2026-01-10';"
         "1"
     );
 }
+
+/// A project whose one job appends `raw.orders` into `mart."<name>"`
+/// (days by `d`), production run over a bad 2026-01-10 that the source
+/// has since fixed.
+fn appending_project(db: &Db, name: &str) -> tempfile::TempDir {
+    let quoted = format!("mart.\"{name}\"");
+    db.run_file(&format!(
+        "drop schema if exists raw cascade; drop schema if exists mart cascade;
+create schema raw; create schema mart;
+create table raw.orders (d date, v int);
+insert into raw.orders select date '2026-01-01' + i, i from generate_series(0, 20) i;
+update raw.orders set v = v * 100 where d = '2026-01-10';
+create table {quoted} (d date, v int);
+insert into {quoted} select * from raw.orders;
+update raw.orders set v = v / 100 where d = '2026-01-10';"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    std::fs::write(
+        dir.path().join("jobs/load.sql"),
+        format!("insert into {quoted} select * from raw.orders;\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        format!(
+            "dialect: postgres\nmodels: [jobs]\ndatasets:\n  raw.orders: {{ grain: day, start: 2026-01-01, partition_column: d }}\n  mart.{name}: {{ grain: day, partition_column: d }}\n"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+fn plan_shell(dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+        ])
+        .args(["--as-of", "2026-02-01", "--no-cache", "--format", "shell"])
+        .arg("--project")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn names_past_the_engines_length_never_reach_another_table() {
+    // PostgreSQL keeps 63 bytes of a name and cuts the rest silently: the
+    // shadow of a 55-byte table was cut to an unrelated table's name, which
+    // the setup dropped; a 63-byte table's shadow was cut to the table, and
+    // `rollback` dropped production.
+    let Some(db) = engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg) else {
+        return;
+    };
+    let long = "b".repeat(55);
+    let dir = appending_project(&db, &long);
+    let bystander = format!("mart.\"{long}__backfi\"");
+    db.run_file(&format!(
+        "create table {bystander} (k text); insert into {bystander} values ('payroll');"
+    ))
+    .unwrap();
+    let out = plan_shell(dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("63 bytes"), "{err}");
+    assert_eq!(
+        db.run(&format!("select k from {bystander}")).unwrap(),
+        "payroll"
+    );
+    // 45 bytes: the shadow fits, its dated work tables would not, so they
+    // are named short; the plan runs and restates to the source.
+    let name = "c".repeat(45);
+    let dir = appending_project(&db, &name);
+    let out = plan_shell(dir.path());
+    let script = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("truncated"), "{err}");
+    assert_eq!(
+        db.run(&format!("select count(*), sum(v) from mart.\"{name}\""))
+            .unwrap(),
+        db.run("select count(*), sum(v) from raw.orders").unwrap()
+    );
+    assert_eq!(
+        db.run("select count(*) from pg_tables where schemaname = 'mart'")
+            .unwrap(),
+        "1"
+    );
+}

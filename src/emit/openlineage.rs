@@ -669,13 +669,8 @@ fn column_lineage(
 /// A UUID (version 8, RFC 9562) made from `text` alone, so that the same job
 /// gets the same run id on every export: two FNV-1a 64-bit hashes.
 fn stable_uuid(text: &str) -> String {
-    let fnv = |basis: u64| {
-        text.bytes().fold(basis, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        })
-    };
-    let hi = fnv(0xcbf2_9ce4_8422_2325);
-    let lo = fnv(0x6c62_272e_07bb_0142);
+    let hi = crate::text::fnv64(text, crate::text::FNV_BASIS);
+    let lo = crate::text::fnv64(text, 0x6c62_272e_07bb_0142);
     let mut v = (u128::from(hi) << 64) | u128::from(lo);
     // Version 8 in bits 48..52, variant 0b10 in bits 64..66.
     v = (v & !(0xf_u128 << 76)) | (0x8_u128 << 76);

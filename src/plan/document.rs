@@ -198,6 +198,7 @@ pub fn document(
         None => shadow_relation(&pattern, &d.relation, ""),
     };
     check_shadows(g, &order, &shadow_of)?;
+    check_name_lengths(g, &order, &shadow_of)?;
     // A dbt snapshot's history (SCD2) cannot be rebuilt: it is never
     // restated into a shadow.
     if let Some(d) = order
@@ -1067,7 +1068,7 @@ pub fn document(
         if known.contains_key(*id) {
             fingerprints.push(drop_shadow(
                 dialect,
-                &super::table::fingerprint_table(&shadow_of(d)),
+                &super::table::fingerprint_table(dialect, &shadow_of(d)),
             ));
         }
     }
@@ -1298,6 +1299,57 @@ fn check_shadows(
             return Err(PlanError::BadShadow {
                 dataset: format!("{} and {other}", d.name),
                 shadow,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The bytes an engine keeps of a name; past them it silently cuts the
+/// name, which may then be another table's (PostgreSQL's NAMEDATALEN).
+pub fn max_name_bytes(dialect: SqlDialect) -> Option<usize> {
+    match dialect {
+        SqlDialect::Postgres | SqlDialect::Greenplum | SqlDialect::Materialize => Some(63),
+        SqlDialect::Redshift => Some(127),
+        SqlDialect::MySql => Some(64),
+        _ => None,
+    }
+}
+
+/// Refuses a plan that would name a relation longer than the engine keeps:
+/// PostgreSQL cut `<55 b>__backfill` to an unrelated production table's
+/// name, which the setup dropped, and a 63-byte table's shadow to the table
+/// itself, which `rollback` dropped. Checked: each production name, its
+/// shadow, and the table a renaming swap moves production to.
+fn check_name_lengths(
+    g: &LineageGraph,
+    order: &[&str],
+    shadow_of: &impl Fn(&Dataset) -> String,
+) -> Result<(), PlanError> {
+    let Some(limit) = max_name_bytes(g.config.dialect) else {
+        return Ok(());
+    };
+    let long = |relation: &str| {
+        crate::sql::rewrite::relation_parts(relation)
+            .into_iter()
+            .find(|p| p.len() > limit)
+    };
+    for id in order {
+        let Some(d) = g.dataset(id) else { continue };
+        let shadow = shadow_of(d);
+        let production = crate::sql::rewrite::relation_parts(&d.relation);
+        let last = production.last().cloned().unwrap_or_default();
+        // Work, scratch and fingerprint tables are kept short by
+        // `derived_name`; the names a person reads must be as written.
+        let mut names = vec![d.relation.clone(), shadow];
+        if g.config.backfill.swap == crate::config::SwapMode::Rename {
+            names.push(format!("{last}__replaced"));
+        }
+        if let Some(part) = names.iter().find_map(|n| long(n)) {
+            return Err(PlanError::NameTooLong {
+                dataset: d.name.clone(),
+                name: part,
+                limit,
             });
         }
     }

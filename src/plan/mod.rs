@@ -188,6 +188,20 @@ pub enum PlanError {
         /// Why, and what to change.
         reason: String,
     },
+    /// A name the plan would give longer than the engine keeps.
+    #[error(
+        "the plan would name `{}` for `{}`: longer than the {limit} bytes the engine keeps of a name, which it would cut silently, perhaps to another table's name; set `backfill.shadow` to a shorter pattern (e.g. `{{schema}}.{{table}}__bf`), or rename the table",
+        crate::text::one_line(name),
+        crate::text::one_line(dataset)
+    )]
+    NameTooLong {
+        /// The dataset.
+        dataset: String,
+        /// The name part that is too long.
+        name: String,
+        /// The engine's bound, in bytes.
+        limit: usize,
+    },
     /// A shadow that would be a production relation.
     #[error(
         "the shadow of `{dataset}` would be `{shadow}`, a production relation (or another dataset's shadow); set `backfill.shadow` to a pattern with `{{table}}` that names no table of the project, e.g. `{{schema}}.{{table}}__backfill`"

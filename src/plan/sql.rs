@@ -213,6 +213,29 @@ pub fn insert_by_name(
     }
 }
 
+/// `relation` with `suffix` on its last part, for a table ripple makes
+/// (work, scratch, fingerprint tables): within the engine's name length
+/// ([`super::document::max_name_bytes`]), the base cut and a hash of the
+/// whole name added when it would be longer, so that the engine never cuts
+/// it to another table's name, nor two tasks' names to one.
+pub fn derived_name(dialect: SqlDialect, relation: &str, suffix: &str) -> String {
+    let full = crate::sql::rewrite::with_suffix(relation, suffix);
+    let Some(limit) = super::document::max_name_bytes(dialect) else {
+        return full;
+    };
+    let mut parts = relation_parts(&full);
+    let Some(last) = parts.last_mut().filter(|l| l.len() > limit) else {
+        return full;
+    };
+    let hash = format!("_{:016x}", crate::text::fnv64(last, crate::text::FNV_BASIS));
+    let mut cut = limit - hash.len();
+    while !last.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    *last = format!("{}{hash}", &last[..cut]);
+    crate::sql::rewrite::print_parts(&parts)
+}
+
 /// `text` as a PostgreSQL string literal, whatever
 /// `standard_conforming_strings` says: `E'...'` when it holds a backslash.
 pub(crate) fn pg_literal(text: &str) -> String {
@@ -318,6 +341,28 @@ pub fn drop_view(dialect: SqlDialect, shadow: &str) -> String {
 mod tests {
     use super::*;
     use crate::time::TimeKey;
+
+    #[test]
+    fn derived_names_fit_the_engine_and_stay_apart() {
+        let shadow = format!("mart.{}__backfill", "é".repeat(25));
+        let a = derived_name(SqlDialect::Postgres, &shadow, "__work_20260110");
+        let b = derived_name(SqlDialect::Postgres, &shadow, "__work_20260111");
+        for n in [&a, &b] {
+            let last = relation_parts(n).pop().unwrap();
+            assert!(last.len() <= 63, "{n}");
+            assert!(last.starts_with("éé"), "{n}");
+        }
+        assert_ne!(a, b);
+        // Short enough, or an engine without the bound: as written.
+        assert_eq!(
+            derived_name(SqlDialect::Postgres, "m.t__backfill", "__work_1"),
+            "m.t__backfill__work_1"
+        );
+        assert_eq!(
+            derived_name(SqlDialect::DuckDb, &shadow, "__work_20260110"),
+            crate::sql::rewrite::with_suffix(&shadow, "__work_20260110")
+        );
+    }
 
     #[test]
     fn shadows_follow_the_pattern() {

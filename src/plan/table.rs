@@ -672,8 +672,8 @@ pub fn bump_sequences(dialect: SqlDialect, k: &Known) -> Vec<String> {
 
 /// The fingerprint table of `shadow`: one row per restated partition of
 /// production (its key as text, rows, a hash of them) at the setup.
-pub fn fingerprint_table(shadow: &str) -> String {
-    crate::sql::rewrite::with_suffix(shadow, "__fingerprint")
+pub fn fingerprint_table(dialect: SqlDialect, shadow: &str) -> String {
+    super::sql::derived_name(dialect, shadow, "__fingerprint")
 }
 
 /// The fingerprint query of `relation`'s `filter` rows, by partition.
@@ -709,7 +709,7 @@ pub fn record_fingerprint(
     partition: Option<(&str, Grain, crate::time::KeyFormat, Option<&str>)>,
     filter: Option<&str>,
 ) -> Vec<String> {
-    let f = quote_relation(dialect, &fingerprint_table(shadow));
+    let f = quote_relation(dialect, &fingerprint_table(dialect, shadow));
     vec![
         format!("drop table if exists {f}"),
         format!(
@@ -728,7 +728,7 @@ pub fn check_fingerprint(
     partition: Option<(&str, Grain, crate::time::KeyFormat, Option<&str>)>,
     filter: Option<&str>,
 ) -> String {
-    let f = quote_relation(dialect, &fingerprint_table(shadow));
+    let f = quote_relation(dialect, &fingerprint_table(dialect, shadow));
     let now = fingerprint_query(dialect, relation, partition, filter);
     fail_if_any(
         dialect,

@@ -15,7 +15,7 @@ pub use dbt::{
     OVERLAY_FUNCTIONS as DBT_OVERLAY_FUNCTIONS, OVERLAY_VAR as DBT_OVERLAY_VAR, holds_rows,
     overlay_lines as dbt_overlay_lines, refusal as dbt_refusal, selector as dbt_selector,
 };
-pub use sql::{ScriptTarget, guarded_script, makes_view};
+pub use sql::{ScriptTarget, guarded_script, makes_view, task_suffix};
 
 use serde::Serialize;
 

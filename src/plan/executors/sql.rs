@@ -226,7 +226,7 @@ pub fn guarded_script(
     let work = if view {
         shadow.to_string()
     } else {
-        crate::sql::rewrite::with_suffix(shadow, &format!("__work{suffix}"))
+        crate::plan::sql::derived_name(dialect, shadow, &format!("__work{suffix}"))
     };
     let own = relation.to_string();
     // Reads of rewritten upstreams go to their shadows; everything the job
@@ -267,7 +267,8 @@ pub fn guarded_script(
             if key == own {
                 map.insert(key, work.clone());
             } else if !scratch.iter().any(|(k, _)| *k == key) {
-                let name = crate::sql::rewrite::with_suffix(
+                let name = crate::plan::sql::derived_name(
+                    dialect,
                     shadows.get(&key).map_or(t.as_str(), |s| s),
                     &format!("__scratch{suffix}"),
                 );

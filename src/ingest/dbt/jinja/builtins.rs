@@ -174,7 +174,10 @@ pub(super) fn add_builtins(
         asks_warehouse(state, "statement");
         ""
     });
-    env.add_function("local_md5", |s: String| format!("{:x}", fnv(&s)));
+    // Its exact value does not matter to lineage; it must be deterministic.
+    env.add_function("local_md5", |s: String| {
+        format!("{:x}", crate::text::fnv64(&s, crate::text::FNV_BASIS))
+    });
     env.add_function("zip", |a: Value, b: Value| -> Result<Value, Error> {
         let a: Vec<Value> = a.try_iter()?.collect();
         let b: Vec<Value> = b.try_iter()?.collect();
@@ -309,14 +312,6 @@ pub(super) fn var(
 /// that results cannot depend on it: the default, or an empty string.
 pub(super) fn env_var(_name: String, default: Option<Value>) -> Value {
     default.unwrap_or(Value::from(""))
-}
-
-/// A stable, dependency-free hash for `local_md5` (its exact value does not
-/// matter to lineage; it must only be deterministic).
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
-    })
 }
 
 /// `builtins`: dbt's own `ref` and `source`, for a project macro that
