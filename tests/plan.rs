@@ -1644,3 +1644,50 @@ fn a_dbt_snapshot_is_never_rebuilt_and_the_way_out_works() {
         "{doc}"
     );
 }
+
+#[test]
+fn a_validation_that_could_change_production_is_refused() {
+    // Run verbatim before the swap, `validate` once held a `delete` and a
+    // `drop table`: on PostgreSQL production lost its rows before any swap.
+    let plan_with = |validate: &str| {
+        let yml = format!(
+            "dialect: postgres\ndatasets:\n  src: {{ grain: day }}\n  a:\n    grain: day\n    partition_column: d\n    validate: \"{validate}\"\n"
+        );
+        let dir = temp_project(&[
+            ("a.sql", "insert into a select id, d from src"),
+            ("ripple.yml", &yml),
+        ]);
+        let g = LineageGraph::build(load_project(dir.path(), &LoadOptions::default()).unwrap());
+        let req = request(&["src"], "2026-01-10", "2026-01-11", "2026-02-01");
+        let facts = TimeFacts::build(&g).unwrap();
+        let (i, model) = impact(&g, &facts, &req, false).unwrap();
+        ripple::plan::document(
+            &g,
+            &model,
+            &i,
+            tasks(&g, &model, &i).unwrap(),
+            &Default::default(),
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    for (validate, why) in [
+        (
+            "select count(*) > 0 from {table}; delete from a; select true",
+            "holds 3 statements",
+        ),
+        ("delete from a", "is not a query"),
+        (
+            "with x as (delete from a returning *) select true",
+            "writes",
+        ),
+        ("select true into kept from {table}", "writes"),
+    ] {
+        let err = plan_with(validate).unwrap_err();
+        assert!(
+            err.contains("`validate`") && err.contains(why),
+            "{validate}: {err}"
+        );
+    }
+    plan_with("select count(*) = 0 from {table} where id is null and {partition_filter}").unwrap();
+}

@@ -199,6 +199,18 @@ pub fn document(
     };
     check_shadows(g, &order, &shadow_of)?;
     check_name_lengths(g, &order, &shadow_of)?;
+    for d in order.iter().filter_map(|id| g.dataset(id)) {
+        if let Some(v) = d.settings(&g.config).and_then(|c| c.validate.as_deref())
+            && let Err(why) = read_only_query(v, dialect)
+        {
+            return Err(PlanError::Table {
+                dataset: d.name.clone(),
+                reason: format!(
+                    "its `validate` in ripple.yml {why}: a validation runs before the swap, when nothing may change production; write one query (`select ...`) that returns true when the shadow is right"
+                ),
+            });
+        }
+    }
     // A dbt snapshot's history (SCD2) cannot be rebuilt: it is never
     // restated into a shadow.
     if let Some(d) = order
@@ -1354,6 +1366,50 @@ fn check_name_lengths(
         }
     }
     Ok(())
+}
+
+/// Whether `validate` (placeholders filled with stand-ins) is one query
+/// that only reads: else why not. One once held `delete from` production
+/// and `drop table`, run verbatim before the swap.
+fn read_only_query(validate: &str, dialect: SqlDialect) -> Result<(), String> {
+    use sqlparser::ast::{Query, SetExpr, Statement, Visit, Visitor};
+    use std::ops::ControlFlow;
+    let sql = validate
+        .replace("{table}", "ripple_shadow")
+        .replace("{partition_filter}", "1 = 1")
+        .replace("{from}", "2000-01-01")
+        .replace("{to}", "2000-01-01");
+    let statements = sqlparser::parser::Parser::parse_sql(&*dialect.parser_dialect(), &sql)
+        .map_err(|e| format!("does not parse ({e})"))?;
+    let [Statement::Query(query)] = statements.as_slice() else {
+        return Err(match statements.len() {
+            1 => "is not a query".to_string(),
+            n => format!("holds {n} statements"),
+        });
+    };
+    /// Finds a part of a query that writes: a data-modifying CTE or
+    /// `select ... into`, which makes a table.
+    struct Writes;
+    impl Visitor for Writes {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+            let writes = match &*q.body {
+                SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) => true,
+                SetExpr::Merge(_) => true,
+                SetExpr::Select(s) => s.into.is_some(),
+                _ => false,
+            };
+            if writes {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+    }
+    match query.visit(&mut Writes) {
+        ControlFlow::Break(()) => Err("writes (a data-modifying CTE or `select into`)".to_string()),
+        ControlFlow::Continue(()) => Ok(()),
+    }
 }
 
 /// The dataset's own `validate` query (placeholders filled) and the
