@@ -1664,3 +1664,30 @@ fn a_var_whose_jinja_does_not_render_fails_the_models_reading_it() {
     assert!(m2.contains("var `late`"), "{m2}");
     assert!(about("m3").is_none(), "{findings:#?}");
 }
+
+#[test]
+fn output_to_a_link_to_a_stream_of_ours_writes_the_stream() {
+    // `-o /dev/stdout` replaced the system's link with a file (as root) and
+    // the output never reached standard output, with exit 0. Tested on a
+    // link of our own to the same place, which the machine does not need.
+    let dir = tempfile::tempdir().unwrap();
+    for target in ["/proc/self/fd/1", "/dev/stdout"] {
+        let link = dir.path().join("out");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        let out = graph_to(&link);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{target}: {e}: {:?}", out.stdout));
+        assert!(doc["nodes"].as_array().is_some_and(|n| !n.is_empty()));
+        let m = std::fs::symlink_metadata(&link).unwrap();
+        assert!(
+            m.file_type().is_symlink(),
+            "{target}: the link was replaced"
+        );
+    }
+}

@@ -198,6 +198,17 @@ pub fn write_output_with(
     {
         return write_in_place(p, m, body);
     }
+    // `/dev/stdout` and the like are links to this process's own streams:
+    // written through, as `>` would, never replaced (`-o /dev/stdout` once
+    // turned the system's link into a file and the output was lost).
+    if existing
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_symlink())
+        && names_a_stream(p)
+        && let Ok(target) = std::fs::metadata(p)
+    {
+        return write_in_place(p, &target, body);
+    }
     if let Some(m) = existing.as_ref().filter(|m| m.file_type().is_file()) {
         // Replacing by rename needs only the folder's permission, and the
         // new file would be ours: a read-only file, or another user's,
@@ -235,6 +246,22 @@ pub fn write_output_with(
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(p).map_err(|e| fail(e.error))?;
     Ok(())
+}
+
+/// Whether the link `p` is, or points straight at, one of this process's
+/// open files (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`): a stream
+/// the caller opened, not a file ripple should replace. A link to anything
+/// else is replaced, never followed (one could be planted).
+fn names_a_stream(p: &Path) -> bool {
+    let stream = |q: &Path| {
+        let q = q.to_string_lossy();
+        let fd = |rest: &str| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
+        matches!(q.as_ref(), "/dev/stdout" | "/dev/stderr")
+            || q.strip_prefix("/dev/fd/").is_some_and(fd)
+            || q.strip_prefix("/proc/self/fd/").is_some_and(fd)
+            || q.strip_prefix("/proc/thread-self/fd/").is_some_and(fd)
+    };
+    stream(p) || std::fs::read_link(p).is_ok_and(|t| stream(&t))
 }
 
 /// Whether this process may write the file at `p` (`access(W_OK)`).
