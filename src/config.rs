@@ -55,6 +55,130 @@ pub struct Config {
     /// The time zone partitions are days (and weeks, months) of, for
     /// every dataset that names none (default: UTC).
     pub time_zone: Option<String>,
+    /// Where the file writes each `datasets:` key and each of their
+    /// `upstream:` keys, for errors about what those keys name (the graph
+    /// checks them: `impact::TimeFacts`).
+    #[serde(skip)]
+    pub places: KeyPlaces,
+}
+
+/// Where `ripple.yml` writes each `datasets:` key and each of their
+/// `upstream:` keys: the file, and a line and column per key. Not a
+/// setting: two configs that differ only here are equal.
+#[derive(Debug, Clone, Default)]
+pub struct KeyPlaces {
+    /// The file (none when the settings were not read from one).
+    file: Option<PathBuf>,
+    /// (line, column) of each `datasets:` key.
+    datasets: BTreeMap<String, (u32, u32)>,
+    /// (line, column) of each `upstream:` key, by (dataset key, upstream key).
+    upstream: BTreeMap<(String, String), (u32, u32)>,
+}
+
+impl PartialEq for KeyPlaces {
+    fn eq(&self, _: &KeyPlaces) -> bool {
+        true
+    }
+}
+
+impl KeyPlaces {
+    /// The places of the keys of `text`, a `ripple.yml` that parsed; none
+    /// when it cannot be read again (it always can).
+    fn read(text: &str, path: &Path) -> KeyPlaces {
+        let keys: KeysOnly = serde_saphyr::from_str_with_options(text, yaml_options())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let at = |s: &serde_saphyr::Spanned<String>| {
+            let l = s.referenced;
+            (l.line() as u32, l.column() as u32)
+        };
+        let mut places = KeyPlaces {
+            file: Some(path.to_path_buf()),
+            ..KeyPlaces::default()
+        };
+        for (dataset, entry) in keys.datasets.0 {
+            for (up, _) in entry.upstream.0 {
+                places
+                    .upstream
+                    .insert((dataset.value.clone(), up.value.clone()), at(&up));
+            }
+            places.datasets.insert(dataset.value.clone(), at(&dataset));
+        }
+        places
+    }
+
+    /// (line, column) of `datasets.<dataset>`, or with `upstream` of its
+    /// `upstream.<upstream>`; (0, 0) when unknown.
+    pub fn line_column(&self, dataset: &str, upstream: Option<&str>) -> (u32, u32) {
+        let found = match upstream {
+            None => self.datasets.get(dataset),
+            Some(up) => self.upstream.get(&(dataset.to_string(), up.to_string())),
+        };
+        found.copied().unwrap_or((0, 0))
+    }
+
+    /// `path:line:column` of a place, as errors name one; the file alone
+    /// when the line is unknown.
+    pub fn at(&self, (line, column): (u32, u32)) -> String {
+        let file = self
+            .file
+            .as_deref()
+            .unwrap_or(Path::new(CONFIG_FILE))
+            .display();
+        match line {
+            0 => file.to_string(),
+            _ => format!("{file}:{line}:{column}"),
+        }
+    }
+}
+
+/// The keys of `datasets:` and their `upstream:` keys, with their places.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct KeysOnly {
+    datasets: SpannedKeys<UpstreamKeys>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct UpstreamKeys {
+    upstream: SpannedKeys<serde::de::IgnoredAny>,
+}
+
+/// A mapping's entries, each key with where it is written.
+struct SpannedKeys<T>(Vec<(serde_saphyr::Spanned<String>, T)>);
+
+impl<T> Default for SpannedKeys<T> {
+    fn default() -> Self {
+        SpannedKeys(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for SpannedKeys<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Self, D::Error> {
+        struct Entries<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Entries<T> {
+            type Value = SpannedKeys<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a mapping")
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+                Ok(SpannedKeys::default())
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    out.push(entry);
+                }
+                Ok(SpannedKeys(out))
+            }
+        }
+        de.deserialize_any(Entries(std::marker::PhantomData))
+    }
 }
 
 /// The dbt target ripple assumes (there is no `profiles.yml` to read).
@@ -234,7 +358,8 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
-        let config: Config = parsed.map_err(|e| config_error(path, &key_path, &e))?;
+        let mut config: Config = parsed.map_err(|e| config_error(path, &key_path, &e))?;
+        config.places = KeyPlaces::read(text, path);
         if let Some(BadValue {
             key,
             message,
@@ -761,6 +886,32 @@ backfill:
             .unwrap_err()
             .to_string();
         assert!(err.contains("datasets.a.grain"), "{err}");
+    }
+
+    #[test]
+    fn the_places_of_dataset_and_upstream_keys_are_kept() {
+        let c = parse(
+            "dialect: duckdb\ndatasets:\n  a: { grain: day }\n  b:\n    upstream:\n      a: all\n      x.a: { window: [-1, 0] }\n  c: { upstream: { a: none } }\n",
+        )
+        .unwrap();
+        let p = &c.places;
+        assert_eq!(p.line_column("a", None), (3, 3));
+        assert_eq!(p.line_column("b", None), (4, 3));
+        assert_eq!(p.line_column("b", Some("a")), (6, 7));
+        assert_eq!(p.line_column("b", Some("x.a")), (7, 7));
+        assert_eq!(p.line_column("c", Some("a")), (8, 20));
+        assert_eq!(p.line_column("c", Some("zz")), (0, 0));
+        assert_eq!(p.at((8, 20)), "ripple.yml:8:20");
+        assert_eq!(p.at((0, 0)), "ripple.yml");
+        // Where keys are written is no setting.
+        assert_eq!(c, parse(&format!("\n\n{}", "dialect: duckdb\ndatasets:\n  a: { grain: day }\n  b:\n    upstream:\n      a: all\n      x.a: { window: [-1, 0] }\n  c: { upstream: { a: none } }\n")).unwrap());
+        assert_eq!(
+            parse("datasets: {}\n")
+                .unwrap()
+                .places
+                .line_column("a", None),
+            (0, 0)
+        );
     }
 
     #[test]

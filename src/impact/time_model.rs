@@ -560,8 +560,12 @@ fn e_down(g: &LineageGraph, e: EdgeIndex) -> NodeIndex {
         .map_or(NodeIndex::new(0), |(_, d)| d)
 }
 
-/// `ripple.yml` `datasets:` entries by node; an entry naming nothing is an
-/// error with a suggestion.
+/// `ripple.yml` `datasets:` entries by node. A key that would be dropped
+/// or would silently win over another is an error naming the file, line and
+/// key: a `datasets:` key naming no dataset, two keys naming one dataset
+/// (`orders` and its node id), an `upstream:` key naming no dataset the
+/// entry's dataset reads directly (its mapping would never be used), two
+/// `upstream:` keys naming one upstream. The first in the file is reported.
 fn configured_datasets(
     g: &LineageGraph,
 ) -> Result<HashMap<NodeIndex, (String, crate::config::DatasetConfig)>, TimeModelError> {
@@ -574,25 +578,146 @@ fn configured_datasets(
             first.entry(k.as_str()).or_insert(n);
         }
     }
-    let mut out = HashMap::new();
+    let places = &g.config.places;
+    let line = |(l, c): (u32, u32)| match l {
+        0 => "line unknown".to_string(),
+        _ => format!("line {l}, column {c}"),
+    };
+    // Each problem with the place of its key, to report the first.
+    let mut problems: Vec<((u32, u32), String)> = Vec::new();
+    let mut out: HashMap<NodeIndex, (String, crate::config::DatasetConfig)> = HashMap::new();
     for (key, cfg) in &g.config.datasets {
-        let node = first.get(key.as_str()).copied();
-        match node {
-            Some(n) => {
-                out.insert(n, (key.clone(), cfg.clone()));
+        let here = places.line_column(key, None);
+        let Some(&n) = first.get(key.as_str()) else {
+            let names = g.graph.node_weights().map(|d| d.name.as_str());
+            let hint = crate::text::did_you_mean(key, names)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            problems.push((
+                here,
+                format!("datasets.{key} names no dataset of the project{hint}"),
+            ));
+            continue;
+        };
+        let name = &g.graph[n].name;
+        if let Some((other, _)) = out.get(&n) {
+            let there = places.line_column(other, None);
+            let ((a, at_a), (b, at_b)) = if there <= here {
+                ((other, there), (key, here))
+            } else {
+                ((key, here), (other, there))
+            };
+            problems.push((
+                at_b,
+                format!(
+                    "datasets.{a} ({}) and datasets.{b} ({}) name the same dataset `{name}`; ripple would take the settings of one and drop the other's: keep one key, with the settings of both",
+                    line(at_a),
+                    line(at_b)
+                ),
+            ));
+            continue;
+        }
+        let mut reads: Vec<NodeIndex> =
+            g.graph.neighbors_directed(n, Direction::Incoming).collect();
+        reads.sort_by(|a, b| (&g.graph[*a].name, a).cmp(&(&g.graph[*b].name, b)));
+        reads.dedup();
+        let listed = match reads.len() {
+            0 => format!("`{name}` reads no dataset ripple knows of"),
+            1..=12 => format!(
+                "`{name}` reads {}",
+                reads
+                    .iter()
+                    .map(|u| format!("`{}`", g.graph[*u].name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            many => format!(
+                "`{name}` reads {many} datasets (`ripple graph --select 1+{name}` lists them)"
+            ),
+        };
+        // The upstream each key names, and the key that named it first.
+        let mut named: HashMap<NodeIndex, &String> = HashMap::new();
+        for up in cfg.upstream.keys() {
+            let at = places.line_column(key, Some(up));
+            let mapped: Vec<NodeIndex> = reads
+                .iter()
+                .copied()
+                .filter(|&u| g.graph[u].answers_to(up))
+                .collect();
+            if mapped.is_empty() {
+                let path = format!("datasets.{key}.upstream.{up}");
+                let why = match first.get(up.as_str()) {
+                    Some(&m) => format!(
+                        ": `{}` is a dataset of the project, but not one `{name}` reads directly (no edge runs from it to `{name}`), so its mapping would never be used",
+                        g.graph[m].name
+                    ),
+                    None => {
+                        let direct = reads.iter().flat_map(|&u| {
+                            let d = &g.graph[u];
+                            [d.name.as_str(), d.relation.as_str(), d.id.as_str()]
+                        });
+                        let hint = crate::text::did_you_mean(up, direct)
+                            .or_else(|| {
+                                crate::text::did_you_mean(
+                                    up,
+                                    g.graph.node_weights().map(|d| d.name.as_str()),
+                                )
+                            })
+                            .map(|s| format!(" (did you mean `{s}`?)"))
+                            .unwrap_or_default();
+                        format!(" names no dataset of the project{hint}")
+                    }
+                };
+                problems.push((
+                    at,
+                    format!(
+                        "{path}{why}; {listed}: key each mapping by the name, relation or id of a dataset it reads, or remove the key"
+                    ),
+                ));
+                continue;
             }
-            None => {
-                let names = g.graph.node_weights().map(|d| d.name.as_str());
-                let hint = crate::text::did_you_mean(key, names)
-                    .map(|s| format!("; did you mean `{s}`?"))
-                    .unwrap_or_default();
-                return Err(TimeModelError(format!(
-                    "ripple.yml: datasets.{key} names no dataset of the project{hint}"
-                )));
+            for u in mapped {
+                match named.get(&u) {
+                    Some(&other) => {
+                        let there = places.line_column(key, Some(other));
+                        let ((a, at_a), (b, at_b)) = if there <= at {
+                            ((other, there), (up, at))
+                        } else {
+                            ((up, at), (other, there))
+                        };
+                        problems.push((
+                            at_b,
+                            format!(
+                                "datasets.{key}.upstream: `{a}` ({}) and `{b}` ({}) name the same upstream `{}`; ripple would use one mapping and drop the other: keep one key",
+                                line(at_a),
+                                line(at_b),
+                                g.graph[u].name
+                            ),
+                        ));
+                    }
+                    None => {
+                        named.insert(u, up);
+                    }
+                }
             }
         }
+        out.insert(n, (key.clone(), cfg.clone()));
     }
-    Ok(out)
+    problems.sort();
+    match problems.first() {
+        None => Ok(out),
+        Some((at, message)) => {
+            let more = match problems.len() - 1 {
+                0 => String::new(),
+                1 => " (and 1 more such key later in the file)".to_string(),
+                n => format!(" (and {n} more such keys later in the file)"),
+            };
+            Err(TimeModelError(format!(
+                "{}: {message}{more}",
+                places.at(*at)
+            )))
+        }
+    }
 }
 
 /// What dbt's own configuration says about time.
