@@ -3,6 +3,10 @@
 //! production run. Placement uses a step function of running tasks, so the
 //! cost grows with the tasks, not with their square.
 //!
+//! `frequent_production`: one-minute tasks between production runs every
+//! two minutes (a DAG on `*/2 * * * *`), where each task used to rescan the
+//! runs and tasks before it.
+//!
 //! `cargo bench --bench schedule`
 
 use ripple::plan::schedule::{Constraints, Job, schedule};
@@ -40,6 +44,34 @@ fn schedule_tasks(bencher: divan::Bencher, n: usize) {
         blackouts: (0..days)
             .map(|d| (d * 1440 + 120, d * 1440 + 210))
             .collect(),
+        deadline: None,
+    };
+    bencher.bench(|| {
+        let (placed, _) = schedule(&jobs, &c).unwrap();
+        assert_eq!(placed.len(), n);
+        placed
+    });
+}
+
+/// Hourly one-minute batches (a partition costing under a minute), a
+/// production run every two minutes for one, two at a time; every third
+/// dataset one at a time.
+#[divan::bench(args = [2_000, 20_000], sample_count = 5)]
+fn frequent_production(bencher: divan::Bencher, n: usize) {
+    let jobs: Vec<Job> = (0..n)
+        .map(|i| Job {
+            id: format!("t{i}"),
+            dataset: format!("d{}", i % 6),
+            minutes: 1,
+            after: Vec::new(),
+            dataset_cap: (i % 6 % 3 == 0).then_some(1),
+        })
+        .collect();
+    let c = Constraints {
+        start: 0,
+        max_concurrency: 2,
+        windows: Vec::new(),
+        blackouts: (0..400 * 720).map(|k| (2 * k, 2 * k + 1)).collect(),
         deadline: None,
     };
     bencher.bench(|| {
