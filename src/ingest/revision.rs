@@ -160,15 +160,22 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
     // The old revision is the repository's: readable by its user alone.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
-    let dir = builder
-        .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
-        .tempdir_in(&parent)
-        .map_err(|source| RevisionError::Io {
-            path: parent.clone(),
-            source,
-        })?;
+    // The handler first, and the folder made and listed under the lock the
+    // handler takes: a signal between making and listing it once left the
+    // copy behind (seen under load in tests/hardening.rs).
     clean_up_on_signals();
-    live().push(dir.path().to_path_buf());
+    let dir = {
+        let mut live = live();
+        let dir = builder
+            .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
+            .tempdir_in(&parent)
+            .map_err(|source| RevisionError::Io {
+                path: parent.clone(),
+                source,
+            })?;
+        live.push(dir.path().to_path_buf());
+        dir
+    };
     let root = dir.path().join(&location.prefix);
     std::fs::create_dir_all(&root).map_err(|source| RevisionError::Io {
         path: root.clone(),
