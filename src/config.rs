@@ -611,6 +611,20 @@ pub(crate) fn is_yaml_size_limit(err: &serde_saphyr::Error) -> bool {
     }
 }
 
+/// `Some(key)` when the error is a key written twice in one mapping (the
+/// key when it is text).
+pub(crate) fn duplicate_key(err: &serde_saphyr::Error) -> Option<Option<String>> {
+    use serde_saphyr::Error as E;
+    let mut err = err;
+    while let E::AliasError { error, .. } | E::WithSnippet { error, .. } = err {
+        err = error;
+    }
+    match err {
+        E::DuplicateMappingKey { key, .. } => Some(key.clone()),
+        _ => None,
+    }
+}
+
 /// (line, column, reason) of a YAML error; a size limit says what it
 /// protects against and what to do.
 pub(crate) fn yaml_error(err: &serde_saphyr::Error) -> (u32, u32, String) {
@@ -628,6 +642,13 @@ pub(crate) fn yaml_error(err: &serde_saphyr::Error) -> (u32, u32, String) {
         .filter(|(head, _)| head.starts_with("line "))
         .map_or(reason, |(_, rest)| rest)
         .to_string();
+    // The library's own advice names its options, which a user cannot set.
+    if let Some(key) = duplicate_key(err) {
+        reason = match key {
+            Some(k) => format!("the key `{k}` is written twice in one mapping"),
+            None => "a key is written twice in one mapping".to_string(),
+        };
+    }
     if is_yaml_size_limit(err) {
         reason.push_str(&format!(
             "; the file expands (through its aliases or nesting) past ripple's limit of {YAML_MAX_EXPANDED_EVENTS} YAML events or {YAML_MAX_DEPTH} levels, which protects against alias bombs; split it or use fewer nested aliases"

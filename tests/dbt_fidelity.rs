@@ -17,14 +17,14 @@ use temp_project::temp_project;
 const FILES: &[(&str, &str)] = &[
     (
         "dbt_project.yml",
-        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n  app: \"{{ ref('a') }}\"\n  src: \"{{ source('raw', 'u') }}\"\n  chained: \"{{ var('app') }}\"\n",
+        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n  app: \"{{ ref('a') }}\"\n  src: \"{{ source('raw', 'u') }}\"\n  chained: \"{{ var('app') }}\"\n  tuva_on: true\n  tuva_off: false\n  scoped_on: false\n  fid:\n    scoped_on: true\n  pkg:\n    pkg_src: b\n  twice: a\n  twice: b\n",
     ),
     ("models/a.sql", "select 1 as id, 'x' as c\n"),
     ("models/b.sql", "select 2 as id\n"),
     // Anchors reused by aliases (real source files reuse a few hundreds of times).
     (
         "models/sources.yml",
-        "version: 2\nsources:\n  - name: raw\n    tables:\n      - name: t\n        meta: &owner {owner: data}\n      - name: u\n        meta: *owner\n",
+        "version: 2\nsources:\n  - name: raw\n    tables:\n      - name: t\n        meta: &owner {owner: data}\n      - name: u\n        meta: *owner\n        columns:\n          - name: id\n            data_type: int\n            data_type: bigint\n",
     ),
     // dbt compiles each macro block alone: text between blocks, even text
     // Jinja2 rejects, is never compiled.
@@ -90,6 +90,64 @@ const FILES: &[(&str, &str)] = &[
         "models/m_var_chain.sql",
         "select * from {{ var('chained') }}\n",
     ),
+    // dbt's type filters (the Tuva project's models open with them).
+    (
+        "models/m_as_bool.sql",
+        "{{ config(enabled=var('tuva_on', false) | as_bool) }}\nselect {{ '3' | as_number }} as n, {{ 'x' | as_text }} as t from {{ ref('a') }}\n",
+    ),
+    (
+        "models/m_as_bool_off.sql",
+        "{{ config(enabled=var('tuva_off') | as_bool) }}\nselect * from {{ ref('a') }}\n",
+    ),
+    // Vars scoped under the root project's own name win over its globals.
+    (
+        "models/m_scoped.sql",
+        "{{ config(enabled=var('scoped_on')) }}\nselect * from {{ ref('b') }}\n",
+    ),
+    // A package's models see its own vars, under the root's globals and
+    // the root's block for the package.
+    (
+        "dbt_packages/pkg/dbt_project.yml",
+        "name: pkg\nversion: \"1.0\"\nconfig-version: 2\nvars:\n  pkg_src: a\n  upstream: a\n  pkg:\n    pkg_flag: true\n",
+    ),
+    (
+        "dbt_packages/pkg/models/pkg_m.sql",
+        "{{ config(enabled=var('pkg_flag', false)) }}\nselect * from {{ ref(var('pkg_src')) }} join {{ ref(var('upstream')) }} using (id)\n",
+    ),
+    (
+        "dbt_packages/pkg/models/pkg_off.sql",
+        "{{ config(enabled=var('scoped_on')) }}\nselect * from {{ ref('a') }}\n",
+    ),
+    // An older dbt_utils shim: a package macro named like dbt's, which
+    // dispatches to dbt's own (it used to call itself until the depth limit,
+    // losing the refs after it).
+    (
+        "dbt_packages/shim/dbt_project.yml",
+        "name: shim\nversion: \"1.0\"\nconfig-version: 2\n",
+    ),
+    (
+        "dbt_packages/shim/macros/datediff.sql",
+        "{% macro datediff(first_date, second_date, datepart) %}{{ return(adapter.dispatch('datediff', 'dbt')(first_date, second_date, datepart)) }}{% endmacro %}\n",
+    ),
+    (
+        "models/m_shim.sql",
+        "select {{ shim.datediff('x', 'y', 'day') }} as d from {{ ref('a') }} join {{ ref('b') }} using (id)\n",
+    ),
+    // Jinja2 forms dbt projects write (spellbook): unary plus, a default
+    // reading an earlier parameter, `do ... if` without `else`.
+    (
+        "macros/late.sql",
+        "{% macro pick(chain, events = source('raw', chain)) %}{{ events }}{% endmacro %}\n",
+    ),
+    (
+        "models/m_jinja2.sql",
+        "{% set step = +1 %}{% set xs = [] %}{% do xs.append(step) if step > 0 %}\nselect {{ xs | join(',') }} as n from {{ pick('t') }} join {{ ref('b') }} using (id)\n",
+    ),
+    // A var written twice: the last value, as dbt's YAML loader keeps.
+    (
+        "models/m_twice.sql",
+        "select * from {{ ref(var('twice')) }}\n",
+    ),
     (
         "models/m_kw.sql",
         "select '{{ describe(1, 'x') }}' as d from {{ ref('b') }}\n",
@@ -105,7 +163,15 @@ const EDGES: &[(&str, &str)] = &[
     ("model.a", "model.m_var_chain"),
     ("model.a", "model.m_var_ref"),
     ("model.a", "model.m_wh"),
+    ("model.a", "model.m_as_bool"),
     ("model.b", "model.m_kw"),
+    ("model.b", "model.m_scoped"),
+    ("model.b", "model.m_twice"),
+    ("model.a", "model.m_shim"),
+    ("model.b", "model.m_shim"),
+    ("model.b", "model.m_jinja2"),
+    ("source.raw.t", "model.m_jinja2"),
+    ("model.b", "model.pkg_m"),
     ("model.b", "model.m_rel"),
     ("model.b", "model.m_var"),
     ("model.b", "model.m_wh"),
@@ -166,10 +232,12 @@ fn every_form_keeps_its_edges() {
         .iter()
         .map(|n| n["id"].as_str().unwrap())
         .collect();
-    assert!(
-        !ids.contains("model.m_disabled"),
-        "config(enabled=false) in the file"
-    );
+    for off in ["model.m_disabled", "model.m_as_bool_off", "model.pkg_off"] {
+        assert!(
+            !ids.contains(off),
+            "{off}: config(enabled=false) in the file"
+        );
+    }
     assert!(
         ids.contains("source.raw.u"),
         "a source declared through an alias"
@@ -201,14 +269,28 @@ fn check_names_the_warehouse_model_and_counts_coverage() {
         !text.contains("render-error") && !text.contains("unknown-macro"),
         "{text}"
     );
+    // Keys written twice: used as dbt uses them, each file named with the
+    // line of the second key, and nothing of the YAML library's own advice.
+    for (file, line) in [
+        ("dbt_project.yml:", "twice"),
+        ("models/sources.yml:", "data_type"),
+    ] {
+        assert!(
+            text.lines().any(|l| l.contains("yaml-duplicate-key")
+                && l.contains(file)
+                && l.contains(&format!("`{line}`"))),
+            "{text}"
+        );
+    }
+    assert!(!text.contains("DuplicateKeyPolicy"), "{text}");
     assert!(
-        text.contains("dbt models: 12 read: 11 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse"),
+        text.contains("dbt models: 18 read: 17 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse"),
         "{text}"
     );
     let json = ripple(&["check", "--format", "json"], dir.path());
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["coverage"]["need_warehouse"], 1);
-    assert_eq!(doc["coverage"]["rendered_fully"], 11);
+    assert_eq!(doc["coverage"]["rendered_fully"], 17);
 }
 
 #[test]
@@ -304,7 +386,13 @@ fn dbt_parse_records_the_same_edges() {
         }
     }
     assert_eq!(dbt_edges, expected(), "dbt's own edges");
-    assert!(manifest["disabled"].get("model.fid.m_disabled").is_some());
+    for off in [
+        "model.fid.m_disabled",
+        "model.fid.m_as_bool_off",
+        "model.pkg.pkg_off",
+    ] {
+        assert!(manifest["disabled"].get(off).is_some(), "{off}");
+    }
     assert_eq!(
         edges(&graph(dir.path(), &[])),
         dbt_edges,
@@ -381,4 +469,115 @@ fn dbt_parse_renders_a_sources_names_the_same() {
             "ripple against dbt for {table}"
         );
     }
+}
+
+/// A monorepo as spellbook lays one out: the dbt project in
+/// `dbt_subprojects/p` reads models and macros from folders at the
+/// repository's top.
+const MONOREPO: &[(&str, &str)] = &[
+    (".git/HEAD", "ref: refs/heads/main\n"),
+    (
+        "dbt_subprojects/p/dbt_project.yml",
+        "name: mono\nversion: \"1.0\"\nprofile: mono\nmodel-paths: [\"models\", \"../../sources\"]\nmacro-paths: [\"../../macros\"]\n",
+    ),
+    (
+        "dbt_subprojects/p/models/m.sql",
+        "select * from {{ ref('shared_src') }} where x = {{ shared_one() }}\n",
+    ),
+    ("sources/shared_src.sql", "select 1 as x\n"),
+    (
+        "macros/shared.sql",
+        "{% macro shared_one() %}1{% endmacro %}\n",
+    ),
+];
+
+fn mono_edges() -> BTreeSet<(String, String)> {
+    [("model.shared_src".to_string(), "model.m".to_string())].into()
+}
+
+#[test]
+fn a_monorepo_project_reads_the_repositorys_shared_folders() {
+    let repo = temp_project(MONOREPO);
+    let project = repo.path().join("dbt_subprojects/p");
+    assert_eq!(edges(&graph(&project, &["--no-cache"])), mono_edges());
+    let check = ripple(&["check", "--no-cache"], &project);
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        !text.contains("path-outside-project") && !text.contains("unknown-macro"),
+        "{text}"
+    );
+    // Out of the repository is still out: a folder beside it.
+    let outside = tempfile::tempdir().unwrap();
+    let far = outside.path().join("models");
+    std::fs::create_dir_all(&far).unwrap();
+    std::fs::write(far.join("far.sql"), "select 2 as y\n").unwrap();
+    let yml = format!(
+        "name: mono\nversion: \"1.0\"\nprofile: mono\nmodel-paths: [\"models\", \"../../sources\", \"{}\"]\nmacro-paths: [\"../../macros\"]\n",
+        far.display()
+    );
+    std::fs::write(project.join("dbt_project.yml"), yml).unwrap();
+    let check = ripple(&["check", "--no-cache"], &project);
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        text.lines().any(|l| l.contains("path-outside-project")
+            && l.contains("model-paths")
+            && l.contains("outside the repository")),
+        "{text}"
+    );
+    // And a link inside the repository that leads out of it.
+    std::fs::write(
+        project.join("dbt_project.yml"),
+        MONOREPO[1]
+            .1
+            .replace("\"models\", ", "\"models\", \"../../linked\", "),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&far, repo.path().join("linked")).unwrap();
+    let check = ripple(&["check", "--no-cache"], &project);
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("path-outside-project") && l.contains("../../linked")),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_a_repository_the_project_folder_is_the_boundary() {
+    let files: Vec<(&str, &str)> = MONOREPO[1..].to_vec();
+    let repo = temp_project(&files);
+    let project = repo.path().join("dbt_subprojects/p");
+    let check = ripple(&["check", "--no-cache"], &project);
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        text.lines().any(|l| l.contains("path-outside-project")
+            && l.contains("../../sources")
+            && l.contains("in no git repository")),
+        "{text}"
+    );
+}
+
+#[test]
+fn dbt_parse_reads_the_monorepo_the_same() {
+    let Some(dbt) = require(dbt(), "dbt (dbt-core 1.11 with dbt-duckdb)") else {
+        return;
+    };
+    let repo = temp_project(MONOREPO);
+    let project = repo.path().join("dbt_subprojects/p");
+    let manifest = dbt_parse(&dbt, &project, "mono", "");
+    let mut dbt_edges = BTreeSet::new();
+    for (unique, node) in manifest["nodes"].as_object().unwrap() {
+        if node["resource_type"] != "model" {
+            continue;
+        }
+        for up in node["depends_on"]["nodes"].as_array().unwrap() {
+            let id = |u: &str| {
+                let parts: Vec<&str> = u.split('.').collect();
+                format!("{}.{}", parts[0], parts[2..].join("."))
+            };
+            dbt_edges.insert((id(up.as_str().unwrap()), id(unique)));
+        }
+    }
+    assert_eq!(dbt_edges, mono_edges(), "dbt's own edges");
+    assert_eq!(edges(&graph(&project, &["--no-cache"])), dbt_edges);
 }

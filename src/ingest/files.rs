@@ -136,9 +136,10 @@ pub(crate) fn confine<'p>(
         .collect()
 }
 
-/// `base/rel` when it lies inside `root` (or `allow` says it may not);
-/// otherwise an error naming the setting (`key` in `file`). Paths leave
-/// the project by `..`, by being absolute or through a link.
+/// `base/rel` when it lies inside the git repository holding `root`, or
+/// inside `root` when there is none (or `allow` says it may not); otherwise
+/// an error naming the setting (`key` in `file`). Paths leave by `..`, by
+/// being absolute or through a link.
 pub(crate) fn inside(
     root: &Path,
     base: &Path,
@@ -167,23 +168,36 @@ pub(crate) fn inside(
     };
     let (normal, normal_root) = (lexical(&joined), lexical(root));
     let real_root = root.canonicalize().unwrap_or_else(|_| normal_root.clone());
-    let escapes = !normal.starts_with(&normal_root)
+    let (lexical_top, real_top) = (repository(&normal_root), repository(&real_root));
+    let escapes = !normal.starts_with(lexical_top.unwrap_or(&normal_root))
         || normal
             .canonicalize()
-            .is_ok_and(|real| !real.starts_with(&real_root));
+            .is_ok_and(|real| !real.starts_with(real_top.unwrap_or(&real_root)));
     if escapes {
+        let place = match real_top {
+            Some(top) => format!("the repository the project is in ({})", top.display()),
+            None => "the project (which is in no git repository)".to_string(),
+        };
         return Err(Diagnostic::error(
             "path-outside-project",
             Some(file.to_string()),
             0,
             0,
             format!(
-                "{key} `{}` is outside the project; ripple reads only the project's own files (a pull request could point it at /etc). Move the folder into the project, or set `allow_outside_project: true` in ripple.yml",
+                "{key} `{}` is outside {place}; ripple reads only the repository's own files (a pull request could point it at /etc). Move the folder into the repository, or set `allow_outside_project: true` in ripple.yml",
                 rel.display()
             ),
         ));
     }
     Ok(joined)
+}
+
+/// The top of the git repository holding `dir` (the nearest folder, `dir`
+/// itself or above, with a `.git` folder or file), if any: the boundary a
+/// monorepo's settings may reach (`model-paths: ../../sources`).
+fn repository(dir: &Path) -> Option<&Path> {
+    dir.ancestors()
+        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
 }
 
 /// `path` relative to `root`, with `/` separators, for messages and ids.

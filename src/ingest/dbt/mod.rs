@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 
 use self::jinja::{
-    ConfigRenderer, MacroFile, PLACEHOLDER, Relation, Relations, Renderer, Settings,
+    ConfigRenderer, MacroFile, PLACEHOLDER, PackageVars, Relation, Relations, Renderer, Settings,
 };
 use self::yaml::{ProjectFile, Properties, block_config, merge_config};
 use super::Progress;
@@ -345,7 +345,10 @@ fn read_project(
 ) -> Loaded {
     let mut out = Part::default();
     let root_file = match yaml::read_project_file(root, root, rec) {
-        Ok(f) => f,
+        Ok((f, warning)) => {
+            out.diagnostics.extend(warning);
+            f
+        }
         Err(d) => {
             out.diagnostics.push(d);
             return Loaded {
@@ -384,7 +387,8 @@ fn read_project(
     }
     for dir in package_folders {
         match yaml::read_project_file(&dir, root, rec) {
-            Ok(file) => {
+            Ok((file, warning)) => {
+                out.diagnostics.extend(warning);
                 let name = if file.name.is_empty() {
                     stem(&dir)
                 } else {
@@ -402,8 +406,8 @@ fn read_project(
     }
 
     // Jinja inside YAML values (`+enabled: "{{ var('x', false) }}"`).
-    let (vars, jinja_vars) = merged_vars(config, &units);
-    let config_jinja = ConfigRenderer::new(&vars, &config.target);
+    let (vars, package_vars) = merged_vars(config, &units);
+    let config_jinja = ConfigRenderer::new(&vars.vars, &config.target);
 
     // Property YAML, macros, seeds and SQL templates of every unit.
     let mut macro_files = Vec::new();
@@ -473,10 +477,11 @@ fn read_project(
         let parsed = in_parallel(&yaml_files, &mut out.diagnostics, |path| {
             let file = relative(root, path);
             let text = read(rec, path).map_err(|e| read_error(file.clone(), &e))?;
-            let doc = yaml::parse(&text, &file)?;
-            Ok((file, text, doc))
+            let (doc, warning) = yaml::parse(&text, &file)?;
+            Ok((file, text, doc, warning))
         });
-        for (file, text, doc) in parsed {
+        for (file, text, doc, warning) in parsed {
+            out.diagnostics.extend(warning);
             unit.props.add(&doc, &text, &file);
         }
         // Read and stripped in parallel (the block scan is per file).
@@ -564,7 +569,14 @@ fn read_project(
     templates.retain(|t| t.config.get("enabled") != Some(&Value::Bool(false)));
 
     // Relations known before rendering, for ref() and source() to print.
-    let settings = settings(config, &units, (vars, jinja_vars), &templates, &seeds, root);
+    let settings = settings(
+        config,
+        &units,
+        (vars, package_vars),
+        &templates,
+        &seeds,
+        root,
+    );
     let relations_by_id: HashMap<String, Relation> = templates
         .iter()
         .map(|t| {
@@ -1006,6 +1018,7 @@ fn default_settings(config: &Config) -> Settings {
         project_name: String::new(),
         vars: BTreeMap::new(),
         jinja_vars: BTreeMap::new(),
+        package_vars: BTreeMap::new(),
         target: config.target.clone(),
         adapter: adapter_name(config),
         relations: Relations::default(),
@@ -1021,7 +1034,7 @@ fn adapter_name(config: &Config) -> String {
 fn settings(
     config: &Config,
     units: &[Unit],
-    (vars, jinja_vars): (BTreeMap<String, Value>, BTreeMap<String, String>),
+    (vars, package_vars): (PackageVars, BTreeMap<String, PackageVars>),
     templates: &[Template],
     seeds: &[(usize, PathBuf)],
     _root: &Path,
@@ -1056,49 +1069,66 @@ fn settings(
     }
     Settings {
         project_name: root.file.name.clone(),
-        vars,
-        jinja_vars,
+        vars: vars.vars,
+        jinja_vars: vars.jinja_vars,
+        package_vars,
         relations,
         dispatch: root.file.dispatch.clone(),
         ..base
     }
 }
 
-/// `vars` of the root `dbt_project.yml`, overridden by `ripple.yml`'s,
-/// their Jinja rendered with `var`, `env_var` and `target` (for config
-/// values); and those whose value is Jinja, as written, which models render
-/// in their own context where they read them (as dbt does).
-fn merged_vars(
-    config: &Config,
-    units: &[Unit],
-) -> (BTreeMap<String, Value>, BTreeMap<String, String>) {
-    let mut vars: BTreeMap<String, Value> = BTreeMap::new();
-    for (k, v) in &units[0].file.vars {
-        // Package-scoped blocks (`vars: { pkg: { x: 1 } }`) apply to that
-        // package only; ripple reads the global ones.
-        if !(v.is_object()
-            && units
-                .iter()
-                .any(|u| u.package.as_deref() == Some(k.as_str())))
-        {
-            vars.insert(k.clone(), v.clone());
+/// The vars each project's models see: the root project's, then each
+/// package's where they differ. dbt's precedence, highest first:
+/// `ripple.yml` (dbt's `--vars`), the root `dbt_project.yml`'s block under
+/// the node's package name (its own name for its own models), the root's
+/// globals, then for a package's node its own `dbt_project.yml`'s block
+/// under its name and its globals. Values are rendered with `var`,
+/// `env_var` and `target` (for config values); those that are Jinja are
+/// also kept as written, for models to render in their own context where
+/// they read them (as dbt does).
+fn merged_vars(config: &Config, units: &[Unit]) -> (PackageVars, BTreeMap<String, PackageVars>) {
+    let root = &units[0];
+    let scope = |files: &[(&ProjectFile, &str)]| {
+        let mut vars: BTreeMap<String, Value> = BTreeMap::new();
+        // Lowest first: each later layer overrides.
+        for (file, name) in files {
+            vars.extend(file.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+            if let Some(Value::Object(block)) = file.vars.get(*name) {
+                vars.extend(block.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        vars.extend(config.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let jinja_vars = vars
+            .iter()
+            .filter_map(|(k, v)| {
+                let text = v.as_str()?;
+                (text.contains("{{") || text.contains("{%")).then(|| (k.clone(), text.to_string()))
+            })
+            .collect();
+        // dbt renders Jinja in `vars` values (`"{{ env_var('START', '2020-01-01') }}"`,
+        // one var built from another) before any model sees them.
+        let renderer = jinja::ConfigRenderer::new(&vars, &config.target);
+        for v in vars.values_mut() {
+            *v = renderer.render(std::mem::take(v));
+        }
+        PackageVars { vars, jinja_vars }
+    };
+    let own = scope(&[(&root.file, root.file.name.as_str())]);
+    let mut packages = BTreeMap::new();
+    for unit in &units[1..] {
+        let Some(package) = &unit.package else {
+            continue;
+        };
+        let seen = scope(&[
+            (&unit.file, package.as_str()),
+            (&root.file, package.as_str()),
+        ]);
+        if seen != own {
+            packages.insert(package.clone(), seen);
         }
     }
-    vars.extend(config.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let jinja_vars = vars
-        .iter()
-        .filter_map(|(k, v)| {
-            let text = v.as_str()?;
-            (text.contains("{{") || text.contains("{%")).then(|| (k.clone(), text.to_string()))
-        })
-        .collect();
-    // dbt renders Jinja in `vars` values (`"{{ env_var('START', '2020-01-01') }}"`,
-    // one var built from another) before any model sees them.
-    let renderer = jinja::ConfigRenderer::new(&vars, &config.target);
-    for v in vars.values_mut() {
-        *v = renderer.render(std::mem::take(v));
-    }
-    (vars, jinja_vars)
+    (own, packages)
 }
 
 /// dbt's default naming: schema `target` or `target_custom`, alias = name,
@@ -1171,7 +1201,8 @@ fn render_template(
     config: &Config,
 ) -> (Dataset, Job, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let (result, capture) = renderer.render(&t.file, &t.text, this, &t.name);
+    let (result, capture) =
+        renderer.render_in(t.package.as_deref(), &t.file, &t.text, this, &t.name);
     if let Err(e) = &result {
         let line = if e.line > 0 {
             t.first_line + e.line - 1

@@ -31,17 +31,44 @@ pub(crate) struct ProjectFile {
 
 /// Parses YAML text into JSON-like values, or a diagnostic naming where it
 /// failed.
-pub(crate) fn parse(text: &str, file: &str) -> Result<Value, Diagnostic> {
+/// A key written twice in one mapping is resolved as dbt's loader does
+/// (the last value wins), with a `yaml-duplicate-key` warning naming the
+/// first such key: dbt accepts the file, so rejecting it would lose every
+/// source or var in it.
+pub(crate) fn parse(text: &str, file: &str) -> Result<(Value, Option<Diagnostic>), Diagnostic> {
     if text.trim().is_empty() {
-        return Ok(Value::Null);
+        return Ok((Value::Null, None));
     }
-    crate::config::yaml_from_str::<Value>(text).map_err(|e| {
-        let (line, column, mut reason) = crate::config::yaml_error(&e);
-        if !crate::config::is_yaml_size_limit(&e) {
+    let failed = |e: &serde_saphyr::Error| {
+        let (line, column, mut reason) = crate::config::yaml_error(e);
+        if !crate::config::is_yaml_size_limit(e) {
             reason.push_str("; fix the YAML");
         }
         Diagnostic::error("yaml-error", Some(file.to_string()), line, column, reason)
-    })
+    };
+    match crate::config::yaml_from_str::<Value>(text) {
+        Ok(v) => Ok((v, None)),
+        Err(e) if crate::config::duplicate_key(&e).is_some() => {
+            let (line, column, _) = crate::config::yaml_error(&e);
+            let key = crate::config::duplicate_key(&e).flatten();
+            let mut options = crate::config::yaml_options();
+            options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
+            let value: Value =
+                serde_saphyr::from_str_with_options(text, options).map_err(|e| failed(&e))?;
+            let key = key.map(|k| format!(" `{k}`")).unwrap_or_default();
+            let warning = Diagnostic::warning(
+                "yaml-duplicate-key",
+                Some(file.to_string()),
+                line,
+                column,
+                format!(
+                    "the key{key} is written twice in one mapping; the last value is used, as dbt does (other keys written twice in this file are resolved the same way); remove the one that is not meant"
+                ),
+            );
+            Ok((value, Some(warning)))
+        }
+        Err(e) => Err(failed(&e)),
+    }
 }
 
 impl ProjectFile {
@@ -375,16 +402,19 @@ pub(crate) fn read_project_file(
     dir: &Path,
     root: &Path,
     rec: Option<&crate::cache::inputs::Recorder>,
-) -> Result<ProjectFile, Diagnostic> {
+) -> Result<(ProjectFile, Option<Diagnostic>), Diagnostic> {
     let path = dir.join("dbt_project.yml");
     let file = super::super::files::relative(root, &path);
     let text = super::read(rec, &path)
         .map_err(|e| Diagnostic::error("read-error", Some(file.clone()), 0, 0, e.to_string()))?;
-    let value = parse(&text, &file)?;
-    Ok(ProjectFile {
-        text,
-        ..ProjectFile::from_value(&value)
-    })
+    let (value, warning) = parse(&text, &file)?;
+    Ok((
+        ProjectFile {
+            text,
+            ..ProjectFile::from_value(&value)
+        },
+        warning,
+    ))
 }
 
 #[cfg(test)]
@@ -401,7 +431,7 @@ mod tests {
             let alias = if i % 2 == 0 { "*fresh" } else { "*meta" };
             text.push_str(&format!("      - name: t{i}\n        freshness: {alias}\n"));
         }
-        let v = parse(&text, "models/sources.yml").unwrap();
+        let v = parse(&text, "models/sources.yml").unwrap().0;
         let tables = v.pointer("/sources/0/tables").unwrap().as_array().unwrap();
         assert_eq!(tables.len(), 1000);
         assert_eq!(
@@ -466,7 +496,7 @@ mod tests {
     #[test]
     fn sources_and_models_are_read_with_lines() {
         let text = "version: 2\nsources:\n  - name: raw\n    schema: landing\n    tables:\n      - name: orders\n        identifier: orders_v2\n      - name: customers\nmodels:\n  - name: stg_orders\n    config: {materialized: view}\n    columns:\n      - name: id\n    versions:\n      - v: 1\n      - v: 2\n";
-        let doc = parse(text, "models/schema.yml").unwrap();
+        let doc = parse(text, "models/schema.yml").unwrap().0;
         let mut props = Properties::default();
         props.add(&doc, text, "models/schema.yml");
         assert_eq!(props.sources.len(), 2);

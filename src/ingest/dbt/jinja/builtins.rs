@@ -113,18 +113,33 @@ pub(super) fn add_builtins(
             let named = |e: &dyn std::fmt::Display| {
                 Error::new(ErrorKind::InvalidOperation, format!("var `{name}`: {e}"))
             };
-            match t.vars.get(&name) {
+            let package = capture(state).and_then(|c| c.package.clone());
+            let values = match package.as_ref().and_then(|p| s.package_vars.get(p)) {
+                Some(scope) => &scope.vars,
+                None => &s.vars,
+            };
+            let key = (
+                package.filter(|p| s.package_vars.contains_key(p)),
+                name.clone(),
+            );
+            match t.vars.get(&key) {
                 Some(Ok(template)) => super::call_macro(state, template, super::VAR_MACRO, &[])
                     .map_err(|e| match e.detail() {
                         Some(detail) => named(&detail),
                         None => named(&e.kind()),
                     }),
                 Some(Err(message)) => Err(named(message)),
-                None => Ok(var(&s.vars, &name, default)),
+                None => Ok(var(values, &key.1, default)),
             }
         },
     );
     env.add_function("env_var", env_var);
+    // dbt's type filters mark a value for its native renderer (YAML
+    // configs); a model's SQL and its `config()` are rendered as text, where
+    // dbt defines all four as the value unchanged.
+    for name in ["as_bool", "as_number", "as_native", "as_text"] {
+        env.add_filter(name, |v: Value| v);
+    }
     // dbt's own naming, which a project's `generate_*_name` overrides call.
     env.add_function(
         "default__generate_alias_name",
@@ -517,12 +532,23 @@ impl Object for Adapter {
                         }
                     }
                 }
+                // dbt's own implementation (its global project), which
+                // ripple holds as the cross-database macros: what older
+                // dbt_utils shims reach with `adapter.dispatch(name, 'dbt')`.
+                if matches!(namespace.as_deref(), None | Some("dbt"))
+                    && CROSS_DB.iter().any(|(n, _, _)| *n == name)
+                {
+                    return Ok(Value::from_function(move |args: Rest<ValueOrKwargs>| {
+                        cross_db(&name, &args)
+                    }));
+                }
                 // Leniently past dbt (which would fail): any package's
-                // implementation, then the macro itself.
+                // implementation. Never the unprefixed macro itself, which
+                // dbt's dispatch never finds: a shim named like the macro it
+                // dispatches would call itself until the depth limit.
                 let any = adapter_prefixes(&self.adapter)
                     .into_iter()
                     .map(|prefix| format!("{prefix}__{name}"))
-                    .chain([name.clone()])
                     .find_map(|c| self.macros.global.get(&c).map(|t| (t.clone(), c)));
                 if let Some((template, candidate)) = any {
                     return Ok(Value::from_function(macro_caller(template, candidate)));

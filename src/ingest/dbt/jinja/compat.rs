@@ -67,7 +67,10 @@ pub(crate) fn prepare(text: &str) -> Cow<'_, str> {
 pub(crate) fn python_literals(text: &str) -> Cow<'_, str> {
     let odd_space = text.chars().any(|c| !c.is_ascii() && c.is_whitespace());
     let mutates = MUTATING.iter().any(|m| text.contains(m));
-    if !odd_space && !mutates {
+    let unary = has_unary_plus(text);
+    let macros = text.contains("macro");
+    let do_if = text.contains("do ");
+    if !odd_space && !mutates && !unary && !macros && !do_if {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 64);
@@ -78,8 +81,22 @@ pub(crate) fn python_literals(text: &str) -> Cow<'_, str> {
             continue;
         }
         let body = &tag[2..tag.len() - 2];
-        let new = rewrite_tag(body, mutates);
-        if let Cow::Owned(new) = new {
+        let new = rewrite_tag(body, mutates, unary);
+        let statement = tag.starts_with("{%");
+        let defaults = (macros && statement).then(|| late_defaults(&new)).flatten();
+        if let Some((header, prelude)) = defaults {
+            out.push_str(&text[last..at + 2]);
+            out.push_str(&header);
+            out.push_str(&prelude);
+            last = at + 2 + body.len();
+        } else if let Some(new) = (do_if && statement)
+            .then(|| do_without_else(&new))
+            .flatten()
+        {
+            out.push_str(&text[last..at + 2]);
+            out.push_str(&new);
+            last = at + 2 + body.len();
+        } else if let Cow::Owned(new) = new {
             out.push_str(&text[last..at + 2]);
             out.push_str(&new);
             last = at + 2 + body.len();
@@ -94,7 +111,7 @@ pub(crate) fn python_literals(text: &str) -> Cow<'_, str> {
 
 /// One tag's body, rewritten; borrowed when unchanged, and when its
 /// brackets do not balance (then minijinja reports the tag as written).
-fn rewrite_tag(body: &str, wrap: bool) -> Cow<'_, str> {
+fn rewrite_tag(body: &str, wrap: bool, unary: bool) -> Cow<'_, str> {
     let mut out = String::with_capacity(body.len() + 32);
     let mut changed = false;
     // Open brackets: the closing text each needs.
@@ -146,6 +163,9 @@ fn rewrite_tag(body: &str, wrap: bool) -> Cow<'_, str> {
                 Some(close) if close.starts_with(c) => out.push_str(close),
                 _ => return Cow::Borrowed(body),
             },
+            // Jinja2's unary plus (`interval = +1`), which minijinja lacks:
+            // the value unchanged.
+            '+' if unary && starts_literal(&body[..i]) => changed = true,
             c => out.push(c),
         }
     }
@@ -153,6 +173,229 @@ fn rewrite_tag(body: &str, wrap: bool) -> Cow<'_, str> {
         return Cow::Borrowed(body);
     }
     Cow::Owned(out)
+}
+
+/// Whether a `+` may be a unary plus somewhere in `text`: after an
+/// operator, an opening bracket, a comma or a colon. Cheap, so that most
+/// templates are not rewritten at all.
+fn has_unary_plus(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, &c)| {
+        c == b'+'
+            && bytes[..i]
+                .iter()
+                .rev()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| b"=([{,:+-*/%<>!~".contains(b))
+    })
+}
+
+/// The parts of `list` (a parameter or argument list) split at its
+/// top-level commas; `None` when its brackets or quotes do not balance.
+fn top_level_split(list: &str) -> Option<Vec<&str>> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut in_string: Option<char> = None;
+    let mut escaped = false;
+    let mut start = 0;
+    for (i, c) in list.char_indices() {
+        if let Some(q) = in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                in_string = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => in_string = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.checked_sub(1)?,
+            ',' if depth == 0 => {
+                parts.push(&list[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    (depth == 0 && in_string.is_none()).then(|| {
+        parts.push(&list[start..]);
+        parts
+    })
+}
+
+/// The names an expression reads, outside string literals and not after a
+/// `.` (attributes) or before a `=` inside a call (keyword arguments).
+fn names_read(expr: &str) -> Vec<&str> {
+    let bytes = expr.as_bytes();
+    let mut names = Vec::new();
+    let mut in_string: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if let Some(q) = in_string {
+            if c == b'\\' {
+                i += 1;
+            } else if c == q {
+                in_string = None;
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'\'' || c == b'"' {
+            in_string = Some(c);
+            i += 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let after_dot = expr[..start].trim_end().ends_with('.');
+            let rest = expr[i..].trim_start();
+            let keyword = rest.starts_with('=') && !rest.starts_with("==");
+            if !after_dot && !keyword {
+                names.push(&expr[start..i]);
+            }
+        } else if c.is_ascii_digit() {
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    names
+}
+
+/// The value a macro parameter is given when its default reads an earlier
+/// parameter (see [`late_defaults`]): no caller passes it.
+const LATE_DEFAULT: &str = "'__ripple_late_default__'";
+
+/// A `{% macro %}` tag whose parameter defaults read earlier parameters
+/// (`events = source('allbridge_' ~ chain, 'ev')`): Jinja2 evaluates a
+/// default when the macro is called, where the earlier parameters are
+/// set; minijinja evaluates it where the macro is defined. Such a default
+/// becomes a marker, and a prelude after the tag sets the parameter when
+/// it is the marker. Returns the tag body (without its closing trim
+/// marker) and the prelude, which ends with that marker so that the
+/// whitespace the tag trimmed stays trimmed.
+fn late_defaults(body: &str) -> Option<(String, String)> {
+    let trimmed_end = body.trim_end();
+    let (inner, trim) = match trimmed_end.strip_suffix(['-', '+']) {
+        Some(inner) => (inner, &trimmed_end[inner.len()..]),
+        None => (trimmed_end, ""),
+    };
+    let lead = inner.len() - inner.trim_start_matches(['-', '+']).trim_start().len();
+    let rest = inner[lead..]
+        .strip_prefix("macro")
+        .filter(|r| r.starts_with(char::is_whitespace))?;
+    let open = rest.find('(')?;
+    let close = rest.rfind(')')?;
+    let params = top_level_split(rest.get(open + 1..close)?)?;
+    let mut earlier: Vec<&str> = Vec::new();
+    let mut header = String::new();
+    let mut prelude = String::new();
+    let mut last = 0;
+    let params_at = lead + "macro".len() + open + 1;
+    let mut offset = params_at;
+    for param in params {
+        let (name, default) = match param.split_once('=') {
+            Some((n, d)) => (n.trim(), Some(d)),
+            None => (param.trim(), None),
+        };
+        if let Some(default) = default
+            && names_read(default).iter().any(|n| earlier.contains(n))
+        {
+            let default_at = offset + param.len() - default.len();
+            header.push_str(&inner[last..default_at]);
+            header.push(' ');
+            header.push_str(LATE_DEFAULT);
+            last = offset + param.len();
+            prelude.push_str(&format!(
+                "{{% if {name} == {LATE_DEFAULT} %}}{{% set {name} = {} %}}{{% endif %}}",
+                default.trim()
+            ));
+        }
+        earlier.push(name);
+        offset += param.len() + 1;
+    }
+    if prelude.is_empty() {
+        return None;
+    }
+    header.push_str(&inner[last..]);
+    header.push_str(" %}");
+    // The prelude's last tag takes the macro tag's own closing: the
+    // original `%}` follows the rewritten body.
+    prelude.truncate(prelude.len() - "%}".len());
+    prelude.push_str(trim);
+    Some((header, prelude))
+}
+
+/// `{% do x.append(y) if cond %}`: Jinja2 reads a conditional expression
+/// without `else` as undefined when false; minijinja's `do` takes only a
+/// call. Returns the body as `if cond %}{% do call %}{% endif` (keeping
+/// the tag's trim markers), or `None` when not needed.
+fn do_without_else(body: &str) -> Option<String> {
+    let trimmed_end = body.trim_end();
+    let (inner, trim) = match trimmed_end.strip_suffix(['-', '+']) {
+        Some(inner) => (inner, &trimmed_end[inner.len()..]),
+        None => (trimmed_end, ""),
+    };
+    let lead = inner.len() - inner.trim_start_matches(['-', '+']).trim_start().len();
+    let expr = inner[lead..]
+        .strip_prefix("do")
+        .filter(|r| r.starts_with(char::is_whitespace))?;
+    let at = top_level_word(expr, "if")?;
+    if top_level_word(&expr[at..], "else").is_some() {
+        return None;
+    }
+    let (call, cond) = (&expr[..at], &expr[at + 2..]);
+    Some(format!(
+        "{}if {} %}}{{% do {} %}}{{% endif {trim}",
+        &inner[..lead],
+        cond.trim(),
+        call.trim()
+    ))
+}
+
+/// Where `word` first stands alone in `expr` outside brackets and string
+/// literals.
+fn top_level_word(expr: &str, word: &str) -> Option<usize> {
+    let bytes = expr.as_bytes();
+    let mut depth = 0usize;
+    let mut in_string: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if let Some(q) = in_string {
+            if c == b'\\' {
+                i += 1;
+            } else if c == q {
+                in_string = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\'' | b'"' => in_string = Some(c),
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ if depth == 0
+                && expr[i..].starts_with(word)
+                && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
+                && bytes
+                    .get(i + word.len())
+                    .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_')) =>
+            {
+                return Some(i);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Whether a `[` after `before` opens a list (not a subscript `x[0]`).

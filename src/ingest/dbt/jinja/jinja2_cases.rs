@@ -10,6 +10,26 @@ use super::{MacroFile, Renderer, strip_non_macro_blocks};
 /// (what, template, what Jinja2 renders).
 const CASES: &[(&str, &str, &str)] = &[
     (
+        "unary plus",
+        "{% set i = +1 %}{{ i }} {{ 2 * +3 }} {{ -(+4) }} {{ [+5][0] }} {{ 1 + +2 }}",
+        "1 6 -4 5 3",
+    ),
+    (
+        "do with an if and no else",
+        "{% set xs = [] %}{% do xs.append(1) if true %}{% do xs.append(2) if false %}{%- do xs.append(3) if xs | length > 0 -%}{{ xs | join(',') }}",
+        "1,3",
+    ),
+    (
+        "a macro parameter's default reading an earlier parameter",
+        "{% macro pick(chain, events = 'src_' ~ chain, n=2) %}{{ events }}/{{ n }}{% endmacro %}{{ pick('eth') }} {{ pick('eth', 'x') }} {{ pick(chain='sol', n=+3) }}",
+        "src_eth/2 x/2 src_sol/3",
+    ),
+    (
+        "late defaults keep the macro tag's trimming",
+        "{% macro f(a, b = a ~ '!', c = b ~ '?') -%}\n  [{{ c }}]\n{%- endmacro %}{{ f('x') }}{{ f('y', 'z') }}",
+        "[x!?][z?]",
+    ),
+    (
         "no-break and em spaces inside tags",
         "{%\u{a0}set x = 1\u{a0}%}{{ x\u{a0}}}-{{\u{2003}'a\u{a0}b' }}",
         "1-a\u{a0}b",

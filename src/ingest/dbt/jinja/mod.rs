@@ -140,6 +140,9 @@ pub(crate) struct Capture {
     /// Fuel used by the renders waiting for a macro call to return, up to
     /// their call: counted too, or 64 nested calls each used all of theirs.
     pending: AtomicU64,
+    /// The package of the node rendered (`None`: the root project), whose
+    /// vars `var()` reads, wherever in its macros it is called (as dbt's).
+    package: Option<String>,
 }
 
 impl Object for Capture {}
@@ -221,6 +224,10 @@ pub(crate) struct Settings {
     /// edge of every model reading the var).
     #[serde(default)]
     pub jinja_vars: BTreeMap<String, String>,
+    /// The vars a package's models see, by package, where they differ from
+    /// the root project's (see `merged_vars` for dbt's precedence).
+    #[serde(default)]
+    pub package_vars: BTreeMap<String, PackageVars>,
     /// `target`.
     pub target: crate::config::TargetConfig,
     /// The adapter name dispatch tries before `default__` (`postgres`, ...).
@@ -230,6 +237,16 @@ pub(crate) struct Settings {
     /// `dispatch:` of `dbt_project.yml`: macro namespace → the packages to
     /// search, in order (the root project by its name).
     pub dispatch: BTreeMap<String, Vec<String>>,
+}
+
+/// One package's view of the vars: as [`Settings::vars`] and
+/// [`Settings::jinja_vars`] are the root project's.
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct PackageVars {
+    /// Every var, rendered.
+    pub vars: BTreeMap<String, serde_json::Value>,
+    /// Those whose value is Jinja, as written.
+    pub jinja_vars: BTreeMap<String, String>,
 }
 
 /// A Jinja environment loaded with dbt's built-ins and a project's macros.
@@ -258,9 +275,10 @@ struct MacroTable {
     /// A macro's template (one per macro block) → the first warehouse call
     /// in its body.
     warehouse: HashMap<String, String>,
-    /// Each var of [`Settings::jinja_vars`] → the template rendering it (a
-    /// macro [`VAR_MACRO`]), or why it does not compile.
-    vars: HashMap<String, Result<String, String>>,
+    /// Each var of [`Settings::jinja_vars`] (package `None`) and of
+    /// [`Settings::package_vars`], by (package, name) → the template
+    /// rendering it (a macro [`VAR_MACRO`]), or why it does not compile.
+    vars: HashMap<(Option<String>, String), Result<String, String>>,
 }
 
 /// The macro each Jinja var is rendered by (see [`MacroTable::vars`]).
@@ -398,8 +416,17 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
     }
     // Vars holding Jinja: each a macro of its own, so that rendering one
     // where a model reads it shares the model's capture, fuel and depth.
-    for (name, raw) in &settings.jinja_vars {
-        let template = format!("{MACRO_PREFIX}vars/{name}#{VAR_MACRO}");
+    let scopes = std::iter::once((None, &settings.jinja_vars)).chain(
+        settings
+            .package_vars
+            .iter()
+            .map(|(p, v)| (Some(p.as_str()), &v.jinja_vars)),
+    );
+    for (package, name, raw) in
+        scopes.flat_map(|(p, vars)| vars.iter().map(move |(n, raw)| (p, n, raw)))
+    {
+        let scope = package.map(|p| format!("{p}/")).unwrap_or_default();
+        let template = format!("{MACRO_PREFIX}vars/{scope}{name}#{VAR_MACRO}");
         let text = format!("{{% macro {VAR_MACRO}() %}}{raw}{{% endmacro %}}");
         let added = guard::on_stack(&text, false, || {
             let source = rename_definitions(&compat::prepare(&text));
@@ -407,7 +434,10 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
                 .map_err(|e| render_error(&e).message)
         })
         .unwrap_or_else(|no_stack| Err(no_stack.to_string()));
-        table.vars.insert(name.clone(), added.map(|()| template));
+        table.vars.insert(
+            (package.map(str::to_string), name.clone()),
+            added.map(|()| template),
+        );
     }
     let table = Arc::new(table);
     for (name, template) in &table.global {
@@ -537,6 +567,7 @@ impl Renderer {
     /// Renders `text` (the file `name`) as the node `this`, returning the
     /// SQL and what it recorded. On failure the capture keeps what was
     /// recorded before the error.
+    #[cfg(test)]
     pub fn render(
         &self,
         name: &str,
@@ -544,8 +575,22 @@ impl Renderer {
         this: Relation,
         model_name: &str,
     ) -> (Result<String, RenderError>, Capture) {
+        self.render_in(None, name, text, this, model_name)
+    }
+
+    /// [`Renderer::render`] for a node of `package` (`None`: the root
+    /// project), which sees that package's vars.
+    pub fn render_in(
+        &self,
+        package: Option<&str>,
+        name: &str,
+        text: &str,
+        this: Relation,
+        model_name: &str,
+    ) -> (Result<String, RenderError>, Capture) {
         let capture = Arc::new(Capture {
             table: self.macros.clone(),
+            package: package.map(str::to_string),
             ..Capture::default()
         });
         let ctx = context! {
@@ -929,6 +974,7 @@ mod tests {
             project_name: "shop".into(),
             vars: [("start".to_string(), serde_json::json!("2025-01-01"))].into(),
             jinja_vars: BTreeMap::new(),
+            package_vars: BTreeMap::new(),
             target: crate::config::TargetConfig::default(),
             adapter: "postgres".into(),
             relations,
