@@ -43,6 +43,15 @@ fn statement() -> impl Strategy<Value = String> {
         )),
         source().prop_map(|s| format!("create temp table stage as select * from {s}")),
         table().prop_map(|t| format!("insert into {t} select * from stage")),
+        // Writes hidden inside another statement: each runs in PostgreSQL.
+        (table(), table()).prop_map(|(t, u)| format!(
+            "with d as (delete from {u} returning *) insert into {t} select * from src.a"
+        )),
+        table().prop_map(|t| format!("with u as (update {t} set x = 1 returning x) select count(*) from u")),
+        table().prop_map(|t| format!("with i as (insert into {t} select * from src.b) select 1")),
+        table().prop_map(|t| format!("explain analyze delete from {t}")),
+        table().prop_map(|t| format!("explain (analyze, format json) update {t} set x = 1")),
+        table().prop_map(|t| format!("copy (delete from {t} returning *) to stdout")),
         Just("drop schema prod cascade".to_string()),
         Just("grant all on all tables in schema prod to reader".to_string()),
     ]

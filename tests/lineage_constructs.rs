@@ -1030,3 +1030,47 @@ fn tsql_statements_without_semicolons_start_at_their_verb() {
     let at: Vec<(u64, u64)> = l.statements.iter().map(|s| (s.line, s.column)).collect();
     assert_eq!(at, [(1, 1), (2, 1), (3, 3), (4, 1)]);
 }
+
+// --- writes inside other statements ------------------------------------
+
+#[test]
+fn data_modifying_statements_nested_in_others_write_their_tables() {
+    // PostgreSQL runs a data-modifying CTE whether or not anything reads it,
+    // `EXPLAIN ANALYZE` runs its statement, and `COPY (query)` its query: a
+    // backfill's task once ran each of these against production.
+    let writes = |sql: &str| last(sql, "postgres").2;
+    assert_eq!(
+        writes("WITH d AS (DELETE FROM mart.other RETURNING *) INSERT INTO mart.daily SELECT 1"),
+        ["mart.daily", "mart.other"]
+    );
+    assert_eq!(
+        writes("WITH u AS (UPDATE mart.other SET x = 1 RETURNING x) SELECT count(*) FROM u"),
+        ["mart.other"]
+    );
+    assert_eq!(
+        writes("WITH i AS (INSERT INTO mart.other SELECT * FROM s) SELECT 1"),
+        ["mart.other"]
+    );
+    assert_eq!(
+        writes("WITH RECURSIVE d AS (DELETE FROM mart.other) SELECT 1"),
+        ["mart.other"]
+    );
+    assert_eq!(
+        writes("EXPLAIN ANALYZE DELETE FROM mart.other"),
+        ["mart.other"]
+    );
+    assert_eq!(
+        writes("EXPLAIN (ANALYZE, FORMAT JSON) UPDATE mart.other SET x = 1"),
+        ["mart.other"]
+    );
+    assert_eq!(
+        writes("COPY (DELETE FROM mart.other RETURNING *) TO STDOUT"),
+        ["mart.other"]
+    );
+    // A plain query with a CTE still writes nothing, and is still a select.
+    assert_eq!(
+        kind("postgres", "WITH c AS (SELECT 1) SELECT * FROM c"),
+        StatementKind::Select
+    );
+    assert!(writes("WITH c AS (SELECT * FROM s) SELECT * FROM c").is_empty());
+}

@@ -116,6 +116,7 @@ pub(crate) fn statement_lineage(
     dialect: SqlDialect,
 ) -> (StatementKind, TableLineage) {
     let mut reads = Reads::new(dialect);
+    reads.root = stmt;
     let mut out = TableLineage::default();
     let kind = match writes(stmt, dialect, &mut out, &mut reads.skip) {
         Writes::Tables(kind) => kind,
@@ -123,12 +124,20 @@ pub(crate) fn statement_lineage(
     };
     let _ = stmt.visit(&mut reads);
     out.sources.extend(reads.tables);
+    // A data-modifying statement inside another (a CTE's `DELETE ...
+    // RETURNING`, `COPY (UPDATE ...)`) runs whether or not anything reads
+    // its rows: it writes its table too. Its target is also counted as read
+    // (the visit met it first), which only over-approximates.
+    for nested in &reads.nested {
+        writes(nested, dialect, &mut out, &mut Vec::new());
+    }
     // `SELECT ... INTO t` makes a new table: what it holds is all it wrote.
+    let select_into = !reads.into_targets.is_empty();
     for (rel, temporary) in reads.into_targets {
         out.replaced.insert(rel.clone());
         out.add_target(Some(rel), temporary);
     }
-    let kind = if kind == StatementKind::Select && !out.targets.is_empty() {
+    let kind = if kind == StatementKind::Select && select_into {
         StatementKind::SelectInto
     } else {
         kind
@@ -201,6 +210,20 @@ fn writes(
     skip: &mut Vec<*const TableFactor>,
 ) -> Writes {
     let kind = match stmt {
+        // `EXPLAIN ANALYZE DELETE ...` runs the statement (and `ANALYZE`
+        // may be among its options): taken as the statement itself.
+        Statement::Explain { statement, .. }
+            if matches!(
+                **statement,
+                Statement::Insert(_)
+                    | Statement::Update { .. }
+                    | Statement::Delete(_)
+                    | Statement::Merge { .. }
+                    | Statement::Query(_)
+            ) =>
+        {
+            return writes(statement, dialect, out, skip);
+        }
         Statement::Query(query) => match &*query.body {
             // `WITH c AS (...) INSERT INTO t ...` (PostgreSQL): the CTEs
             // scope over a data-modifying statement.
@@ -689,6 +712,10 @@ struct Reads {
     dead: Vec<*const Query>,
     /// How many dead bodies the visit is inside.
     inside_dead: usize,
+    /// The statement visited, by address (its nested statements are not it).
+    root: *const Statement,
+    /// Data-modifying statements nested in it (see [`statement_lineage`]).
+    nested: Vec<Statement>,
 }
 
 impl Reads {
@@ -701,6 +728,8 @@ impl Reads {
             into_targets: Vec::new(),
             dead: Vec::new(),
             inside_dead: 0,
+            root: std::ptr::null(),
+            nested: Vec::new(),
         }
     }
 
@@ -777,6 +806,23 @@ impl Reads {
 
 impl Visitor for Reads {
     type Break = ();
+
+    fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<()> {
+        // The top statement's own body (`WITH c AS (...) INSERT ...`) is
+        // written by `writes` already; running it again changes nothing.
+        if !std::ptr::eq(statement, self.root)
+            && matches!(
+                statement,
+                Statement::Insert(_)
+                    | Statement::Update { .. }
+                    | Statement::Delete(_)
+                    | Statement::Merge { .. }
+            )
+        {
+            self.nested.push(statement.clone());
+        }
+        ControlFlow::Continue(())
+    }
 
     fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
         if self.dead.contains(&(query as *const Query)) {
