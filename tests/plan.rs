@@ -1691,3 +1691,81 @@ fn a_validation_that_could_change_production_is_refused() {
     }
     plan_with("select count(*) = 0 from {table} where id is null and {partition_filter}").unwrap();
 }
+
+#[test]
+fn upper_folding_engines_are_addressed_in_their_own_case() {
+    // On Snowflake (Oracle, Db2, Exasol) `mart.a` is `MART.A`, and
+    // `mart."a"` another, lower-case table: a plan quoting lower-case names
+    // addressed that other table (or none) at every step, the swap too.
+    for dialect in ["snowflake", "oracle"] {
+        let dir = temp_project(&[
+            (
+                "a.sql",
+                "delete from mart.a where d >= '2026-01-01';\ninsert into mart.a (d, n) select d, n from src",
+            ),
+            (
+                "legacy.sql",
+                "create table mart.\"a\" as select d from src2",
+            ),
+            (
+                "ripple.yml",
+                &format!(
+                    "dialect: {dialect}\ndatasets:\n  src: {{ grain: day }}\n  mart.a: {{ grain: day, partition_column: d }}\n"
+                ),
+            ),
+        ]);
+        let out = plan_src_one_day(dir.path())
+            .args(["--format", "shell"])
+            .output()
+            .unwrap();
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Every name ripple writes is the upper-case one; none lower-case.
+        assert!(script.contains("\"MART\".\"A__BACKFILL\""), "{script}");
+        assert!(script.contains("\"MART\".\"A\""), "{script}");
+        assert!(script.contains("\"D\""), "{script}");
+        assert!(!script.contains("\"mart\""), "{script}");
+        assert!(!script.contains("\"d\""), "{script}");
+        // Two tables, two datasets: no writer of one is the other's.
+        let check = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args(["check", "--no-cache", "--project"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&check.stdout);
+        assert!(!text.contains("duplicate-writer"), "{text}");
+        // The lower-case table itself cannot be addressed: refused.
+        std::fs::write(
+            dir.path().join("ripple.yml"),
+            format!(
+                "dialect: {dialect}\ndatasets:\n  src2: {{ grain: day }}\n  mart.\"a\": {{ grain: none }}\n"
+            ),
+        )
+        .unwrap();
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "src2",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-10",
+                "--as-of",
+                "2026-02-01",
+                "--no-cache",
+                "--project",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("named in quotes in lower case"), "{stderr}");
+    }
+}

@@ -199,6 +199,16 @@ pub fn document(
     };
     check_shadows(g, &order, &shadow_of)?;
     check_name_lengths(g, &order, &shadow_of)?;
+    for id in &order {
+        if let Some(d) = g.dataset(id)
+            && crate::sql::rewrite::has_exact_lower_part(&d.relation, g.config.dialect)
+        {
+            return Err(PlanError::ExactCaseName {
+                dataset: d.name.clone(),
+                dialect: g.config.dialect.to_string(),
+            });
+        }
+    }
     for d in order.iter().filter_map(|id| g.dataset(id)) {
         if let Some(v) = d.settings(&g.config).and_then(|c| c.validate.as_deref())
             && let Err(why) = read_only_query(v, dialect)
@@ -1317,17 +1327,6 @@ fn check_shadows(
     Ok(())
 }
 
-/// The bytes an engine keeps of a name; past them it silently cuts the
-/// name, which may then be another table's (PostgreSQL's NAMEDATALEN).
-pub fn max_name_bytes(dialect: SqlDialect) -> Option<usize> {
-    match dialect {
-        SqlDialect::Postgres | SqlDialect::Greenplum | SqlDialect::Materialize => Some(63),
-        SqlDialect::Redshift => Some(127),
-        SqlDialect::MySql => Some(64),
-        _ => None,
-    }
-}
-
 /// Refuses a plan that would name a relation longer than the engine keeps:
 /// PostgreSQL cut `<55 b>__backfill` to an unrelated production table's
 /// name, which the setup dropped, and a 63-byte table's shadow to the table
@@ -1338,7 +1337,7 @@ fn check_name_lengths(
     order: &[&str],
     shadow_of: &impl Fn(&Dataset) -> String,
 ) -> Result<(), PlanError> {
-    let Some(limit) = max_name_bytes(g.config.dialect) else {
+    let Some(limit) = super::sql::max_name_bytes(g.config.dialect) else {
         return Ok(());
     };
     let long = |relation: &str| {

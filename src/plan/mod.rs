@@ -188,6 +188,18 @@ pub enum PlanError {
         /// Why, and what to change.
         reason: String,
     },
+    /// A table named in quotes in lower case on an engine that folds
+    /// unquoted names to upper case.
+    #[error(
+        "`{}` is named in quotes in lower case, which on {dialect} is another table than the upper-case one its unquoted name denotes; ripple prints the names it writes in the engine's upper case, so it cannot address this table: rename it to an unquoted name, or leave it out of the plan",
+        crate::text::one_line(dataset)
+    )]
+    ExactCaseName {
+        /// The dataset.
+        dataset: String,
+        /// The engine.
+        dialect: String,
+    },
     /// A name the plan would give longer than the engine keeps.
     #[error(
         "the plan would name `{}` for `{}`: longer than the {limit} bytes the engine keeps of a name, which it would cut silently, perhaps to another table's name; set `backfill.shadow` to a shorter pattern (e.g. `{{schema}}.{{table}}__bf`), or rename the table",

@@ -213,14 +213,25 @@ pub fn insert_by_name(
     }
 }
 
+/// The bytes an engine keeps of a name; past them it silently cuts the
+/// name, which may then be another table's (PostgreSQL's NAMEDATALEN).
+pub fn max_name_bytes(dialect: SqlDialect) -> Option<usize> {
+    match dialect {
+        SqlDialect::Postgres | SqlDialect::Greenplum | SqlDialect::Materialize => Some(63),
+        SqlDialect::Redshift => Some(127),
+        SqlDialect::MySql => Some(64),
+        _ => None,
+    }
+}
+
 /// `relation` with `suffix` on its last part, for a table ripple makes
 /// (work, scratch, fingerprint tables): within the engine's name length
-/// ([`super::document::max_name_bytes`]), the base cut and a hash of the
+/// ([`max_name_bytes`]), the base cut and a hash of the
 /// whole name added when it would be longer, so that the engine never cuts
 /// it to another table's name, nor two tasks' names to one.
 pub fn derived_name(dialect: SqlDialect, relation: &str, suffix: &str) -> String {
     let full = crate::sql::rewrite::with_suffix(relation, suffix);
-    let Some(limit) = super::document::max_name_bytes(dialect) else {
+    let Some(limit) = max_name_bytes(dialect) else {
         return full;
     };
     let mut parts = relation_parts(&full);
@@ -400,7 +411,7 @@ mod tests {
         let swap = |d, p, s, f, mode| super::swap(d, p, s, f, None, mode);
         assert_eq!(
             swap(SqlDialect::Snowflake, "m.t", "m.t__backfill", None, Rename),
-            ["alter table \"m\".\"t\" swap with \"m\".\"t__backfill\""]
+            ["alter table \"M\".\"T\" swap with \"M\".\"T__BACKFILL\""]
         );
         assert_eq!(
             swap(SqlDialect::BigQuery, "p.d.t", "p.d.t_bf", None, Rename),

@@ -202,9 +202,14 @@ fn push_part(out: &mut String, quoted: bool, value: &str, dialect: SqlDialect) {
     };
     // The usual part (ASCII letters, digits, `_`, `$`) needs no quotes and
     // folds byte by byte; every column mention comes through here.
-    if value
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+    let exact_lower = quoted
+        && !fold
+        && dialect.identifier_case() == IdentifierCase::FoldUnquotedUpper
+        && !value.chars().any(|c| c.is_uppercase());
+    if !exact_lower
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
     {
         let start = out.len();
         out.push_str(value);
@@ -214,8 +219,10 @@ fn push_part(out: &mut String, quoted: bool, value: &str, dialect: SqlDialect) {
         return;
     }
     // Quotes keep a part that holds a dot, a quote or white space from being
-    // read back as several parts.
-    let needs_quotes = value.chars().any(needs_quotes);
+    // read back as several parts. On an engine that folds unquoted names
+    // to upper case, a quoted lower-case name (`"orders"`) is another
+    // object than `orders` (which is `ORDERS`): quoted, it stays apart.
+    let needs_quotes = exact_lower || value.chars().any(needs_quotes);
     if needs_quotes {
         out.push('"');
     }
@@ -230,6 +237,29 @@ fn push_part(out: &mut String, quoted: bool, value: &str, dialect: SqlDialect) {
     if needs_quotes {
         out.push('"');
     }
+}
+
+/// Whether `relation` (as ripple prints it) has a part that `dialect`, an
+/// engine folding unquoted names to upper case, can only name quoted in
+/// lower case (`"orders"`): ripple's SQL prints plain lower-case parts as
+/// the upper-case names they fold to, so it cannot name such a table.
+pub fn has_exact_lower_part(relation: &str, dialect: SqlDialect) -> bool {
+    if dialect.identifier_case() != IdentifierCase::FoldUnquotedUpper {
+        return false;
+    }
+    // A part in quotes that needs none for its characters was quoted for
+    // its case (see `push_part`).
+    let mut rest = relation;
+    while let Some(start) = rest.find('"') {
+        let after = &rest[start + 1..];
+        let Some(end) = after.find('"') else { break };
+        let part = &after[..end];
+        if !part.chars().any(needs_quotes) && !part.chars().any(|c| c.is_uppercase()) {
+            return true;
+        }
+        rest = &after[end + 1..];
+    }
+    false
 }
 
 /// A relation named by its parts as written (dbt's `database`, `schema`,

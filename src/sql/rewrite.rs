@@ -18,7 +18,7 @@ use sqlparser::ast::{
 
 use super::dialect::SqlDialect;
 use super::extract::{StatementKind, holds_relation, statement_lineage};
-pub use super::names::{print_parts, relation_parts};
+pub use super::names::{has_exact_lower_part, print_parts, relation_parts};
 use super::names::{qualified_like, relation_name};
 use super::script::StatementError;
 
@@ -33,13 +33,38 @@ fn quote_char(dialect: SqlDialect) -> char {
 }
 
 /// An identifier quoted for `dialect`, with its quote character doubled
-/// inside.
+/// inside, in the case the engine stores it: ripple keeps names folded to
+/// lower case, and on an engine that folds unquoted names to upper case
+/// (Snowflake, Oracle, Db2, Exasol) `"orders"` quoted is another table
+/// than the `ORDERS` that `orders` names, so a plain lower-case part is
+/// printed in upper case.
 pub fn quote_ident(dialect: SqlDialect, part: &str) -> String {
+    let part = engine_case(dialect, part);
     match quote_char(dialect) {
         '`' => format!("`{}`", part.replace('`', "``")),
         '[' => format!("[{}]", part.replace(']', "]]")),
         _ => format!("\"{}\"", part.replace('"', "\"\"")),
     }
+}
+
+/// `part` as the engine stores it (see [`quote_ident`]).
+fn engine_case(dialect: SqlDialect, part: &str) -> std::borrow::Cow<'_, str> {
+    let plain = part
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$');
+    if dialect.identifier_case() == super::dialect::IdentifierCase::FoldUnquotedUpper
+        && plain
+        && !part.bytes().any(|b| b.is_ascii_uppercase())
+    {
+        std::borrow::Cow::Owned(part.to_ascii_uppercase())
+    } else {
+        std::borrow::Cow::Borrowed(part)
+    }
+}
+
+/// An identifier of `dialect`, quoted, in the engine's case.
+fn quoted(dialect: SqlDialect, part: &str) -> Ident {
+    Ident::with_quote(quote_char(dialect), engine_case(dialect, part))
 }
 
 /// `relation` with `suffix` appended to its last part, printed.
@@ -154,10 +179,7 @@ fn conflict_by_columns(
     match keys.iter().find(|(k, _)| *k == folded) {
         Some((_, columns)) => {
             on.conflict_target = Some(ConflictTarget::Columns {
-                columns: columns
-                    .iter()
-                    .map(|c| Ident::with_quote(quote_char(dialect), c))
-                    .collect(),
+                columns: columns.iter().map(|c| quoted(dialect, c)).collect(),
                 predicate: None,
             });
             None
@@ -173,7 +195,7 @@ fn object_name(dialect: SqlDialect, relation: &str) -> ObjectName {
     ObjectName(
         relation_parts(relation)
             .into_iter()
-            .map(|p| ObjectNamePart::Identifier(Ident::with_quote(quote_char(dialect), p)))
+            .map(|p| ObjectNamePart::Identifier(quoted(dialect, &p)))
             .collect(),
     )
 }
@@ -235,7 +257,7 @@ fn rewrite_statement(
             if let Some(shadow) = printed.and_then(|p| map.get(&p)) {
                 let mut parts: Vec<Ident> = relation_parts(shadow)
                     .into_iter()
-                    .map(|p| Ident::with_quote(quote_char(dialect), p))
+                    .map(|p| quoted(dialect, &p))
                     .collect();
                 parts.extend(column.iter().cloned());
                 *idents = parts;
@@ -506,9 +528,9 @@ fn rename_target(
             from.join(".")
         ));
     }
-    Ok(Some(ObjectName(vec![ObjectNamePart::Identifier(
-        Ident::with_quote(quote_char(dialect), last),
-    )])))
+    Ok(Some(ObjectName(vec![ObjectNamePart::Identifier(quoted(
+        dialect, &last,
+    ))])))
 }
 
 /// The tables of a `GRANT`/`REVOKE ... ON`, redirected; grants on whole
@@ -565,8 +587,14 @@ mod tests {
         assert_eq!(quote_ident(SqlDialect::MsSql, "a]b"), "[a]]b]");
         assert_eq!(
             quote_relation(SqlDialect::Snowflake, "db.s.\"x.y\""),
-            "\"db\".\"s\".\"x.y\""
+            "\"DB\".\"S\".\"x.y\""
         );
+        // Upper-folding engines: a plain name is the upper-case table.
+        assert_eq!(
+            quote_ident(SqlDialect::Oracle, "orders_1$"),
+            "\"ORDERS_1$\""
+        );
+        assert_eq!(quote_ident(SqlDialect::Snowflake, "Orders"), "\"Orders\"");
     }
 
     #[test]
@@ -598,7 +626,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            snow[0].sql.contains("CLONE \"mart\".\"events__backfill\""),
+            snow[0].sql.contains("CLONE \"MART\".\"EVENTS__BACKFILL\""),
             "{}",
             snow[0].sql
         );
