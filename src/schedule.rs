@@ -162,6 +162,15 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
         dags: Vec::new(),
         not_scheduled: Vec::new(),
     };
+    // A run that ended before the horizon may have started a DAG whose run
+    // (or a chain of them) reaches into it: runs are worked out from as far
+    // back as every started DAG's runs together last (capped at 30 days).
+    let lookback: i64 = dags
+        .iter()
+        .filter(|d| d.upstream_dags.iter().any(|e| e.via.starts_run()))
+        .map(|d| duration_of(config, &d.dag_id).0)
+        .fold(0i64, |a, b| a.saturating_add(b))
+        .min(30 * 1440);
     let mut budget = MAX_TOTAL_RUNS;
     for (dag_id, schedule, source, start_date) in entries {
         let (duration, duration_source) = duration_of(config, &dag_id);
@@ -169,7 +178,7 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
         match ticks(
             &schedule,
             start_date.as_deref(),
-            from_m - duration,
+            from_m - duration - lookback,
             to_m,
             limit,
         ) {
@@ -177,7 +186,7 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
                 let runs: Vec<Run> = ticks
                     .into_iter()
                     .map(|t| Run::at(t, duration))
-                    .filter(|r| r.end_minute > from_m)
+                    .filter(|r| r.end_minute > from_m - lookback)
                     .collect();
                 budget -= runs.len();
                 out.dags.push(DagRuns {
@@ -199,7 +208,11 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
             }),
         }
     }
-    started_by_others(&mut out, dags, config, (from_m, to_m), budget);
+    started_by_others(&mut out, dags, config, (from_m - lookback, to_m), budget);
+    // The runs before the horizon were only to start others.
+    for d in &mut out.dags {
+        d.runs.retain(|r| r.end_minute > from_m);
+    }
     out
 }
 
@@ -241,7 +254,12 @@ fn started_by_others(
                 && starters[id].iter().all(|s| !waiting.contains(s))
                 && starters[id].iter().any(|s| placed.contains(s))
         });
-        let Some(i) = ready else { break };
+        let Some(i) = ready else {
+            let placed: std::collections::BTreeSet<String> =
+                placed.iter().map(|s| s.to_string()).collect();
+            unknown_cycles(out, &starters, &placed);
+            break;
+        };
         let u = out.not_scheduled.remove(i);
         let (duration, duration_source) = duration_of(config, &u.dag_id);
         let after: Vec<String> = starters[u.dag_id.as_str()]
@@ -282,6 +300,47 @@ fn started_by_others(
         });
     }
     out.dags.sort_by(|a, b| a.dag_id.cmp(&b.dag_id));
+}
+
+/// DAGs left waiting once no more can be placed, that a DAG with runs
+/// starts through a cycle of starters (or itself, "run until done"): they
+/// do run, but when cannot be worked out, so their runs are unknown (a plan
+/// with `--start` is refused) rather than absent. One only started by DAGs
+/// triggered by hand has none, as they have.
+fn unknown_cycles(
+    out: &mut Schedule,
+    starters: &std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>>,
+    placed: &std::collections::BTreeSet<String>,
+) {
+    let mut unknown: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    loop {
+        let next: Vec<String> = out
+            .not_scheduled
+            .iter()
+            .filter(|u| !u.unreadable && !unknown.contains(&u.dag_id))
+            .filter(|u| {
+                starters.get(u.dag_id.as_str()).is_some_and(|s| {
+                    s.iter()
+                        .any(|s| placed.contains(*s) || unknown.contains(*s))
+                })
+            })
+            .map(|u| u.dag_id.clone())
+            .collect();
+        if next.is_empty() {
+            break;
+        }
+        unknown.extend(next);
+    }
+    for u in &mut out.not_scheduled {
+        if unknown.contains(&u.dag_id) {
+            let by: Vec<&str> = starters[u.dag_id.as_str()].iter().copied().collect();
+            u.unreadable = true;
+            u.why = format!(
+                "started by {} in a cycle of DAGs starting each other (or itself), so when it runs cannot be worked out; give it a cron and duration in ripple.yml (backfill.production)",
+                by.join(", ")
+            );
+        }
+    }
 }
 
 /// The expected duration of `dag`'s runs, and where it comes from.

@@ -724,6 +724,51 @@ with DAG('loop_b', schedule=None) as lb:
     assert_eq!(unscheduled, ["loop_a", "loop_b"]);
 }
 
+#[test]
+fn runs_started_before_the_horizon_and_self_starting_dags_are_not_lost() {
+    // `c` at 03:00 starts `a` at 04:00, which starts `b` at 05:00: with the
+    // horizon from 04:00, `c`'s run was left out and with it `a`'s and `b`'s,
+    // and a backfill was placed over them. `s`, started by `c` and then by
+    // itself until done, was taken as never running.
+    const FILES: &str = r#"with DAG('c', schedule='0 3 * * *') as c:
+    TriggerDagRunOperator(task_id='k', trigger_dag_id='a')
+    TriggerDagRunOperator(task_id='k2', trigger_dag_id='s')
+with DAG('a', schedule=None) as a:
+    TriggerDagRunOperator(task_id='k', trigger_dag_id='b')
+with DAG('b', schedule=None) as b:
+    SQL(task_id='z', sql='select 1')
+with DAG('s', schedule=None) as s_:
+    TriggerDagRunOperator(task_id='again', trigger_dag_id='s')
+"#;
+    let (dags, _) = read(&[("chain.py", &format!("{HEADER}{FILES}"))]);
+    let hour = |s: &str| ripple::time::TimeKey::parse(s).unwrap().start;
+    let s = ripple::schedule::production_schedule(
+        &dags,
+        &ripple::config::Config::default(),
+        hour("2026-01-10T04"),
+        hour("2026-01-10T06"),
+    );
+    let runs = |id: &str| -> Vec<(String, String)> {
+        s.dags
+            .iter()
+            .find(|d| d.dag_id == id)
+            .map(|d| {
+                d.runs
+                    .iter()
+                    .map(|r| (r.start.clone(), r.end.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(runs("c"), Vec::<(String, String)>::new());
+    assert_eq!(runs("a"), [pair("2026-01-10T04:00Z", "2026-01-10T05:00Z")]);
+    assert_eq!(runs("b"), [pair("2026-01-10T05:00Z", "2026-01-10T06:00Z")]);
+    let self_started = s.not_scheduled.iter().find(|u| u.dag_id == "s").unwrap();
+    assert!(self_started.unreadable, "{self_started:?}");
+    assert!(self_started.why.contains("cycle"), "{self_started:?}");
+}
+
 /// A dbt project with DAGs beside it, as one ripple project.
 fn dbt_and_dags(dags: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

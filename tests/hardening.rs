@@ -1203,10 +1203,12 @@ fn markdown_html(markdown: &str) -> Option<String> {
 #[test]
 fn names_in_markdown_stay_code_whatever_backticks_or_fences_they_hold() {
     let dir = tempfile::tempdir().unwrap();
+    // Each with its shadow within PostgreSQL's 63 bytes (a longer one
+    // refuses the plan, docs/limits.md).
     let names = [
-        "a`@octocat [click](https://evil.example/x) **bold** <b>x</b>`b",
+        "a`@octo [c](https://e.x/x) **b** <b>x</b>`b",
         "p|ipe|@octocat",
-        "nl\n```\n# Heading @octocat [click](https://evil.example/y)\n```sql\n",
+        "nl\n```\n# H @octo [c](https://e.x/y)\n```sql\n",
         "~~~tilde\n~~~\n@octocat",
     ];
     let tables: Vec<String> = names
@@ -1255,7 +1257,7 @@ fn names_in_markdown_stay_code_whatever_backticks_or_fences_they_hold() {
                 .map_or(prose.len(), |e| start + e + 7);
             prose.replace_range(start..end, "");
         }
-        for live in ["<a href", "<h1>", "<strong>", "@octocat", "<b>"] {
+        for live in ["<a href", "<h1>", "<strong>", "@octo", "<b>"] {
             assert!(
                 !prose.contains(live),
                 "{command}: `{live}` is live:\n{html}"
@@ -1671,7 +1673,19 @@ fn output_to_a_link_to_a_stream_of_ours_writes_the_stream() {
     // the output never reached standard output, with exit 0. Tested on a
     // link of our own to the same place, which the machine does not need.
     let dir = tempfile::tempdir().unwrap();
-    for target in ["/proc/self/fd/1", "/dev/stdout"] {
+    // Every spelling of the way there: relative, with `.` and `//`, and a
+    // link to a link (each was once replaced, the output lost).
+    let depth = dir.path().components().count() - 1;
+    let relative = format!("{}dev/stdout", "../".repeat(depth));
+    std::os::unix::fs::symlink("/dev/stdout", dir.path().join("so")).unwrap();
+    for target in [
+        "/proc/self/fd/1",
+        "/dev/stdout",
+        relative.as_str(),
+        "/dev/./stdout",
+        "//dev/stdout",
+        "so",
+    ] {
         let link = dir.path().join("out");
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(target, &link).unwrap();

@@ -544,3 +544,38 @@ fn a_ref_cycle_exports_without_recursing() {
         .unwrap();
     assert!(String::from_utf8_lossy(&check.stdout).contains("cycle"));
 }
+
+#[test]
+fn credentials_in_a_url_never_reach_a_namespace() {
+    // `s3://KEY:SECRET@bucket` was sent whole as the namespace, and a host
+    // with a space made a namespace that is no URI.
+    let dir = temp_project::temp_project(&[
+        (
+            "load.sql",
+            "copy raw.orders from 's3://AKIAXXXX:secretkey@lake/orders/' iam_role 'r' format as parquet;\ncopy raw.fx from 'https://ex ample.com/fx/' iam_role 'r' format as parquet",
+        ),
+        ("ripple.yml", "dialect: redshift\n"),
+    ]);
+    let (_, parsed) = events(dir.path(), &[]);
+    let schemas = Schemas::new();
+    let mut namespaces = BTreeSet::new();
+    for e in &parsed {
+        let errors = schemas.errors(e);
+        assert!(errors.is_empty(), "{errors:#?}\n{e:#}");
+        // The datasets; the job's `sql` facet is its text as written.
+        let inputs = e["inputs"].as_array().unwrap();
+        for d in inputs.iter().chain(e["outputs"].as_array().unwrap()) {
+            let text = d.to_string();
+            assert!(
+                !text.contains("secretkey") && !text.contains("AKIAXXXX"),
+                "{text}"
+            );
+            namespaces.insert(d["namespace"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(namespaces.contains("s3://lake"), "{namespaces:?}");
+    assert!(
+        namespaces.contains("https://ex%20ample.com"),
+        "{namespaces:?}"
+    );
+}

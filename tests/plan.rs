@@ -1769,3 +1769,111 @@ fn upper_folding_engines_are_addressed_in_their_own_case() {
         assert!(stderr.contains("named in quotes in lower case"), "{stderr}");
     }
 }
+
+#[test]
+fn airflow_task_ids_are_unique_whatever_the_dataset_names() {
+    // The run of `shadow__table.mart.a@full` and the setup of the shadow of
+    // `mart.a_full` were both `shadow__table.mart.a_full`: Airflow refused
+    // the DAG (DuplicateTaskIdFound).
+    let job = |t: &str| {
+        format!(
+            "create table if not exists {t} (order_date date, revenue numeric);\ndelete from {t} where true;\ninsert into {t} (order_date, revenue) select cast(ordered_at as date), sum(amount) from raw.orders group by 1;\n"
+        )
+    };
+    let dir = temp_project(&[
+        ("jobs/j1.sql", &job("mart.a_full")),
+        ("jobs/j2.sql", &job("shadow__table.mart.a")),
+        ("jobs/j3.sql", &job("validate__x.y")),
+        (
+            "ripple.yml",
+            "dialect: postgres\nmodels: [jobs]\ndatasets:\n  raw.orders: { grain: day, start: 2026-01-01, partition_column: ordered_at }\n  mart.a_full: { grain: none }\n  shadow__table.mart.a: { grain: none }\n  validate__x.y: { grain: none }\n",
+        ),
+    ]);
+    let out = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+            "--as-of",
+            "2026-02-01",
+            "--no-cache",
+            "--format",
+            "airflow-dag",
+            "--project",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dag = String::from_utf8_lossy(&out.stdout);
+    let ids: Vec<&str> = dag
+        .split("task_id=\"")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    assert!(ids.len() >= 6, "{dag}");
+    let unique: BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "a task id twice: {ids:?}");
+}
+
+#[test]
+fn a_dag_file_that_failed_to_read_stops_a_schedule_even_when_partial() {
+    // Its DAG runs every ten minutes; unread, its runs were taken as none
+    // and the backfill scheduled over them under `--allow-partial`.
+    let dir = temp_project(&[
+        (
+            "jobs/daily.sql",
+            "insert into mart.daily (order_date, n) select cast(ordered_at as date), count(*) from raw.orders group by 1",
+        ),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndags: [dags]\nsql: [jobs]\ndatasets:\n  raw.orders: { grain: day, start: 2026-01-01, partition_column: ordered_at }\n  mart.daily: { grain: day, partition_column: order_date, cost: 30 }\n",
+        ),
+    ]);
+    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+    // Latin-1 bytes, as a PEP 263 coding line allows: not UTF-8.
+    let mut dag = b"# -*- coding: latin-1 -*-\n# Caf".to_vec();
+    dag.extend([0xe9]);
+    dag.extend_from_slice(b"\nfrom datetime import datetime\nfrom airflow import DAG\nfrom airflow.operators.bash import BashOperator\nwith DAG(\"cafe\", schedule=\"*/10 * * * *\", start_date=datetime(2024, 1, 1)) as d:\n    BashOperator(task_id=\"t\", bash_command=\"echo\")\n");
+    std::fs::write(dir.path().join("dags/cafe.py"), dag).unwrap();
+    let plan = |extra: &[&str]| {
+        assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-10",
+                "--as-of",
+                "2026-02-01",
+                "--no-cache",
+                "--allow-partial",
+                "--project",
+            ])
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert!(
+        plan(&[]).status.success(),
+        "without --start, partial is allowed"
+    );
+    let out = plan(&["--start", "2026-02-01T06"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("a DAG file failed to read") && stderr.contains("dags/cafe.py"),
+        "{stderr}"
+    );
+}

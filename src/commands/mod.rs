@@ -261,7 +261,50 @@ fn names_a_stream(p: &Path) -> bool {
             || q.strip_prefix("/proc/self/fd/").is_some_and(fd)
             || q.strip_prefix("/proc/thread-self/fd/").is_some_and(fd)
     };
-    stream(p) || std::fs::read_link(p).is_ok_and(|t| stream(&t))
+    if stream(p) {
+        return true;
+    }
+    // Follow the chain of links as the kernel would (`../../dev/stdout`,
+    // `/dev/./stdout`, a link to a link), and take a stream only if the
+    // link and that stream are one open file: a path that only reads like
+    // one (through a linked folder) is replaced as any other link.
+    let mut at = p.to_path_buf();
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&at) else {
+            return false;
+        };
+        let joined = at.parent().map_or(target.clone(), |d| d.join(&target));
+        let mut normal = PathBuf::new();
+        for part in joined.components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    normal.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => normal.push(other),
+            }
+        }
+        if stream(&normal) {
+            return same_file(p, &normal);
+        }
+        at = normal;
+    }
+    false
+}
+
+/// Whether `a` and `b` (links followed) are one file.
+#[cfg(unix)]
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &Path, _: &Path) -> bool {
+    false
 }
 
 /// Whether this process may write the file at `p` (`access(W_OK)`).

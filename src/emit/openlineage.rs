@@ -452,7 +452,16 @@ impl Names {
     fn of_name(&self, relation: &str, path: bool) -> (String, String) {
         if path && let Some((scheme, rest)) = relation.split_once("://") {
             let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
-            return (format!("{scheme}://{authority}"), key.to_string());
+            // Credentials written into a URL (`s3://KEY:SECRET@bucket`) are
+            // no part of the dataset's name, and must not be sent to a
+            // lineage server; what a URI cannot hold is encoded.
+            let host = authority
+                .rsplit_once('@')
+                .map_or(authority, |(_, host)| host);
+            return (
+                format!("{scheme}://{}", uri_authority(host)),
+                key.to_string(),
+            );
         }
         if path && !relation.starts_with('@') {
             return ("file".to_string(), relation.to_string());
@@ -693,6 +702,20 @@ fn uri_path(file: &str) -> String {
     let mut out = String::with_capacity(file.len());
     for b in file.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A URI's host (and port) with every byte but the unreserved ones, `:`
+/// and IPv6's brackets percent-encoded.
+fn uri_authority(host: &str) -> String {
+    let mut out = String::with_capacity(host.len());
+    for b in host.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~:[]".contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));

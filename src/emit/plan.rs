@@ -385,6 +385,17 @@ pub fn airflow_dag(
             .cloned()
             .unwrap_or_else(|| task_id(id))
     };
+    // A run task's id never takes the setup's or a validation's prefix:
+    // the run of `shadow__table.mart.a@full` and the setup of `mart.a_full`
+    // were both `shadow__table.mart.a_full`, which Airflow refuses.
+    let run_id = |id: &str| {
+        let made = task_id(id);
+        if made.starts_with("shadow__") || made.starts_with("validate__") {
+            format!("task__{made}")
+        } else {
+            made
+        }
+    };
     for (k, s) in plan.setup.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -408,7 +419,7 @@ pub fn airflow_dag(
                 out,
                 "    {} = SQLExecuteQueryOperator(task_id={}, conn_id=CONN_ID, sql=[{}])",
                 var(i, "run"),
-                py(&task_id(&t.task.id)),
+                py(&run_id(&t.task.id)),
                 statements.join(", ")
             );
         } else {
@@ -427,7 +438,7 @@ pub fn airflow_dag(
                 out,
                 "    {} = BashOperator(task_id={}, bash_command={overlay}{})",
                 var(i, "run"),
-                py(&task_id(&t.task.id)),
+                py(&run_id(&t.task.id)),
                 py(&command)
             );
         }
@@ -436,7 +447,7 @@ pub fn airflow_dag(
             out,
             "    {} = [SQLCheckOperator(task_id={} + f\"_{{n}}\", conn_id=CONN_ID, sql=q) for n, q in enumerate([{}])]",
             var(i, "validate"),
-            py(&format!("validate__{}", task_id(&t.task.id))),
+            py(&format!("validate__{}", run_id(&t.task.id))),
             checks.join(", ")
         );
         let _ = writeln!(out, "    {} >> {}", var(i, "run"), var(i, "validate"));

@@ -120,6 +120,12 @@ pub enum ScheduleError {
         "task `{0}` ({1} min) finds no free slot within 400 days of --start: the gaps between allowed windows and production runs are shorter; make batches smaller or lower its `cost`"
     )]
     NoSlot(String, i64),
+    /// A DAG file that failed to read: the runs of what it defines are
+    /// unknown.
+    #[error(
+        "a DAG file failed to read ({0}); the runs of the DAGs it defines are unknown, so no schedule can avoid them (`--allow-partial` does not lift this): fix the file (`ripple check` lists what failed), or plan without --start"
+    )]
+    UnreadableDagFile(String),
     /// A production DAG whose runs cannot be computed.
     #[error(
         "production DAG `{dag}`: {why}; its runs are unknown, so no schedule can avoid them. Give it a cron in ripple.yml (backfill.production: [{{dag: {dag}, cron: '0 2 * * *'}}]) or plan without --start"
@@ -443,6 +449,14 @@ pub fn apply(
     deadline: Option<Minute>,
 ) -> Result<(), ScheduleError> {
     let config = &g.config;
+    // A DAG file that failed to read defines DAGs whose runs are unknown:
+    // `--allow-partial` once let such a plan be scheduled over them.
+    if let Some(d) = g.diagnostics.iter().find(|d| {
+        d.severity == crate::project::Severity::Error
+            && d.file.as_deref().is_some_and(|f| f.ends_with(".py"))
+    }) {
+        return Err(ScheduleError::UnreadableDagFile(d.to_string()));
+    }
     let windows = config
         .backfill
         .windows
