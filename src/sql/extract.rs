@@ -145,6 +145,18 @@ pub(crate) fn statement_lineage(
     (kind, out)
 }
 
+/// Whether `stmt` is DML that changes rows: `INSERT`, `UPDATE`, `DELETE`
+/// or `MERGE`.
+fn modifies_data(stmt: &Statement) -> bool {
+    matches!(
+        stmt,
+        Statement::Insert(_)
+            | Statement::Update { .. }
+            | Statement::Delete(_)
+            | Statement::Merge { .. }
+    )
+}
+
 /// Which of the CTE `names` a one-part table name in `node` names.
 fn named_ctes<V: Visit>(node: &V, names: &[String], dialect: SqlDialect) -> BTreeSet<usize> {
     let mut found = BTreeSet::new();
@@ -213,14 +225,7 @@ fn writes(
         // `EXPLAIN ANALYZE DELETE ...` runs the statement (and `ANALYZE`
         // may be among its options): taken as the statement itself.
         Statement::Explain { statement, .. }
-            if matches!(
-                **statement,
-                Statement::Insert(_)
-                    | Statement::Update { .. }
-                    | Statement::Delete(_)
-                    | Statement::Merge { .. }
-                    | Statement::Query(_)
-            ) =>
+            if modifies_data(statement) || matches!(**statement, Statement::Query(_)) =>
         {
             return writes(statement, dialect, out, skip);
         }
@@ -810,15 +815,7 @@ impl Visitor for Reads {
     fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<()> {
         // The top statement's own body (`WITH c AS (...) INSERT ...`) is
         // written by `writes` already; running it again changes nothing.
-        if !std::ptr::eq(statement, self.root)
-            && matches!(
-                statement,
-                Statement::Insert(_)
-                    | Statement::Update { .. }
-                    | Statement::Delete(_)
-                    | Statement::Merge { .. }
-            )
-        {
+        if !std::ptr::eq(statement, self.root) && modifies_data(statement) {
             self.nested.push(statement.clone());
         }
         ControlFlow::Continue(())

@@ -269,6 +269,40 @@ fn names_read(expr: &str) -> Vec<&str> {
     names
 }
 
+/// A statement tag's body split for rewriting: `{%- macro f(a) -%}` has
+/// the body `- macro f(a) -`.
+struct Tag<'a> {
+    /// The body without its closing trim marker.
+    inner: &'a str,
+    /// Bytes of `inner` before the keyword (an opening trim marker, spaces).
+    lead: usize,
+    /// What follows the keyword.
+    rest: &'a str,
+    /// The closing trim marker (`-`, `+` or nothing).
+    trim: &'a str,
+}
+
+impl<'a> Tag<'a> {
+    /// `body` split, when its statement is `keyword`.
+    fn of(body: &'a str, keyword: &str) -> Option<Tag<'a>> {
+        let trimmed_end = body.trim_end();
+        let (inner, trim) = match trimmed_end.strip_suffix(['-', '+']) {
+            Some(inner) => (inner, &trimmed_end[inner.len()..]),
+            None => (trimmed_end, ""),
+        };
+        let lead = inner.len() - inner.trim_start_matches(['-', '+']).trim_start().len();
+        let rest = inner[lead..]
+            .strip_prefix(keyword)
+            .filter(|r| r.starts_with(char::is_whitespace))?;
+        Some(Tag {
+            inner,
+            lead,
+            rest,
+            trim,
+        })
+    }
+}
+
 /// The value a macro parameter is given when its default reads an earlier
 /// parameter (see [`late_defaults`]): no caller passes it.
 const LATE_DEFAULT: &str = "'__ripple_late_default__'";
@@ -282,15 +316,12 @@ const LATE_DEFAULT: &str = "'__ripple_late_default__'";
 /// marker) and the prelude, which ends with that marker so that the
 /// whitespace the tag trimmed stays trimmed.
 fn late_defaults(body: &str) -> Option<(String, String)> {
-    let trimmed_end = body.trim_end();
-    let (inner, trim) = match trimmed_end.strip_suffix(['-', '+']) {
-        Some(inner) => (inner, &trimmed_end[inner.len()..]),
-        None => (trimmed_end, ""),
-    };
-    let lead = inner.len() - inner.trim_start_matches(['-', '+']).trim_start().len();
-    let rest = inner[lead..]
-        .strip_prefix("macro")
-        .filter(|r| r.starts_with(char::is_whitespace))?;
+    let Tag {
+        inner,
+        lead,
+        rest,
+        trim,
+    } = Tag::of(body, "macro")?;
     let open = rest.find('(')?;
     let close = rest.rfind(')')?;
     let params = top_level_split(rest.get(open + 1..close)?)?;
@@ -338,15 +369,12 @@ fn late_defaults(body: &str) -> Option<(String, String)> {
 /// call. Returns the body as `if cond %}{% do call %}{% endif` (keeping
 /// the tag's trim markers), or `None` when not needed.
 fn do_without_else(body: &str) -> Option<String> {
-    let trimmed_end = body.trim_end();
-    let (inner, trim) = match trimmed_end.strip_suffix(['-', '+']) {
-        Some(inner) => (inner, &trimmed_end[inner.len()..]),
-        None => (trimmed_end, ""),
-    };
-    let lead = inner.len() - inner.trim_start_matches(['-', '+']).trim_start().len();
-    let expr = inner[lead..]
-        .strip_prefix("do")
-        .filter(|r| r.starts_with(char::is_whitespace))?;
+    let Tag {
+        inner,
+        lead,
+        rest: expr,
+        trim,
+    } = Tag::of(body, "do")?;
     let at = top_level_word(expr, "if")?;
     if top_level_word(&expr[at..], "else").is_some() {
         return None;
