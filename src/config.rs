@@ -360,33 +360,13 @@ impl Config {
         }
         let mut config: Config = parsed.map_err(|e| config_error(path, &key_path, &e))?;
         config.places = KeyPlaces::read(text, path);
-        if let Some(BadValue {
-            key,
-            message,
-            entry,
-        }) = config.bad_value()
-        {
-            // The line of the key's last part, after the line of its first.
-            let parts: Vec<&str> = key.split('.').collect();
-            let mut line = 0;
-            let mut want = 0;
-            let mut skip = entry;
-            for (n, l) in text.lines().enumerate() {
-                let Some(part) = parts.get(want) else { break };
-                if l.contains(&format!("{part}:")) || l.contains(&format!("{part} :")) {
-                    line = n as u32 + 1;
-                    if want + 1 == parts.len() && skip > 0 {
-                        skip -= 1;
-                        continue;
-                    }
-                    want += 1;
-                }
-            }
+        if let Some(bad) = config.bad_value() {
+            let (line, column) = bad.place(text, &config.places);
             return Err(Error::Config {
                 path: path.to_path_buf(),
                 line,
-                column: 0,
-                message: format!("{key}: {message}"),
+                column,
+                message: format!("{}: {}", bad.key, bad.message),
             });
         }
         Ok(config)
@@ -422,46 +402,64 @@ impl Config {
         for (name, d) in &self.datasets {
             let key = format!("datasets.{name}");
             if let Some(bad) = zone(format!("{key}.time_zone"), &d.time_zone) {
-                return Some(bad);
+                return Some(BadValue {
+                    dataset: Some(name.clone()),
+                    ..bad
+                });
             }
             if let Some(cost) = d.cost
                 && !(cost.is_finite() && cost > 0.0)
             {
-                return Some(BadValue::new(
-                    format!("{key}.cost"),
+                return Some(BadValue::of_dataset(
+                    name,
+                    "cost",
                     format!("{cost} is not a number of minutes; write a positive number"),
                 ));
             }
             if let Some(cost) = d.cost
                 && cost > MAX_COST_MINUTES
             {
-                return Some(BadValue::new(
-                    format!("{key}.cost"),
+                return Some(BadValue::of_dataset(
+                    name,
+                    "cost",
                     format!(
                         "{cost} minutes a partition is more than a year; write the minutes one partition takes (at most {MAX_COST_MINUTES})"
                     ),
                 ));
             }
             if d.max_concurrency == Some(0) {
-                return Some(BadValue::new(
-                    format!("{key}.max_concurrency"),
+                return Some(BadValue::of_dataset(
+                    name,
+                    "max_concurrency",
                     "0 would never run a task; write 1 or more".to_string(),
                 ));
+            }
+            if let Some(start) = &d.start
+                && let Err(why) = crate::time::TimeKey::parse(start)
+            {
+                return Some(BadValue::of_dataset(name, "start", why));
             }
             for (up, m) in &d.upstream {
                 if let TimeMapping::Window(lo, hi) = m
                     && (lo.unsigned_abs() > MAX_WINDOW || hi.unsigned_abs() > MAX_WINDOW)
                 {
-                    return Some(BadValue::new(
-                        format!("{key}.upstream.{up}"),
-                        format!(
-                            "window [{lo}, {hi}] reaches past {MAX_WINDOW} partitions; write the window the SQL reads, or `all`"
-                        ),
-                    ));
+                    return Some(BadValue {
+                        upstream: Some(up.clone()),
+                        ..BadValue::of_dataset(
+                            name,
+                            &format!("upstream.{up}"),
+                            format!(
+                                "window [{lo}, {hi}] reaches past {MAX_WINDOW} partitions; write the window the SQL reads, or `all`"
+                            ),
+                        )
+                    });
                 }
             }
             if let Some(bad) = tolerance(key, &d.checks) {
-                return Some(bad);
+                return Some(BadValue {
+                    dataset: Some(name.clone()),
+                    ..bad
+                });
             }
         }
         for (grain, n) in &self.backfill.batch {
@@ -527,6 +525,10 @@ struct BadValue {
     /// Which occurrence of the key's last part holds it, for list entries
     /// (the third `cron:` under `production:`).
     entry: usize,
+    /// The `datasets:` key it is under, whose name may hold dots.
+    dataset: Option<String>,
+    /// Its upstream key, when it is an `upstream:` mapping.
+    upstream: Option<String>,
 }
 
 impl BadValue {
@@ -535,12 +537,69 @@ impl BadValue {
             key,
             message,
             entry: 0,
+            dataset: None,
+            upstream: None,
+        }
+    }
+
+    /// A bad `field` of the dataset `name` (`datasets.<name>.<field>`).
+    fn of_dataset(name: &str, field: &str, message: String) -> BadValue {
+        BadValue {
+            dataset: Some(name.to_string()),
+            ..BadValue::new(format!("datasets.{name}.{field}"), message)
         }
     }
 
     fn entry(mut self, index: usize) -> BadValue {
         self.entry = index;
         self
+    }
+
+    /// (line, column) of the key's last part in `text`, 1-based; the line
+    /// of the nearest part found, column 0, when the key is not found.
+    fn place(&self, text: &str, places: &KeyPlaces) -> (u32, u32) {
+        if let (Some(d), Some(up)) = (&self.dataset, &self.upstream) {
+            return places.line_column(d, Some(up));
+        }
+        // Where to look from, and the key's parts from there on.
+        let (from, rest): (usize, Vec<&str>) = match &self.dataset {
+            Some(d) => {
+                let (line, _) = places.line_column(d, None);
+                let field = &self.key[self.key.len().min(format!("datasets.{d}.").len())..];
+                (line.saturating_sub(1) as usize, field.split('.').collect())
+            }
+            None => (0, self.key.split('.').collect()),
+        };
+        let mut found = (from as u32, 0);
+        let mut want = 0;
+        let mut skip = self.entry;
+        'lines: for (n, l) in text.lines().enumerate().skip(from) {
+            // Several parts can share a line (`a: { checks: { row_count: 2 } }`).
+            let mut pos = 0;
+            loop {
+                let Some(part) = rest.get(want) else {
+                    break 'lines;
+                };
+                let tail = &l[pos..];
+                let Some(col) = tail
+                    .find(&format!("{part}:"))
+                    .or_else(|| tail.find(&format!("{part} :")))
+                else {
+                    break;
+                };
+                found = (n as u32 + 1, l[..pos + col].chars().count() as u32 + 1);
+                pos += col + part.len();
+                if want + 1 == rest.len() && skip > 0 {
+                    skip -= 1;
+                    continue;
+                }
+                want += 1;
+            }
+        }
+        if want < rest.len() {
+            found.1 = 0;
+        }
+        found
     }
 }
 
@@ -673,7 +732,7 @@ fn config_error(path: &Path, key_path: &str, err: &serde_saphyr::Error) -> Error
                 format!("{parent}: ")
             };
             let hint = did_you_mean(&field, expected.iter().map(String::as_str))
-                .map(|s| format!("; did you mean `{s}`?"))
+                .map(crate::text::mean_hint)
                 .unwrap_or_else(|| format!("; valid keys: {}", expected.join(", ")));
             format!("{place}unknown key `{field}`{hint}")
         }
@@ -772,7 +831,7 @@ mod tests {
         assert!(err("datasets:\n  a: { cost: 525601 }\n").contains("datasets.a.cost"));
         let e = err("datasets:\n  orders:\n    grain: day\n    cost: .inf\n");
         assert!(
-            e.starts_with("ripple.yml:4:0: datasets.orders.cost: inf is not a number of minutes"),
+            e.starts_with("ripple.yml:4:5: datasets.orders.cost: inf is not a number of minutes"),
             "{e}"
         );
         assert!(
@@ -798,6 +857,27 @@ mod tests {
             );
         }
         assert!(err("datasets:\n  a: { cost: -5 }\n").contains("datasets.a.cost"));
+        // Every place is a line and a column, dotted dataset names too.
+        assert!(
+            err("datasets:\n  raw.orders: { grain: day, start: 2024-13-01 }\n").starts_with(
+                "ripple.yml:2:29: datasets.raw.orders.start: `2024-13-01` is not a date"
+            ),
+        );
+        assert!(
+            err("backfill:\n  max_concurrency: 2\n  windows: [\"25:00-06:00\"]\n")
+                .starts_with("ripple.yml:3:3: backfill.windows:")
+        );
+        let e = err(
+            "backfill:\n  production:\n    - { dag: a, cron: '0 2 * * *' }\n    - { dag: b, cron: '0 2 * *' }\n",
+        );
+        assert!(
+            e.starts_with("ripple.yml:4:17: backfill.production.cron: DAG `b`"),
+            "{e}"
+        );
+        assert!(
+            err("datasets:\n  a.b: { checks: { row_count: 2 } }\n")
+                .starts_with("ripple.yml:2:20: datasets.a.b.checks.row_count")
+        );
         assert!(
             Config::parse(
                 "datasets:\n  a: { cost: 2.5, max_concurrency: 2 }\n",

@@ -290,12 +290,30 @@ mod tests {
 
 /// Whether `c` would act on a terminal or a reader rather than show: a
 /// control character (C0 but newline and tab, DEL, C1), a line or
-/// paragraph separator (`U+2028`, `U+2029`: a line break to many readers)
-/// or a direction mark or override (`U+202E` turns `txt.exe` into
-/// `exe.txt` on screen).
+/// paragraph separator (`U+2028`, `U+2029`: a line break to many readers),
+/// a direction mark or override (`U+202E` turns `txt.exe` into `exe.txt`
+/// on screen), or a character that shows as nothing (zero-width spaces and
+/// joiners, the byte-order mark, invisible fillers, tag characters): two
+/// names that differ only by one of those look the same to a reviewer.
 pub fn acts(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
-        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{061C}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{206F}'
+                | '\u{3164}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{E0000}'..='\u{E007F}'
+        )
 }
 
 /// `s` for a person to read: every character that would act on the
@@ -337,6 +355,17 @@ mod inert_tests {
         assert_eq!(inert("invoice\u{202e}fdp.exe"), "invoice\\u{202e}fdp.exe");
         assert_eq!(inert("x\u{9b}31m\u{7f}"), "x\\u{9b}31m\\u{7f}");
     }
+
+    #[test]
+    fn characters_that_show_as_nothing_show_as_escapes() {
+        assert_eq!(inert("orders\u{200b}"), "orders\\u{200b}");
+        assert_eq!(
+            inert("\u{feff}a\u{2060}b\u{e0041}"),
+            "\\u{feff}a\\u{2060}b\\u{e0041}"
+        );
+        // Letters of every script stay as they are.
+        assert_eq!(inert("заказы_注文"), "заказы_注文");
+    }
 }
 
 /// `s` as one POSIX shell word: as it is when it holds only characters no
@@ -373,6 +402,12 @@ pub fn shell_word(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
+}
+
+/// `; did you mean `x`?` for a suggested name, the name on one line (a
+/// name holding a newline must not start a line of its own in a message).
+pub fn mean_hint(suggested: &str) -> String {
+    format!("; did you mean `{}`?", one_line(suggested))
 }
 
 /// `s` on one line for a person to read: [`inert`], and line breaks and

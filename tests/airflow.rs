@@ -1039,6 +1039,34 @@ fn ripple_dags_lists_cross_dag_edges() {
 }
 
 #[test]
+fn ripple_dags_says_when_a_dag_file_does_not_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+    std::fs::write(
+        dir.path().join("dags/broken.py"),
+        "from airflow import DAG\nwith DAG('broken', schedule='@daily') as dag:\n    x = (\n",
+    )
+    .unwrap();
+    for format in ["text", "json"] {
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args(["dags", "--format", format, "--project"])
+            .arg(dir.path())
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        // Airflow would not load the file: the listing must not look fine.
+        assert!(
+            text.contains("python-syntax-error") && text.contains("dags/broken.py:4:1"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn a_task_group_function_calling_itself_is_read_once() {
     let (dags, warnings) = read(&[(
         "r.py",

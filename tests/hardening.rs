@@ -697,6 +697,33 @@ fn output_keeps_a_files_mode_and_gives_a_new_one_the_umasks() {
 }
 
 #[test]
+fn output_over_a_hard_link_updates_every_name_and_never_keeps_setuid() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.json");
+    let other = dir.path().join("also.json");
+    std::fs::write(&plan, "old").unwrap();
+    std::fs::hard_link(&plan, &other).unwrap();
+    assert!(graph_to(&plan).status.success());
+    // One file under two names, as `>` leaves it.
+    assert_eq!(
+        std::fs::metadata(&plan).unwrap().ino(),
+        std::fs::metadata(&other).unwrap().ino()
+    );
+    assert!(
+        std::fs::read_to_string(&other)
+            .unwrap()
+            .contains("fct_orders")
+    );
+    let suid = dir.path().join("suid.json");
+    std::fs::write(&suid, "old").unwrap();
+    std::fs::set_permissions(&suid, std::fs::Permissions::from_mode(0o6755)).unwrap();
+    assert!(graph_to(&suid).status.success());
+    let mode = std::fs::metadata(&suid).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o755);
+}
+
+#[test]
 fn escape_sequences_and_direction_overrides_in_names_never_reach_a_reader_raw() {
     let dir = tempfile::tempdir().unwrap();
     let name = "x\u{1b}[2J\u{202e}gpj.exe";

@@ -552,7 +552,7 @@ fn credentials_in_a_url_never_reach_a_namespace() {
     let dir = temp_project::temp_project(&[
         (
             "load.sql",
-            "copy raw.orders from 's3://AKIAXXXX:secretkey@lake/orders/' iam_role 'r' format as parquet;\ncopy raw.fx from 'https://ex ample.com/fx/' iam_role 'r' format as parquet",
+            "copy raw.orders from 's3://AKIAXXXX:secretkey@lake/orders/' iam_role 'r' format as parquet;\ncopy raw.fx from 'https://ex ample.com/fx/' iam_role 'r' format as parquet;\ncopy raw.rates from 's3://lake/rates/' credentials 'aws_access_key_id=AKIAYYYY;aws_secret_access_key=othersecret' format as parquet",
         ),
         ("ripple.yml", "dialect: redshift\n"),
     ]);
@@ -562,7 +562,12 @@ fn credentials_in_a_url_never_reach_a_namespace() {
     for e in &parsed {
         let errors = schemas.errors(e);
         assert!(errors.is_empty(), "{errors:#?}\n{e:#}");
-        // The datasets; the job's `sql` facet is its text as written.
+        // Neither the datasets nor the job's `sql` facet (its text with
+        // the secrets masked) carry a credential to the lineage server.
+        let whole = e.to_string();
+        for secret in ["secretkey", "AKIAXXXX", "AKIAYYYY", "othersecret"] {
+            assert!(!whole.contains(secret), "{secret} in {whole}");
+        }
         let inputs = e["inputs"].as_array().unwrap();
         for d in inputs.iter().chain(e["outputs"].as_array().unwrap()) {
             let text = d.to_string();

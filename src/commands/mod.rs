@@ -218,7 +218,9 @@ pub fn write_output_with(
                 std::io::ErrorKind::PermissionDenied,
             )));
         }
-        if !owned_by_us(m) {
+        // A file with other names (hard links) is one file to its user:
+        // a rename would leave the other names on the old text.
+        if !owned_by_us(m) || links(m) > 1 {
             return write_in_place(p, m, body);
         }
     }
@@ -238,9 +240,7 @@ pub fn write_output_with(
     let mut tmp = builder.tempfile_in(dir).map_err(fail)?;
     body(&mut tmp).map_err(fail)?;
     if let Some(m) = existing.filter(|m| m.file_type().is_file()) {
-        tmp.as_file()
-            .set_permissions(m.permissions())
-            .map_err(fail)?;
+        tmp.as_file().set_permissions(kept_mode(&m)).map_err(fail)?;
         keep_group(tmp.as_file(), &m);
     }
     tmp.as_file().sync_all().map_err(fail)?;
@@ -305,6 +305,32 @@ fn same_file(a: &Path, b: &Path) -> bool {
 #[cfg(not(unix))]
 fn same_file(_: &Path, _: &Path) -> bool {
     false
+}
+
+/// How many names (hard links) the file `m` describes has.
+#[cfg(unix)]
+fn links(m: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    m.nlink()
+}
+
+#[cfg(not(unix))]
+fn links(_: &std::fs::Metadata) -> u64 {
+    1
+}
+
+/// The mode a replaced file keeps: its own, less set-user-ID and
+/// set-group-ID, which the kernel clears on any write (`>` included):
+/// report text never becomes a privileged program.
+#[cfg(unix)]
+fn kept_mode(m: &std::fs::Metadata) -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::Permissions::from_mode(m.permissions().mode() & 0o1777)
+}
+
+#[cfg(not(unix))]
+fn kept_mode(m: &std::fs::Metadata) -> std::fs::Permissions {
+    m.permissions()
 }
 
 /// Whether this process may write the file at `p` (`access(W_OK)`).

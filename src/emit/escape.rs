@@ -31,6 +31,9 @@ pub fn mermaid_label(s: &str) -> String {
             '#' => out.push_str("#35;"),
             '\n' | '\r' => out.push(' '),
             '`' => out.push_str("#96;"),
+            // `%%{init: ...}%%` anywhere in the text is a directive to
+            // Mermaid (it can lower the security level); `%%` a comment.
+            '%' => out.push_str("#37;"),
             // As text: an entity would give the character back.
             c if crate::text::acts(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
@@ -142,7 +145,10 @@ pub fn xml(s: &str) -> String {
             '&' => out.push_str("&amp;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            '\t' | '\n' | '\r' => out.push(c),
+            '\t' | '\n' => out.push(c),
+            // A raw CR is folded away by XML parsers (to a space in an
+            // attribute): shown as its escape, like any control character.
+            '\r' => out.push_str("\\u{d}"),
             c if c.is_control() || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('?'),
             // A direction override would reorder what follows on screen.
             c if crate::text::acts(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
@@ -172,6 +178,12 @@ mod tests {
         assert_eq!(xml("a\u{202e}b"), "a\\u{202e}b");
         assert_eq!(dot_string("a\u{202e}b"), "\"a\\\\u{202e}b\"");
         assert_eq!(mermaid_label("a\u{2066}b"), "a\\u{2066}b");
+        // Neither a Mermaid directive nor an XML-folded CR survives.
+        assert_eq!(
+            mermaid_label("%%{init: {'securityLevel':'loose'}}%%"),
+            "#37;#37;{init: {'securityLevel':'loose'}}#37;#37;"
+        );
+        assert_eq!(xml("a\rb\u{200b}"), "a\\u{d}b\\u{200b}");
         assert_eq!(
             markdown_text("@org/team https://x.io www.y.io"),
             "&#64;org/team https&#58;//x.io www&#46;y.io"

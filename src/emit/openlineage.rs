@@ -334,7 +334,7 @@ struct SourceCodeLocation<'a> {
 #[derive(Serialize)]
 struct SqlFields<'a> {
     dialect: &'a str,
-    query: &'a str,
+    query: std::borrow::Cow<'a, str>,
 }
 
 #[derive(Serialize)]
@@ -387,6 +387,8 @@ struct Names {
     database: Option<String>,
     /// The dialect as the `sql` facet names it, formatted once.
     dialect_name: String,
+    /// The dialect the jobs' SQL is written in.
+    dialect: SqlDialect,
     /// Datasets by relation, lower-cased, for column lineage's relations.
     by_relation: HashMap<String, NodeIndex>,
     /// The name of the project's dbt run, the parent of its models' runs.
@@ -412,6 +414,7 @@ impl Names {
                 .unwrap_or_else(|| format!("urn:ripple:{}", env!("CARGO_PKG_VERSION"))),
             database: g.config.target.database.clone(),
             dialect_name: dialect.to_string(),
+            dialect,
             by_relation: g
                 .graph
                 .node_indices()
@@ -521,12 +524,13 @@ impl Names {
                         url,
                     },
                 ),
+                // A lineage server has no use for the job's secrets.
                 sql: job.sql.as_deref().map(|query| {
                     self.facet(
                         SQL_FACET,
                         SqlFields {
                             dialect: &self.dialect_name,
-                            query,
+                            query: crate::sql::mask_secrets(query, self.dialect),
                         },
                     )
                 }),

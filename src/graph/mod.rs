@@ -190,7 +190,7 @@ impl<'a> Resolver<'a> {
                 });
                 let hint = names
                     .best(name)
-                    .map(|s| format!("; did you mean `{s}`?"))
+                    .map(crate::text::mean_hint)
                     .unwrap_or_default();
                 Err(format!(
                     "ref('{name}') names no model, seed or snapshot{hint}"
@@ -206,7 +206,7 @@ impl<'a> Resolver<'a> {
                 });
                 let hint = names
                     .best(&format!("{source}.{table}"))
-                    .map(|s| format!("; did you mean `{s}`?"))
+                    .map(crate::text::mean_hint)
                     .unwrap_or_else(|| "; declare it under `sources:` in a YAML file".to_string());
                 Err(format!(
                     "source('{source}', '{table}') is not declared{hint}"

@@ -170,7 +170,7 @@ impl Atom {
         {
             let names = g.graph.node_weights().map(|d| d.name.as_str());
             let hint = did_you_mean(name, names)
-                .map(|s| format!("; did you mean `{s}`?"))
+                .map(crate::text::mean_hint)
                 .unwrap_or_default();
             return Err(SelectorError::NoMatch {
                 name: name.clone(),

@@ -210,7 +210,7 @@ pub fn find_dataset(g: &LineageGraph, name: &str) -> Result<NodeIndex, ImpactErr
         .ok_or_else(|| {
             let names = g.graph.node_weights().map(|d| d.name.as_str());
             let hint = did_you_mean(name, names)
-                .map(|s| format!("; did you mean `{s}`?"))
+                .map(crate::text::mean_hint)
                 .unwrap_or_default();
             ImpactError::UnknownDataset {
                 name: name.to_string(),
@@ -343,7 +343,7 @@ fn check_columns(
     for c in columns {
         if !known.contains(&c.to_lowercase()) {
             let hint = crate::text::did_you_mean(c, known.iter().map(String::as_str))
-                .map(|m| format!("; did you mean `{m}`?"))
+                .map(crate::text::mean_hint)
                 .unwrap_or_default();
             return Err(ImpactError::UnknownColumn {
                 column: c.clone(),

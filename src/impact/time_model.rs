@@ -591,7 +591,7 @@ fn configured_datasets(
         let Some(&n) = first.get(key.as_str()) else {
             let names = g.graph.node_weights().map(|d| d.name.as_str());
             let hint = crate::text::did_you_mean(key, names)
-                .map(|s| format!("; did you mean `{s}`?"))
+                .map(crate::text::mean_hint)
                 .unwrap_or_default();
             problems.push((
                 here,
@@ -663,7 +663,7 @@ fn configured_datasets(
                                     g.graph.node_weights().map(|d| d.name.as_str()),
                                 )
                             })
-                            .map(|s| format!(" (did you mean `{s}`?)"))
+                            .map(|s| format!(" (did you mean `{}`?)", crate::text::one_line(s)))
                             .unwrap_or_default();
                         format!(" names no dataset of the project{hint}")
                     }

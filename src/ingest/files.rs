@@ -250,6 +250,17 @@ impl LineIndex {
     pub fn line(&self, offset: usize) -> u32 {
         self.starts.partition_point(|&s| s <= offset) as u32
     }
+
+    /// The 1-based (line, column) of byte `offset` in `text` (the text the
+    /// index was made of), the column counted in characters.
+    pub fn line_column(&self, text: &str, offset: usize) -> (u32, u32) {
+        let line = self.line(offset);
+        let start = self.starts[(line as usize).saturating_sub(1)];
+        let column = text
+            .get(start..offset.min(text.len()))
+            .map_or(0, |s| s.chars().count());
+        (line, column as u32 + 1)
+    }
 }
 
 #[cfg(test)]

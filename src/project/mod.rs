@@ -143,7 +143,11 @@ impl Project {
     pub fn dag_diagnostics(&self) -> Vec<Diagnostic> {
         self.diagnostics
             .iter()
-            .filter(|d| d.code.starts_with("airflow") || d.code.contains("task"))
+            .filter(|d| {
+                d.code.starts_with("airflow")
+                    || d.code.starts_with("python")
+                    || d.code.contains("task")
+            })
             .cloned()
             .collect()
     }

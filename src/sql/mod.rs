@@ -10,6 +10,7 @@ mod parse;
 mod recover;
 pub mod rewrite;
 mod script;
+mod secrets;
 mod session;
 mod split;
 pub mod tables;
@@ -26,6 +27,7 @@ pub use script::{
     ScriptLineage, ScriptReading, StatementError, StatementLineage, WholeLineage, read_cached,
     script_column_edges, script_lineage, script_lineage_with_columns, script_semantics,
 };
+pub use secrets::mask_secrets;
 pub use session::sets_time_zone;
 pub use split::statement_count;
 

@@ -348,6 +348,9 @@ fn rewrite_statement(
             "the name {ident:?} holds a run of quotes (or a backslash before a quote) that the SQL printer writes back as a different name; rename the table"
         ));
     }
+    if opaque.is_none() {
+        opaque = beyond_tables(stmt);
+    }
     if opaque.is_none() && !checkable(stmt) {
         let text = stmt.to_string();
         let words: Vec<&str> = text.split_whitespace().take(3).collect();
@@ -431,6 +434,45 @@ fn misprinted_ident(stmt: &Statement) -> Option<String> {
     let mut find = Find(None);
     let _ = sqlparser::ast::Visit::visit(stmt, &mut find);
     find.0
+}
+
+/// Why `stmt`, though it names no table to change, would still act on
+/// production: a role switch (the tables the task makes would belong to
+/// that role, and the swap would put them in production so), or a row
+/// lock on what it reads (production's own writers would wait on the
+/// backfill until its transaction ends).
+fn beyond_tables(stmt: &Statement) -> Option<String> {
+    use sqlparser::ast::Set;
+    let role = match stmt {
+        Statement::Set(Set::SetRole { .. } | Set::SetSessionAuthorization(_)) => true,
+        Statement::Set(Set::SingleAssignment { variable, .. }) => {
+            let name = variable.to_string().to_ascii_lowercase();
+            matches!(name.as_str(), "role" | "session_authorization")
+        }
+        _ => false,
+    };
+    if role {
+        return Some(
+            "it switches the session's role: what the task creates would belong to that role, and the swap would put it in production so; run the plan as the role that owns the tables instead".to_string(),
+        );
+    }
+    struct Locks(bool);
+    impl sqlparser::ast::Visitor for Locks {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &sqlparser::ast::Query) -> ControlFlow<()> {
+            if q.locks.is_empty() {
+                ControlFlow::Continue(())
+            } else {
+                self.0 = true;
+                ControlFlow::Break(())
+            }
+        }
+    }
+    let mut locks = Locks(false);
+    let _ = sqlparser::ast::Visit::visit(stmt, &mut locks);
+    locks.0.then(|| {
+        "it locks the rows it reads (`FOR UPDATE` / `FOR SHARE`): production's own writers would wait on the backfill; remove the locking clause".to_string()
+    })
 }
 
 /// Whether ripple knows every relation `stmt` can change: queries, DML and
@@ -733,6 +775,27 @@ mod tests {
         assert_eq!(unquote_ident("\"Order Date\""), "Order Date");
         assert_eq!(unquote_ident("\"a\"\"b\""), "a\"b");
         assert_eq!(unquote_ident("order_date"), "order_date");
+    }
+
+    #[test]
+    fn role_switches_and_row_locks_are_opaque() {
+        for sql in [
+            "set role prod_owner",
+            "set session authorization admin",
+            "set local role prod_owner",
+            "set session_authorization = 'admin'",
+            "select * from mart.orders for update",
+            "insert into mart.daily select * from (select * from raw.orders for share) s",
+        ] {
+            assert!(run(sql)[0].opaque.is_some(), "{sql}");
+        }
+        for sql in [
+            "set search_path to mart",
+            "set statement_timeout = 0",
+            "reset role",
+        ] {
+            assert!(run(sql)[0].opaque.is_none(), "{sql}");
+        }
     }
 
     #[test]

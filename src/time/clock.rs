@@ -55,6 +55,16 @@ pub fn parse_cron(text: &str) -> Result<croner::Cron, String> {
         "@yearly" | "@annually" => "0 0 1 1 *",
         other => other,
     };
+    // croner also reads six and seven fields (seconds first, a year last);
+    // Airflow's cron has five and croniter reads a sixth as seconds *last*:
+    // one schedule would mean two things.
+    let fields = cron.split_whitespace().count();
+    if fields != 5 {
+        return Err(format!(
+            "`{s}` has {fields} field{}; Airflow's cron has five (minute hour day month weekday)",
+            crate::text::plural(fields)
+        ));
+    }
     cron.parse()
         .map_err(|e| format!("`{s}` is not a cron expression ripple can read ({e})"))
 }
@@ -69,5 +79,9 @@ mod tests {
         assert!(parse_cron("@daily").is_ok());
         let err = parse_cron("every night").unwrap_err();
         assert!(err.contains("`every night`"), "{err}");
+        // Seconds or a year would be read differently by Airflow.
+        let err = parse_cron("0 2 * * * *").unwrap_err();
+        assert!(err.contains("has 6 fields"), "{err}");
+        assert!(parse_cron("0 0 2 * * * 2027").is_err());
     }
 }

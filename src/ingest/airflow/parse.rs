@@ -344,12 +344,12 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
     };
     for e in parsed.errors() {
         // Airflow would not load the file at all: an error, not a warning.
-        let line = r.lines.line(e.location.start().to_usize());
+        let (line, column) = r.lines.line_column(text, e.location.start().to_usize());
         r.warnings.push(Diagnostic::error(
             "python-syntax-error",
             Some(file.to_string()),
             line,
-            0,
+            column,
             format!(
                 "Python syntax error: {}; the rest of the file is still read",
                 e.error
