@@ -152,6 +152,26 @@ const FILES: &[(&str, &str)] = &[
         "models/m_kw.sql",
         "select '{{ describe(1, 'x') }}' as d from {{ ref('b') }}\n",
     ),
+    // Python models: read, never run; their refs and sources are edges,
+    // `enabled=False` removes one, and SQL models read them by ref.
+    (
+        "models/m_py.py",
+        "import math\n\ndef model(dbt, session):\n    dbt.config(materialized=\"table\", tags=[\"py\"])\n    a = dbt.ref(\"a\").df()\n    t = dbt.source('raw', 't')\n    return a\n",
+    ),
+    (
+        "models/m_py_off.py",
+        "def model(dbt, session):\n    dbt.config(enabled=False)\n    return dbt.ref('b')\n",
+    ),
+    ("models/m_after_py.sql", "select * from {{ ref('m_py') }}\n"),
+    // The root project's name is a namespace of its macros.
+    (
+        "macros/own.sql",
+        "{% macro own_table() %}{{ ref('b') }}{% endmacro %}\n",
+    ),
+    (
+        "models/m_own_ns.sql",
+        "select * from {{ fid.own_table() }}\n",
+    ),
 ];
 
 /// The edges this project has, as dbt records them.
@@ -177,6 +197,10 @@ const EDGES: &[(&str, &str)] = &[
     ("model.b", "model.m_wh"),
     ("source.raw.t", "model.m_source"),
     ("source.raw.u", "model.m_var_ref"),
+    ("model.a", "model.m_py"),
+    ("source.raw.t", "model.m_py"),
+    ("model.m_py", "model.m_after_py"),
+    ("model.b", "model.m_own_ns"),
 ];
 
 fn ripple(args: &[&str], dir: &std::path::Path) -> std::process::Output {
@@ -232,7 +256,12 @@ fn every_form_keeps_its_edges() {
         .iter()
         .map(|n| n["id"].as_str().unwrap())
         .collect();
-    for off in ["model.m_disabled", "model.m_as_bool_off", "model.pkg_off"] {
+    for off in [
+        "model.m_disabled",
+        "model.m_as_bool_off",
+        "model.pkg_off",
+        "model.m_py_off",
+    ] {
         assert!(
             !ids.contains(off),
             "{off}: config(enabled=false) in the file"
@@ -284,13 +313,14 @@ fn check_names_the_warehouse_model_and_counts_coverage() {
     }
     assert!(!text.contains("DuplicateKeyPolicy"), "{text}");
     assert!(
-        text.contains("dbt models: 18 read: 17 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse"),
+        text.contains("dbt models: 21 read: 20 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
         "{text}"
     );
     let json = ripple(&["check", "--format", "json"], dir.path());
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["coverage"]["need_warehouse"], 1);
-    assert_eq!(doc["coverage"]["rendered_fully"], 17);
+    assert_eq!(doc["coverage"]["rendered_fully"], 20);
+    assert_eq!(doc["coverage"]["python"], 1);
 }
 
 #[test]
@@ -390,6 +420,7 @@ fn dbt_parse_records_the_same_edges() {
         "model.fid.m_disabled",
         "model.fid.m_as_bool_off",
         "model.pkg.pkg_off",
+        "model.fid.m_py_off",
     ] {
         assert!(manifest["disabled"].get(off).is_some(), "{off}");
     }

@@ -22,6 +22,9 @@ pub struct Coverage {
     pub failed: usize,
     /// Their inputs may depend on the warehouse (`needs-warehouse`).
     pub need_warehouse: usize,
+    /// Of all of them, Python models: edges from their `dbt.ref` and
+    /// `dbt.source` calls, columns unknown.
+    pub python: usize,
 }
 
 impl Coverage {
@@ -42,10 +45,15 @@ impl Coverage {
         // one that did not render.
         let mut failed = files("render-error");
         failed.extend(files("too-many-statements"));
+        failed.extend(files("python-model"));
+        failed.extend(files("python-syntax-error"));
         let unknown = files("unknown-macro");
         let mut c = Coverage::default();
         for job in jobs.into_iter().filter(|j| j.kind == JobKind::Dbt) {
             c.models += 1;
+            if job.file.ends_with(".py") {
+                c.python += 1;
+            }
             if failed.contains(job.file.as_str()) {
                 c.failed += 1;
             } else if !job.needs_warehouse.is_empty() {
@@ -61,8 +69,15 @@ impl Coverage {
 
     /// The one line `ripple check` prints.
     pub fn line(&self) -> String {
+        let python = match self.python {
+            0 => String::new(),
+            n => format!(
+                "; {n} Python model{} (edges from dbt.ref and dbt.source, columns unknown)",
+                crate::text::plural(n)
+            ),
+        };
         format!(
-            "dbt models: {} read: {} rendered fully, {} with placeholders, {} failed, {} need the warehouse\n",
+            "dbt models: {} read: {} rendered fully, {} with placeholders, {} failed, {} need the warehouse{python}\n",
             self.models,
             self.rendered_fully,
             self.with_placeholders,

@@ -7,6 +7,7 @@ mod catalog;
 mod dbt;
 mod files;
 mod manifest;
+mod python;
 pub mod revision;
 mod schema_file;
 mod sql_files;

@@ -222,8 +222,7 @@ pub(super) fn parse_file(
     // statement is long, and the parser, this reader and the tree's drop
     // glue all recurse over it: run them on a stack sized to the longest
     // statement (twice: blocks nest too, by at most a line's indentation).
-    let depth = longest_statement(text).saturating_mul(2);
-    let stack = STACK_BASE.saturating_add(depth.saturating_mul(STACK_PER_BYTE));
+    let (depth, stack) = crate::ingest::python::stack_for(text);
     crate::ingest::dbt::jinja::guard::grow(stack, || read_tree(text, file, dag_dir, root))
         .unwrap_or_else(|no_stack| {
             let message = format!("this DAG file nests {depth} levels deep: {no_stack}");
@@ -243,63 +242,6 @@ pub(super) fn parse_file(
 /// DAG files larger than this are reported, not read (the largest real ones
 /// are a few hundred kilobytes; one of 100,000 tasks is about 5 MB).
 const MAX_DAG_FILE_BYTES: usize = 64 * 1024 * 1024;
-
-/// The length in bytes of the longest logical line of Python in `text`: a
-/// line with its continuations (open brackets, a trailing backslash, a
-/// string across lines). Strings and comments are skipped as Python's
-/// tokenizer skips them, so brackets inside them do not count; where the
-/// scan is unsure it errs long, which only means a bigger stack.
-fn longest_statement(text: &str) -> usize {
-    let b = text.as_bytes();
-    let (mut i, mut start, mut longest, mut depth) = (0usize, 0usize, 0usize, 0usize);
-    while i < b.len() {
-        match b[i] {
-            b'#' => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            q @ (b'\'' | b'"') => {
-                let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
-                i += if triple { 3 } else { 1 };
-                while i < b.len() {
-                    if b[i] == b'\\' {
-                        i += 2;
-                        continue;
-                    }
-                    if b[i] == q
-                        && (!triple || (b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q)))
-                    {
-                        i += if triple { 3 } else { 1 };
-                        break;
-                    }
-                    if b[i] == b'\n' && !triple {
-                        break;
-                    }
-                    i += 1;
-                }
-                continue;
-            }
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b'\\' if b.get(i + 1) == Some(&b'\n') => i += 1,
-            b'\n' if depth == 0 => {
-                longest = longest.max(i - start);
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    longest.max(b.len().saturating_sub(start))
-}
-
-/// Stack for an empty file.
-const STACK_BASE: usize = 256 * 1024;
-/// Stack per byte of Python, measured on the deepest shapes (`a >> a >> ...`,
-/// `f(f(...))`, `a.a.a...`) with headroom; debug builds use far bigger frames.
-const STACK_PER_BYTE: usize = if cfg!(debug_assertions) { 4096 } else { 512 };
 
 fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, Vec<Diagnostic>) {
     let parsed =
@@ -2967,7 +2909,7 @@ fn source_text(text: &str, node: &impl Ranged) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{dataset_name, longest_statement};
+    use super::dataset_name;
 
     #[test]
     fn uris_that_name_tables_are_those_tables() {
@@ -2983,20 +2925,5 @@ mod tests {
         assert_eq!(dataset_name("postgres://h/db"), "postgres://h/db");
         assert_eq!(dataset_name("s3://lake/events/"), "s3://lake/events/");
         assert_eq!(dataset_name("raw.orders"), "raw.orders");
-    }
-
-    #[test]
-    fn statements_span_brackets_and_continuations_not_strings_or_comments() {
-        assert_eq!(longest_statement("a = 1\nbb = 22\n"), 7);
-        // Brackets hold a statement together across lines.
-        assert_eq!(longest_statement("x = (1,\n 2)\ny = 3"), 11);
-        assert_eq!(longest_statement("x = 1 + \\\n 2\n"), 12);
-        // Brackets in strings and comments do not open anything.
-        assert_eq!(longest_statement("s = '('\nt = 1\n"), 7);
-        assert_eq!(longest_statement("# (\nt = 1\n"), 5);
-        // A triple-quoted string spans lines.
-        assert_eq!(longest_statement("q = \"\"\"a\n)\nb\"\"\"\nz = 1"), 15);
-        // An unterminated one runs to the end: long, never short.
-        assert_eq!(longest_statement("q = '''\n)\n)\n"), 12);
     }
 }

@@ -2,6 +2,7 @@
 //! engine, property YAML, seeds, snapshots, macros, installed packages.
 
 pub(crate) mod jinja;
+mod python;
 mod snapshot;
 mod yaml;
 
@@ -49,6 +50,9 @@ struct Template {
     columns: Vec<String>,
     /// Whether its YAML declares data tests.
     tests: bool,
+    /// A Python model: `text` is the Jinja its `dbt.*` calls stand for,
+    /// with the findings reading it gave; what renders is no SQL.
+    python: Option<Vec<Diagnostic>>,
 }
 
 /// Folder names as paths.
@@ -465,7 +469,11 @@ fn read_project(
             seeds.extend(found(dir, &[".csv"]).into_iter().map(|p| (u, p)));
         }
         for dir in &model_dirs {
-            sql_files.extend(found(dir, &[".sql"]).into_iter().map(|p| (u, p, false)));
+            sql_files.extend(
+                found(dir, &[".sql", ".py"])
+                    .into_iter()
+                    .map(|p| (u, p, false)),
+            );
         }
         for dir in &snapshot_dirs {
             sql_files.extend(found(dir, &[".sql"]).into_iter().map(|p| (u, p, true)));
@@ -532,17 +540,26 @@ fn read_project(
             } else {
                 let name = stem(Path::new(&file));
                 let (model, version) = versioned_name(&versions[*u], &name);
-                vec![template(
-                    &config_jinja,
-                    &units,
-                    unit,
-                    DatasetKind::Model,
-                    &model,
-                    &file,
-                    1,
-                    text,
-                    version,
-                )]
+                let (text, python) = if file.ends_with(".py") {
+                    let (jinja, findings) = python::model_jinja(&text, &file)?;
+                    (jinja, Some(findings))
+                } else {
+                    (text, None)
+                };
+                vec![Template {
+                    python,
+                    ..template(
+                        &config_jinja,
+                        &units,
+                        unit,
+                        DatasetKind::Model,
+                        &model,
+                        &file,
+                        1,
+                        text,
+                        version,
+                    )
+                }]
             })
         },
     );
@@ -988,6 +1005,7 @@ fn template(
         config,
         columns,
         tests,
+        python: None,
     }
 }
 
@@ -1218,6 +1236,11 @@ fn render_template(
         ));
     }
     let mut sql = result.ok();
+    if let Some(findings) = &t.python {
+        // Python, not SQL: its edges are its refs and sources.
+        diagnostics.extend(findings.iter().cloned());
+        sql = None;
+    }
     // Statements are at most the semicolons and one: the scanner (which
     // knows quotes and comments) only runs when there may be too many, a
     // byte count costing nothing on the usual model.

@@ -763,6 +763,8 @@ fn render_edited(
             config,
             columns: d.columns.clone(),
             tests: d.tests,
+            // Only `.sql` models are edited alone (`editable`).
+            python: None,
         };
         templates.push((t, this));
     }

@@ -409,10 +409,24 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
                         overrides.push((name.clone(), template.clone()));
                     }
                     table.root.insert(name.clone(), template.clone());
+                    // `my_project.my_macro()` in the project named so: dbt
+                    // takes the root project's name as a namespace too.
+                    if !settings.project_name.is_empty() {
+                        table.by_package.insert(
+                            (settings.project_name.clone(), name.clone()),
+                            template.clone(),
+                        );
+                    }
                 }
             }
             table.global.insert(name, template);
         }
+    }
+    if !matches!(
+        settings.project_name.as_str(),
+        "" | "dbt" | "adapter" | "modules" | "api"
+    ) {
+        table.packages.insert(settings.project_name.clone());
     }
     // Vars holding Jinja: each a macro of its own, so that rendering one
     // where a model reads it shares the model's capture, fuel and depth.
@@ -1009,6 +1023,22 @@ mod tests {
 
     fn refs(c: &Capture) -> Vec<Target> {
         lock(&c.references).clone()
+    }
+
+    #[test]
+    fn the_root_projects_name_is_a_namespace_of_its_macros() {
+        // Fivetran's packages call their own macros as `stripe_source.x()`.
+        let (sql, cap) = render(
+            &[(
+                "macros/t.sql",
+                None,
+                "{% macro tbl() %}{{ ref('stg_orders') }}{% endmacro %}",
+            )],
+            "select * from {{ shop.tbl() }}",
+        );
+        assert_eq!(sql.unwrap(), "select * from analytics.stg_orders");
+        assert!(lock(&cap.unknown).is_empty(), "{:?}", lock(&cap.unknown));
+        assert_eq!(refs(&cap).len(), 1);
     }
 
     #[test]
