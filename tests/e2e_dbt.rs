@@ -706,3 +706,128 @@ fn shadow_names_reach_dbt_as_the_plan_wrote_them() {
     let read: String = serde_json::from_slice(&read.stdout).unwrap();
     assert_eq!(read, shadow);
 }
+
+/// A dbt Python model (dbt-duckdb runs them) restated by the dbt executor:
+/// its `dbt.ref()` must read the restated upstream's shadow through the
+/// overlay, and the swapped table must equal the model built from scratch
+/// on the good data (the oracle is dbt on DuckDB, not a typed value).
+#[test]
+fn a_python_model_is_restated_through_the_overlay() {
+    let (Some(dbt), Some(_)) = (
+        require(engines::dbt(), "dbt (dbt-duckdb)"),
+        require(duckdb(), "the DuckDB CLI"),
+    ) else {
+        return;
+    };
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/backfill_dbt");
+    let python = "def model(dbt, session):\n    dbt.config(materialized=\"table\")\n    orders = dbt.ref(\"stg_orders\")\n    return orders.aggregate(\"order_date, sum(amount) as revenue\")\n";
+    let raw = "create schema raw; create table raw.orders as select i as order_id, i % 5 as customer_id, timestamp '2026-01-01' + to_days(cast(i / 4 as integer)) as ordered_at, cast(10 + i as decimal(12, 2)) as amount, 'ok' as status from range(0, 240) t(i)";
+    let bad = "update raw.orders set amount = amount / 100 where ordered_at >= timestamp '2026-01-10' and ordered_at < timestamp '2026-01-13'";
+    let fixed = "update raw.orders set amount = amount * 100 where ordered_at >= timestamp '2026-01-10' and ordered_at < timestamp '2026-01-13'";
+    let dir = tempfile::tempdir().unwrap();
+    let project = |name: &str| {
+        let p = dir.path().join(name);
+        let copy = Command::new("cp")
+            .arg("-r")
+            .arg(&fixture)
+            .arg(&p)
+            .status()
+            .unwrap();
+        assert!(copy.success());
+        std::fs::write(p.join("models/py_revenue.py"), python).unwrap();
+        p
+    };
+    let build = |p: &Path, db: &Path| {
+        let out = Command::new(&dbt)
+            .args(["build", "--profiles-dir", ".", "--project-dir", "."])
+            .current_dir(p)
+            .env("RIPPLE_DUCKDB_PATH", db)
+            .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    };
+    let revenue = "select order_date, revenue from main.py_revenue order by 1";
+    // The oracle: built from scratch on the good data.
+    let good_db = dir.path().join("good.duckdb");
+    let good = duckdb_file(&good_db).unwrap();
+    good.run(raw).unwrap();
+    build(&project("good"), &good_db);
+    let expected = good.run(revenue).unwrap();
+    // Production: built on the bad load, which is then fixed.
+    let prod_db = dir.path().join("prod.duckdb");
+    let prod = duckdb_file(&prod_db).unwrap();
+    prod.run(raw).unwrap();
+    prod.run(bad).unwrap();
+    let p = project("prod");
+    build(&p, &prod_db);
+    prod.run(fixed).unwrap();
+    assert_ne!(
+        prod.run(revenue).unwrap(),
+        expected,
+        "the bad load must show"
+    );
+    let plan = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-12",
+        ])
+        .args([
+            "--as-of",
+            "2026-03-01",
+            "--executor",
+            "dbt",
+            "--format",
+            "shell",
+        ])
+        .arg("--project")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(
+        plan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    let script = String::from_utf8(plan.stdout).unwrap();
+    assert!(
+        script.contains("--select path:models/py_revenue.py"),
+        "{script}"
+    );
+    std::fs::write(dir.path().join("plan.sh"), &script).unwrap();
+    let run = Command::new("bash")
+        .arg(dir.path().join("plan.sh"))
+        .current_dir(&p)
+        .env("RIPPLE_SQL", prod.sql_command())
+        .env("RIPPLE_DUCKDB_PATH", &prod_db)
+        .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                dbt.parent().unwrap().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(prod.run(revenue).unwrap(), expected, "row for row");
+    let left = prod
+        .run("select count(*) from information_schema.tables where table_name like '%backfill%'")
+        .unwrap();
+    assert_eq!(left.trim(), "0", "no shadow left");
+}
