@@ -172,6 +172,16 @@ const FILES: &[(&str, &str)] = &[
         "models/m_own_ns.sql",
         "select * from {{ fid.own_table() }}\n",
     ),
+    // Source tables turned off, directly or by a var (Fivetran's packages),
+    // and a whole source turned off: no nodes, as in dbt.
+    (
+        "models/optional.yml",
+        "version: 2\nsources:\n  - name: opt\n    tables:\n      - name: on_t\n      - name: off_t\n        config: {enabled: false}\n      - name: var_off\n        config:\n          enabled: \"{{ var('use_var_off', false) }}\"\n  - name: opt_all\n    config: {enabled: false}\n    tables:\n      - name: x\n",
+    ),
+    (
+        "models/m_opt.sql",
+        "select * from {{ source('opt', 'on_t') }}\n",
+    ),
 ];
 
 /// The edges this project has, as dbt records them.
@@ -201,6 +211,7 @@ const EDGES: &[(&str, &str)] = &[
     ("source.raw.t", "model.m_py"),
     ("model.m_py", "model.m_after_py"),
     ("model.b", "model.m_own_ns"),
+    ("source.opt.on_t", "model.m_opt"),
 ];
 
 fn ripple(args: &[&str], dir: &std::path::Path) -> std::process::Output {
@@ -261,6 +272,9 @@ fn every_form_keeps_its_edges() {
         "model.m_as_bool_off",
         "model.pkg_off",
         "model.m_py_off",
+        "source.opt.off_t",
+        "source.opt.var_off",
+        "source.opt_all.x",
     ] {
         assert!(
             !ids.contains(off),
@@ -313,13 +327,13 @@ fn check_names_the_warehouse_model_and_counts_coverage() {
     }
     assert!(!text.contains("DuplicateKeyPolicy"), "{text}");
     assert!(
-        text.contains("dbt models: 21 read: 20 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
+        text.contains("dbt models: 22 read: 21 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
         "{text}"
     );
     let json = ripple(&["check", "--format", "json"], dir.path());
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["coverage"]["need_warehouse"], 1);
-    assert_eq!(doc["coverage"]["rendered_fully"], 20);
+    assert_eq!(doc["coverage"]["rendered_fully"], 21);
     assert_eq!(doc["coverage"]["python"], 1);
 }
 
@@ -421,9 +435,28 @@ fn dbt_parse_records_the_same_edges() {
         "model.fid.m_as_bool_off",
         "model.pkg.pkg_off",
         "model.fid.m_py_off",
+        "source.fid.opt.off_t",
+        "source.fid.opt.var_off",
+        "source.fid.opt_all.x",
     ] {
         assert!(manifest["disabled"].get(off).is_some(), "{off}");
     }
+    // The sources dbt keeps are the sources ripple keeps.
+    let dbt_sources: BTreeSet<String> = manifest["sources"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| id(k))
+        .collect();
+    let ripple_sources: BTreeSet<String> = graph(dir.path(), &[])["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["id"].as_str())
+        .filter(|i| i.starts_with("source."))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(ripple_sources, dbt_sources);
     assert_eq!(
         edges(&graph(dir.path(), &[])),
         dbt_edges,

@@ -507,6 +507,13 @@ fn read_project(
         for s in &mut unit.props.sources {
             render_source_names(&config_jinja, s, &mut out.diagnostics);
         }
+        // A source table turned off (`config: {enabled: false}`, often
+        // by a var) is no node, as in dbt.
+        unit.props.sources.retain(|s| {
+            s.enabled
+                .clone()
+                .is_none_or(|e| config_jinja.render(e) != Value::Bool(false))
+        });
     }
 
     // Read the SQL files and make their templates in parallel (the order
@@ -1275,6 +1282,10 @@ fn render_template(
             0,
             if name.starts_with('.') {
                 format!("the method `{name}` is not available in ripple's Jinja; rendered as `{PLACEHOLDER}`")
+            } else if name.starts_with("modules.") {
+                // dbt's Python modules (`modules.datetime`, `modules.re`,
+                // `modules.pytz`): no package provides them.
+                format!("`{name}` (a Python module dbt provides) is not available in ripple's Jinja; rendered as `{PLACEHOLDER}`: what the model computes from it is unknown, so name dbt's manifest (`--manifest`) if its edges depend on it")
             } else {
                 format!("`{name}` is not defined here; rendered as `{PLACEHOLDER}` (install the package under dbt_packages/ to resolve it)")
             },

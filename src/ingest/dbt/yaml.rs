@@ -204,6 +204,10 @@ pub(crate) struct SourceDecl {
     pub columns: Vec<String>,
     pub file: String,
     pub line: u32,
+    /// `config: {enabled: ...}` of the table, else of its source, as
+    /// written (it may be Jinja: Fivetran's packages turn tables off by a
+    /// var).
+    pub enabled: Option<Value>,
 }
 
 /// Properties of a model, seed or snapshot declared in YAML.
@@ -288,6 +292,10 @@ impl Properties {
                     columns: columns(table),
                     file: file.to_string(),
                     line: line_of_name(text, tname),
+                    enabled: [table, source]
+                        .iter()
+                        .find_map(|n| n.get("config").and_then(|c| c.get("enabled")))
+                        .cloned(),
                 });
             }
         }
