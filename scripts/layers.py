@@ -24,7 +24,7 @@ LAYERS = [
     ["schedule", "impact"],
     ["plan", "diff"],
     ["emit"],
-    ["commands"],
+    ["commands", "post"],
     ["lib", "main"],
 ]
 LAYER_OF = {m: i for i, layer in enumerate(LAYERS) for m in layer}

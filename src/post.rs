@@ -410,7 +410,9 @@ fn send(
     if shown.is_empty() {
         shown = "(no message)".to_string();
     }
-    Ok((status, shown))
+    // On one line: a server's line feeds would print lines of their own
+    // in ripple's messages (a fake "posted" line, a CI workflow command).
+    Ok((status, crate::text::one_line(&shown).into_owned()))
 }
 
 #[cfg(test)]

@@ -1620,6 +1620,16 @@ fn a_line_break_in_a_name_never_starts_a_line_of_text_output() {
             "{text}"
         );
     }
+    // A DAG id with a line break, in `schedule`'s text.
+    write(
+        dir.path(),
+        &[(
+            "dags/d.py",
+            "from airflow import DAG\nwith DAG(\"nl\\nx\", schedule=\"0 2 * * *\") as d:\n    pass\n",
+        )],
+    );
+    let text = run(&["schedule", "--from", "2026-01-10", "--to", "2026-01-11"]);
+    assert!(text.contains("nl\\nx") && !text.contains("nl\nx"), "{text}");
 }
 
 #[test]

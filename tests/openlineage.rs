@@ -369,6 +369,12 @@ struct Server {
 
 impl Server {
     fn start(statuses: Vec<u16>) -> Server {
+        Server::answering(statuses, None)
+    }
+
+    /// [`Server::start`] whose answers' body is `message` (else
+    /// `answer <status>`).
+    fn answering(statuses: Vec<u16>, message: Option<&'static str>) -> Server {
         use std::io::{BufRead, BufReader, Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/api/v1/lineage", listener.local_addr().unwrap());
@@ -396,8 +402,10 @@ impl Server {
                 let mut body = vec![0; length];
                 reader.read_exact(&mut body).unwrap();
                 let status = statuses.next().unwrap_or(201);
+                let text = message.map_or(format!("answer {status}"), str::to_string);
                 let reply = format!(
-                    "HTTP/1.1 {status} X\r\nContent-Length: 12\r\nConnection: close\r\n\r\nanswer {status}"
+                    "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                    text.len()
                 );
                 let _ = stream.write_all(reply.as_bytes());
                 if tx.send((head, String::from_utf8(body).unwrap())).is_err() {
@@ -448,6 +456,24 @@ fn post_sends_every_event_in_order_and_retries_a_server_error() {
         )),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_servers_answer_cannot_print_lines_of_its_own() {
+    let server = Server::answering(
+        vec![400],
+        Some("bad\nposted 30 events to http://x\n::error file=a::forged"),
+    );
+    let out = post(&server.url, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        !stderr
+            .lines()
+            .any(|l| l.starts_with("posted") || l.starts_with("::error")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("bad\\nposted 30 events"), "{stderr}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `ripple schedule`: production runs (blackout windows) over a horizon.
 
+use crate::text::one_line;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -35,9 +36,11 @@ pub fn text(schedule: &Schedule) -> String {
         let _ = writeln!(
             out,
             "\n{}  schedule {} ({}), {} min per run ({}), {} run{}",
-            d.dag_id,
-            d.schedule,
-            d.source,
+            // Names from DAG files on one line: a line break in an id
+            // would print lines of its own.
+            one_line(&d.dag_id),
+            one_line(&d.schedule),
+            one_line(&d.source),
             d.duration_minutes,
             d.duration_source,
             d.runs.len(),
@@ -53,7 +56,13 @@ pub fn text(schedule: &Schedule) -> String {
     if !schedule.not_scheduled.is_empty() {
         out.push_str("\nnot time-scheduled:\n");
         for u in &schedule.not_scheduled {
-            let _ = writeln!(out, "  {} ({}): {}", u.dag_id, u.schedule, u.why);
+            let _ = writeln!(
+                out,
+                "  {} ({}): {}",
+                one_line(&u.dag_id),
+                one_line(&u.schedule),
+                one_line(&u.why)
+            );
         }
     }
     out

@@ -369,6 +369,14 @@ fn rewrite_statement(
             )
         });
     }
+    // A table made `partition of` or `inherits (...)` another stays part
+    // of it: its rows show in the parent, which is locked while the task
+    // runs. The parent counts as changed (refused unless it is the job's).
+    if let Statement::CreateTable(ct) = &*stmt {
+        for parent in ct.inherits.iter().flatten().chain(&ct.partition_of) {
+            named.extend(relation_name(parent, dialect).map(|p| session.qualify(&p)));
+        }
+    }
     let (kind, mut lineage) = statement_lineage(stmt, dialect);
     session.qualify_all(&mut lineage, dialect);
     let mut changes: BTreeSet<String> = lineage.targets.iter().cloned().collect();
@@ -446,8 +454,17 @@ fn beyond_tables(stmt: &Statement) -> Option<String> {
     let role = match stmt {
         Statement::Set(Set::SetRole { .. } | Set::SetSessionAuthorization(_)) => true,
         Statement::Set(Set::SingleAssignment { variable, .. }) => {
-            let name = variable.to_string().to_ascii_lowercase();
-            matches!(name.as_str(), "role" | "session_authorization")
+            // `set "role" = x` is the same setting as `set role = x`.
+            let name: Vec<String> = variable
+                .0
+                .iter()
+                .filter_map(|p| p.as_ident())
+                .map(|i| i.value.to_ascii_lowercase())
+                .collect();
+            matches!(
+                name.as_slice(),
+                [n] if n == "role" || n == "session_authorization"
+            )
         }
         _ => false,
     };
@@ -778,12 +795,24 @@ mod tests {
     }
 
     #[test]
+    fn a_table_attached_to_another_changes_it() {
+        for sql in [
+            "create table stage.p partition of mart.parent for values from ('2030-01-01') to ('2030-02-01')",
+            "create table stage.c (x int) inherits (mart.parent)",
+        ] {
+            assert!(run(sql)[0].changes.contains("mart.parent"), "{sql}");
+        }
+    }
+
+    #[test]
     fn role_switches_and_row_locks_are_opaque() {
         for sql in [
             "set role prod_owner",
             "set session authorization admin",
             "set local role prod_owner",
             "set session_authorization = 'admin'",
+            "set \"role\" = 'x'",
+            "set \"session_authorization\" to 'x'",
             "select * from mart.orders for update",
             "insert into mart.daily select * from (select * from raw.orders for share) s",
         ] {

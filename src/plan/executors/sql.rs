@@ -183,6 +183,80 @@ pub struct ScriptTarget<'a> {
     pub suffix: &'a str,
 }
 
+/// The first statement after which a temporary table's name could reach
+/// a production table, and why: a job's temporary tables are never
+/// redirected, which is safe only while each name means the temporary
+/// table. `discard`, dropping the table and naming it again, `on commit
+/// drop` (gone at the next commit), or a `search_path` that puts `pg_temp`
+/// after a schema all let the same name denote production's table.
+fn temporary_escapes(
+    lineage: &ScriptLineage,
+    rewritten: &[crate::sql::rewrite::Rewritten],
+    temporary: &BTreeSet<String>,
+) -> Option<(usize, String)> {
+    if temporary.is_empty() {
+        return None;
+    }
+    let names = temporary
+        .iter()
+        .map(|t| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for r in rewritten {
+        let sql = r.sql.to_ascii_lowercase();
+        let words: Vec<&str> = sql.split_whitespace().collect();
+        if words.first() == Some(&"discard") {
+            return Some((
+                r.index,
+                format!(
+                    "`discard` drops the job's temporary tables ({names}), after which their names would reach production's tables"
+                ),
+            ));
+        }
+        if words.windows(3).any(|w| w == ["on", "commit", "drop"]) {
+            return Some((
+                r.index,
+                format!(
+                    "a temporary table made `on commit drop` is gone at the next commit, after which its name would reach production's table ({names})"
+                ),
+            ));
+        }
+        if sql.contains("search_path") && sql.contains("pg_temp") {
+            return Some((
+                r.index,
+                format!(
+                    "a `search_path` naming `pg_temp` can put production's schemas before the job's temporary tables ({names})"
+                ),
+            ));
+        }
+    }
+    // Each name is the temporary table only from its creation to its drop:
+    // named outside that span, it is production's table of that name.
+    for name in temporary {
+        let mut live = false;
+        for s in &lineage.statements {
+            if s.temporary.contains(name) {
+                live = true;
+                continue;
+            }
+            let names = s.sources.contains(name) || s.targets.contains(name);
+            let drops = s.dropped.contains(name);
+            if (names || drops) && !live {
+                return Some((
+                    s.index,
+                    format!(
+                        "it names `{name}` where no temporary table of that name exists (before the job creates it, or after it drops it), so the name would reach production's table: create the temporary table first, and drop it last"
+                    ),
+                ));
+            }
+            if drops {
+                live = false;
+            }
+        }
+    }
+    None
+}
+
 /// The task script for `job_sql` writing `relation`: see the module docs.
 /// The error is (line, statement number, reason) of the first statement
 /// that is not safe.
@@ -334,6 +408,9 @@ pub fn guarded_script(
             _ => true,
         })
         .collect();
+    if let Some((index, why)) = temporary_escapes(&lineage, &rewritten, &temporary) {
+        return Err((line_of(index), index, format!("{why}; {REWRITE}")));
+    }
     for r in &rewritten {
         if let Some(why) = &r.opaque {
             return Err((line_of(r.index), r.index, format!("{why}; {REWRITE}")));
@@ -570,6 +647,43 @@ mod tests {
             out.last().unwrap(),
             "drop table if exists \"stage\".\"x__scratch\""
         );
+    }
+
+    #[test]
+    fn a_temporary_tables_name_never_reaches_production() {
+        // Kept: the name means the temporary table wherever it is used.
+        assert!(
+            script("create temp table stage as select * from mart.events;\ninsert into mart.daily select d, 1 from stage;\ndrop table stage")
+                .is_ok()
+        );
+        // Refused: after `discard`, a drop, or before the creation, or
+        // with `pg_temp` put after a schema, `stage` is production's.
+        for (sql, line) in [
+            (
+                "create temp table stage (d date);\ndiscard temp;\ninsert into stage values ('2026-01-10');\ninsert into mart.daily select d, 1 from mart.events",
+                2,
+            ),
+            (
+                "create temp table stage (d date);\ndrop table stage;\ninsert into stage values ('2026-01-10');\ninsert into mart.daily select d, 1 from mart.events",
+                3,
+            ),
+            (
+                "drop table if exists stage;\ncreate temp table stage (d date);\ninsert into mart.daily select d, 1 from stage",
+                1,
+            ),
+            (
+                "create temp table stage (d date);\nset search_path = public, pg_temp;\ninsert into stage values ('2026-01-10');\ninsert into mart.daily select d, 1 from mart.events",
+                2,
+            ),
+            (
+                "create temp table stage (d date) on commit drop;\ninsert into mart.daily select d, 1 from stage",
+                1,
+            ),
+        ] {
+            let (at, _, why) = script(sql).unwrap_err();
+            assert_eq!(at, line, "{sql}: {why}");
+            assert!(why.contains("stage"), "{why}");
+        }
     }
 
     #[test]
