@@ -99,6 +99,9 @@ pub struct Rewritten {
     pub changes: BTreeSet<String>,
     /// Why ripple cannot tell what it changes, when it cannot.
     pub opaque: Option<String>,
+    /// Why, after it, a temporary table's name could denote another table
+    /// (`discard`, `on commit drop`, a `search_path` naming `pg_temp`).
+    pub unbinds_temporary: Option<&'static str>,
 }
 
 /// The statements of `sql` with every relation named in `map` (as ripple
@@ -377,6 +380,7 @@ fn rewrite_statement(
             named.extend(relation_name(parent, dialect).map(|p| session.qualify(&p)));
         }
     }
+    let unbinds_temporary = unbinds_temporary(stmt);
     let (kind, mut lineage) = statement_lineage(stmt, dialect);
     session.qualify_all(&mut lineage, dialect);
     let mut changes: BTreeSet<String> = lineage.targets.iter().cloned().collect();
@@ -394,6 +398,7 @@ fn rewrite_statement(
         });
     }
     Rewritten {
+        unbinds_temporary,
         index,
         sql: stmt.to_string(),
         kind,
@@ -442,6 +447,33 @@ fn misprinted_ident(stmt: &Statement) -> Option<String> {
     let mut find = Find(None);
     let _ = sqlparser::ast::Visit::visit(stmt, &mut find);
     find.0
+}
+
+/// Why, after `stmt`, a temporary table's name could reach the table of
+/// that name in a schema: read from the statement, not its text (a string
+/// literal holding `on commit drop` is no such clause).
+fn unbinds_temporary(stmt: &Statement) -> Option<&'static str> {
+    use sqlparser::ast::{OnCommit, Set};
+    match stmt {
+        Statement::Discard { .. } => Some(
+            "`discard` drops the job's temporary tables, after which their names would reach production's tables",
+        ),
+        Statement::CreateTable(ct) if ct.on_commit == Some(OnCommit::Drop) => Some(
+            "a temporary table made `on commit drop` is gone at the next commit, after which its name would reach production's table",
+        ),
+        Statement::Set(Set::SingleAssignment {
+            variable, values, ..
+        }) if variable.to_string().eq_ignore_ascii_case("search_path")
+            && values
+                .iter()
+                .any(|v| v.to_string().to_ascii_lowercase().contains("pg_temp")) =>
+        {
+            Some(
+                "a `search_path` naming `pg_temp` can put production's schemas before the job's temporary tables",
+            )
+        }
+        _ => None,
+    }
 }
 
 /// Why `stmt`, though it names no table to change, would still act on
