@@ -1402,3 +1402,158 @@ fn names_past_the_engines_length_never_reach_another_table() {
         "1"
     );
 }
+
+/// The `defaults` project: `mart.daily` loaded from `raw.orders` by a job
+/// giving `order_date`, `orders` and `revenue` only; `tables` says whether
+/// ripple.yml names the catalog lines.
+fn defaults_project(db: &Db, job_gives: &str, tables: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    std::fs::write(
+        dir.path().join("jobs/daily.sql"),
+        format!(
+            "delete from mart.daily where order_date >= '2026-01-01';\ninsert into mart.daily ({job_gives}) select cast(ordered_at as date), count(*), sum(amount){} from raw.orders group by 1;\n",
+            if job_gives.contains("loaded_at") { ", now()" } else { "" }
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        format!(
+            "dialect: {}\nmodels: [jobs]\n{}datasets:\n  raw.orders: {{ grain: day, start: 2026-01-01 }}\n  mart.daily: {{ grain: day, partition_column: order_date }}\n",
+            db.dialect(),
+            if tables { "tables: [tables.jsonl]\n" } else { "" }
+        ),
+    )
+    .unwrap();
+    if tables {
+        describe_any(db, dir.path());
+    }
+    dir
+}
+
+#[test]
+fn a_default_that_writes_or_draws_production_never_runs_before_the_swap() {
+    // `like ... including all` keeps a table's defaults on its work copies:
+    // a default calling a function that writes, or drawing production's
+    // sequence inside an expression, ran in every task before the swap.
+    let Some(db) = engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg) else {
+        return;
+    };
+    db.run_file(
+        "create schema raw; create schema mart;
+create table raw.orders (order_id int, ordered_at timestamp, amount numeric);
+insert into raw.orders select g, timestamp '2026-01-01' + g * interval '3 hours', g from generate_series(1, 400) g;
+create table mart.audit (at timestamptz, what text);
+create function mart.stamp() returns timestamptz language plpgsql as $$ begin insert into mart.audit values (now(), 'row loaded'); return now(); end $$;
+create sequence mart.seq;
+create table mart.daily (id bigint default (nextval('mart.seq') + 0), order_date date, orders bigint, revenue numeric,
+  loaded_at timestamptz default mart.stamp(), batch uuid default gen_random_uuid(), noted date default current_date,
+  check (length(cast(order_date as text)) = 10));
+insert into mart.daily (order_date, orders, revenue) select cast(ordered_at as date), count(*), sum(amount) from raw.orders group by 1;
+truncate mart.audit;",
+    )
+    .unwrap();
+    let state = |db: &Db| {
+        db.run("select (select count(*) from mart.audit), (select last_value from mart.seq), (select count(*) from mart.daily)")
+            .unwrap()
+    };
+    let before = state(&db);
+    // Nothing describes the table: the engine finds the calls and the run
+    // stops before its setup.
+    let dir = defaults_project(&db, "order_date, orders, revenue", false);
+    let out = plan_shell(dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, err) = run_plan(
+        &db,
+        dir.path(),
+        &String::from_utf8(out.stdout).unwrap(),
+        &[],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("the default or check of id,loaded_at calls a function that may write"),
+        "{err}"
+    );
+    assert_eq!(state(&db), before, "production unchanged");
+    // Described: the plan itself is refused, naming the call.
+    let dir = defaults_project(&db, "order_date, orders, revenue", true);
+    let out = plan_shell(dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("which calls `nextval`"), "{err}");
+    // A job giving those columns never runs their defaults; the harmless
+    // ones (a random uuid, the date, a check on a built-in) are kept.
+    db.run("alter table mart.daily alter column id drop default")
+        .unwrap();
+    let dir = defaults_project(&db, "order_date, orders, revenue, loaded_at", false);
+    let out = plan_shell(dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, err) = run_plan(
+        &db,
+        dir.path(),
+        &String::from_utf8(out.stdout).unwrap(),
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(db.run("select count(*) from mart.audit").unwrap(), "0");
+    assert_eq!(
+        db.run("select count(*), count(distinct batch), count(noted) from mart.daily where order_date between '2026-01-10' and '2026-01-11'")
+            .unwrap(),
+        "2|2|2"
+    );
+}
+
+#[test]
+fn a_duckdb_default_drawing_inside_an_expression_is_refused() {
+    let Some(db) = engines::require(engines::duckdb(), "the DuckDB CLI").map(Db::Duck) else {
+        return;
+    };
+    db.run_file(
+        "create schema raw; create schema mart;
+create table raw.orders (order_id int, ordered_at timestamp, amount decimal(18,2));
+insert into raw.orders select g, timestamp '2026-01-01' + g * interval '3 hours', g from range(1, 401) t(g);
+create sequence mart.seq;
+create macro mart.pick() as nextval('mart.seq');
+create table mart.daily (id bigint default (nextval('mart.seq') + 0), order_date date, orders bigint, revenue decimal(18,2), tag bigint default mart.pick());
+insert into mart.daily (order_date, orders, revenue) select cast(ordered_at as date), count(*), sum(amount) from raw.orders group by 1;",
+    )
+    .unwrap();
+    let seq = || db.run("select currval('mart.seq')").unwrap();
+    let before = (seq(), exact_daily(&db));
+    let dir = defaults_project(&db, "order_date, orders, revenue", false);
+    let out = plan_shell(dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, err) = run_plan(
+        &db,
+        dir.path(),
+        &String::from_utf8(out.stdout).unwrap(),
+        &[],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("the default or check of id,tag calls"),
+        "{err}"
+    );
+    assert_eq!((seq(), exact_daily(&db)), before);
+    let dir = defaults_project(&db, "order_date, orders, revenue", true);
+    let err = String::from_utf8_lossy(&plan_shell(dir.path()).stderr).to_string();
+    assert!(err.contains("`mart.daily`.`id` is computed by"), "{err}");
+}
+
+fn exact_daily(db: &Db) -> String {
+    db.run("select * from mart.daily order by order_date")
+        .unwrap()
+}

@@ -89,6 +89,7 @@ fn live(row: &str) -> Signature {
         referenced_by: part(4),
         matviews: part(5),
         triggers: part(6),
+        calls: part(7),
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Known {
     pub referenced_by: Vec<(String, Vec<String>, Vec<String>)>,
     /// Materialized views reading it, as the facts name them.
     pub matviews: Vec<String>,
+    /// The columns the job's insert gives (empty: not known): their
+    /// defaults never run.
+    pub given: Vec<String>,
 }
 
 /// Whether ripple writes its own table-aware SQL for `dialect`.
@@ -83,6 +86,7 @@ impl Known {
                 key: None,
                 referenced_by: Vec::new(),
                 matviews: Vec::new(),
+                given: given.map(<[String]>::to_vec).unwrap_or_default(),
             });
         };
         let source = if tables.from_catalog(&f.relation) {
@@ -100,6 +104,24 @@ impl Known {
             .filter_map(|c| Some((c.name.clone(), c.drawn.clone()?)))
             .filter(|(c, _)| !gives(c))
             .collect();
+        // A default the job leaves to the table runs in each task's work
+        // table, before the swap: one that writes (or draws production's
+        // sequence) would touch production early.
+        for c in &f.columns {
+            let runs = match (&c.generated, &c.default) {
+                (Some(g), _) => Some(g),
+                (None, Some(d)) if c.drawn.is_none() && !gives(&c.name) => Some(d),
+                _ => None,
+            };
+            if let Some(call) = runs.and_then(|e| crate::sql::tables::writing_call(e, dialect)) {
+                return Err(format!(
+                    "`{relation}`.`{}` is computed by `{}`, which calls `{call}`: a function that may write or draw from production's sequences, and each task would run it in its work table before the swap; give the column in the job's insert, or make its default a plain value (facts from {})",
+                    c.name,
+                    runs.map(String::as_str).unwrap_or_default(),
+                    f.origin
+                ));
+            }
+        }
         let mut referenced_by = Vec::new();
         for other in &all {
             for fk in &other.foreign_keys {
@@ -190,6 +212,7 @@ impl Known {
             key,
             referenced_by,
             matviews,
+            given: given.map(<[String]>::to_vec).unwrap_or_default(),
         })
     }
 
@@ -279,6 +302,7 @@ pub fn check(dialect: SqlDialect, tables: &[&Known], when: &str) -> Option<Strin
                 &k.signature.referenced_by,
                 &k.signature.matviews,
                 &k.signature.triggers,
+                &k.signature.calls,
             ]
             .into_iter()
             .map(|v| v.as_deref().map_or(null.to_string(), literal))
@@ -298,22 +322,27 @@ pub fn check(dialect: SqlDialect, tables: &[&Known], when: &str) -> Option<Strin
                 [] => (null.to_string(), literal("")),
             };
             format!(
-                "({}, {psch}, {ptbl}, {sch}, {tbl}, {}, {})",
+                "({}, {psch}, {ptbl}, {sch}, {tbl}, {}, {}, {})",
                 literal(&k.relation),
                 literal(what),
-                expected.join(", ")
+                expected.join(", "),
+                crate::sql::tables::given_list(dialect, &k.given)
             )
         })
         .collect();
     let rel = "case when e.psch is null then quote_ident(e.ptbl) else quote_ident(e.psch) || '.' || quote_ident(e.ptbl) end";
-    let query = crate::sql::tables::signature_query_of(dialect, rel, "e.sch", "e.tbl")?;
+    let query = crate::sql::tables::signature_query_of(dialect, rel, "e.sch", "e.tbl", "e.given")?;
     let names = crate::sql::tables::SIGNATURE_PARTS;
     let found: Vec<String> = names
         .iter()
-        .map(|name| {
-            format!(
+        .map(|name| match *name {
+            // Not a difference from the facts but a hazard they cannot show.
+            "calls" => format!(
+                "case when e.{name} is not null and s.{name} is distinct from e.{name} then 'the default or check of ' || s.{name} || ' calls a function that may write (declared volatile, or a macro), which the tasks would run in their work tables before the swap; give those columns in the job''s insert, or make the default a plain value' end"
+            ),
+            _ => format!(
                 "case when e.{name} is not null and s.{name} is distinct from e.{name} then '{name}: found ' || coalesce(nullif(s.{name}, ''), '(none)') || ', the plan expects ' || coalesce(nullif(e.{name}, ''), '(none)') end"
-            )
+            ),
         })
         .collect();
     let differs = names
@@ -329,7 +358,7 @@ pub fn check(dialect: SqlDialect, tables: &[&Known], when: &str) -> Option<Strin
     Some(fail_if_any(
         dialect,
         &format!(
-            "select {message} as m from (values {}) as e(rel, psch, ptbl, sch, tbl, src, {}) cross join lateral ({query}) as s where {differs}",
+            "select {message} as m from (values {}) as e(rel, psch, ptbl, sch, tbl, src, {}, given) cross join lateral ({query}) as s where {differs}",
             rows.join(", "),
             names.join(", ")
         ),

@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use sqlparser::ast::{
-    AlterTableOperation, ColumnDef, ColumnOption, Expr, GeneratedAs, IndexColumn, ObjectName,
-    ReferentialAction, Statement, TableConstraint,
+    AlterTableOperation, ColumnDef, ColumnOption, Expr, FunctionArg, FunctionArgExpr, GeneratedAs,
+    IndexColumn, ObjectName, ReferentialAction, Statement, TableConstraint, Value,
 };
 
 use super::dialect::{IdentifierCase, SqlDialect};
@@ -475,17 +475,97 @@ fn add_column(f: &mut TableFacts, c: &ColumnDef, dialect: SqlDialect) {
     f.columns.push(col);
 }
 
-/// The sequence `nextval('name')` draws from, as written.
+/// The sequence a default that is exactly `nextval('name')` draws from
+/// (PostgreSQL adds `::regclass`, DuckDB parentheses); anything more, such
+/// as `nextval('s') + 0`, is not a drawn column but a call that writes.
 fn nextval_of(e: &Expr) -> Option<String> {
-    let text = e.to_string();
-    // DuckDB prints a default in parentheses: `DEFAULT(nextval('s'))`.
-    let text = text.trim_start_matches('(').to_string();
-    let lower = text.to_lowercase();
-    let rest = lower.strip_prefix("nextval(")?;
-    let quote = rest.find('\'')?;
-    let start = "nextval(".len() + quote + 1;
-    let end = start + text[start..].find('\'')?;
-    Some(text[start..end].to_string())
+    let Expr::Function(f) = unnested(e) else {
+        return None;
+    };
+    if !last_name_is(&f.name, "nextval") {
+        return None;
+    }
+    let sqlparser::ast::FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] = list.args.as_slice() else {
+        return None;
+    };
+    let arg = match unnested(arg) {
+        Expr::Cast { expr, .. } => unnested(expr),
+        other => other,
+    };
+    match arg {
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(name) => Some(name.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `e` without the parentheses around it.
+fn unnested(mut e: &Expr) -> &Expr {
+    while let Expr::Nested(inner) = e {
+        e = inner;
+    }
+    e
+}
+
+/// Whether the last part of `name` is `last` (any case).
+fn last_name_is(name: &sqlparser::ast::ObjectName, last: &str) -> bool {
+    name.0
+        .last()
+        .and_then(|p| p.as_ident())
+        .is_some_and(|i| i.value.eq_ignore_ascii_case(last))
+}
+
+/// Functions that write, or draw from a sequence, whatever their schema.
+const WRITING: [&str; 12] = [
+    "nextval",
+    "setval",
+    "pg_notify",
+    "set_config",
+    "lo_import",
+    "lo_export",
+    "lo_create",
+    "lo_unlink",
+    "dblink",
+    "dblink_exec",
+    "pg_advisory_lock",
+    "pg_advisory_xact_lock",
+];
+
+/// A call in the expression `text` that may write when it runs: a
+/// function of [`WRITING`], or one qualified by a schema of the project's
+/// own (ripple cannot see what it does). The engine's catalog knows more
+/// (the `calls` part of the signature); this is what a plan can refuse
+/// before it is run.
+pub fn writing_call(text: &str, dialect: SqlDialect) -> Option<String> {
+    let mut found = None;
+    let _ = super::with_statements(&format!("select {text}"), dialect, |statements| {
+        let _ = sqlparser::ast::visit_expressions(statements, |e| {
+            if let (Expr::Function(f), None) = (e, &found) {
+                let parts: Vec<String> = f
+                    .name
+                    .0
+                    .iter()
+                    .filter_map(|p| p.as_ident().map(|i| i.value.to_lowercase()))
+                    .collect();
+                let own_schema = parts.len() > 1
+                    && !matches!(
+                        parts[parts.len() - 2].as_str(),
+                        "pg_catalog" | "main" | "system"
+                    );
+                let writes = parts.last().is_some_and(|n| WRITING.contains(&n.as_str()));
+                if writes || own_schema {
+                    found = Some(f.name.to_string());
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    });
+    found
 }
 
 fn action(a: Option<ReferentialAction>) -> RefAction {
@@ -831,10 +911,16 @@ pub struct Signature {
     pub matviews: Option<String>,
     /// Its triggers' names, sorted.
     pub triggers: Option<String>,
+    /// Columns whose default or generation expression, and checks
+    /// (`check name`), call a function that may write (PostgreSQL: declared
+    /// volatile; DuckDB: with side effects, or a macro), sorted; a bare
+    /// `nextval('s')` default is `drawn`, not here. A column the job's
+    /// insert gives never runs its default, so it is left out.
+    pub calls: Option<String>,
 }
 
 /// The parts of a signature, by name, in the order they are compared.
-pub const SIGNATURE_PARTS: [&str; 7] = [
+pub const SIGNATURE_PARTS: [&str; 8] = [
     "columns",
     "generated",
     "drawn",
@@ -842,6 +928,7 @@ pub const SIGNATURE_PARTS: [&str; 7] = [
     "referenced_by",
     "matviews",
     "triggers",
+    "calls",
 ];
 
 impl Signature {
@@ -855,6 +942,7 @@ impl Signature {
             &self.referenced_by,
             &self.matviews,
             &self.triggers,
+            &self.calls,
         ]
         .into_iter()
         .zip(SIGNATURE_PARTS)
@@ -962,6 +1050,9 @@ pub fn signature(f: &TableFacts, all: &[&TableFacts], dialect: SqlDialect) -> Si
             f.triggers.iter().map(|t| name(&t.name)).collect(),
             ";",
         )),
+        // Facts cannot say which functions write: the plan refuses the
+        // calls it can see (`writing_call`) and the engine checks the rest.
+        calls: Some(String::new()),
     }
 }
 
@@ -985,6 +1076,7 @@ pub fn assumed_signature(dialect: SqlDialect) -> Signature {
         referenced_by: Some(String::new()),
         matviews: Some(String::new()),
         triggers: Some(String::new()),
+        calls: Some(String::new()),
     }
 }
 
@@ -1013,7 +1105,22 @@ pub fn signature_query(dialect: SqlDialect, relation: &str) -> Option<String> {
         &literal(&quoted_relation(relation)),
         &schema,
         &table,
+        &given_list(dialect, &[]),
     )
+}
+
+/// An SQL array of column names, as [`signature_query_of`] takes the
+/// columns a job gives.
+pub fn given_list(dialect: SqlDialect, columns: &[String]) -> String {
+    let items = columns
+        .iter()
+        .map(|c| literal(&fold(dialect, c)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match dialect {
+        SqlDialect::Postgres => format!("array[{items}]::text[]"),
+        _ => format!("[{items}]::varchar[]"),
+    }
 }
 
 /// The schema and table of `relation` as the DuckDB signature query
@@ -1039,20 +1146,31 @@ pub fn quoted_relation(relation: &str) -> String {
 }
 
 /// [`signature_query`] of the relation SQL expressions name: PostgreSQL's
-/// `regclass` text (`rel`), DuckDB's lower-case `schema` and `table`; they
-/// may be columns of an outer query, so one query checks many tables.
+/// `regclass` text (`rel`), DuckDB's lower-case `schema` and `table`, and
+/// `given`, an array of the columns the job gives; they may be columns of
+/// an outer query, so one query checks many tables.
 pub fn signature_query_of(
     dialect: SqlDialect,
     rel: &str,
     schema: &str,
     table: &str,
+    given: &str,
 ) -> Option<String> {
     // One line: the query is repeated in every plan that checks a table.
     let compact = |q: &str| q.split_whitespace().collect::<Vec<_>>().join(" ");
     match dialect {
-        SqlDialect::Postgres => Some(compact(PG_SIGNATURE).replace("{rel}", rel)),
+        SqlDialect::Postgres => Some(
+            compact(PG_SIGNATURE)
+                .replace("{call}", CALL)
+                .replace("{harmless}", &harmless())
+                .replace("{given}", given)
+                .replace("{rel}", rel),
+        ),
         SqlDialect::DuckDb => Some(
             compact(DUCKDB_SIGNATURE)
+                .replace("{call}", CALL)
+                .replace("{harmless}", &harmless())
+                .replace("{given}", given)
                 .replace("{schema}", schema)
                 .replace("{table}", table),
         ),
@@ -1089,8 +1207,41 @@ const PG_SIGNATURE: &str = r#"select
     join pg_class v on v.oid = w.ev_class join pg_namespace vn on vn.oid = v.relnamespace
     where d.refobjid = r.oid and v.relkind = 'm' and v.oid <> r.oid) y) as matviews,
   (select coalesce(string_agg(t.tgname, ';' order by t.tgname collate "C"), '') from pg_trigger t
-    where t.tgrelid = r.oid and not t.tgisinternal) as triggers
+    where t.tgrelid = r.oid and not t.tgisinternal) as triggers,
+  (select coalesce(string_agg(x, ',' order by x collate "C"), '') from (select distinct w.n as x from (
+      select a.attname::text as n, pg_get_expr(d.adbin, d.adrelid) as e, a.attgenerated = '' as skippable from pg_attrdef d
+        join pg_attribute a on a.attrelid = d.adrelid and a.attnum = d.adnum where d.adrelid = r.oid and not a.attisdropped
+      union all select 'check ' || c.conname, pg_get_constraintdef(c.oid), false from pg_constraint c
+        where c.conrelid = r.oid and c.contype = 'c') w
+    cross join lateral regexp_matches(regexp_replace(w.e, '''([^'']|'''')*''', '''''', 'g'), '{call}', 'g') hit
+    cross join lateral (select parse_ident(hit[1], false) as id) i
+    where w.e !~ '^nextval\(''([^'']|'''')*''::regclass\)$' and not (w.skippable and w.n = any({given}))
+      and exists (select 1 from pg_proc p where p.proname = i.id[array_length(i.id, 1)] and p.provolatile = 'v'
+        and p.proname not in ({harmless}) and case when array_length(i.id, 1) = 1 then pg_function_is_visible(p.oid)
+          else p.pronamespace::regnamespace::text = quote_ident(i.id[array_length(i.id, 1) - 1]) end)) y) as calls
 from (select to_regclass({rel}) as oid) r"#;
+
+/// A function call's name as the engines print it, possibly qualified and
+/// quoted, right before its `(` (a regular expression both engines read).
+const CALL: &str = r#"((?:[A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+")(?:\.(?:[A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+"))*)\("#;
+
+/// Functions that may not be declared free of side effects but write
+/// nothing, so a default may call them: random values and clocks.
+const HARMLESS: [&str; 8] = [
+    "random",
+    "gen_random_uuid",
+    "uuid",
+    "clock_timestamp",
+    "timeofday",
+    "uuid_generate_v1",
+    "uuid_generate_v1mc",
+    "uuid_generate_v4",
+];
+
+/// [`HARMLESS`] as an SQL list.
+fn harmless() -> String {
+    HARMLESS.map(literal).join(", ")
+}
 
 const DUCKDB_SIGNATURE: &str = r#"select
   (select string_agg(lower(c.column_name), ',' order by c.column_index) from duckdb_columns() c
@@ -1112,7 +1263,14 @@ const DUCKDB_SIGNATURE: &str = r#"select
     from duckdb_constraints() k where k.database_name = current_database() and k.constraint_type = 'FOREIGN KEY'
       and lower(k.referenced_table) = {table} and lower(k.schema_name) = {schema}) y) as referenced_by,
   '' as matviews,
-  '' as triggers"#;
+  '' as triggers,
+  (select coalesce(string_agg(x, ',' order by x), '') from (select distinct lower(c.column_name) as x from duckdb_columns() c,
+      unnest(regexp_extract_all(regexp_replace(c.column_default, '''([^'']|'''')*''', '''''', 'g'), '{call}', 1)) as f(f)
+    where c.database_name = current_database() and lower(c.schema_name) = {schema} and lower(c.table_name) = {table}
+      and c.column_default is not null and not regexp_full_match(c.column_default, 'nextval\(''([^'']|'''')*''\)')
+      and not list_contains({given}, lower(c.column_name))
+      and exists (select 1 from duckdb_functions() d where lower(d.function_name) = lower(replace(regexp_extract(f.f, '([^."]+)"?$', 1), '""', '"'))
+        and d.has_side_effects is not false and lower(d.function_name) not in ({harmless}))) y) as calls"#;
 
 /// Every relation's facts, by relation, with DDL and catalog facts merged:
 /// a relation the catalog describes takes the catalog's facts whole.
@@ -1214,6 +1372,30 @@ create trigger t_audit after insert on mart.dim for each row execute function au
         assert_eq!(sig.triggers.as_deref(), Some("t_audit"));
         assert_eq!(dim.foreign_keys[0].on_delete, RefAction::Cascade);
         assert_eq!(dim.keys[1].name.as_deref(), Some("dim_customer_key"));
+    }
+
+    #[test]
+    fn only_a_bare_nextval_is_drawn_and_calls_that_write_are_named() {
+        let facts = facts_from_ddl(
+            "create table t (a int default nextval('s'), b int default (nextval('s'::regclass)),
+  c int default (nextval('s') + 0), d int default setval('s', 1), e int default abs(nextval('s')));",
+            SqlDialect::Postgres,
+            "t.sql",
+        );
+        let drawn: Vec<bool> = facts[0].columns.iter().map(|c| c.drawn.is_some()).collect();
+        assert_eq!(drawn, [true, true, false, false, false]);
+        let pg = SqlDialect::Postgres;
+        assert_eq!(
+            writing_call("(nextval('s') + 0)", pg).as_deref(),
+            Some("nextval")
+        );
+        assert_eq!(
+            writing_call("mart.stamp()", pg).as_deref(),
+            Some("mart.stamp")
+        );
+        assert_eq!(writing_call("upper(pg_catalog.md5('x'))", pg), None);
+        assert_eq!(writing_call("now() + interval '1 day'", pg), None);
+        assert_eq!(writing_call("'nextval(x)'", pg), None);
     }
 
     #[test]
