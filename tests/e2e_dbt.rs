@@ -628,9 +628,10 @@ fn copy_tree(from: &Path, to: &Path) {
 
 #[test]
 fn shadow_names_reach_dbt_as_the_plan_wrote_them() {
-    // dbt reads `--vars` as YAML, which folds a raw NEL into a space: an
-    // alias holding one once made dbt build `orders daily__backfill`, a
-    // relation the plan never names. The truth is dbt's own YAML reader.
+    // dbt read the shadows from `--vars` as YAML, which folds a raw NEL into
+    // a space: an alias holding one once made dbt build `orders
+    // daily__backfill`, a relation the plan never names. They are now a
+    // Jinja literal in the overlay: the truth is dbt's own Jinja reader.
     let Some(dbt) = require(engines::dbt(), "dbt (dbt-duckdb, dbt-postgres)") else {
         return;
     };
@@ -683,19 +684,26 @@ fn shadow_names_reach_dbt_as_the_plan_wrote_them() {
         .find(|s| s["dataset"] == "model.orders_daily")
         .map(|s| s["shadow"].as_str().unwrap().to_string())
         .expect("the aliased model has a shadow");
-    // The `--vars` argument as the shell passes it to dbt.
-    let line = doc["tasks"][0]["commands"]["dbt"].as_str().unwrap();
-    let args = Command::new("bash")
+    // The overlay's macro file as the shell writes it, its table of
+    // shadows read by dbt's own Jinja.
+    let line = doc["dbt_overlay"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.as_str())
+        .find(|l| l.contains("ripple_overlay_macros/ripple_overlay.sql"))
+        .unwrap();
+    let text = Command::new("bash")
         .arg("-c")
-        .arg(format!("dbt() {{ printf '%s\\0' \"$@\"; }}; {line}"))
+        .arg(format!(
+            "ripple_overlay_write() {{ printf '%s' \"$2\"; }}; {line}"
+        ))
         .output()
         .unwrap();
-    let args: Vec<&[u8]> = args.stdout.split(|b| *b == 0).collect();
-    let at = args.iter().position(|a| *a == b"--vars").unwrap();
     let read = Command::new(&python)
         .arg("-c")
-        .arg("import sys, json\nfrom dbt.clients.yaml_helper import load_yaml_text\nv = load_yaml_text(sys.argv[1])['ripple_overlay_shadows']['orders_daily']\nprint(json.dumps(v['schema'] + '.\"' + v['identifier'] + '\"'))")
-        .arg(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(args[at + 1]))
+        .arg("import sys, json, jinja2\nt = sys.argv[1]\nstart = t.index('{%- do return(') + len('{%- do return(')\nv = jinja2.Environment().compile_expression(t[start:t.index(') -%}', start)])()['orders_daily']\nprint(json.dumps(v['schema'] + '.\"' + v['identifier'] + '\"'))")
+        .arg(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&text.stdout))
         .output()
         .unwrap();
     assert!(

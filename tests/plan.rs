@@ -495,12 +495,12 @@ fn commands_follow_the_job_that_writes_each_dataset() {
         "airflow backfill create --dag-id shop_daily --from-date 2026-01-10 --to-date 2026-01-11"
     ));
     // dbt builds shadows through the overlay: every restated model is
-    // named in `ripple_overlay_shadows`; a microbatch model runs
+    // named in its table of shadows; a microbatch model runs
     // by event time, any other is rebuilt from scratch into its shadow.
     let daily = task("model.orders_daily");
     let command = daily.commands.dbt.as_deref().unwrap();
     assert!(
-        command.contains(" --select path:models/marts/finance/orders_daily.sql --vars '{\"ripple_overlay_shadows\":{"),
+        command.contains(" --select path:models/marts/finance/orders_daily.sql --event-time-start"),
         "{command}"
     );
     assert!(
@@ -525,6 +525,20 @@ fn commands_follow_the_job_that_writes_each_dataset() {
         "{:?}",
         doc.warnings
     );
+}
+
+/// The table of shadows the overlay's macro file holds (a Jinja literal
+/// that is JSON for ASCII names).
+fn overlay_shadows(doc: &ripple::plan::PlanDocument) -> serde_json::Value {
+    let line = doc
+        .dbt_overlay
+        .iter()
+        .find(|l| l.contains("ripple_overlay_macros/ripple_overlay.sql"))
+        .unwrap();
+    let text = &shell_words(line.as_str())[2];
+    let start = text.find("{%- do return(").unwrap() + "{%- do return(".len();
+    let end = start + text[start..].find(") -%}").unwrap();
+    serde_json::from_str(&text[start..end]).unwrap()
 }
 
 #[test]
@@ -578,15 +592,11 @@ fn a_stock_dbt_project_runs_through_an_overlay_for_any_shadow_pattern() {
                 command.starts_with("dbt build --indirect-selection cautious --project-dir \"$RIPPLE_DBT_OVERLAY\" --target-path \"$RIPPLE_DBT_OVERLAY/target\""),
                 "{command}"
             );
-            // The shadows variable names each restated model's shadow as
-            // the plan's pattern makes it.
-            let vars = shell_words(command)
-                .into_iter()
-                .skip_while(|w| w != "--vars")
-                .nth(1)
-                .unwrap();
-            let vars: serde_json::Value = serde_json::from_str(&vars).unwrap();
-            let shadows = vars["ripple_overlay_shadows"].as_object().unwrap();
+            // The overlay's table names each restated model's shadow as
+            // the plan's pattern makes it; no command carries it.
+            assert!(!command.contains("--vars"), "{command}");
+            let shadows = overlay_shadows(&doc);
+            let shadows = shadows.as_object().unwrap();
             let d = g.dataset(&t.task.dataset).unwrap();
             let parts: Vec<&str> = t.writes.split('.').collect();
             let named = &shadows[&d.name];
@@ -630,7 +640,7 @@ fn a_stock_dbt_project_runs_through_an_overlay_for_any_shadow_pattern() {
             "macros/ripple_shadows.sql"
         ]
     );
-    let (lines, _) = ripple::plan::executors::dbt_overlay_lines(root).unwrap();
+    let (lines, _) = ripple::plan::executors::dbt_overlay_lines(root, &Default::default()).unwrap();
     let text: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
     assert_eq!(text[0], "ripple_overlay_link macros", "{text:?}");
     let overlay_macros = text

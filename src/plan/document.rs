@@ -332,7 +332,7 @@ pub fn document(
     // The overlay dbt runs in, or why there is none.
     type Overlay = (Vec<super::executors::ShellLine>, Vec<String>);
     let dbt_overlay: Result<Overlay, String> = match &g.dbt_root {
-        Some(root) => super::executors::dbt_overlay_lines(root),
+        Some(root) => super::executors::dbt_overlay_lines(root, &dbt_shadows),
         None => Err("the project has no dbt_project.yml ripple read (a manifest alone cannot be run by dbt)".to_string()),
     };
     // What each job's SQL outputs, read once per dataset on all cores (maps:

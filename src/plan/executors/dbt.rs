@@ -4,22 +4,22 @@
 //! The overlay (docs/plan.md, *dbt*) is a folder ripple's plan makes at run
 //! time, outside the user's project: the project's entries linked in, its
 //! `dbt_project.yml` with one more macro folder, and in that folder the
-//! three macros dbt names relations with. They give every model the
-//! `ripple_overlay_shadows` variable names its shadow's parts and leave the
-//! rest to the project's own macros (renamed in the overlay when the project
-//! defines them) or dbt's. `dbt build --project-dir $RIPPLE_DBT_OVERLAY` with
-//! every restated model in that variable builds the selected model as its
-//! shadow, and each `ref()` to a restated model reads its shadow, whatever
-//! the shadow pattern; refs to the rest read production.
+//! three macros dbt names relations with. They give every restated model
+//! its shadow's parts, from a table the overlay's macro file holds, and
+//! leave the rest to the project's own macros (renamed in the overlay when
+//! the project defines them) or dbt's. `dbt build --project-dir
+//! $RIPPLE_DBT_OVERLAY` builds the selected model as its shadow, and each
+//! `ref()` to a restated model reads its shadow, whatever the shadow
+//! pattern; refs to the rest read production. The table is written once,
+//! in the overlay, not in each command: a command naming every shadow made
+//! a plan's size grow with the square of its models (and one argument past
+//! the kernel's 128 KiB cannot be run at all).
 
 use std::fmt::Write as _;
 
-use super::{Commands, ShellLine, TaskContext};
+use super::{Commands, DbtShadows, ShellLine, TaskContext};
 use crate::project::DbtRoot;
 use crate::time::{Hour, datetime_of};
-
-/// The dbt variable naming each restated model's shadow.
-pub const SHADOWS_VAR: &str = "ripple_overlay_shadows";
 
 /// The variable the overlay folder is in when dbt commands run.
 pub const OVERLAY_VAR: &str = "RIPPLE_DBT_OVERLAY";
@@ -45,15 +45,12 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
         return;
     }
     let Ok(select) = selector(d) else { return };
-    // ripple.yml's `vars` (what production passes with `--vars`), and the
-    // shadows.
-    let mut vars: serde_json::Map<String, serde_json::Value> = cx
+    // ripple.yml's `vars`: what production passes with `--vars`.
+    let vars: serde_json::Map<String, serde_json::Value> = cx
         .dbt_vars
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    vars.insert(SHADOWS_VAR.to_string(), serde_json::json!(cx.dbt_shadows));
-    let vars = yaml_safe_json(&serde_json::Value::Object(vars));
     // `build`: the model, then its own tests on its shadow (cautious: only
     // tests of this model alone, so none reads a shadow not yet built); a
     // failing test stops the plan before any swap.
@@ -76,9 +73,14 @@ pub(super) fn commands(c: &mut Commands, cx: &TaskContext) {
         .arg("--target")
         .arg(cx.dbt_target)
         .arg("--select")
-        .arg(&select)
-        .arg("--vars")
-        .arg(&vars);
+        .arg(&select);
+    let command = if vars.is_empty() {
+        command
+    } else {
+        command
+            .arg("--vars")
+            .arg(&yaml_safe_json(&serde_json::Value::Object(vars)))
+    };
     c.dbt = Some(if cx.task.full || !microbatch {
         // Anything but a microbatch model recomputes all it holds: built
         // from scratch into its shadow, whatever its incremental filter
@@ -120,19 +122,27 @@ fn yaml_safe_json(value: &serde_json::Value) -> String {
         .collect()
 }
 
-/// The overlay's three naming macros: a model the shadows variable names
-/// gets its shadow's parts; anything else what the project's own macro
-/// (`user`: renamed in the overlay) or dbt's gives.
-fn naming_macros(user: &[&str]) -> String {
+/// The overlay's three naming macros: a restated model (of `shadows`) gets
+/// its shadow's parts; anything else what the project's own macro (`user`:
+/// renamed in the overlay) or dbt's gives.
+fn naming_macros(user: &[&str], shadows: &DbtShadows) -> String {
+    // The table is built once per node dbt renders (its context is shared
+    // by the three macros), not once per call.
     let mut out = format!(
         "{{# Written by ripple for a backfill: names restated models' shadows. #}}\n\
+         {{% macro ripple_overlay__shadows() -%}}\n\
+         {{%- do return({}) -%}}\n\
+         {{%- endmacro %}}\n\n\
          {{% macro ripple_overlay__shadow(node) -%}}\n\
-         {{%- set shadows = var('{SHADOWS_VAR}', {{}}) -%}}\n\
-         {{%- if node is not none and node.resource_type == 'model' and node.package_name == project_name and node.name in shadows -%}}\n\
-         {{%- do return(shadows[node.name]) -%}}\n\
-         {{%- endif -%}}\n\
+         {{%- if node is none or node.resource_type != 'model' or node.package_name != project_name -%}}\n\
          {{%- do return(none) -%}}\n\
-         {{%- endmacro %}}\n"
+         {{%- endif -%}}\n\
+         {{%- if context.get('ripple_overlay__table') is none -%}}\n\
+         {{%- do context.update({{'ripple_overlay__table': ripple_overlay__shadows()}}) -%}}\n\
+         {{%- endif -%}}\n\
+         {{%- do return(context['ripple_overlay__table'].get(node.name)) -%}}\n\
+         {{%- endmacro %}}\n",
+        jinja_literal(&serde_json::json!(shadows))
     );
     out.push_str(
         "\n{# Hooks (models' pre- and post-hooks, on-run-start and on-run-end) do not run\n   in a backfill: they would run against production. #}\n{% macro run_hooks(hooks, inside_transaction=True) %}{% endmacro %}\n\n{# Tests run on the shadows store no failures: they would be stored in\n   production's audit schema. #}\n{% macro should_store_failures() %}{% do return(false) %}{% endmacro %}\n",
@@ -158,6 +168,55 @@ fn naming_macros(user: &[&str]) -> String {
              {{%- endmacro %}}\n"
         );
     }
+    out
+}
+
+/// `value` as a Jinja literal that Jinja2 reads back unchanged: JSON's
+/// shape, every string printable ASCII (`\\u`/`\\U` escapes, which Jinja2
+/// decodes, for the rest: a name never becomes template syntax or a raw
+/// line break).
+fn jinja_literal(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", jinja_string(k), jinja_literal(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        serde_json::Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(jinja_literal)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        serde_json::Value::String(s) => jinja_string(s),
+        serde_json::Value::Null => "none".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn jinja_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            c if (c as u32) <= 0xffff => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => {
+                let _ = write!(out, "\\U{:08x}", c as u32);
+            }
+        }
+    }
+    out.push('"');
     out
 }
 
@@ -192,7 +251,10 @@ fn rename_naming_macros(text: &str) -> (String, Vec<&'static str>) {
 /// empty folder) from the dbt project in `${RIPPLE_DBT_PROJECT:-.}`, using
 /// the functions of [`OVERLAY_FUNCTIONS`]; an error saying why a project
 /// cannot be run so.
-pub fn overlay_lines(root: &DbtRoot) -> Result<(Vec<ShellLine>, Vec<String>), String> {
+pub fn overlay_lines(
+    root: &DbtRoot,
+    shadows: &DbtShadows,
+) -> Result<(Vec<ShellLine>, Vec<String>), String> {
     let (project_file, dropped) = overlay_project_file(&root.project_file, &root.macro_paths);
     let warnings = dropped
         .iter()
@@ -221,7 +283,7 @@ pub fn overlay_lines(root: &DbtRoot) -> Result<(Vec<ShellLine>, Vec<String>), St
     user.dedup();
     files.push((
         format!("{OVERLAY_MACROS}/ripple_overlay.sql"),
-        naming_macros(&user),
+        naming_macros(&user, shadows),
     ));
     files.push(("dbt_project.yml".to_string(), project_file));
     let mut lines = vec![
