@@ -30,13 +30,34 @@ fn read_address_space_limit() -> Option<u64> {
 }
 
 /// A stack a template or file needed could not be mapped: the process's
-/// address space is limited (`ulimit -v`) below it.
+/// address space is limited (`ulimit -v`) below it, or it is more than the
+/// machine's memory.
 #[derive(Debug, Clone, Copy, thiserror::Error)]
-#[error(
-    "a stack of {} MiB to read it could not be mapped (is the address space limited, `ulimit -v`?); raise the limit to read it",
-    .0 >> 20
-)]
-pub struct NoStack(pub usize);
+pub enum NoStack {
+    /// The address space left under the limit is too small.
+    #[error(
+        "a stack of {} MiB to read it could not be mapped (is the address space limited, `ulimit -v`?); raise the limit to read it",
+        .0 >> 20
+    )]
+    Limited(usize),
+    /// More than the machine's memory: no limit to raise.
+    #[error(
+        "it would need a stack of {} MiB, more than this machine's memory; split it into shorter statements",
+        .0 >> 20
+    )]
+    TooDeep(usize),
+}
+
+/// The machine's memory (`MemTotal`), read once.
+fn memory_total() -> Option<u64> {
+    static TOTAL: OnceLock<Option<u64>> = OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    })
+}
 
 /// `f` on a stack of at least `need` bytes: the thread's when it has that
 /// much left, else one mapped for it. Mapping fails only under an
@@ -57,11 +78,16 @@ pub fn grow_reserving<R>(need: usize, reserve: u64, f: impl FnOnce() -> R) -> Re
     // Under an address-space limit, a mapping that cannot fit is not tried
     // (stacker would say so by panicking, loudly).
     let mapped = if fits { 0 } else { need as u64 };
+    // A mapping past the machine's memory fails whatever the limit (and
+    // stacker says so by panicking, printed before it is caught).
+    if memory_total().is_some_and(|total| mapped > total) {
+        return Err(NoStack::TooDeep(need));
+    }
     if mapped + reserve > 0
         && let Some(limit) = address_space_limit()
         && address_space_used().is_none_or(|used| used + mapped + reserve + (64 << 20) > limit)
     {
-        return Err(NoStack(need));
+        return Err(NoStack::Limited(need));
     }
     if fits {
         return Ok(f());
@@ -75,7 +101,7 @@ pub fn grow_reserving<R>(need: usize, reserve: u64, f: impl FnOnce() -> R) -> Re
     }));
     match ran {
         Ok(r) => Ok(r),
-        Err(_) if !started.get() => Err(NoStack(need)),
+        Err(_) if !started.get() => Err(NoStack::Limited(need)),
         Err(panic) => std::panic::resume_unwind(panic),
     }
 }

@@ -1366,3 +1366,68 @@ fn a_name_assigned_none_no_longer_stands_for_a_task() {
         assert_eq!(task(d, "load_c").upstream, ["load_b"]);
     }
 }
+
+#[test]
+fn dag_files_that_cannot_be_read_are_named_by_dags_and_fail_schedule() {
+    // A DAG file past the size bound (and a comment line longer than any
+    // statement) was dropped by `dags` and `schedule` without a word, and
+    // the long comment was taken for a deep statement.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+    std::fs::write(
+        dir.path().join("dags/ok.py"),
+        format!(
+            "from airflow import DAG\nwith DAG('ok', schedule='@daily') as dag:\n    pass\n#{}\n",
+            "(".repeat(300_000)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("dags/big.py"),
+        format!(
+            "from airflow import DAG\nwith DAG('big', schedule='@hourly') as dag:\n    pass\n#{}\n",
+            "x".repeat(5_000_000)
+        ),
+    )
+    .unwrap();
+    let out = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["dags", "--project"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("ok (dags/ok.py:2) schedule @daily"), "{text}");
+    assert!(
+        text.contains("error[file-too-large]: dags/big.py:1: DAG file too large to read"),
+        "{text}"
+    );
+    assert!(!text.contains("ok.py:1"), "{text}");
+    let out = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "schedule",
+            "--from",
+            "2026-02-01",
+            "--to",
+            "2026-02-01",
+            "--project",
+        ])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(stdout.contains("ok  schedule @daily"), "{stdout}");
+    assert!(
+        stderr.contains("dags/big.py:1: DAG file too large")
+            && stderr.contains("the schedule may lack the runs"),
+        "{stderr}"
+    );
+}

@@ -40,5 +40,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ReportFormat::Json => emit::schedule::json(&result),
     };
     write_stdout(&rendered)?;
-    Ok(ExitCode::SUCCESS)
+    // A DAG file that could not be read has runs the schedule lacks, and
+    // backfills planned around it would land on them.
+    let errors: Vec<_> = project
+        .dag_diagnostics()
+        .into_iter()
+        .filter(|d| d.severity == ripple::project::Severity::Error)
+        .collect();
+    for d in &errors {
+        eprintln!("{}", ripple::text::inert(&d.to_string()));
+    }
+    if errors.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "error: {} DAG file problem{}: the schedule may lack the runs of what could not be read",
+            errors.len(),
+            ripple::text::plural(errors.len())
+        );
+        Ok(ExitCode::from(2))
+    }
 }

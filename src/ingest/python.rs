@@ -12,9 +12,12 @@ fn longest_statement(text: &str) -> usize {
     while i < b.len() {
         match b[i] {
             b'#' => {
+                // A comment nests nothing: its bytes do not count.
+                let from = i;
                 while i < b.len() && b[i] != b'\n' {
                     i += 1;
                 }
+                start += i - from;
                 continue;
             }
             q @ (b'\'' | b'"') => {

@@ -139,14 +139,41 @@ impl Project {
         self.dbt_root = self.dbt_root.take().or(part.dbt_root);
     }
 
-    /// The findings about Airflow DAG files and their tasks.
+    /// The findings about Airflow DAG files and their tasks: by code, and
+    /// any finding on a file of the DAG folders (a file too large or too
+    /// deep to read, one that could not be read at all).
     pub fn dag_diagnostics(&self) -> Vec<Diagnostic> {
+        // No `dags:` in ripple.yml: the default folder.
+        let default = [std::path::PathBuf::from("dags")];
+        let dirs = match self.config.dags.is_empty() {
+            true => &default[..],
+            false => &self.config.dags[..],
+        };
+        let dirs: Vec<String> = dirs
+            .iter()
+            .map(|d| {
+                let d = d.to_string_lossy().replace('\\', "/");
+                d.trim_start_matches("./").trim_end_matches('/').to_string()
+            })
+            .collect();
+        let in_dags = |file: &str| {
+            dirs.iter().any(|d| {
+                d.is_empty()
+                    || d == "."
+                    || file
+                        .strip_prefix(d.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+            })
+        };
         self.diagnostics
             .iter()
             .filter(|d| {
                 d.code.starts_with("airflow")
                     || d.code.starts_with("python")
                     || d.code.contains("task")
+                    || d.file
+                        .as_deref()
+                        .is_some_and(|f| f.ends_with(".py") && in_dags(f))
             })
             .cloned()
             .collect()

@@ -225,7 +225,10 @@ pub(super) fn parse_file(
     let (depth, stack) = crate::ingest::python::stack_for(text);
     crate::ingest::dbt::jinja::guard::grow(stack, || read_tree(text, file, dag_dir, root))
         .unwrap_or_else(|no_stack| {
-            let message = format!("this DAG file nests {depth} levels deep: {no_stack}");
+            let message = format!(
+                "this DAG file has a statement of {} bytes, which may nest as deep: {no_stack}",
+                depth / 2
+            );
             (
                 Vec::new(),
                 vec![Diagnostic::error(
@@ -240,8 +243,8 @@ pub(super) fn parse_file(
 }
 
 /// DAG files larger than this are reported, not read (the largest real ones
-/// are a few hundred kilobytes; one of 100,000 tasks is about 5 MB).
-const MAX_DAG_FILE_BYTES: usize = 64 * 1024 * 1024;
+/// are a few hundred kilobytes; docs/limits.md).
+const MAX_DAG_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, Vec<Diagnostic>) {
     let parsed =
