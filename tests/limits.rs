@@ -557,6 +557,36 @@ fn values_that_hold_themselves_or_nest_without_end_are_refused() {
 }
 
 #[test]
+fn a_namespace_value_sharing_its_parts_is_paid_per_path() {
+    // `ns.l + ns.l` shares both halves, so each assignment's check walked
+    // twice the last: a 124-byte model doubled its time per round (30
+    // rounds: hours). A list built item by item stays free.
+    let files = [
+        DBT_PROJECT,
+        (
+            "models/doubling.sql",
+            "{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}select 1 as y",
+        ),
+        (
+            "models/appending.sql",
+            "{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = ns.l + [i] %}{% endfor %}select {{ ns.l|length }} as n",
+        ),
+    ];
+    let dir = temp_project(&files);
+    let findings = check_limited(dir.path(), 8_000_000);
+    let f = finding_for(&findings, "models/doubling.sql")
+        .unwrap_or_else(|| panic!("no render error: {findings:#?}"));
+    assert!(
+        f["message"].as_str().unwrap_or_default().contains("fuel"),
+        "{f}"
+    );
+    assert!(
+        finding_for(&findings, "models/appending.sql").is_none(),
+        "{findings:#?}"
+    );
+}
+
+#[test]
 fn a_dag_files_sql_templates_are_bounded_too() {
     let body = format!(
         "{DAG_HEAD}    SQL(task_id='bomb', sql=\"{{% set s = 'x' * 10000000 %}}{{{{ ([s] * 400)|join }}}}\")\n    SQL(task_id='ok', sql='insert into s.t select 1')\n"

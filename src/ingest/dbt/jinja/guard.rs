@@ -660,6 +660,10 @@ pub(crate) fn check_depth(what: impl std::fmt::Display, values: &[Value]) -> Res
     Ok(())
 }
 
+/// Items one walk of [`holds`] visits at one step per 64; past them, one
+/// step each.
+const FREE_VISITS: u64 = 16_384;
+
 /// Whether `value` holds (or is) a value `is_target` picks, walked
 /// without recursion, its nesting checked against [`MAX_DEPTH`]; the items
 /// visited are paid for with `state`'s fuel (one step per 64).
@@ -684,9 +688,15 @@ pub(crate) fn holds(
         |v, _| {
             visits += 1;
             if visits.is_multiple_of(4096) {
-                state
-                    .consume_fuel(4096 / BYTES_PER_FUEL)
-                    .map_err(Stop::Failed)?;
+                // Past what a list built item by item holds, each visit
+                // costs a step: values that share their parts (`ns.l +
+                // ns.l` in a loop) are walked once per path, doubling
+                // each round, and only fuel stops that.
+                let steps = match visits > FREE_VISITS {
+                    true => 4096,
+                    false => 4096 / BYTES_PER_FUEL,
+                };
+                state.consume_fuel(steps).map_err(Stop::Failed)?;
             }
             if is_target(v) {
                 return Err(Stop::Found);
