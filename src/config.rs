@@ -709,9 +709,20 @@ pub(crate) fn yaml_error(err: &serde_saphyr::Error) -> (u32, u32, String) {
         };
     }
     if is_yaml_size_limit(err) {
-        reason.push_str(&format!(
-            "; the file expands (through its aliases or nesting) past ripple's limit of {YAML_MAX_EXPANDED_EVENTS} YAML events or {YAML_MAX_DEPTH} levels, which protects against alias bombs; split it or use fewer nested aliases"
-        ));
+        // The library's wording is its internals (`budget breached: Depth
+        // { depth: 65 }`, `total_replayed_events=...`).
+        reason = if ["Depth", "depth", "recursion"]
+            .iter()
+            .any(|w| reason.contains(w))
+        {
+            format!(
+                "the file nests deeper than ripple's limit of {YAML_MAX_DEPTH} levels; flatten it"
+            )
+        } else {
+            format!(
+                "the file expands (through its aliases) past ripple's limit of {YAML_MAX_EXPANDED_EVENTS} YAML events, which protects against alias bombs; split it or use fewer nested aliases"
+            )
+        };
     }
     (line, column, reason)
 }

@@ -694,6 +694,15 @@ fn output_keeps_a_files_mode_and_gives_a_new_one_the_umasks() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(mode(&new), 0o640);
+    // A folder that is not there: the error names the file asked for, not
+    // the temporary file ripple would have written beside it.
+    let out = graph_to(&dir.path().join("no/such/dir/x.json"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("no/such/dir/x.json: No such file or directory") && !err.contains(".ripple-"),
+        "{err}"
+    );
 }
 
 #[test]

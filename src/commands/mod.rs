@@ -190,7 +190,8 @@ pub fn write_output_with(
             other => Ok(other?),
         };
     };
-    let fail = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", p.display());
+    let fail =
+        |e: std::io::Error| anyhow::anyhow!("cannot write {}: {}", p.display(), io_reason(&e));
     let existing = std::fs::symlink_metadata(p).ok();
     if let Some(m) = &existing
         && !m.file_type().is_file()
@@ -396,7 +397,8 @@ fn write_in_place(
             p.display()
         );
     }
-    let fail = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", p.display());
+    let fail =
+        |e: std::io::Error| anyhow::anyhow!("cannot write {}: {}", p.display(), io_reason(&e));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .truncate(t.is_file())
@@ -411,4 +413,15 @@ fn write_in_place(
 /// Writes to stdout; a closed pipe (`ripple ... | head`) is not an error.
 pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     write_output(None, text)
+}
+
+/// What went wrong with a file, without the temporary file's name the
+/// `tempfile` crate adds (`... at path "/dir/.ripple-Vr9jTz"`): the user
+/// named another.
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.split_once(" at path \"") {
+        Some((reason, _)) => reason.to_string(),
+        None => text,
+    }
 }

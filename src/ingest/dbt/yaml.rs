@@ -472,6 +472,7 @@ mod tests {
         assert_eq!(err.code, "yaml-error");
         assert_eq!(err.file.as_deref(), Some("models/bomb.yml"));
         assert!(err.message.contains("alias bombs"), "{}", err.message);
+        assert!(!err.message.contains("total_replayed"), "{}", err.message);
     }
 
     #[test]
@@ -486,6 +487,7 @@ mod tests {
         let text = format!("{}1{}", "[".repeat(500), "]".repeat(500));
         let err = parse(&text, "x.yml").unwrap_err();
         assert!(err.message.contains("levels"), "{}", err.message);
+        assert!(!err.message.contains("Depth {"), "{}", err.message);
     }
 
     #[test]
