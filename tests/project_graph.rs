@@ -811,3 +811,42 @@ fn a_statement_that_names_no_table_and_does_not_parse_is_a_warning() {
     assert!(codes.contains(&("parse-error", 3)), "{codes:?}");
     assert!(has_edge(&g, "table.raw.s", "table.mart.t"));
 }
+
+#[test]
+fn a_selection_or_a_range_that_matches_nothing_says_so() {
+    // Both printed an empty answer with exit 0 and no word: a typo in a
+    // tag, or swapped dates, read like an empty project or good news.
+    let out = ripple()
+        .args([
+            "graph",
+            "--project",
+            "fixtures/shop",
+            "--select",
+            "tag:nope",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("warning: --select tag:nope matches no dataset of the project")
+    );
+    let out = ripple()
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+        ])
+        .args(["--as-of", "2026-01-01", "--project", "fixtures/shop"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "--as-of 2026-01-01 is not after --from 2026-01-10: no partition of the range exists yet"
+    ));
+}

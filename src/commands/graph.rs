@@ -106,6 +106,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(sel) => Selector::parse(sel)?.select(g)?,
         None => g.graph.node_indices().collect(),
     };
+    // As dbt says it: an empty answer from a typo looks like an empty project.
+    if let (Some(sel), true) = (&args.select, nodes.is_empty()) {
+        eprintln!(
+            "warning: --select {} matches no dataset of the project",
+            ripple::text::one_line(sel)
+        );
+    }
     let options = openlineage::Options {
         mode: args.openlineage_mode,
         event_time: match &args.event_time {

@@ -149,7 +149,7 @@ impl ChangeArgs {
                 "--columns: an empty column name; list the wrong columns, comma-separated (`--columns amount,currency`), or leave --columns out when every column is wrong"
             );
         }
-        Ok(ImpactRequest {
+        let request = ImpactRequest {
             changed: self.tables.clone(),
             from: time_key(&self.from, "--from")?,
             to: time_key(&self.to, "--to")?,
@@ -158,7 +158,17 @@ impl ChangeArgs {
                 None => ripple::time::today(),
             },
             columns: self.columns.clone(),
-        })
+        };
+        // No partition of the range exists yet: nothing is affected, which
+        // reads like good news when the dates were swapped.
+        if request.as_of <= request.from.start {
+            eprintln!(
+                "warning: --as-of {} is not after --from {}: no partition of the range exists yet, so nothing is affected",
+                self.as_of.as_deref().unwrap_or("(today)"),
+                self.from
+            );
+        }
+        Ok(request)
     }
 }
 
