@@ -1557,3 +1557,52 @@ fn exact_daily(db: &Db) -> String {
     db.run("select * from mart.daily order by order_date")
         .unwrap()
 }
+
+#[test]
+fn a_rule_or_a_domain_default_that_draws_stops_the_setup() {
+    // A rule rewrote the swap's delete (soft delete: old rows kept beside
+    // the new), and a domain's `nextval` default drew production's sequence
+    // in every task: neither was in the catalog lines nor the check.
+    let Some(db) = engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg) else {
+        return;
+    };
+    db.run_file(
+        "create schema raw; create schema mart;
+create table raw.orders (order_id int, ordered_at timestamp, amount numeric);
+insert into raw.orders select g, timestamp '2026-01-01' + g * interval '3 hours', g from generate_series(1, 400) g;
+create sequence mart.global_seq;
+create domain mart.d_id as bigint default nextval('mart.global_seq');
+create table mart.daily (id mart.d_id, order_date date, orders bigint, revenue numeric);
+insert into mart.daily (order_date, orders, revenue) select cast(ordered_at as date), count(*), sum(amount) from raw.orders group by 1;",
+    )
+    .unwrap();
+    let state = |db: &Db| {
+        db.run("select (select last_value from mart.global_seq), (select count(*) from mart.daily), (select sum(revenue) from mart.daily)")
+            .unwrap()
+    };
+    let run = |db: &Db| {
+        let dir = defaults_project(db, "order_date, orders, revenue", true);
+        let out = plan_shell(dir.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        run_plan(db, dir.path(), &String::from_utf8(out.stdout).unwrap(), &[])
+    };
+    let before = state(&db);
+    let (code, err) = run(&db);
+    assert_ne!(code, 0);
+    assert!(err.contains("the default or check of id calls"), "{err}");
+    assert_eq!(state(&db), before);
+    db.run_file(
+        "alter table mart.daily alter column id type bigint; alter table mart.daily alter column id drop default;
+create rule keep_deletes as on delete to mart.daily do instead update mart.daily set revenue = -abs(old.revenue) where order_date = old.order_date;",
+    )
+    .unwrap();
+    let before = state(&db);
+    let (code, err) = run(&db);
+    assert_ne!(code, 0);
+    assert!(err.contains("triggers: found rule keep_deletes"), "{err}");
+    assert_eq!(state(&db), before);
+}

@@ -476,6 +476,39 @@ fn unbinds_temporary(stmt: &Statement) -> Option<&'static str> {
     }
 }
 
+/// Built-in functions that change the database beyond tables the moment
+/// they run (a sequence's position, a setting, large objects, other
+/// sessions, another server): a job calling one would change production
+/// before any swap, whatever table it writes.
+pub(crate) const WRITING_FUNCTIONS: [&str; 26] = [
+    "setval",
+    "set_config",
+    "pg_notify",
+    "lo_import",
+    "lo_export",
+    "lo_create",
+    "lo_creat",
+    "lo_unlink",
+    "lo_from_bytea",
+    "lo_put",
+    "lo_truncate",
+    "dblink",
+    "dblink_exec",
+    "dblink_send_query",
+    "dblink_connect",
+    "pg_advisory_lock",
+    "pg_advisory_xact_lock",
+    "pg_terminate_backend",
+    "pg_cancel_backend",
+    "pg_reload_conf",
+    "pg_rotate_logfile",
+    "pg_switch_wal",
+    "pg_file_write",
+    "pg_file_unlink",
+    "pg_create_restore_point",
+    "pg_logical_emit_message",
+];
+
 /// Why `stmt`, though it names no table to change, would still act on
 /// production: a role switch (the tables the task makes would belong to
 /// that role, and the swap would put them in production so), or a row
@@ -504,6 +537,22 @@ fn beyond_tables(stmt: &Statement) -> Option<String> {
         return Some(
             "it switches the session's role: what the task creates would belong to that role, and the swap would put it in production so; run the plan as the role that owns the tables instead".to_string(),
         );
+    }
+    let mut call = None;
+    let _ = sqlparser::ast::visit_expressions(stmt, |e| {
+        if let Expr::Function(f) = e
+            && let Some(name) = f.name.0.last().and_then(|p| p.as_ident())
+            && WRITING_FUNCTIONS.contains(&name.value.to_lowercase().as_str())
+        {
+            call = Some(f.name.to_string());
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    if let Some(call) = call {
+        return Some(format!(
+            "it calls `{call}`, which changes the database beyond tables (a sequence, a setting, a large object, another session or server) as soon as the task runs, before any swap; do that outside the backfill"
+        ));
     }
     struct Locks(bool);
     impl sqlparser::ast::Visitor for Locks {
@@ -854,6 +903,27 @@ mod tests {
             "set search_path to mart",
             "set statement_timeout = 0",
             "reset role",
+        ] {
+            assert!(run(sql)[0].opaque.is_none(), "{sql}");
+        }
+    }
+
+    #[test]
+    fn built_ins_that_change_more_than_tables_are_opaque() {
+        for sql in [
+            "select setval('mart.daily_id_seq', coalesce((select max(id) from mart.daily), 1))",
+            "select pg_catalog.setval('s', 1)",
+            "insert into mart.t select pg_notify('c', 'x')",
+            "select dblink_exec('host=prod', 'delete from t')",
+            "select lo_unlink(42)",
+            "select pg_terminate_backend(pid) from pg_stat_activity",
+            "select set_config('search_path', 'evil', false)",
+        ] {
+            assert!(run(sql)[0].opaque.is_some(), "{sql}");
+        }
+        for sql in [
+            "insert into mart.t select nextval('mart.s'), x from raw.r",
+            "select now(), random(), md5('x')",
         ] {
             assert!(run(sql)[0].opaque.is_none(), "{sql}");
         }

@@ -520,24 +520,8 @@ fn last_name_is(name: &sqlparser::ast::ObjectName, last: &str) -> bool {
         .is_some_and(|i| i.value.eq_ignore_ascii_case(last))
 }
 
-/// Functions that write, or draw from a sequence, whatever their schema.
-const WRITING: [&str; 12] = [
-    "nextval",
-    "setval",
-    "pg_notify",
-    "set_config",
-    "lo_import",
-    "lo_export",
-    "lo_create",
-    "lo_unlink",
-    "dblink",
-    "dblink_exec",
-    "pg_advisory_lock",
-    "pg_advisory_xact_lock",
-];
-
-/// A call in the expression `text` that may write when it runs: a
-/// function of [`WRITING`], or one qualified by a schema of the project's
+/// A call in the expression `text` that may write when it runs: `nextval`
+/// or a function of [`super::rewrite::WRITING_FUNCTIONS`], or one qualified by a schema of the project's
 /// own (ripple cannot see what it does). The engine's catalog knows more
 /// (the `calls` part of the signature); this is what a plan can refuse
 /// before it is run.
@@ -557,7 +541,9 @@ pub fn writing_call(text: &str, dialect: SqlDialect) -> Option<String> {
                         parts[parts.len() - 2].as_str(),
                         "pg_catalog" | "main" | "system"
                     );
-                let writes = parts.last().is_some_and(|n| WRITING.contains(&n.as_str()));
+                let writes = parts.last().is_some_and(|n| {
+                    n == "nextval" || super::rewrite::WRITING_FUNCTIONS.contains(&n.as_str())
+                });
                 if writes || own_schema {
                     found = Some(f.name.to_string());
                 }
@@ -1206,16 +1192,22 @@ const PG_SIGNATURE: &str = r#"select
     from pg_depend d join pg_rewrite w on d.classid = 'pg_rewrite'::regclass and w.oid = d.objid
     join pg_class v on v.oid = w.ev_class join pg_namespace vn on vn.oid = v.relnamespace
     where d.refobjid = r.oid and v.relkind = 'm' and v.oid <> r.oid) y) as matviews,
-  (select coalesce(string_agg(t.tgname, ';' order by t.tgname collate "C"), '') from pg_trigger t
-    where t.tgrelid = r.oid and not t.tgisinternal) as triggers,
+  (select coalesce(string_agg(x, ';' order by x collate "C"), '') from (select t.tgname::text as x from pg_trigger t
+      where t.tgrelid = r.oid and not t.tgisinternal
+    union all select 'rule ' || w.rulename from pg_rewrite w where w.ev_class = r.oid and w.rulename <> '_RETURN') y) as triggers,
   (select coalesce(string_agg(x, ',' order by x collate "C"), '') from (select distinct w.n as x from (
-      select a.attname::text as n, pg_get_expr(d.adbin, d.adrelid) as e, a.attgenerated = '' as skippable from pg_attrdef d
-        join pg_attribute a on a.attrelid = d.adrelid and a.attnum = d.adnum where d.adrelid = r.oid and not a.attisdropped
-      union all select 'check ' || c.conname, pg_get_constraintdef(c.oid), false from pg_constraint c
-        where c.conrelid = r.oid and c.contype = 'c') w
+      select a.attname::text as n, pg_get_expr(d.adbin, d.adrelid) as e, a.attgenerated = '' as skippable, true as own
+        from pg_attrdef d join pg_attribute a on a.attrelid = d.adrelid and a.attnum = d.adnum where d.adrelid = r.oid and not a.attisdropped
+      union all select 'check ' || c.conname, pg_get_constraintdef(c.oid), false, false from pg_constraint c
+        where c.conrelid = r.oid and c.contype = 'c'
+      union all select a.attname::text, pg_get_expr(t.typdefaultbin, 0), true, false from pg_attribute a join pg_type t on t.oid = a.atttypid
+        where a.attrelid = r.oid and a.attnum > 0 and not a.attisdropped and t.typtype = 'd' and t.typdefaultbin is not null
+          and not exists (select 1 from pg_attrdef d where d.adrelid = a.attrelid and d.adnum = a.attnum)
+      union all select 'check ' || c.conname, pg_get_constraintdef(c.oid), false, false from pg_attribute a
+        join pg_constraint c on c.contypid = a.atttypid where a.attrelid = r.oid and a.attnum > 0 and not a.attisdropped and c.contype = 'c') w
     cross join lateral regexp_matches(regexp_replace(w.e, '''([^'']|'''')*''', '''''', 'g'), '{call}', 'g') hit
     cross join lateral (select parse_ident(hit[1], false) as id) i
-    where w.e !~ '^nextval\(''([^'']|'''')*''::regclass\)$' and not (w.skippable and w.n = any({given}))
+    where (not w.own or w.e !~ '^nextval\(''([^'']|'''')*''::regclass\)$') and not (w.skippable and w.n = any({given}))
       and exists (select 1 from pg_proc p where p.proname = i.id[array_length(i.id, 1)] and p.provolatile = 'v'
         and p.proname not in ({harmless}) and case when array_length(i.id, 1) = 1 then pg_function_is_visible(p.oid)
           else p.pronamespace::regnamespace::text = quote_ident(i.id[array_length(i.id, 1) - 1]) end)) y) as calls
