@@ -1887,3 +1887,60 @@ fn a_dag_file_that_failed_to_read_stops_a_schedule_even_when_partial() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_incremental_model_dbt_never_fully_refreshes_is_refused() {
+    // dbt ignores `--full-refresh` for `full_refresh: false`: the shadow
+    // stayed production's copy and the swap put the bad rows back.
+    for (file, edit) in [
+        (
+            "models/fct_orders.sql",
+            (
+                "unique_key='order_id')",
+                "unique_key='order_id', full_refresh=false)",
+            ),
+        ),
+        (
+            "dbt_project.yml",
+            (
+                "macro-paths: [macros]\n",
+                "macro-paths: [macros]\nmodels:\n  backfill_dbt:\n    +full_refresh: false\n",
+            ),
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(Path::new("fixtures/backfill_dbt"), dir.path());
+        let path = dir.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(edit.0), "{file}");
+        std::fs::write(&path, text.replacen(edit.0, edit.1, 1)).unwrap();
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-11",
+            ])
+            .args([
+                "--as-of",
+                "2026-02-01",
+                "--no-cache",
+                "--format",
+                "json",
+                "--project",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        // The views and tables around it rebuild whatever the setting.
+        assert!(
+            err.contains("`fct_orders` is configured `full_refresh: false`"),
+            "{file}: {err}"
+        );
+    }
+}

@@ -388,6 +388,27 @@ pub fn refusal(d: &crate::project::Dataset, shadows: &super::DbtShadows) -> Opti
     if let Err(why) = selector(d) {
         return Some(why);
     }
+    // dbt ignores `--full-refresh` for such a model: its shadow would stay
+    // the copy of production the setup made, pass every check, and be
+    // swapped back unchanged.
+    let never_full = match d.config.get("full_refresh") {
+        Some(serde_json::Value::Bool(b)) => !b,
+        Some(serde_json::Value::String(s)) => s.eq_ignore_ascii_case("false"),
+        _ => false,
+    };
+    let microbatch = d
+        .config
+        .get("incremental_strategy")
+        .and_then(|v| v.as_str())
+        == Some("microbatch");
+    // Only an incremental model keeps its rows without a full refresh.
+    let incremental = d.config.get("materialized").and_then(|v| v.as_str()) == Some("incremental");
+    if never_full && incremental && !microbatch {
+        return Some(format!(
+            "`{}` is configured `full_refresh: false`, so dbt would not rebuild it into its shadow (it ignores `--full-refresh`) and the old rows would be swapped back; set `full_refresh: true` for the backfill (dbt_project.yml or the model's config), or restate it yourself",
+            d.name
+        ));
+    }
     let database = shadows.get(&d.name)?.get("database")?;
     let parts = crate::sql::rewrite::relation_parts(&d.relation);
     let production = parts.len().checked_sub(3).map(|i| parts[i].as_str());
