@@ -1944,3 +1944,90 @@ fn an_incremental_model_dbt_never_fully_refreshes_is_refused() {
         );
     }
 }
+
+/// `ripple plan --format json` on `dir`, parsed, or its stderr.
+fn plan_json(dir: &Path) -> Result<serde_json::Value, String> {
+    let out = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+        ])
+        .args([
+            "--as-of",
+            "2026-02-01",
+            "--no-cache",
+            "--format",
+            "json",
+            "--project",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap();
+    match out.status.success() {
+        true => Ok(serde_json::from_slice(&out.stdout).unwrap()),
+        false => Err(String::from_utf8_lossy(&out.stderr).to_string()),
+    }
+}
+
+#[test]
+fn hooks_spelt_past_the_overlays_edit_and_links_out_of_it_are_refused() {
+    // `? on-run-start`, an escaped key and a merge key survived the
+    // overlay's text edit, and dbt ran the hook against production.
+    for form in [
+        "? on-run-start\n: [\"insert into audit values (1)\"]\n",
+        "\"on\\x2drun\\x2dstart\": [\"insert into audit values (1)\"]\n",
+        "h: &h [\"insert into audit values (1)\"]\n<<: {on-run-start: *h}\n",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(Path::new("fixtures/backfill_dbt"), dir.path());
+        let file = dir.path().join("dbt_project.yml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, format!("{text}{form}")).unwrap();
+        let err = plan_json(dir.path()).unwrap_err();
+        assert!(
+            err.contains("a top-level key is written in a form ripple does not edit"),
+            "{form}: {err}"
+        );
+    }
+    // A project's own `ripple_overlay_macros` linking out of it: the
+    // overlay's macro file was written through the link.
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("p");
+    copy_tree(Path::new("fixtures/backfill_dbt"), &project);
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, project.join("ripple_overlay_macros")).unwrap();
+    let doc = plan_json(&project).unwrap();
+    let lines: Vec<&str> = doc["dbt_overlay"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let overlay = dir.path().join("overlay");
+    std::fs::create_dir(&overlay).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "set -e\n{}\n{}",
+            doc["dbt_overlay_functions"].as_str().unwrap(),
+            lines.join("\n")
+        ))
+        .env("RIPPLE_DBT_OVERLAY", &overlay)
+        .env("RIPPLE_DBT_PROJECT", &project)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    let written = overlay.join("ripple_overlay_macros");
+    assert!(!written.is_symlink() && written.join("ripple_overlay.sql").is_file());
+}

@@ -255,6 +255,9 @@ pub fn overlay_lines(
     root: &DbtRoot,
     shadows: &DbtShadows,
 ) -> Result<(Vec<ShellLine>, Vec<String>), String> {
+    if let Some(why) = unusual_top_level_key(&root.project_file) {
+        return Err(why);
+    }
     let (project_file, dropped) = overlay_project_file(&root.project_file, &root.macro_paths);
     let warnings = dropped
         .iter()
@@ -295,6 +298,31 @@ pub fn overlay_lines(
         lines.push(ShellLine::new("ripple_overlay_write").arg(&path).arg(&text));
     }
     Ok((lines, warnings))
+}
+
+/// A top-level key of `dbt_project.yml` written in a form the overlay's
+/// text edit does not read (`? on-run-start`, a merge key `<<`, a tag, an
+/// anchor, an escaped quoted key, a flow mapping): hooks spelt so would
+/// survive into the overlay and run against production.
+fn unusual_top_level_key(text: &str) -> Option<String> {
+    for (i, line) in text.lines().enumerate() {
+        let first = line.chars().next();
+        let quoted_escape = matches!(first, Some('"'))
+            && line
+                .split_once("\":")
+                .or_else(|| line.split_once("\" :"))
+                .is_some_and(|(key, _)| key.contains('\\'));
+        let odd = matches!(first, Some('?' | '<' | '{' | '[' | '!' | '&' | '*' | '%'))
+            && !line.starts_with("%YAML");
+        if odd || quoted_escape {
+            return Some(format!(
+                "dbt_project.yml:{}: a top-level key is written in a form ripple does not edit (`{}`): write its keys plainly (`key: value`), so that hooks can be left out of the backfill",
+                i + 1,
+                crate::text::one_line(line.chars().take(40).collect::<String>().as_str())
+            ));
+        }
+    }
+    None
 }
 
 /// The keys of `dbt_project.yml` the overlay takes out: hooks that run on
@@ -356,7 +384,7 @@ pub const OVERLAY_FUNCTIONS: &str = r#"ripple_overlay_link() {
   for entry in "$project"/* "$project"/.[!.]* "$project"/..?*; do
     if [ ! -e "$entry" ] && [ ! -L "$entry" ]; then continue; fi
     name=${entry##*/}
-    case $name in dbt_project.yml|target|logs) continue ;; esac
+    case $name in dbt_project.yml|target|logs|ripple_overlay_macros) continue ;; esac
     skip=
     for f in "$@"; do if [ "$name" = "$f" ]; then skip=1; fi; done
     if [ -z "$skip" ]; then ln -s "$entry" "$RIPPLE_DBT_OVERLAY/$name"; fi
@@ -374,9 +402,17 @@ pub const OVERLAY_FUNCTIONS: &str = r#"ripple_overlay_link() {
   done
 }
 ripple_overlay_write() {
-  mkdir -p "$(dirname "$RIPPLE_DBT_OVERLAY/$1")"
-  rm -f "$RIPPLE_DBT_OVERLAY/$1"
-  printf '%s\n' "$2" > "$RIPPLE_DBT_OVERLAY/$1"
+  local dir=$RIPPLE_DBT_OVERLAY rest=$1
+  while [ "${rest#*/}" != "$rest" ]; do
+    dir=$dir/${rest%%/*}; rest=${rest#*/}
+    if [ -L "$dir" ]; then
+      echo "ripple: the overlay's $1 would be written through a link ($dir): nothing was written" >&2
+      return 1
+    fi
+    mkdir -p "$dir" || return 1
+  done
+  rm -f "$dir/$rest"
+  printf '%s\n' "$2" > "$dir/$rest"
 }
 "#;
 
