@@ -721,6 +721,43 @@ fn shadow_names_reach_dbt_as_the_plan_wrote_them() {
 /// on the good data (the oracle is dbt on DuckDB, not a typed value).
 #[test]
 fn a_python_model_is_restated_through_the_overlay() {
+    let python = "def model(dbt, session):\n    dbt.config(materialized=\"table\")\n    orders = dbt.ref(\"stg_orders\")\n    return orders.aggregate(\"order_date, sum(amount) as revenue\")\n";
+    restated_like_a_rebuild(
+        &[("models/py_revenue.py", python)],
+        None,
+        "select order_date, revenue from main.py_revenue order by 1",
+        "--select path:models/py_revenue.py",
+    );
+}
+
+/// A dbt model reading, through `source()`, a table a SQL job of the same
+/// ripple project makes: the plan restates both, and dbt read production's
+/// table, not its shadow, so the bad rows were swapped back (exit 0).
+#[test]
+fn a_source_a_sql_job_restates_is_read_from_its_shadow() {
+    let sources = "version: 2\nsources:\n  - name: raw\n    schema: raw\n    tables:\n      - name: orders\n  - name: jobs\n    schema: main\n    tables:\n      - name: enriched\n";
+    let job = "create or replace table main.enriched as\nselect order_id, customer_id, cast(ordered_at as date) as order_date, amount * 2 as amount2\nfrom raw.orders;\n";
+    restated_like_a_rebuild(
+        &[
+            ("models/sources.yml", sources),
+            ("jobs/enriched.sql", job),
+            (
+                "models/enriched_daily.sql",
+                "{{ config(materialized='table') }}\nselect order_date, sum(amount2) as amount2 from {{ source('jobs', 'enriched') }} group by order_date\n",
+            ),
+        ],
+        Some(job),
+        "select order_date, amount2 from main.enriched_daily order by 1",
+        "ripple_overlay__sources",
+    );
+}
+
+/// `fixtures/backfill_dbt` with `files` added (and `job`, run before dbt,
+/// listed as `sql: [jobs]`): production built on a bad load that is then
+/// fixed, restated by `ripple plan --executor dbt` (whose script holds
+/// `expect`), must answer `query` as dbt's build from scratch on the good
+/// load does, row for row, with no shadow left.
+fn restated_like_a_rebuild(files: &[(&str, &str)], job: Option<&str>, query: &str, expect: &str) {
     let (Some(dbt), Some(_)) = (
         require(engines::dbt(), "dbt (dbt-duckdb)"),
         require(duckdb(), "the DuckDB CLI"),
@@ -728,24 +765,29 @@ fn a_python_model_is_restated_through_the_overlay() {
         return;
     };
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/backfill_dbt");
-    let python = "def model(dbt, session):\n    dbt.config(materialized=\"table\")\n    orders = dbt.ref(\"stg_orders\")\n    return orders.aggregate(\"order_date, sum(amount) as revenue\")\n";
     let raw = "create schema raw; create table raw.orders as select i as order_id, i % 5 as customer_id, timestamp '2026-01-01' + to_days(cast(i / 4 as integer)) as ordered_at, cast(10 + i as decimal(12, 2)) as amount, 'ok' as status from range(0, 240) t(i)";
     let bad = "update raw.orders set amount = amount / 100 where ordered_at >= timestamp '2026-01-10' and ordered_at < timestamp '2026-01-13'";
     let fixed = "update raw.orders set amount = amount * 100 where ordered_at >= timestamp '2026-01-10' and ordered_at < timestamp '2026-01-13'";
     let dir = tempfile::tempdir().unwrap();
     let project = |name: &str| {
         let p = dir.path().join(name);
-        let copy = Command::new("cp")
-            .arg("-r")
-            .arg(&fixture)
-            .arg(&p)
-            .status()
-            .unwrap();
-        assert!(copy.success());
-        std::fs::write(p.join("models/py_revenue.py"), python).unwrap();
+        copy_tree(&fixture, &p);
+        for (file, text) in files {
+            let path = p.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        if job.is_some() {
+            let yml = p.join("ripple.yml");
+            let text = std::fs::read_to_string(&yml).unwrap();
+            std::fs::write(&yml, format!("{text}sql: [jobs]\n")).unwrap();
+        }
         p
     };
-    let build = |p: &Path, db: &Path| {
+    let build = |p: &Path, db: &Path, w: &Duck| {
+        if let Some(job) = job {
+            w.run(job).unwrap();
+        }
         let out = Command::new(&dbt)
             .args(["build", "--profiles-dir", ".", "--project-dir", "."])
             .current_dir(p)
@@ -759,26 +801,21 @@ fn a_python_model_is_restated_through_the_overlay() {
             String::from_utf8_lossy(&out.stdout)
         );
     };
-    let revenue = "select order_date, revenue from main.py_revenue order by 1";
     // The oracle: built from scratch on the good data.
     let good_db = dir.path().join("good.duckdb");
     let good = duckdb_file(&good_db).unwrap();
     good.run(raw).unwrap();
-    build(&project("good"), &good_db);
-    let expected = good.run(revenue).unwrap();
+    build(&project("good"), &good_db, &good);
+    let expected = good.run(query).unwrap();
     // Production: built on the bad load, which is then fixed.
     let prod_db = dir.path().join("prod.duckdb");
     let prod = duckdb_file(&prod_db).unwrap();
     prod.run(raw).unwrap();
     prod.run(bad).unwrap();
     let p = project("prod");
-    build(&p, &prod_db);
+    build(&p, &prod_db, &prod);
     prod.run(fixed).unwrap();
-    assert_ne!(
-        prod.run(revenue).unwrap(),
-        expected,
-        "the bad load must show"
-    );
+    assert_ne!(prod.run(query).unwrap(), expected, "the bad load must show");
     let plan = Command::new(env!("CARGO_BIN_EXE_ripple"))
         .args([
             "plan",
@@ -806,10 +843,7 @@ fn a_python_model_is_restated_through_the_overlay() {
         String::from_utf8_lossy(&plan.stderr)
     );
     let script = String::from_utf8(plan.stdout).unwrap();
-    assert!(
-        script.contains("--select path:models/py_revenue.py"),
-        "{script}"
-    );
+    assert!(script.contains(expect), "{script}");
     std::fs::write(dir.path().join("plan.sh"), &script).unwrap();
     let run = Command::new("bash")
         .arg(dir.path().join("plan.sh"))
@@ -833,7 +867,7 @@ fn a_python_model_is_restated_through_the_overlay() {
         String::from_utf8_lossy(&run.stdout),
         String::from_utf8_lossy(&run.stderr)
     );
-    assert_eq!(prod.run(revenue).unwrap(), expected, "row for row");
+    assert_eq!(prod.run(query).unwrap(), expected, "row for row");
     let left = prod
         .run("select count(*) from information_schema.tables where table_name like '%backfill%'")
         .unwrap();

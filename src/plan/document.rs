@@ -329,10 +329,28 @@ pub fn document(
             (d.name.clone(), named)
         })
         .collect();
+    // dbt sources whose table the plan restates (a SQL job or an Airflow
+    // task loads it): `source()` must read the shadow too, by the
+    // source's `source.table` name.
+    let parts_of = |relation: &str| -> std::collections::BTreeMap<&'static str, String> {
+        let parts = crate::sql::rewrite::relation_parts(relation);
+        let names = ["database", "schema", "identifier"];
+        names[3 - parts.len().min(3)..]
+            .iter()
+            .copied()
+            .zip(parts.iter().rev().take(3).rev().cloned())
+            .collect()
+    };
+    let dbt_sources: super::executors::DbtShadows = g
+        .graph
+        .node_weights()
+        .filter(|d| d.kind == crate::project::DatasetKind::Source)
+        .filter_map(|d| Some((d.name.clone(), parts_of(shadows.get(&d.relation)?))))
+        .collect();
     // The overlay dbt runs in, or why there is none.
     type Overlay = (Vec<super::executors::ShellLine>, Vec<String>);
     let dbt_overlay: Result<Overlay, String> = match &g.dbt_root {
-        Some(root) => super::executors::dbt_overlay_lines(root, &dbt_shadows),
+        Some(root) => super::executors::dbt_overlay_lines(root, &dbt_shadows, &dbt_sources),
         None => Err("the project has no dbt_project.yml ripple read (a manifest alone cannot be run by dbt)".to_string()),
     };
     // What each job's SQL outputs, read once per dataset on all cores (maps:

@@ -125,7 +125,7 @@ fn yaml_safe_json(value: &serde_json::Value) -> String {
 /// The overlay's three naming macros: a restated model (of `shadows`) gets
 /// its shadow's parts; anything else what the project's own macro (`user`:
 /// renamed in the overlay) or dbt's gives.
-fn naming_macros(user: &[&str], shadows: &DbtShadows) -> String {
+fn naming_macros(user: &[&str], shadows: &DbtShadows, sources: &DbtShadows) -> String {
     // The table is built once per node dbt renders (its context is shared
     // by the three macros), not once per call.
     let mut out = format!(
@@ -144,6 +144,26 @@ fn naming_macros(user: &[&str], shadows: &DbtShadows) -> String {
          {{%- endmacro %}}\n",
         jinja_literal(&serde_json::json!(shadows))
     );
+    // A source whose table the plan restates reads its shadow: dbt lets
+    // the root project mask `source` (`builtins` keeps dbt's own).
+    if !sources.is_empty() {
+        let _ = write!(
+            out,
+            "\n{{# Sources whose tables the backfill restates read their shadows. #}}\n\
+             {{% macro ripple_overlay__sources() -%}}\n\
+             {{%- do return({}) -%}}\n\
+             {{%- endmacro %}}\n\n\
+             {{% macro source(source_name, table_name) -%}}\n\
+             {{%- set relation = builtins.source(source_name, table_name) -%}}\n\
+             {{%- set shadow = ripple_overlay__sources().get(source_name ~ '.' ~ table_name) -%}}\n\
+             {{%- if shadow is none -%}}\n\
+             {{%- do return(relation) -%}}\n\
+             {{%- endif -%}}\n\
+             {{%- do return(relation.incorporate(path=shadow)) -%}}\n\
+             {{%- endmacro %}}\n",
+            jinja_literal(&serde_json::json!(sources))
+        );
+    }
     out.push_str(
         "\n{# Hooks (models' pre- and post-hooks, on-run-start and on-run-end) do not run\n   in a backfill: they would run against production. #}\n{% macro run_hooks(hooks, inside_transaction=True) %}{% endmacro %}\n\n{# Tests run on the shadows store no failures: they would be stored in\n   production's audit schema. #}\n{% macro should_store_failures() %}{% do return(false) %}{% endmacro %}\n",
     );
@@ -254,6 +274,7 @@ fn rename_naming_macros(text: &str) -> (String, Vec<&'static str>) {
 pub fn overlay_lines(
     root: &DbtRoot,
     shadows: &DbtShadows,
+    sources: &DbtShadows,
 ) -> Result<(Vec<ShellLine>, Vec<String>), String> {
     if let Some(why) = unusual_top_level_key(&root.project_file) {
         return Err(why);
@@ -286,7 +307,7 @@ pub fn overlay_lines(
     user.dedup();
     files.push((
         format!("{OVERLAY_MACROS}/ripple_overlay.sql"),
-        naming_macros(&user, shadows),
+        naming_macros(&user, shadows, sources),
     ));
     files.push(("dbt_project.yml".to_string(), project_file));
     let mut lines = vec![
