@@ -850,3 +850,44 @@ fn a_selection_or_a_range_that_matches_nothing_says_so() {
         "--as-of 2026-01-01 is not after --from 2026-01-10: no partition of the range exists yet"
     ));
 }
+
+#[test]
+fn a_linked_model_or_dag_file_is_named_not_dropped_in_silence() {
+    // dbt and Airflow follow a link; ripple does not, and a linked model or
+    // DAG file was missing from the lineage with `check` saying nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for d in ["models", "dags", "shared"] {
+        std::fs::create_dir(root.join(d)).unwrap();
+    }
+    std::fs::write(
+        root.join("dbt_project.yml"),
+        "name: p\nversion: '1.0'\nprofile: p\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("models/a.sql"), "select 1 as x").unwrap();
+    std::fs::write(root.join("shared/b.sql"), "select x from {{ ref('a') }}").unwrap();
+    std::fs::write(
+        root.join("shared/d.py"),
+        "from airflow import DAG\nwith DAG('d', schedule='@hourly') as dag:\n    pass\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../shared/b.sql", root.join("models/b.sql")).unwrap();
+    std::os::unix::fs::symlink("../shared/d.py", root.join("dags/d.py")).unwrap();
+    for cache in [true, true, false] {
+        let mut cmd = ripple();
+        cmd.args(["check", "--project"]).arg(root);
+        if !cache {
+            cmd.arg("--no-cache");
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        for f in ["models/b.sql", "dags/d.py"] {
+            assert!(
+                text.contains(&format!("warning[linked-file]: {f}: is a link")),
+                "{f}: {text}"
+            );
+        }
+    }
+}

@@ -31,8 +31,8 @@ pub(crate) struct Found {
 
 /// One folder's entries as [`walk`] sees them: sub-folders to descend into
 /// and files with one of `extensions`.
-fn entries(dir: &Path, extensions: &[&str]) -> std::io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-    let (mut dirs, mut files) = (Vec::new(), Vec::new());
+fn entries(dir: &Path, extensions: &[&str]) -> std::io::Result<Entries> {
+    let (mut dirs, mut files, mut links) = (Vec::new(), Vec::new(), Vec::new());
     for entry in std::fs::read_dir(dir)?.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
@@ -45,27 +45,38 @@ fn entries(dir: &Path, extensions: &[&str]) -> std::io::Result<(Vec<PathBuf>, Ve
             }
         } else if kind.is_file() && extensions.iter().any(|e| name.ends_with(e)) {
             files.push(entry.path());
+        } else if kind.is_symlink()
+            && !name.starts_with('.')
+            && (extensions.iter().any(|e| name.ends_with(e))
+                || std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()))
+        {
+            links.push(entry.path());
         }
     }
-    Ok((dirs, files))
+    Ok((dirs, files, links))
 }
+
+/// Folders, files and links (to a folder, or named like the files) of one
+/// folder.
+type Entries = (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>);
 
 /// What [`walk`] would find in `dir` itself (not below it) now.
 pub(crate) fn listing(dir: &Path, extensions: &[&str]) -> Listing {
     match entries(dir, extensions) {
-        Ok((dirs, files)) => names(&dirs, &files),
+        Ok((dirs, files, links)) => names(&dirs, &files, &links),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Listing::Absent,
         Err(_) => Listing::Unreadable,
     }
 }
 
-fn names(dirs: &[PathBuf], files: &[PathBuf]) -> Listing {
+fn names(dirs: &[PathBuf], files: &[PathBuf], links: &[PathBuf]) -> Listing {
     let name = |p: &PathBuf| {
         p.file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
     };
     let mut names: Vec<String> = dirs.iter().map(|d| format!("{}/", name(d))).collect();
     names.extend(files.iter().map(name));
+    names.extend(links.iter().map(|l| format!("{}@", name(l))));
     names.sort();
     Listing::Names(names)
 }
@@ -79,8 +90,9 @@ pub(crate) fn walk(root: &Path, dir: &Path, extensions: &[&str]) -> Found {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         match entries(&d, extensions) {
-            Ok((dirs, files)) => {
-                out.dirs.push((d, names(&dirs, &files)));
+            Ok((dirs, files, links)) => {
+                out.dirs.push((d, names(&dirs, &files, &links)));
+                out.problems.extend(links.iter().map(|l| linked(root, l)));
                 stack.extend(dirs);
                 out.files.extend(files);
             }
@@ -96,6 +108,18 @@ pub(crate) fn walk(root: &Path, dir: &Path, extensions: &[&str]) -> Found {
     out.files.sort();
     out.problems.sort();
     out
+}
+
+/// The warning for a link ripple does not follow, where dbt or Airflow
+/// would: what it points to is missing from the lineage.
+fn linked(root: &Path, path: &Path) -> Diagnostic {
+    Diagnostic::warning(
+        "linked-file",
+        Some(relative(root, path)),
+        0,
+        0,
+        "is a link, which ripple does not follow (dbt and Airflow do): the models, jobs or DAGs it points to are left out of the lineage, so impact can be short. Put the file itself in the project".to_string(),
+    )
 }
 
 /// The warning for a file or folder that exists but could not be read.
