@@ -89,7 +89,8 @@ fn main() -> ExitCode {
     }
     result.unwrap_or_else(|err| {
         // Names, and a server's answer, can hold escape sequences.
-        eprintln!("error: {}", ripple::text::inert(&format!("{err:#}")));
+        // One line: a name holding a line break cannot forge another.
+        eprintln!("error: {}", ripple::text::one_line(&format!("{err:#}")));
         ExitCode::from(EXIT_BAD_INPUT)
     })
 }

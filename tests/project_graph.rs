@@ -891,3 +891,40 @@ fn a_linked_model_or_dag_file_is_named_not_dropped_in_silence() {
         }
     }
 }
+
+#[test]
+fn a_versioned_models_relation_carries_its_version() {
+    // dbt names a version's relation `name_v2`, and lets the latest version
+    // live in the file named like the model: ripple read it unversioned,
+    // as `dim`, and a plan swapped a stale legacy table.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("models")).unwrap();
+    std::fs::write(
+        root.join("dbt_project.yml"),
+        "name: p\nversion: '1.0'\nprofile: p\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("models/dim.sql"), "select 1 as x").unwrap();
+    std::fs::write(
+        root.join("models/use.sql"),
+        "select x from {{ ref('dim') }}",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("models/dim.yml"),
+        "version: 2\nmodels:\n  - name: dim\n    versions:\n      - v: 2\n",
+    )
+    .unwrap();
+    let g = graph_of(root);
+    let dim = g
+        .dataset("model.dim.v2")
+        .expect("the version is its own node");
+    assert!(dim.relation.ends_with(".dim_v2"), "{}", dim.relation);
+    let readers: Vec<String> = g
+        .graph
+        .neighbors_directed(g.index["model.dim.v2"], petgraph::Direction::Outgoing)
+        .map(|n| g.graph[n].id.clone())
+        .collect();
+    assert_eq!(readers, ["model.use"]);
+}

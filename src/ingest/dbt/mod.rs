@@ -518,8 +518,18 @@ fn read_project(
 
     // Read the SQL files and make their templates in parallel (the order
     // stays the files' order); snapshots may hold several blocks.
-    let versions: Vec<HashMap<String, (String, String)>> =
-        units.iter().map(version_files).collect();
+    let versions: Vec<HashMap<String, (String, String)>> = units
+        .iter()
+        .enumerate()
+        .map(|(i, unit)| {
+            let stems: std::collections::HashSet<String> = sql_files
+                .iter()
+                .filter(|(u, _, snapshot)| *u == i && !snapshot)
+                .map(|(_, p, _)| stem(p))
+                .collect();
+            version_files(unit, &stems)
+        })
+        .collect();
     let made = in_parallel(
         &sql_files,
         &mut out.diagnostics,
@@ -873,8 +883,12 @@ fn versioned_name(
     }
 }
 
-/// File stem → (model, version) for every declared model version.
-fn version_files(unit: &Unit) -> HashMap<String, (String, String)> {
+/// File stem → (model, version) for every declared model version, given
+/// the stems of the unit's model files.
+fn version_files(
+    unit: &Unit,
+    stems: &std::collections::HashSet<String>,
+) -> HashMap<String, (String, String)> {
     let mut out = HashMap::new();
     for (name, props) in &unit.props.models {
         for v in &props.versions {
@@ -883,6 +897,30 @@ fn version_files(unit: &Unit) -> HashMap<String, (String, String)> {
                 .clone()
                 .unwrap_or_else(|| format!("{name}_v{}", v.v));
             out.insert(defined_in, (name.clone(), v.v.clone()));
+        }
+        // dbt lets the latest version live in the file named like the
+        // model when no `_v` file defines it (its relation is still
+        // `name_v<latest>`): read as unversioned, it was planned onto a
+        // stale legacy table.
+        let latest = props.latest_version.clone().or_else(|| {
+            props
+                .versions
+                .iter()
+                .map(|d| d.v.clone())
+                .max_by_key(|v| (v.len(), v.clone()))
+        });
+        let latest_file = latest.as_ref().and_then(|l| {
+            props.versions.iter().find(|d| &d.v == l).map(|d| {
+                d.defined_in
+                    .clone()
+                    .unwrap_or_else(|| format!("{name}_v{l}"))
+            })
+        });
+        if let (Some(latest), Some(file)) = (latest, latest_file)
+            && !stems.contains(&file)
+        {
+            out.entry(name.clone())
+                .or_insert_with(|| (name.clone(), latest));
         }
     }
     out
@@ -1176,7 +1214,11 @@ fn relation_for(
             .or(get("target_database"))
             .or(target.database.clone()),
         schema,
-        identifier: get("alias").unwrap_or_else(|| name.to_string()),
+        // dbt's `generate_alias_name`: a version's relation is `name_v2`.
+        identifier: get("alias").unwrap_or_else(|| match get("version") {
+            Some(v) => format!("{name}_v{}", v.replace('.', "_")),
+            None => name.to_string(),
+        }),
     }
 }
 
@@ -1191,9 +1233,11 @@ fn final_relation(
 ) -> String {
     let mut rel = relation_for(settings, cfg, name, kind);
     let get = |k: &str| cfg.get(k).and_then(Value::as_str).map(str::to_string);
-    let node = JValue::from(minijinja::value::Serde(
-        serde_json::json!({ "name": name, "resource_type": kind.as_str() }),
-    ));
+    let node = JValue::from(minijinja::value::Serde(serde_json::json!({
+        "name": name,
+        "resource_type": kind.as_str(),
+        "version": get("version"),
+    })));
     if kind != DatasetKind::Snapshot || get("target_schema").is_none() {
         let custom = get("schema").map(JValue::from).unwrap_or(JValue::from(()));
         if let Some(Ok(schema)) =
