@@ -1751,3 +1751,55 @@ fn output_to_a_link_to_a_stream_of_ours_writes_the_stream() {
         );
     }
 }
+
+#[test]
+fn an_error_naming_a_file_with_a_line_break_stays_one_line() {
+    // The refusal printed the name raw: a forged `ripple: plan written`
+    // line appeared on its own.
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree_for_error(std::path::Path::new("fixtures/backfill_dbt"), dir.path());
+    std::fs::write(
+        dir.path()
+            .join("models/x\nripple: plan written, 0 problems.sql"),
+        "{{ config(materialized='table') }}\nselect * from {{ ref('orders_daily') }}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(bin())
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+        ])
+        .args([
+            "--as-of",
+            "2026-02-01",
+            "--executor",
+            "dbt",
+            "--format",
+            "shell",
+            "--project",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("x\\nripple: plan written"), "{err}");
+    assert!(
+        !err.lines().any(|l| l.starts_with("ripple: plan written")),
+        "{err}"
+    );
+}
+
+fn copy_tree_for_error(from: &std::path::Path, to: &std::path::Path) {
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", from.display()))
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
