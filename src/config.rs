@@ -15,6 +15,9 @@ use crate::time::{Grain, TimeMapping};
 /// The file name ripple looks for at the project root.
 pub const CONFIG_FILE: &str = "ripple.yml";
 
+/// The DAG folder read when ripple.yml names none.
+pub const DEFAULT_DAGS: &str = "dags";
+
 /// The settings of one project.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -27,7 +30,7 @@ pub struct Config {
     pub models: Vec<PathBuf>,
     /// Extra folders of plain SQL scripts, read as jobs even in a dbt project.
     pub sql: Vec<PathBuf>,
-    /// Folders of Airflow DAG files.
+    /// Folders of Airflow DAG files (none: [`DEFAULT_DAGS`]).
     pub dags: Vec<PathBuf>,
     /// A dbt `manifest.json` to read (relative to the project root).
     pub manifest: Option<PathBuf>,

@@ -15,12 +15,15 @@
 
 #[path = "support/engines.rs"]
 mod engines;
+#[path = "support/temp_project.rs"]
+mod temp_project;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use engines::{Duck, Pg, duckdb, duckdb_file, postgres, require};
+use temp_project::copy_tree;
 
 /// A warehouse dbt and the plan run on.
 enum Warehouse {
@@ -609,21 +612,6 @@ fn a_stock_dbt_project_on_postgres_is_backfilled_into_a_schema_of_shadows() {
         },
         "backfill.{table}",
     );
-}
-
-/// Copies the folder `from` into `to`, files only (the fixtures are flat
-/// or one level deep).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 #[test]

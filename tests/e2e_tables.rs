@@ -1403,6 +1403,18 @@ fn names_past_the_engines_length_never_reach_another_table() {
     );
 }
 
+/// [`plan_shell`] for `dir`, which must succeed, run on `db`: the run's
+/// exit code and stderr.
+fn plan_and_run(db: &Db, dir: &Path) -> (i32, String) {
+    let out = plan_shell(dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    run_plan(db, dir, &String::from_utf8(out.stdout).unwrap(), &[])
+}
+
 /// The `defaults` project: `mart.daily` loaded from `raw.orders` by a job
 /// giving `order_date`, `orders` and `revenue` only; `tables` says whether
 /// ripple.yml names the catalog lines.
@@ -1462,18 +1474,7 @@ truncate mart.audit;",
     // Nothing describes the table: the engine finds the calls and the run
     // stops before its setup.
     let dir = defaults_project(&db, "order_date, orders, revenue", false);
-    let out = plan_shell(dir.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (code, err) = run_plan(
-        &db,
-        dir.path(),
-        &String::from_utf8(out.stdout).unwrap(),
-        &[],
-    );
+    let (code, err) = plan_and_run(&db, dir.path());
     assert_ne!(code, 0);
     assert!(
         err.contains("the default or check of id,loaded_at calls a function that may write"),
@@ -1491,18 +1492,7 @@ truncate mart.audit;",
     db.run("alter table mart.daily alter column id drop default")
         .unwrap();
     let dir = defaults_project(&db, "order_date, orders, revenue, loaded_at", false);
-    let out = plan_shell(dir.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (code, err) = run_plan(
-        &db,
-        dir.path(),
-        &String::from_utf8(out.stdout).unwrap(),
-        &[],
-    );
+    let (code, err) = plan_and_run(&db, dir.path());
     assert_eq!(code, 0, "{err}");
     assert_eq!(db.run("select count(*) from mart.audit").unwrap(), "0");
     assert_eq!(
@@ -1530,18 +1520,7 @@ insert into mart.daily (order_date, orders, revenue) select cast(ordered_at as d
     let seq = || db.run("select currval('mart.seq')").unwrap();
     let before = (seq(), exact_daily(&db));
     let dir = defaults_project(&db, "order_date, orders, revenue", false);
-    let out = plan_shell(dir.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (code, err) = run_plan(
-        &db,
-        dir.path(),
-        &String::from_utf8(out.stdout).unwrap(),
-        &[],
-    );
+    let (code, err) = plan_and_run(&db, dir.path());
     assert_ne!(code, 0);
     assert!(
         err.contains("the default or check of id,tag calls"),
@@ -1581,14 +1560,10 @@ insert into mart.daily (order_date, orders, revenue) select cast(ordered_at as d
             .unwrap()
     };
     let run = |db: &Db| {
-        let dir = defaults_project(db, "order_date, orders, revenue", true);
-        let out = plan_shell(dir.path());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        run_plan(db, dir.path(), &String::from_utf8(out.stdout).unwrap(), &[])
+        plan_and_run(
+            db,
+            defaults_project(db, "order_date, orders, revenue", true).path(),
+        )
     };
     let before = state(&db);
     let (code, err) = run(&db);

@@ -387,6 +387,8 @@ fn check_refuses_what_plan_refuses() {
 
 #[path = "support/git_repo.rs"]
 mod git_repo;
+#[path = "support/temp_project.rs"]
+mod temp_project;
 
 /// `ripple diff --base HEAD` in `repo` with `RIPPLE_TMPDIR` set to `tmp`.
 fn diff_with_scratch(repo: &git_repo::GitRepo, tmp: &std::ffi::OsStr) -> std::process::Output {
@@ -1757,7 +1759,7 @@ fn an_error_naming_a_file_with_a_line_break_stays_one_line() {
     // The refusal printed the name raw: a forged `ripple: plan written`
     // line appeared on its own.
     let dir = tempfile::tempdir().unwrap();
-    copy_tree_for_error(std::path::Path::new("fixtures/backfill_dbt"), dir.path());
+    temp_project::copy_tree(Path::new("fixtures/backfill_dbt"), dir.path());
     std::fs::write(
         dir.path()
             .join("models/x\nripple: plan written, 0 problems.sql"),
@@ -1792,14 +1794,4 @@ fn an_error_naming_a_file_with_a_line_break_stays_one_line() {
         !err.lines().any(|l| l.starts_with("ripple: plan written")),
         "{err}"
     );
-}
-
-fn copy_tree_for_error(from: &std::path::Path, to: &std::path::Path) {
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(format!("{}/.", from.display()))
-        .arg(to)
-        .status()
-        .unwrap();
-    assert!(status.success());
 }

@@ -1916,27 +1916,7 @@ fn an_incremental_model_dbt_never_fully_refreshes_is_refused() {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains(edit.0), "{file}");
         std::fs::write(&path, text.replacen(edit.0, edit.1, 1)).unwrap();
-        let out = assert_cmd::Command::cargo_bin("ripple")
-            .unwrap()
-            .args([
-                "plan",
-                "raw.orders",
-                "--from",
-                "2026-01-10",
-                "--to",
-                "2026-01-11",
-            ])
-            .args([
-                "--as-of",
-                "2026-02-01",
-                "--no-cache",
-                "--format",
-                "json",
-                "--project",
-            ])
-            .arg(dir.path())
-            .output()
-            .unwrap();
+        let out = plan_output(dir.path());
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{file}: {err}");
         // The views and tables around it rebuild whatever the setting.
@@ -1949,7 +1929,16 @@ fn an_incremental_model_dbt_never_fully_refreshes_is_refused() {
 
 /// `ripple plan --format json` on `dir`, parsed, or its stderr.
 fn plan_json(dir: &Path) -> Result<serde_json::Value, String> {
-    let out = assert_cmd::Command::cargo_bin("ripple")
+    let out = plan_output(dir);
+    match out.status.success() {
+        true => Ok(serde_json::from_slice(&out.stdout).unwrap()),
+        false => Err(String::from_utf8_lossy(&out.stderr).to_string()),
+    }
+}
+
+/// `ripple plan --format json` of `raw.orders` for 2026-01-10..11 on `dir`.
+fn plan_output(dir: &Path) -> std::process::Output {
+    assert_cmd::Command::cargo_bin("ripple")
         .unwrap()
         .args([
             "plan",
@@ -1969,11 +1958,7 @@ fn plan_json(dir: &Path) -> Result<serde_json::Value, String> {
         ])
         .arg(dir)
         .output()
-        .unwrap();
-    match out.status.success() {
-        true => Ok(serde_json::from_slice(&out.stdout).unwrap()),
-        false => Err(String::from_utf8_lossy(&out.stderr).to_string()),
-    }
+        .unwrap()
 }
 
 #[test]

@@ -236,7 +236,7 @@ pub fn open_project(root: &Path, options: &LoadOptions) -> Result<OpenProject> {
     let models = (!config.models.is_empty()).then_some(models);
     let sql_dirs = sql_folders(root, &sql, models.as_deref(), is_dbt);
     let excluded: Vec<PathBuf> = if config.dags.is_empty() {
-        vec![root.join("dags")]
+        vec![root.join(crate::config::DEFAULT_DAGS)]
     } else {
         dags
     };

@@ -308,6 +308,16 @@ pub fn document(
             drop_view(dialect, shadow)
         }
     };
+    // A shadow's parts by the names dbt gives them.
+    let parts_of = |relation: &str| -> std::collections::BTreeMap<&'static str, String> {
+        let parts = crate::sql::rewrite::relation_parts(relation);
+        let names = ["database", "schema", "identifier"];
+        names[3 - parts.len().min(3)..]
+            .iter()
+            .copied()
+            .zip(parts.iter().rev().take(3).rev().cloned())
+            .collect()
+    };
     // The root project's models the plan restates, each with its shadow's
     // parts: dbt names them so through the overlay.
     let dbt_shadows: super::executors::DbtShadows = order
@@ -318,29 +328,11 @@ pub fn document(
         })
         .filter_map(|id| g.dataset(id))
         .filter(|d| d.package.is_none())
-        .map(|d| {
-            let parts = crate::sql::rewrite::relation_parts(&shadow_of(d));
-            let names = ["database", "schema", "identifier"];
-            let named = names[3 - parts.len().min(3)..]
-                .iter()
-                .copied()
-                .zip(parts.iter().rev().take(3).rev().cloned())
-                .collect();
-            (d.name.clone(), named)
-        })
+        .map(|d| (d.name.clone(), parts_of(&shadow_of(d))))
         .collect();
     // dbt sources whose table the plan restates (a SQL job or an Airflow
     // task loads it): `source()` must read the shadow too, by the
     // source's `source.table` name.
-    let parts_of = |relation: &str| -> std::collections::BTreeMap<&'static str, String> {
-        let parts = crate::sql::rewrite::relation_parts(relation);
-        let names = ["database", "schema", "identifier"];
-        names[3 - parts.len().min(3)..]
-            .iter()
-            .copied()
-            .zip(parts.iter().rev().take(3).rev().cloned())
-            .collect()
-    };
     let dbt_sources: super::executors::DbtShadows = g
         .graph
         .node_weights()

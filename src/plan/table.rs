@@ -294,19 +294,12 @@ pub fn check(dialect: SqlDialect, tables: &[&Known], when: &str) -> Option<Strin
         .iter()
         .map(|k| {
             let (sch, tbl) = crate::sql::tables::schema_and_table(&k.relation);
-            let expected: Vec<String> = [
-                &k.signature.columns,
-                &k.signature.generated,
-                &k.signature.drawn,
-                &k.signature.keys,
-                &k.signature.referenced_by,
-                &k.signature.matviews,
-                &k.signature.triggers,
-                &k.signature.calls,
-            ]
-            .into_iter()
-            .map(|v| v.as_deref().map_or(null.to_string(), literal))
-            .collect();
+            let expected: Vec<String> = k
+                .signature
+                .values()
+                .into_iter()
+                .map(|v| v.as_deref().map_or(null.to_string(), literal))
+                .collect();
             let what = match k.source {
                 Source::Catalog => "the catalog lines in `tables:`",
                 Source::Ddl => "the project's DDL",

@@ -143,8 +143,7 @@ impl Project {
     /// any finding on a file of the DAG folders (a file too large or too
     /// deep to read, one that could not be read at all).
     pub fn dag_diagnostics(&self) -> Vec<Diagnostic> {
-        // No `dags:` in ripple.yml: the default folder.
-        let default = [std::path::PathBuf::from("dags")];
+        let default = [std::path::PathBuf::from(crate::config::DEFAULT_DAGS)];
         let dirs = match self.config.dags.is_empty() {
             true => &default[..],
             false => &self.config.dags[..],

@@ -476,6 +476,31 @@ fn unbinds_temporary(stmt: &Statement) -> Option<&'static str> {
     }
 }
 
+/// The first function call in `v` whose name `pick` accepts (given its
+/// parts, lower-case), as written.
+pub(crate) fn first_call<V: sqlparser::ast::Visit>(
+    v: &V,
+    mut pick: impl FnMut(&[String]) -> bool,
+) -> Option<String> {
+    let mut found = None;
+    let _ = sqlparser::ast::visit_expressions(v, |e| {
+        if let Expr::Function(f) = e {
+            let parts: Vec<String> = f
+                .name
+                .0
+                .iter()
+                .filter_map(|p| p.as_ident().map(|i| i.value.to_lowercase()))
+                .collect();
+            if pick(&parts) {
+                found = Some(f.name.to_string());
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    found
+}
+
 /// Built-in functions that change the database beyond tables the moment
 /// they run (a sequence's position, a setting, large objects, other
 /// sessions, another server): a job calling one would change production
@@ -538,18 +563,12 @@ fn beyond_tables(stmt: &Statement) -> Option<String> {
             "it switches the session's role: what the task creates would belong to that role, and the swap would put it in production so; run the plan as the role that owns the tables instead".to_string(),
         );
     }
-    let mut call = None;
-    let _ = sqlparser::ast::visit_expressions(stmt, |e| {
-        if let Expr::Function(f) = e
-            && let Some(name) = f.name.0.last().and_then(|p| p.as_ident())
-            && WRITING_FUNCTIONS.contains(&name.value.to_lowercase().as_str())
-        {
-            call = Some(f.name.to_string());
-            return ControlFlow::Break(());
-        }
-        ControlFlow::Continue(())
-    });
-    if let Some(call) = call {
+    let writes = |parts: &[String]| {
+        parts
+            .last()
+            .is_some_and(|n| WRITING_FUNCTIONS.contains(&n.as_str()))
+    };
+    if let Some(call) = first_call(stmt, writes) {
         return Some(format!(
             "it calls `{call}`, which changes the database beyond tables (a sequence, a setting, a large object, another session or server) as soon as the task runs, before any swap; do that outside the backfill"
         ));

@@ -526,32 +526,22 @@ fn last_name_is(name: &sqlparser::ast::ObjectName, last: &str) -> bool {
 /// (the `calls` part of the signature); this is what a plan can refuse
 /// before it is run.
 pub fn writing_call(text: &str, dialect: SqlDialect) -> Option<String> {
-    let mut found = None;
-    let _ = super::with_statements(&format!("select {text}"), dialect, |statements| {
-        let _ = sqlparser::ast::visit_expressions(statements, |e| {
-            if let (Expr::Function(f), None) = (e, &found) {
-                let parts: Vec<String> = f
-                    .name
-                    .0
-                    .iter()
-                    .filter_map(|p| p.as_ident().map(|i| i.value.to_lowercase()))
-                    .collect();
-                let own_schema = parts.len() > 1
-                    && !matches!(
-                        parts[parts.len() - 2].as_str(),
-                        "pg_catalog" | "main" | "system"
-                    );
-                let writes = parts.last().is_some_and(|n| {
-                    n == "nextval" || super::rewrite::WRITING_FUNCTIONS.contains(&n.as_str())
-                });
-                if writes || own_schema {
-                    found = Some(f.name.to_string());
-                }
-            }
-            std::ops::ControlFlow::<()>::Continue(())
-        });
-    });
-    found
+    let writes = |parts: &[String]| {
+        let own_schema = parts.len() > 1
+            && !matches!(
+                parts[parts.len() - 2].as_str(),
+                "pg_catalog" | "main" | "system"
+            );
+        own_schema
+            || parts.last().is_some_and(|n| {
+                n == "nextval" || super::rewrite::WRITING_FUNCTIONS.contains(&n.as_str())
+            })
+    };
+    super::with_statements(&format!("select {text}"), dialect, |statements| {
+        super::rewrite::first_call(statements, writes)
+    })
+    .ok()
+    .flatten()
 }
 
 fn action(a: Option<ReferentialAction>) -> RefAction {
@@ -918,8 +908,8 @@ pub const SIGNATURE_PARTS: [&str; 8] = [
 ];
 
 impl Signature {
-    /// The parts that are relied on, by name.
-    pub fn parts(&self) -> Vec<(&'static str, &str)> {
+    /// Every part, relied on or not, in the order of [`SIGNATURE_PARTS`].
+    pub fn values(&self) -> [&Option<String>; SIGNATURE_PARTS.len()] {
         [
             &self.columns,
             &self.generated,
@@ -930,10 +920,15 @@ impl Signature {
             &self.triggers,
             &self.calls,
         ]
-        .into_iter()
-        .zip(SIGNATURE_PARTS)
-        .filter_map(|(v, n)| v.as_deref().map(|v| (n, v)))
-        .collect()
+    }
+
+    /// The parts that are relied on, by name.
+    pub fn parts(&self) -> Vec<(&'static str, &str)> {
+        self.values()
+            .into_iter()
+            .zip(SIGNATURE_PARTS)
+            .filter_map(|(v, n)| v.as_deref().map(|v| (n, v)))
+            .collect()
     }
 }
 

@@ -902,13 +902,7 @@ fn version_files(
         // model when no `_v` file defines it (its relation is still
         // `name_v<latest>`): read as unversioned, it was planned onto a
         // stale legacy table.
-        let latest = props.latest_version.clone().or_else(|| {
-            props
-                .versions
-                .iter()
-                .map(|d| d.v.clone())
-                .max_by_key(|v| (v.len(), v.clone()))
-        });
+        let latest = props.latest();
         let latest_file = latest.as_ref().and_then(|l| {
             props.versions.iter().find(|d| &d.v == l).map(|d| {
                 d.defined_in
@@ -1027,15 +1021,7 @@ fn template(
         .collect();
     if let Some(v) = &version {
         config.insert("version".into(), Value::from(v.clone()));
-        let latest = props.and_then(|p| p.latest_version.clone()).or_else(|| {
-            props.and_then(|p| {
-                p.versions
-                    .iter()
-                    .map(|d| d.v.clone())
-                    .max_by_key(|v| (v.len(), v.clone()))
-            })
-        });
-        if let Some(latest) = latest {
+        if let Some(latest) = props.and_then(|p| p.latest()) {
             config.insert("latest_version".into(), Value::from(latest));
         }
     }

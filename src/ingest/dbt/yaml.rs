@@ -225,6 +225,19 @@ pub(crate) struct NodeProps {
     pub line: u32,
 }
 
+impl NodeProps {
+    /// The latest version: `latest_version`, else the highest declared
+    /// (dbt's rule).
+    pub fn latest(&self) -> Option<String> {
+        self.latest_version.clone().or_else(|| {
+            self.versions
+                .iter()
+                .map(|d| d.v.clone())
+                .max_by_key(|v| (v.len(), v.clone()))
+        })
+    }
+}
+
 /// One version of a versioned model.
 #[derive(Debug, Clone)]
 pub(crate) struct VersionDecl {
