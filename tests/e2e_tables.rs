@@ -1101,6 +1101,61 @@ on conflict (code) do update set parent_id = excluded.parent_id;",
     );
 }
 
+/// A day's orders cast to dates in a database whose sessions run in Los
+/// Angeles: the bad UTC day reaches the Los Angeles day before it.
+const SESSION_ZONE_SETUP: &str = "create schema raw; create schema mart;
+do $$ begin execute format('alter database %I set timezone = %L', current_database(), 'America/Los_Angeles'); end $$;
+create table raw.orders (order_id int primary key, ordered_at timestamptz, amount numeric(12,2));
+create table mart.daily (order_date date, n bigint, revenue numeric(14,2));
+insert into raw.orders select i, timestamptz '2026-03-01 01:00:00+00' + (i * 3) * interval '1 hour', i
+from generate_series(1, 30) i;
+update raw.orders set amount = amount * 100 where (ordered_at at time zone 'UTC')::date = '2026-03-03';";
+
+#[test]
+fn a_cast_to_date_in_the_session_s_zone_is_checked_before_the_plan_runs() {
+    let case = |yml: &'static str| Case {
+        setup: SESSION_ZONE_SETUP,
+        jobs: &[(
+            "daily",
+            "delete from mart.daily;\ninsert into mart.daily (order_date, n, revenue) select cast(ordered_at as date), count(*), sum(amount) from raw.orders group by 1;\n",
+        )],
+        yml,
+        fix: "update raw.orders set amount = amount / 100 where (ordered_at at time zone 'UTC')::date = '2026-03-03';",
+        after: "",
+        changed: "raw.orders",
+        day: "2026-03-03",
+        dumps: &["select * from mart.daily order by 1"],
+    };
+    let make = || engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg);
+    // Nothing says the sessions' zone: the days are taken as UTC's, which
+    // would restate Los Angeles' 3 March and leave its 2 March wrong; the
+    // run stops before anything changes.
+    let Some(db) = make() else { return };
+    let silent = case(
+        "datasets:\n  raw.orders: { grain: day, start: 2026-03-01, partition_column: ordered_at }\n  mart.daily: { grain: day, start: 2026-03-01 }\n",
+    );
+    let dir = silent.production(&db);
+    let before = silent.dump(&db);
+    let (code, err) = run_plan(&db, dir.path(), &silent.plan(dir.path()).unwrap(), &[]);
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("the session's TimeZone is America/Los_Angeles, but the plan takes the days of `mart.daily` to be UTC's"),
+        "{err}"
+    );
+    assert_eq!(silent.dump(&db), before);
+    // Said, the impact moves by the zones' offsets and the plan restates
+    // exactly what a recompute gives.
+    let Some(db) = make() else { return };
+    let said = case(
+        "datasets:\n  raw.orders: { grain: day, start: 2026-03-01, partition_column: ordered_at }\n  mart.daily: { grain: day, start: 2026-03-01, time_zone: America/Los_Angeles }\n",
+    );
+    let dir = said.production(&db);
+    assert_ne!(said.dump(&db), said.recompute(make));
+    let (code, err) = run_plan(&db, dir.path(), &said.plan(dir.path()).unwrap(), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(said.dump(&db), said.recompute(make));
+}
+
 #[test]
 fn days_of_a_time_zone_are_restated_whatever_the_session_zone() {
     let case = Case {

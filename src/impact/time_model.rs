@@ -27,6 +27,10 @@ pub struct DatasetTime {
     pub start: Option<Hour>,
     /// Why the dataset cannot be restated partially, if it cannot.
     pub non_idempotent: Option<String>,
+    /// The zone its partitions are days of when said (ripple.yml, a dbt
+    /// config, the project's; UTC when nothing is said), with whence;
+    /// `None` when read off its SQL, which converts instants itself.
+    pub said_zone: Option<(String, String)>,
 }
 
 /// An edge's time mapping.
@@ -372,6 +376,10 @@ impl TimeFacts {
                     grain,
                     grain_source,
                     start: f.start,
+                    said_zone: f
+                        .zone
+                        .declared
+                        .then(|| (f.zone.shown().to_string(), f.zone.source.clone())),
                     non_idempotent: f.non_idempotent,
                 },
             );

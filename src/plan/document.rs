@@ -162,6 +162,12 @@ impl PlanDocument {
     }
 }
 
+/// Whether a column of type `t` (lowercase) holds instants, which a
+/// session's zone cuts into days.
+fn instant_type(t: &str) -> bool {
+    t.contains("with time zone") || t.starts_with("timestamptz")
+}
+
 /// The plan document of `tasks`, or why no safe plan can be written.
 pub fn document(
     g: &LineageGraph,
@@ -439,6 +445,69 @@ pub fn document(
     if !missing.is_empty() {
         return Err(PlanError::NoPartitionColumn(missing));
     }
+    // The session's zone each restated dataset's job must run in: a job
+    // reading an affected upstream's instants (`timestamptz`, from its
+    // facts) cuts them into days by the session's zone when it casts them
+    // (`cast(ts as date)`), which nothing in its SQL says; the impact took
+    // its days to be those of its said zone, so the run checks that first.
+    let affected: BTreeSet<&str> = impact.datasets.iter().map(|d| d.id.as_str()).collect();
+    let type_of = |relation: &str, column: &str| {
+        tables
+            .get(relation, dialect)
+            .and_then(|f| {
+                f.columns
+                    .iter()
+                    .find(|c| c.name.eq_ignore_ascii_case(column))
+            })
+            .and_then(|c| c.data_type.as_deref())
+            .map(str::to_ascii_lowercase)
+    };
+    let mut session_zone: BTreeMap<&str, (String, String)> = BTreeMap::new();
+    for id in order.iter().filter(|id| holds_rows(id)) {
+        // Keyed by instants itself, it cuts no day: its filters carry offsets.
+        let keyed_by_instants = g.dataset(id).is_some_and(|d| {
+            partition
+                .get(id)
+                .and_then(|c| c.as_deref())
+                .and_then(|c| type_of(&d.relation, c))
+                .is_some_and(|t| instant_type(&t))
+        });
+        if keyed_by_instants {
+            continue;
+        }
+        let Some((zone, whence)) = model
+            .datasets
+            .get(&g.index[*id])
+            .and_then(|t| t.said_zone.clone())
+        else {
+            continue;
+        };
+        let mut read = Vec::new();
+        for u in g
+            .graph
+            .neighbors_directed(g.index[*id], Direction::Incoming)
+        {
+            let ud = &g.graph[u];
+            if !affected.contains(ud.id.as_str()) {
+                continue;
+            }
+            let Some(pc) = columns_of.of(g, u) else {
+                continue;
+            };
+            let column = crate::sql::rewrite::unquote_ident(&pc.column);
+            if let Some(ty) = type_of(&ud.relation, &column).filter(|t| instant_type(t)) {
+                read.push(format!("`{}.{column}` ({ty})", ud.relation));
+            }
+        }
+        if let (false, Some(d)) = (read.is_empty(), g.dataset(id)) {
+            let what = format!(
+                "the plan takes the days of `{}` to be {zone}'s ({whence}) and its job reads {} whose casts to a date cut days in the session's zone",
+                d.name,
+                read.join(", ")
+            );
+            session_zone.insert(id, (zone, what));
+        }
+    }
     // An hourly grain only assumed from an upstream (a daily table over
     // hourly events, say) would select its partitions by hour boundaries
     // its rows may not have: swapped in, they would match nothing.
@@ -497,7 +566,7 @@ pub fn document(
     // dataset's, the project's, or UTC.
     let zone_of = |id: &str| -> Option<String> {
         column_type(id)
-            .is_some_and(|t| t.contains("with time zone") || t.starts_with("timestamptz"))
+            .is_some_and(|t| instant_type(&t))
             .then(|| dataset_zone(id))
     };
     // The zone a filter's bounds are written in, with their offsets: a
@@ -741,6 +810,20 @@ pub fn document(
                     .collect::<Vec<_>>()
                     .join(".")
             ));
+        }
+        if let Some((zone, what)) = session_zone.get(*id) {
+            let span = by_dataset[*id]
+                .iter()
+                .flat_map(|t| t.ranges.iter().copied())
+                .fold(None, |acc: Option<(i64, i64)>, (a, b)| {
+                    Some(acc.map_or((a, b), |(x, y)| (x.min(a), y.max(b))))
+                });
+            // Before anything, the shadow's schema included, is made.
+            if let Some(check) =
+                span.and_then(|span| super::table::session_zone_check(dialect, zone, span, what))
+            {
+                sql.insert(0, check);
+            }
         }
         match known.get(*id) {
             Some(k) => {

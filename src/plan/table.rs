@@ -280,6 +280,40 @@ fn fail_if_any(dialect: SqlDialect, rows: &str) -> String {
     }
 }
 
+/// The statement that stops the run unless the session cuts instants into
+/// the days of `zone` over `[from, to)` (its offset, sampled daily: names
+/// differ, `UTC` and `Etc/UTC`); `what` says whose days, for the message.
+/// `None` where ripple has no such query (engines other than PostgreSQL
+/// and DuckDB).
+pub fn session_zone_check(
+    dialect: SqlDialect,
+    zone: &str,
+    (from, to): (crate::time::Hour, crate::time::Hour),
+    what: &str,
+) -> Option<String> {
+    if !matches!(dialect, SqlDialect::Postgres | SqlDialect::DuckDb) {
+        return None;
+    }
+    let at = |h: crate::time::Hour| {
+        let (date, hour) = crate::time::datetime_of(h);
+        format!("timestamptz '{date} {hour:02}:00:00+00'")
+    };
+    // Daily: two zones that cut different days differ on most of them.
+    let (first, last) = (at(from), at(to.max(from)));
+    let message = format!(
+        "'ripple: the session''s TimeZone is ' || current_setting('TimeZone') || ', but {}; nothing was changed. Declare `time_zone` for it in ripple.yml (the zone the session runs in) and plan again, or set the database''s TimeZone to {}'",
+        what.replace('\'', "''"),
+        zone.replace('\'', "''")
+    );
+    Some(fail_if_any(
+        dialect,
+        &format!(
+            "select {message} as m from generate_series({first}, {last}, interval '1 day') as t(i) where cast(i as timestamp) <> (i at time zone {})",
+            literal(zone)
+        ),
+    ))
+}
+
 /// The statement that stops the run unless every table of `tables` is, in
 /// production, the table the plan was written for (its signature); `when`:
 /// "before the setup" or "before the swap". One statement for them all: the
