@@ -867,6 +867,145 @@ fn the_airflow_dag_imports_in(python: &Path) {
     assert_eq!(report["templated"], serde_json::json!([]), "{report}");
 }
 
+/// A dbt task of the Airflow DAG, run by Airflow (3 and 2) itself: its
+/// command stays short however many models the plan restates (2,200 here,
+/// whose overlay script is over the 128 KiB a command-line argument may
+/// hold: inlined, every dbt task failed with "Argument list too long"),
+/// and the task builds its model's shadow through the overlay.
+#[test]
+fn a_dbt_task_of_the_airflow_dag_runs_in_airflow_whatever_the_plan_s_size() {
+    let (Some(dbt), Some(_)) = (
+        require(engines::dbt(), "dbt (dbt-duckdb)"),
+        require(duckdb(), "the DuckDB CLI"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    copy_dir(Path::new("fixtures/backfill_dbt"), &project);
+    for i in 1..=2200 {
+        let up = if i <= 20 {
+            "orders_daily".to_string()
+        } else {
+            format!("m{}", i % 20 + 1)
+        };
+        std::fs::write(
+            project.join(format!("models/m{i}.sql")),
+            format!("{{{{ config(materialized='table') }}}}\nselect order_date, revenue from {{{{ ref('{up}') }}}}\n"),
+        )
+        .unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+        ])
+        .args([
+            "--as-of",
+            "2026-02-01",
+            "--executor",
+            "dbt",
+            "--format",
+            "airflow-dag",
+            "--project",
+        ])
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dag = String::from_utf8(out.stdout).unwrap();
+    let overlay = dag
+        .lines()
+        .find(|l| l.starts_with("DBT_OVERLAY = "))
+        .unwrap();
+    assert!(overlay.len() > 128 * 1024, "{}", overlay.len());
+    std::fs::write(dir.path().join("plan.py"), &dag).unwrap();
+    for (python, name) in [
+        (engines::airflow_python(), "Airflow 3"),
+        (engines::airflow2_python(), "Airflow 2"),
+    ] {
+        let Some(python) = require(python, name) else {
+            continue;
+        };
+        let db = dir.path().join(format!("{}.duckdb", name.replace(' ', "")));
+        let duck = engines::duckdb_file(&db).unwrap();
+        duck.run("create schema raw; create table raw.orders as select 1 as order_id, 1 as customer_id, timestamp '2026-01-10' as ordered_at, cast(1 as decimal(12, 2)) as amount, 'ok' as status").unwrap();
+        let out = Command::new(&python)
+            .current_dir(dir.path())
+            .env(
+                "AIRFLOW_HOME",
+                dir.path()
+                    .join(format!("airflow-{}", name.replace(' ', ""))),
+            )
+            .env("RIPPLE_DBT_PROJECT", &project)
+            .env("RIPPLE_DUCKDB_PATH", &db)
+            .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    dbt.parent().unwrap().display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .arg("-c")
+            .arg(RUN_DBT_TASK)
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{name}: {said}");
+        let report: serde_json::Value = serde_json::from_str(
+            said.lines()
+                .find(|l| l.starts_with("{\"task\""))
+                .unwrap_or("{}"),
+        )
+        .unwrap_or_else(|e| panic!("{e}: {said}"));
+        assert_eq!(
+            report["task"], "stg_orders_2026-01-10..2026-01-11",
+            "{said}"
+        );
+        assert!(
+            report["longest_command"].as_u64().unwrap() < 2048,
+            "{report}"
+        );
+        assert_eq!(
+            duck.run("select count(*) from main.stg_orders__backfill")
+                .unwrap(),
+            "1",
+            "{name}: the shadow view, through the overlay: {said}"
+        );
+    }
+}
+
+/// Loads `plan.py` and runs its first dbt task as Airflow's operator does.
+const RUN_DBT_TASK: &str = r#"
+import json
+try:
+    from airflow.dag_processing.dagbag import DagBag
+    bag = DagBag(dag_folder="plan.py")
+except ImportError:
+    from airflow.models.dagbag import DagBag
+    bag = DagBag(dag_folder="plan.py", include_examples=False)
+assert not bag.import_errors, bag.import_errors
+dag = bag.dags["ripple_backfill"]
+commands = [len(t.bash_command) for t in dag.tasks if hasattr(t, "bash_command")]
+task = next(t for t in dag.tasks if type(t).__name__ == "DbtOperator")
+task.execute(context={})
+print(json.dumps({"task": task.task_id, "longest_command": max(commands)}))
+"#;
+
 #[test]
 fn jinja_in_a_validation_reaches_airflow_as_text() {
     // A custom validation holding `{{ var.value.secret }}` (a literal, for

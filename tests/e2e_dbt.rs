@@ -740,12 +740,56 @@ fn a_source_a_sql_job_restates_is_read_from_its_shadow() {
     );
 }
 
+/// A model's body that reads through `run_query` and a `statement` block
+/// (as dbt_utils' helpers do) restates as a rebuild does: the overlay's
+/// masks pass reads, and the materializations' own statements.
+#[test]
+fn reads_in_a_model_body_pass_the_overlay() {
+    let model = "{{ config(materialized='table') }}\n{% if execute %}{% set top = run_query(\"select max(customer_id) as m from \" ~ ref('stg_orders')) %}{% call statement('n', fetch_result=True) %}-- how many; not a delete\nselect count(*) from {{ ref('stg_orders') }} where status_text <> 'insert into x'{% endcall %}{% endif %}\nselect customer_id, sum(amount) as total from {{ ref('stg_orders') }} group by customer_id\n";
+    restated_like_a_rebuild(
+        &[(
+            "models/customer_totals.sql",
+            &model.replace("status_text", "customer_id::varchar"),
+        )],
+        None,
+        "select customer_id, total from main.customer_totals order by 1",
+        "ripple_overlay__read_only",
+    );
+}
+
+/// A model's body that writes through `run_query` (an audit insert) would
+/// write production during the backfill, before any swap: the task stops
+/// before the model is compiled, and production keeps every row.
+#[test]
+fn a_write_in_a_model_body_stops_the_task() {
+    let model = "{{ config(materialized='table') }}\n{% if execute %}{% do run_query(\"create table if not exists main.audit (what varchar); insert into main.audit values ('built')\") %}{% endif %}\nselect customer_id, sum(amount) as total from {{ ref('stg_orders') }} group by customer_id\n";
+    backfilled(
+        &[("models/customer_totals.sql", model)],
+        None,
+        "select (select count(*) from main.audit), (select sum(total) from main.customer_totals), (select sum(revenue) from main.orders_daily)",
+        "ripple_overlay__read_only",
+        Some("ripple: run_query in the body of customer_totals runs SQL that may write"),
+    );
+}
+
 /// `fixtures/backfill_dbt` with `files` added (and `job`, run before dbt,
 /// listed as `sql: [jobs]`): production built on a bad load that is then
 /// fixed, restated by `ripple plan --executor dbt` (whose script holds
 /// `expect`), must answer `query` as dbt's build from scratch on the good
 /// load does, row for row, with no shadow left.
 fn restated_like_a_rebuild(files: &[(&str, &str)], job: Option<&str>, query: &str, expect: &str) {
+    backfilled(files, job, query, expect, None);
+}
+
+/// [`restated_like_a_rebuild`], or, with `stops`, a run that must fail
+/// saying so and leave `query`'s answer in production as it was.
+fn backfilled(
+    files: &[(&str, &str)],
+    job: Option<&str>,
+    query: &str,
+    expect: &str,
+    stops: Option<&str>,
+) {
     let (Some(dbt), Some(_)) = (
         require(engines::dbt(), "dbt (dbt-duckdb)"),
         require(duckdb(), "the DuckDB CLI"),
@@ -833,6 +877,7 @@ fn restated_like_a_rebuild(files: &[(&str, &str)], job: Option<&str>, query: &st
     let script = String::from_utf8(plan.stdout).unwrap();
     assert!(script.contains(expect), "{script}");
     std::fs::write(dir.path().join("plan.sh"), &script).unwrap();
+    let before = prod.run(query).unwrap();
     let run = Command::new("bash")
         .arg(dir.path().join("plan.sh"))
         .current_dir(&p)
@@ -849,12 +894,18 @@ fn restated_like_a_rebuild(files: &[(&str, &str)], job: Option<&str>, query: &st
         )
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
+    let said = format!(
         "{}\n{}",
         String::from_utf8_lossy(&run.stdout),
         String::from_utf8_lossy(&run.stderr)
     );
+    if let Some(message) = stops {
+        assert!(!run.status.success(), "{said}");
+        assert!(said.contains(message), "{said}");
+        assert_eq!(prod.run(query).unwrap(), before, "production untouched");
+        return;
+    }
+    assert!(run.status.success(), "{said}");
     assert_eq!(prod.run(query).unwrap(), expected, "row for row");
     let left = prod
         .run("select count(*) from information_schema.tables where table_name like '%backfill%'")

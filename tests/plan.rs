@@ -640,9 +640,13 @@ fn a_stock_dbt_project_runs_through_an_overlay_for_any_shadow_pattern() {
             "macros/ripple_shadows.sql"
         ]
     );
-    let (lines, _) =
-        ripple::plan::executors::dbt_overlay_lines(root, &Default::default(), &Default::default())
-            .unwrap();
+    let (lines, _) = ripple::plan::executors::dbt_overlay_lines(
+        root,
+        &Default::default(),
+        &Default::default(),
+        false,
+    )
+    .unwrap();
     let text: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
     assert_eq!(text[0], "ripple_overlay_link macros", "{text:?}");
     let overlay_macros = text

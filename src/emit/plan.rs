@@ -340,6 +340,14 @@ pub fn airflow_dag(
     out.push_str(
         "\n# The SQL and commands below run exactly as written: these operators render\n# no Jinja (template_fields is empty), so `{{ ... }}` in them stays text.\nclass SQLExecuteQueryOperator(_SQLExecute):\n    template_fields = ()\n\n\nclass SQLCheckOperator(_SQLCheck):\n    template_fields = ()\n\n\nclass BashOperator(_Bash):\n    template_fields = ()\n\n\n",
     );
+    if runs_dbt(plan, executor) {
+        // The overlay's script grows with the plan (its table of shadows):
+        // passed on the command line it overflowed the 128 KiB an argument
+        // may hold past about 2,100 models, so a task reads it from a file.
+        out.push_str(
+            "class DbtOperator(BashOperator):\n    \"\"\"Runs its dbt command in the overlay DBT_OVERLAY builds, read from a file:\n    a command line holds at most 128 KiB.\"\"\"\n\n    def execute(self, context):\n        import os, shlex, tempfile\n        fd, path = tempfile.mkstemp(prefix=\"ripple-overlay-\", suffix=\".sh\")\n        with os.fdopen(fd, \"w\") as f:\n            f.write(DBT_OVERLAY)\n        command = self.bash_command\n        self.bash_command = \". \" + shlex.quote(path) + \" && \" + command\n        try:\n            return super().execute(context)\n        finally:\n            self.bash_command = command\n            os.unlink(path)\n\n\n",
+        );
+    }
     let _ = writeln!(
         out,
         "POOL = \"ripple_backfill\"  # create it with {max_concurrency} slots"
@@ -429,14 +437,14 @@ pub fn airflow_dag(
                 .map(ShellLine::as_str)
                 .collect::<Vec<_>>()
                 .join(" && ");
-            let overlay = if t.commands.dbt.is_some() && lines.first() == t.commands.dbt.as_ref() {
-                "DBT_OVERLAY + "
+            let operator = if t.commands.dbt.is_some() && lines.first() == t.commands.dbt.as_ref() {
+                "DbtOperator"
             } else {
-                ""
+                "BashOperator"
             };
             let _ = writeln!(
                 out,
-                "    {} = BashOperator(task_id={}, bash_command={overlay}{})",
+                "    {} = {operator}(task_id={}, bash_command={})",
                 var(i, "run"),
                 py(&run_id(&t.task.id)),
                 py(&command)

@@ -348,7 +348,13 @@ pub fn document(
     // The overlay dbt runs in, or why there is none.
     type Overlay = (Vec<super::executors::ShellLine>, Vec<String>);
     let dbt_overlay: Result<Overlay, String> = match &g.dbt_root {
-        Some(root) => super::executors::dbt_overlay_lines(root, &dbt_shadows, &dbt_sources),
+        Some(root) => {
+            let python = order.iter().filter_map(|id| g.dataset(id)).any(|d| {
+                g.writer(&d.id).is_some_and(|j| j.kind.is_dbt())
+                    && d.file.as_deref().is_some_and(|f| f.ends_with(".py"))
+            });
+            super::executors::dbt_overlay_lines(root, &dbt_shadows, &dbt_sources, python)
+        }
         None => Err("the project has no dbt_project.yml ripple read (a manifest alone cannot be run by dbt)".to_string()),
     };
     // What each job's SQL outputs, read once per dataset on all cores (maps:

@@ -327,16 +327,20 @@ fn is_enabled(d: &Dataset) -> bool {
 
 /// The macros of dbt's the dbt executor's overlay defines itself: the
 /// three that name a model's relation (wrapped, to name shadows),
-/// `run_hooks` (emptied: hooks would run against production) and
+/// `run_hooks` (emptied: hooks would run against production),
 /// `should_store_failures` (false: a test's failures would be stored in
-/// production's audit schema). A
-/// project's own definitions of them are renamed in the overlay.
-pub const NAME_MACROS: [&str; 5] = [
+/// production's audit schema), `run_query` and `statement` (a model's body
+/// may only read through them) and `source` (restated sources read their
+/// shadows). A project's own definitions of them are renamed in the overlay.
+pub const NAME_MACROS: [&str; 8] = [
     "generate_database_name",
     "generate_schema_name",
     "generate_alias_name",
     "run_hooks",
     "should_store_failures",
+    "run_query",
+    "statement",
+    "source",
 ];
 
 /// Reads the dbt project at `root`; with `rec`, noting every file read and

@@ -125,7 +125,12 @@ fn yaml_safe_json(value: &serde_json::Value) -> String {
 /// The overlay's three naming macros: a restated model (of `shadows`) gets
 /// its shadow's parts; anything else what the project's own macro (`user`:
 /// renamed in the overlay) or dbt's gives.
-fn naming_macros(user: &[&str], shadows: &DbtShadows, sources: &DbtShadows) -> String {
+fn naming_macros(
+    user: &[&str],
+    shadows: &DbtShadows,
+    sources: &DbtShadows,
+    mask_statement: bool,
+) -> String {
     // The table is built once per node dbt renders (its context is shared
     // by the three macros), not once per call.
     let mut out = format!(
@@ -145,8 +150,14 @@ fn naming_macros(user: &[&str], shadows: &DbtShadows, sources: &DbtShadows) -> S
         jinja_literal(&serde_json::json!(shadows))
     );
     // A source whose table the plan restates reads its shadow: dbt lets
-    // the root project mask `source` (`builtins` keeps dbt's own).
-    if !sources.is_empty() {
+    // the root project mask `source` (`builtins` keeps dbt's own, or the
+    // project's, renamed).
+    if !sources.is_empty() || user.contains(&"source") {
+        let base = if user.contains(&"source") {
+            format!("{USER_PREFIX}source(source_name, table_name)")
+        } else {
+            "builtins.source(source_name, table_name)".to_string()
+        };
         let _ = write!(
             out,
             "\n{{# Sources whose tables the backfill restates read their shadows. #}}\n\
@@ -154,7 +165,7 @@ fn naming_macros(user: &[&str], shadows: &DbtShadows, sources: &DbtShadows) -> S
              {{%- do return({}) -%}}\n\
              {{%- endmacro %}}\n\n\
              {{% macro source(source_name, table_name) -%}}\n\
-             {{%- set relation = builtins.source(source_name, table_name) -%}}\n\
+             {{%- set relation = {base} -%}}\n\
              {{%- set shadow = ripple_overlay__sources().get(source_name ~ '.' ~ table_name) -%}}\n\
              {{%- if shadow is none -%}}\n\
              {{%- do return(relation) -%}}\n\
@@ -164,6 +175,7 @@ fn naming_macros(user: &[&str], shadows: &DbtShadows, sources: &DbtShadows) -> S
             jinja_literal(&serde_json::json!(sources))
         );
     }
+    out.push_str(&read_only_macros(user, mask_statement));
     out.push_str(
         "\n{# Hooks (models' pre- and post-hooks, on-run-start and on-run-end) do not run\n   in a backfill: they would run against production. #}\n{% macro run_hooks(hooks, inside_transaction=True) %}{% endmacro %}\n\n{# Tests run on the shadows store no failures: they would be stored in\n   production's audit schema. #}\n{% macro should_store_failures() %}{% do return(false) %}{% endmacro %}\n",
     );
@@ -189,6 +201,69 @@ fn naming_macros(user: &[&str], shadows: &DbtShadows, sources: &DbtShadows) -> S
         );
     }
     out
+}
+
+/// `run_query` and `statement` as the overlay defines them: while dbt
+/// compiles a model's body (before its materialization runs, when
+/// `compiled_code` is still none), what they are given must read, or the
+/// task stops before it runs: an audit insert in a model's body would
+/// otherwise reach production during the backfill. The materialization's
+/// own statements (writing the shadow) pass as they are. Then dbt's own
+/// (`dbt.`), or the project's, renamed.
+fn read_only_macros(user: &[&str], mask_statement: bool) -> String {
+    let base = |name: &str| match user.contains(&name) {
+        true => format!("{USER_PREFIX}{name}"),
+        false => format!("dbt.{name}"),
+    };
+    // A write hides in a select only as a writing CTE, `select into`, a
+    // lock, a second statement, or a function that writes. Comments,
+    // strings and dollar quotes are blanked first.
+    let functions = std::iter::once("nextval")
+        .chain(crate::sql::rewrite::WRITING_FUNCTIONS)
+        .collect::<Vec<_>>()
+        .join("|");
+    // Written for Jinja2's strings, which read `\\` as one backslash (and
+    // `\b` as a backspace): `\\1` reaches the pattern as `\1`.
+    let blank = r#"(?s)--[^\n]*|/[*].*?[*]/|'(?:[^']|'')*'|[$]([a-z_0-9]*)[$].*?[$]\\1[$]"#;
+    let reads =
+        r#"[ \t\r\n(]*(select|with|values|show|describe|from|table|summarize)(?![a-z0-9_])"#;
+    let writes = format!(
+        r#"(?<![a-z0-9_])(insert|update|delete|merge|into|copy|{functions})(?![a-z0-9_])|;[ \t\r\n]*[^ \t\r\n]"#
+    );
+    format!(
+        r#"
+{{# A model's body writes nothing in a backfill: while dbt compiles it, what it runs
+   through run_query or a statement block must read (a write would reach production). #}}
+{{% macro ripple_overlay__read_only(sql, via) -%}}
+{{%- if execute and compiled_code is none -%}}
+{{%- set text = modules.re.sub("{blank}", ' ', sql | string | lower) -%}}
+{{%- if modules.re.match("{reads}", text) is none or modules.re.search("{writes}", text) is not none -%}}
+{{%- do exceptions.raise_compiler_error('ripple: ' ~ via ~ ' in the body of ' ~ (model.name if model is defined else 'a node') ~ ' runs SQL that may write, which would reach production during the backfill: ' ~ (sql | string | trim)[:200] ~ ' -- nothing was run. Move it to a post_hook or an on-run-end hook (the backfill runs neither), or make it a read') -%}}
+{{%- endif -%}}
+{{%- endif -%}}
+{{%- endmacro %}}
+
+{{% macro run_query(sql) -%}}
+{{%- do ripple_overlay__read_only(sql, 'run_query') -%}}
+{{%- do return({run_query}(sql)) -%}}
+{{%- endmacro %}}
+{statement}"#,
+        run_query = base("run_query"),
+        statement = if mask_statement {
+            format!(
+                r#"
+{{% macro statement(name=None, fetch_result=False, auto_begin=True, language='sql') -%}}
+{{%- set body = caller() -%}}
+{{%- do ripple_overlay__read_only(body, 'a statement block') -%}}
+{{%- call {}(name, fetch_result, auto_begin, language) -%}}{{{{ body }}}}{{%- endcall -%}}
+{{%- endmacro %}}
+"#,
+                base("statement")
+            )
+        } else {
+            String::new()
+        },
+    )
 }
 
 /// `value` as a Jinja literal that Jinja2 reads back unchanged: JSON's
@@ -242,15 +317,12 @@ fn jinja_string(s: &str) -> String {
 
 /// `text` with its definitions of dbt's naming macros renamed (the tag's
 /// name only), so the overlay's own can call them.
-fn rename_naming_macros(text: &str) -> (String, Vec<&'static str>) {
+fn rename_naming_macros(text: &str, masked: &[&'static str]) -> (String, Vec<&'static str>) {
     let mut out = String::with_capacity(text.len() + 64);
     let mut renamed = Vec::new();
     let mut at = 0;
     for block in crate::ingest::dbt_macro_blocks(text) {
-        let Some(&name) = crate::ingest::DBT_NAME_MACROS
-            .iter()
-            .find(|n| **n == block.name)
-        else {
+        let Some(&name) = masked.iter().find(|n| **n == block.name) else {
             continue;
         };
         let tag = &text[block.start..block.body_start];
@@ -275,7 +347,14 @@ pub fn overlay_lines(
     root: &DbtRoot,
     shadows: &DbtShadows,
     sources: &DbtShadows,
+    python: bool,
 ) -> Result<(Vec<ShellLine>, Vec<String>), String> {
+    // dbt runs a Python model only from its own `statement` called by the
+    // materialization itself: a plan restating one cannot mask `statement`.
+    let masked: Vec<&'static str> = crate::ingest::DBT_NAME_MACROS
+        .into_iter()
+        .filter(|n| !(python && *n == "statement"))
+        .collect();
     if let Some(why) = unusual_top_level_key(&root.project_file) {
         return Err(why);
     }
@@ -296,7 +375,7 @@ pub fn overlay_lines(
                 "its macro file `{path}` is outside the project's folders: ripple cannot wrap the relation names it defines"
             ));
         }
-        let (renamed, names) = rename_naming_macros(text);
+        let (renamed, names) = rename_naming_macros(text, &masked);
         user.extend(names);
         if !mirrored.iter().any(|m| m == top) {
             mirrored.push(top.to_string());
@@ -307,7 +386,7 @@ pub fn overlay_lines(
     user.dedup();
     files.push((
         format!("{OVERLAY_MACROS}/ripple_overlay.sql"),
-        naming_macros(&user, shadows, sources),
+        naming_macros(&user, shadows, sources, !python),
     ));
     files.push(("dbt_project.yml".to_string(), project_file));
     let mut lines = vec![
@@ -543,7 +622,7 @@ mod tests {
     #[test]
     fn only_the_naming_macros_tags_are_renamed() {
         let text = "{% macro generate_schema_name(custom_schema_name, node) -%}{{ generate_schema_name_for_env(custom_schema_name, node) }}{%- endmacro %}\n{% macro other() %}generate_alias_name{% endmacro %}\n{%- macro   generate_alias_name(a, node) %}x{% endmacro %}";
-        let (renamed, names) = rename_naming_macros(text);
+        let (renamed, names) = rename_naming_macros(text, &crate::ingest::DBT_NAME_MACROS);
         assert_eq!(names, ["generate_schema_name", "generate_alias_name"]);
         assert_eq!(
             renamed,
