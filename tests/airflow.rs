@@ -1220,6 +1220,50 @@ fn loops_over_literal_values_are_read_once_per_value_and_others_are_named() {
     assert_eq!(messages.len(), 2, "{messages:#?}");
 }
 
+/// Dependencies set in a loop over tasks, as teams fan out and back in:
+/// over a list a comprehension made, a literal list of tasks, and a loop
+/// that makes them; a loop over runtime values that only sets
+/// dependencies is named, never dropped silently.
+#[test]
+fn dependencies_set_in_loops_over_tasks_are_read() {
+    let text = format!(
+        "{HEADER}from airflow.operators.empty import EmptyOperator
+TABLES = ['orders', 'customers', 'items']
+with DAG('fan') as d:
+    start = EmptyOperator(task_id='start')
+    end = EmptyOperator(task_id='end')
+    loads = [EmptyOperator(task_id=f'load_{{t}}') for t in TABLES]
+    for t in loads:
+        start >> t
+        t >> end
+    a = EmptyOperator(task_id='a')
+    b = EmptyOperator(task_id='b')
+    for x in [a, b]:
+        x.set_upstream(end)
+    for y in [EmptyOperator(task_id='c'), EmptyOperator(task_id='e')]:
+        y << b
+    for z in get_tasks():
+        z >> a
+"
+    );
+    let (dags, warnings) = read(&[("fan.py", &text)]);
+    let d = &dags[0];
+    assert_eq!(task(d, "load_customers").upstream, ["start"]);
+    let mut into_end = task(d, "end").upstream.clone();
+    into_end.sort_unstable();
+    assert_eq!(into_end, ["load_customers", "load_items", "load_orders"]);
+    assert_eq!(task(d, "a").upstream, ["end"]);
+    assert_eq!(task(d, "b").upstream, ["end"]);
+    assert_eq!(task(d, "c").upstream, ["b"]);
+    assert_eq!(task(d, "e").upstream, ["b"]);
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(
+        messages[0].contains("dependencies set in a loop are not read"),
+        "{messages:#?}"
+    );
+}
+
 #[test]
 fn loops_inside_loops_stay_bounded() {
     let text = format!(

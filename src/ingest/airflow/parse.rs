@@ -742,22 +742,30 @@ impl Reader<'_> {
                     self.promote(f.name.as_str());
                 }
             }
-            Stmt::For(f) if self.has_task_call(&*f.iter) || self.contains_task_call(&f.body) => {
+            Stmt::For(f)
+                if self.has_task_call(&*f.iter)
+                    || self.contains_task_call(&f.body)
+                    || sets_dependencies(&f.body) =>
+            {
                 // What it loops over is evaluated once (`for t in [Op(...)]`).
-                if self.has_task_call(&*f.iter) {
-                    self.value(&f.iter, dag, prefix);
-                }
-                if !self.contains_task_call(&f.body) {
+                let evaluated = if self.has_task_call(&*f.iter) {
+                    self.value(&f.iter, dag, prefix)
+                } else {
+                    None
+                };
+                let makes = self.contains_task_call(&f.body);
+                if !makes && !sets_dependencies(&f.body) {
                     return;
                 }
                 let line = self.line(f);
                 // A loop over literal values (`for x in ["a", "b"]`,
-                // `range(1, 5)`) makes the same tasks every run: read its
+                // `range(1, 5)`) or over tasks (`for t in loads: start >> t`)
+                // makes the same tasks and dependencies every run: read its
                 // body once per value, as Airflow runs it.
                 let values = match f.target.as_ref() {
-                    Expr::Name(n) if f.orelse.is_empty() && !jumps(&f.body) => {
-                        self.loop_values(&f.iter).map(|v| (n.id.to_string(), v))
-                    }
+                    Expr::Name(n) if f.orelse.is_empty() && !jumps(&f.body) => self
+                        .loop_bindings(&f.iter, evaluated)
+                        .map(|v| (n.id.to_string(), v)),
                     _ => None,
                 };
                 match values {
@@ -776,7 +784,7 @@ impl Reader<'_> {
                                 self.warn(line, format!("more than {MAX_LOOP_READS} loop iterations in one file; the rest of this loop is not read"));
                                 break;
                             }
-                            self.names.insert(name.clone(), Binding::Str(v));
+                            self.names.insert(name.clone(), v);
                             self.body(&f.body, dag, prefix);
                         }
                         match old {
@@ -784,9 +792,12 @@ impl Reader<'_> {
                             None => self.names.remove(&name),
                         };
                     }
-                    None => {
-                        self.warn(line, format!("tasks made in a loop are not expanded: ripple reads loops over literal lists, tuples and `range(...)` (at most {MAX_LOOP_VALUES} values, no `break`/`continue`), not over runtime values; declare the tasks one by one, or loop over a literal list, to have them read"));
+                    None if makes => {
+                        self.warn(line, format!("tasks made in a loop are not expanded: ripple reads loops over literal lists, tuples, `range(...)` and lists of tasks (at most {MAX_LOOP_VALUES} values, no `break`/`continue`), not over runtime values; declare the tasks one by one, or loop over a literal list, to have them read"));
                         self.skip(f);
+                    }
+                    None => {
+                        self.warn(line, format!("dependencies set in a loop are not read: ripple reads loops over literal lists, tuples, `range(...)` and lists of tasks (at most {MAX_LOOP_VALUES} values, no `break`/`continue`), not over runtime values; set them one by one, or with `chain(...)`, to have them read"));
                     }
                 }
             }
@@ -2520,6 +2531,41 @@ impl Reader<'_> {
         }
     }
 
+    /// What a `for` loop's name is bound to in turn, when known: literal
+    /// values ([`Reader::loop_values`]), or the tasks of a list of them
+    /// (`for t in loads`, `for t in [a, b]`; `evaluated`: the loop's own
+    /// list when it makes the tasks), one task each.
+    fn loop_bindings(&self, e: &Expr, evaluated: Option<Binding>) -> Option<Vec<Binding>> {
+        if let Some(values) = self.loop_values(e) {
+            return Some(values.into_iter().map(Binding::Str).collect());
+        }
+        let each = |ids: &[String]| -> Vec<Binding> {
+            ids.iter()
+                .map(|t| Binding::Tasks(vec![t.clone()]))
+                .collect()
+        };
+        let items = match (evaluated, e) {
+            (Some(Binding::Tasks(ids)), _) => each(&ids),
+            (_, Expr::Name(n)) => match self.names.get(n.id.as_str()) {
+                Some(Binding::Tasks(ids)) => each(ids),
+                _ => return None,
+            },
+            (_, Expr::List(ruff_python_ast::ExprList { elts, .. }))
+            | (_, Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })) => elts
+                .iter()
+                .map(|x| match x {
+                    Expr::Name(n) => match self.names.get(n.id.as_str()) {
+                        Some(Binding::Tasks(ids)) => Some(Binding::Tasks(ids.clone())),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect::<Option<_>>()?,
+            _ => return None,
+        };
+        (items.len() <= MAX_LOOP_VALUES).then_some(items)
+    }
+
     /// The values a `for` loop takes when they are literal: a list or
     /// tuple of strings and integers (or a name bound to such strings), or
     /// `range(...)` of integers; at most [`MAX_LOOP_VALUES`].
@@ -2836,6 +2882,39 @@ const MAX_LOOP_VALUES: usize = 1_000;
 /// Most loop bodies one file is read through, all loops counted: loops
 /// inside loops multiply, and a file must stay cheap to read.
 const MAX_LOOP_READS: usize = 10_000;
+
+/// Whether statements set dependencies between tasks (`a >> b`, `a << b`,
+/// `set_upstream`, `set_downstream`, `chain`, `cross_downstream`),
+/// anywhere in them.
+fn sets_dependencies(stmts: &[Stmt]) -> bool {
+    #[derive(Default)]
+    struct Finds(bool);
+    impl<'a> Visitor<'a> for Finds {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if self.0 {
+                return;
+            }
+            self.0 = match e {
+                Expr::BinOp(b) => matches!(b.op, Operator::RShift | Operator::LShift),
+                Expr::Call(c) => {
+                    let name = dotted(&c.func);
+                    let last = name.rsplit('.').next().unwrap_or_default();
+                    matches!(
+                        last,
+                        "set_upstream" | "set_downstream" | "chain" | "cross_downstream"
+                    )
+                }
+                _ => false,
+            };
+            walk_expr(self, e);
+        }
+    }
+    let mut finds = Finds::default();
+    for s in stmts {
+        walk_stmt(&mut finds, s);
+    }
+    finds.0
+}
 
 /// Whether a loop body leaves its iteration early (then reading it once
 /// per value would be wrong).
