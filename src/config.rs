@@ -402,6 +402,26 @@ impl Config {
         if let Some(bad) = zone("time_zone".to_string(), &self.time_zone) {
             return Some(bad);
         }
+        // A misspelt placeholder (`{tabel}`) would be kept as text: every
+        // dataset's shadow the same name, or a name nobody meant.
+        if let Some(pattern) = &self.backfill.shadow {
+            let unknown = pattern
+                .split('{')
+                .skip(1)
+                .filter_map(|p| p.split_once('}').map(|(name, _)| name))
+                .find(|name| !["schema", "table", "database"].contains(name));
+            if let Some(name) = unknown {
+                let hint = did_you_mean(name, ["schema", "table", "database"])
+                    .map(crate::text::mean_hint)
+                    .unwrap_or_default();
+                return Some(BadValue::new(
+                    "backfill.shadow".to_string(),
+                    format!(
+                        "`{{{name}}}` is not a placeholder ripple fills (it fills {{schema}}, {{table}} and {{database}}){hint}"
+                    ),
+                ));
+            }
+        }
         for (name, d) in &self.datasets {
             let key = format!("datasets.{name}");
             if let Some(bad) = zone(format!("{key}.time_zone"), &d.time_zone) {
@@ -711,6 +731,7 @@ pub(crate) fn yaml_error(err: &serde_saphyr::Error) -> (u32, u32, String) {
             None => "a key is written twice in one mapping".to_string(),
         };
     }
+    reason = plain_reason(&reason).unwrap_or(reason);
     if is_yaml_size_limit(err) {
         // The library's wording is its internals (`budget breached: Depth
         // { depth: 65 }`, `total_replayed_events=...`).
@@ -728,6 +749,42 @@ pub(crate) fn yaml_error(err: &serde_saphyr::Error) -> (u32, u32, String) {
         };
     }
     (line, column, reason)
+}
+
+/// The deserializer's wording (`expected sequence start`, `invalid u32`,
+/// `unknown variant`) as a user reads it: what to write instead.
+fn plain_reason(reason: &str) -> Option<String> {
+    if let Some(rest) = reason.strip_prefix("unknown variant `") {
+        let (value, rest) = rest.split_once('`')?;
+        let expected: Vec<String> = rest
+            .split_once("expected ")
+            .map(|(_, list)| list)
+            .unwrap_or_default()
+            .trim_start_matches("one of ")
+            .split(", ")
+            .map(|s| s.trim_matches(|c| c == '`' || c == ' ').to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let hint = did_you_mean(value, expected.iter().map(String::as_str))
+            .map(crate::text::mean_hint)
+            .unwrap_or_default();
+        return Some(format!(
+            "`{value}` is not one of {}{hint}",
+            expected.join(", ")
+        ));
+    }
+    let plain = match reason.trim() {
+        "expected sequence start" => "expected a list: `[a, b]`, or one `- a` line per item",
+        "expected mapping start" => "expected a mapping: `key: value` lines, or `{key: value}`",
+        "invalid u32" | "invalid u64" | "invalid usize" => {
+            "expected a whole number, zero or more (no sign, no decimals)"
+        }
+        "invalid i32" | "invalid i64" => "expected a whole number (no decimals)",
+        "invalid f64" | "invalid f32" => "expected a number",
+        "invalid bool" => "expected true or false",
+        _ => return None,
+    };
+    Some(plain.to_string())
 }
 
 /// A readable error: `ripple.yml:4:5: datasets.orders_7d: unknown key
@@ -1001,6 +1058,46 @@ backfill:
             .unwrap_err()
             .to_string();
         assert!(err.contains("datasets.a.grain"), "{err}");
+    }
+
+    #[test]
+    fn the_deserializer_s_wording_is_said_as_what_to_write() {
+        let said = |text: &str| parse(text).unwrap_err().to_string();
+        let err = said("datasets:\n  a: { grain: dy }\n");
+        assert!(
+            err.contains("datasets.a.grain: `dy` is not one of hour, day, week, month, year, none; did you mean `day`?"),
+            "{err}"
+        );
+        let err = said("models: jobs\n");
+        assert!(
+            err.contains("ripple.yml:1:9: models: expected a list"),
+            "{err}"
+        );
+        let err = said("datasets:\n  a: { upstream: 3 }\n");
+        assert!(
+            err.contains("datasets.a.upstream: expected a mapping"),
+            "{err}"
+        );
+        let err = said("backfill: { max_concurrency: -1 }\n");
+        assert!(
+            err.contains("expected a whole number, zero or more"),
+            "{err}"
+        );
+        for err in [err, said("models: jobs\n")] {
+            assert!(
+                !err.contains("u32") && !err.contains("sequence start"),
+                "{err}"
+            );
+        }
+        let err = said("backfill: { shadow: \"{schema}.{table}__{tabel}\" }\n");
+        assert!(
+            err.contains(
+                "ripple.yml:1:13: backfill.shadow: `{tabel}` is not a placeholder ripple fills"
+            ),
+            "{err}"
+        );
+        assert!(err.contains("did you mean `table`?"), "{err}");
+        assert!(parse("backfill: { shadow: \"{database}.{schema}_bf.{table}\" }\n").is_ok());
     }
 
     #[test]
