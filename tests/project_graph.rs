@@ -928,3 +928,84 @@ fn a_versioned_models_relation_carries_its_version() {
         .collect();
     assert_eq!(readers, ["model.use"]);
 }
+
+/// A dbt model that reads another model's, a source's or a seed's table by
+/// name rather than through `ref()`/`source()`: dbt records no edge, but
+/// the rows flow, so ripple follows them (impact would otherwise be short)
+/// and says where. Names in comments, strings and CTEs are not reads.
+#[test]
+fn relations_a_dbt_model_names_by_hand_are_followed_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("dbt_project.yml", "name: shop\nprofile: shop\n"),
+            (
+                "models/sources.yml",
+                "version: 2\nsources:\n  - name: raw\n    schema: raw\n    tables:\n      - name: orders\n",
+            ),
+            (
+                "models/stg.sql",
+                "select * from {{ source('raw', 'orders') }}\n",
+            ),
+            (
+                "models/hard.sql",
+                "-- once: from analytics.old_thing\nwith stg as (select 1)\nselect s.*, 'from x.y' as note\nfrom analytics.stg s\njoin RAW.ORDERS o using (id)\n",
+            ),
+            ("models/clean.sql", "select * from {{ ref('stg') }}\n"),
+        ],
+    );
+    let g = graph_of(dir.path());
+    assert!(has_edge(&g, "model.stg", "model.hard"), "{:?}", edges(&g));
+    assert!(
+        has_edge(&g, "source.raw.orders", "model.hard"),
+        "{:?}",
+        edges(&g)
+    );
+    let into_hard: Vec<String> = edges(&g)
+        .into_iter()
+        .filter(|(_, to)| to == "model.hard")
+        .map(|(from, _)| from)
+        .collect();
+    assert_eq!(into_hard, ["model.stg", "source.raw.orders"]);
+    // Nothing else is read by name: the comment, the string and the CTE.
+    assert_eq!(edges(&g).len(), 4, "{:?}", edges(&g));
+    let out = ripple()
+        .args(["check", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("warning[hard-coded-relation]: models/hard.sql:4: `hard` reads `analytics.stg` by name, which is the model `stg`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Write {{ source('raw', 'orders') }} instead"),
+        "{text}"
+    );
+    assert_eq!(text.matches("hard-coded-relation").count(), 2, "{text}");
+    // Impact reaches it: a change to the source restates `hard` too.
+    let out = ripple()
+        .args([
+            "impact",
+            "raw.orders",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-01",
+        ])
+        .args(["--format", "json", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let impact: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = impact["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"model.hard"), "{ids:?}");
+}

@@ -7,6 +7,7 @@
 //! order the inputs were read in: nodes are added sorted by id, edges sorted
 //! by (from, to, job).
 
+mod hard_coded;
 mod reach;
 mod select;
 mod semantics;
@@ -262,6 +263,8 @@ struct Read<'a> {
     manifest: bool,
     /// Through `ref()`: naming the model itself is then a cycle.
     is_ref: bool,
+    /// A dbt model's relation named in its SQL, not through `ref()`.
+    hard_coded: bool,
 }
 
 impl Resolver<'_> {
@@ -274,6 +277,79 @@ impl Resolver<'_> {
     }
 
     /// The datasets `job` writes and reads, and the edges between them.
+    /// The reads a dbt model's SQL names by relation (`from main.orders`)
+    /// of datasets the project declares, that no `ref()`/`source()` of it
+    /// made: dbt does not order the run by them, but the rows flow; each is
+    /// read, with a warning saying so.
+    fn hard_coded_reads(
+        &self,
+        job: &Job,
+        writes: &[(Key, Option<&BTreeSet<String>>)],
+        reads: &mut Vec<Read<'_>>,
+        out: &mut JobLinks,
+    ) {
+        let Some(sql) = job.sql.as_deref() else {
+            return;
+        };
+        // `db.schema.table` names `schema.table` where the project keeps no
+        // database in its relations.
+        let unread = |name: &str, reads: &[Read<'_>]| -> Option<(usize, Key)> {
+            if name.contains(UNKNOWN_PLACEHOLDER) {
+                return None;
+            }
+            let found = std::iter::once(name)
+                .chain(name.match_indices('.').map(|(i, _)| &name[i + 1..]))
+                .filter(|n| n.contains('.'))
+                .find_map(|n| self.by_relation.get(n))?;
+            let key = self.declared(*found);
+            let known = reads.iter().any(|r| r.key == key) || writes.iter().any(|(w, _)| *w == key);
+            (!known).then_some((*found, key))
+        };
+        // Most models name nothing by hand: the careful scan runs only
+        // when the quick pass finds a name that is no read of the model's.
+        if !hard_coded::any_candidate(sql, |n| unread(n, reads).is_some()) {
+            return;
+        }
+        for (name, line) in hard_coded::qualified_reads(sql) {
+            let Some((at, key)) = unread(&name, reads) else {
+                continue;
+            };
+            let d = &self.datasets[at];
+            out.diagnostics.push(Diagnostic::warning(
+                "hard-coded-relation",
+                Some(job.file.clone()),
+                line,
+                0,
+                format!(
+                    "`{}` reads `{name}` by name, which is {} `{}`: dbt does not order the run by it; ripple follows it. Write {} instead",
+                    job.id.split('.').next_back().unwrap_or(&job.id),
+                    match d.kind {
+                        DatasetKind::Source => "the source",
+                        DatasetKind::Seed => "the seed",
+                        DatasetKind::Snapshot => "the snapshot",
+                        _ => "the model",
+                    },
+                    d.name,
+                    match d.kind {
+                        DatasetKind::Source => {
+                            let (s, t) = d.name.split_once('.').unwrap_or(("", &d.name));
+                            format!("{{{{ source('{s}', '{t}') }}}}")
+                        }
+                        _ => format!("{{{{ ref('{}') }}}}", d.name),
+                    }
+                ),
+            ));
+            reads.push(Read {
+                key,
+                line,
+                relation: None,
+                manifest: false,
+                is_ref: false,
+                hard_coded: true,
+            });
+        }
+    }
+
     fn links(&self, job: &Job) -> JobLinks {
         let mut out = JobLinks::default();
         let resolve = |target: &Target, line: u32, out: &mut JobLinks| -> Option<Key> {
@@ -325,9 +401,13 @@ impl Resolver<'_> {
                     manifest: job.from_manifest.contains(&r.target),
                     // A dbt model's `ref()`, not its `{{ this }}`.
                     is_ref: matches!(r.target, Target::Ref { .. }),
+                    hard_coded: false,
                 })
             })
             .collect();
+        if job.kind == crate::project::JobKind::Dbt {
+            self.hard_coded_reads(job, &writes, &mut reads, &mut out);
+        }
         // A manifest read of a dataset the job itself reads adds nothing.
         if !job.from_manifest.is_empty() {
             let own: BTreeSet<Key> = reads
@@ -372,7 +452,11 @@ impl Resolver<'_> {
                         via: job.id.clone(),
                         file: job.file.clone(),
                         line: r.line,
-                        evidence: r.manifest.then_some("manifest"),
+                        evidence: if r.manifest {
+                            Some("manifest")
+                        } else {
+                            r.hard_coded.then_some("hard-coded")
+                        },
                     },
                 ));
             }
