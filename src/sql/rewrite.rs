@@ -455,6 +455,9 @@ fn misprinted_ident(stmt: &Statement) -> Option<String> {
 fn unbinds_temporary(stmt: &Statement) -> Option<&'static str> {
     use sqlparser::ast::{OnCommit, Set};
     match stmt {
+        Statement::Rollback { .. } => Some(
+            "`rollback` undoes the temporary tables made in its transaction, after which their names would reach production's tables",
+        ),
         Statement::Discard { .. } => Some(
             "`discard` drops the job's temporary tables, after which their names would reach production's tables",
         ),

@@ -273,6 +273,40 @@ pub fn guarded_script(
             ),
         ));
     }
+    // Rows changed through a view are the table's under it: a view the job
+    // makes (a temporary one too, which the task keeps as it is) is never
+    // where its changes may go.
+    let views: BTreeSet<&String> = lineage
+        .statements
+        .iter()
+        .filter(|s| s.kind == StatementKind::CreateView)
+        .flat_map(|s| s.targets.iter())
+        .collect();
+    if let Some((s, v)) = lineage
+        .statements
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.kind,
+                StatementKind::Insert
+                    | StatementKind::InsertOverwrite
+                    | StatementKind::Merge
+                    | StatementKind::Update
+                    | StatementKind::Delete
+                    | StatementKind::Copy
+                    | StatementKind::Truncate
+            )
+        })
+        .find_map(|s| Some((s, s.targets.iter().find(|t| views.contains(t))?)))
+    {
+        return Err((
+            s.line,
+            s.index,
+            format!(
+                "it changes rows through the view `{v}`, which changes the table under it (production's) as soon as the task runs; change the table itself"
+            ),
+        ));
+    }
     let view = creates_view(&lineage, relation);
     // A view is built as its shadow directly: there are no rows to replace.
     let work = if view {
@@ -628,6 +662,37 @@ mod tests {
     }
 
     #[test]
+    fn rows_are_never_changed_through_a_view_the_job_makes() {
+        // A temporary view over production is production's table: a
+        // delete, an insert or an update through it change that table,
+        // and a task leaving out the view's creation would reach a table
+        // of the view's name.
+        for (sql, line) in [
+            (
+                "create temp view tv as select * from raw.sentinel where x > 2;\ndelete from tv;\ninsert into mart.daily select d, 1 from mart.events",
+                2,
+            ),
+            (
+                "create temp view tv as select * from raw.sentinel;\ninsert into tv values (99);\ninsert into mart.daily select d, 1 from mart.events",
+                2,
+            ),
+            (
+                "create view mart.v as select * from raw.sentinel;\nupdate mart.v set x = 0;\ninsert into mart.daily select d, 1 from mart.events",
+                2,
+            ),
+        ] {
+            let (at, _, why) = script(sql).unwrap_err();
+            assert_eq!(at, line, "{sql}: {why}");
+            assert!(why.contains("changes rows through the view"), "{why}");
+        }
+        // Reading a view the job makes stays allowed.
+        assert!(
+            script("create temp view tv as select * from mart.events;\ninsert into mart.daily select d, 1 from tv")
+                .is_ok()
+        );
+    }
+
+    #[test]
     fn a_temporary_tables_name_never_reaches_production() {
         // Kept: the name means the temporary table wherever it is used.
         assert!(
@@ -661,6 +726,11 @@ mod tests {
             (
                 "create temp table stage (d date) on commit drop;\ninsert into mart.daily select d, 1 from stage",
                 1,
+            ),
+            // A rolled-back transaction takes its temporary tables with it.
+            (
+                "begin;\ncreate temp table stage (x int);\nrollback;\ndelete from stage;\ninsert into mart.daily select d, 1 from mart.events",
+                3,
             ),
         ] {
             let (at, _, why) = script(sql).unwrap_err();
