@@ -2022,3 +2022,62 @@ fn hooks_spelt_past_the_overlays_edit_and_links_out_of_it_are_refused() {
     let written = overlay.join("ripple_overlay_macros");
     assert!(!written.is_symlink() && written.join("ripple_overlay.sql").is_file());
 }
+
+/// A dbt model whose body can write where the overlay cannot check it
+/// (the adapter's own writes, `dbt.statement`, a writing `sql_header`)
+/// would change production while dbt compiles it, during its task: the
+/// plan is refused, naming the model and the call. A header that only
+/// sets the session is a model's business.
+#[test]
+fn dbt_bodies_that_can_write_unchecked_refuse_the_plan() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/backfill_dbt");
+    for (body, said) in [
+        (
+            "{% if execute %}{% do adapter.execute(\"insert into main.audit_log values (3)\") %}{% endif %}\nselect * from {{ ref('stg_orders') }}\n",
+            "`m`'s body calls `adapter.execute`",
+        ),
+        (
+            "{% if execute %}{% do adapter.drop_relation(api.Relation.create(schema='main', identifier='victim')) %}{% endif %}\nselect * from {{ ref('stg_orders') }}\n",
+            "`m`'s body calls `adapter.drop_relation`",
+        ),
+        (
+            "{% if execute %}{% call dbt.statement('x') %}insert into main.audit_log values (5){% endcall %}{% endif %}\nselect * from {{ ref('stg_orders') }}\n",
+            "`m`'s body calls `dbt.statement`",
+        ),
+        (
+            "{{ config(sql_header=\"set threads = 2; insert into main.audit_log values (4)\") }}\nselect * from {{ ref('stg_orders') }}\n",
+            "`m`'s `sql_header` runs `insert into main.audit_log values (4)`",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(&fixture, dir.path());
+        std::fs::write(
+            dir.path().join("models/m.sql"),
+            format!("{{{{ config(materialized='table') }}}}\n{body}"),
+        )
+        .unwrap();
+        let out = plan_src_like(dir.path(), "raw.orders")
+            .args(["--executor", "dbt"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{body}");
+        assert!(err.contains(said), "{err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture, dir.path());
+    std::fs::write(
+        dir.path().join("models/m.sql"),
+        "{{ config(materialized='table', sql_header='set threads = 2; create or replace temporary macro two() as 2;') }}\nselect * from {{ ref('stg_orders') }}\n",
+    )
+    .unwrap();
+    let out = plan_src_like(dir.path(), "raw.orders")
+        .args(["--executor", "dbt"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

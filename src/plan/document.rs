@@ -345,16 +345,16 @@ pub fn document(
         .filter(|d| d.kind == crate::project::DatasetKind::Source)
         .filter_map(|d| Some((d.name.clone(), parts_of(shadows.get(&d.relation)?))))
         .collect();
+    // A plan restating a dbt Python model cannot mask `statement` (dbt
+    // runs the model only from its own).
+    let python = order.iter().filter_map(|id| g.dataset(id)).any(|d| {
+        g.writer(&d.id).is_some_and(|j| j.kind.is_dbt())
+            && d.file.as_deref().is_some_and(|f| f.ends_with(".py"))
+    });
     // The overlay dbt runs in, or why there is none.
     type Overlay = (Vec<super::executors::ShellLine>, Vec<String>);
     let dbt_overlay: Result<Overlay, String> = match &g.dbt_root {
-        Some(root) => {
-            let python = order.iter().filter_map(|id| g.dataset(id)).any(|d| {
-                g.writer(&d.id).is_some_and(|j| j.kind.is_dbt())
-                    && d.file.as_deref().is_some_and(|f| f.ends_with(".py"))
-            });
-            super::executors::dbt_overlay_lines(root, &dbt_shadows, &dbt_sources, python)
-        }
+        Some(root) => super::executors::dbt_overlay_lines(root, &dbt_shadows, &dbt_sources, python),
         None => Err("the project has no dbt_project.yml ripple read (a manifest alone cannot be run by dbt)".to_string()),
     };
     // What each job's SQL outputs, read once per dataset on all cores (maps:
@@ -930,6 +930,17 @@ pub fn document(
             )?,
             None => Default::default(),
         };
+        // A body that can write where the overlay cannot check it refuses
+        // the plan, whatever else would run the model.
+        if job.is_some_and(|j| j.kind.is_dbt())
+            && dbt_overlay.is_ok()
+            && let Some(reason) = super::executors::dbt_body_refusal(d, job, !python)
+        {
+            return Err(PlanError::NoCommand {
+                dataset: d.name.clone(),
+                reason,
+            });
+        }
         let warning = match job.map(|j| j.kind) {
             Some(JobKind::Airflow) => Some(format!(
                 "`{}` is an Airflow task: its SQL runs per date into the shadow `{}` (executor sql); the airflow2/airflow3 commands run the production task, which writes production, and are listed for reference only (see docs/plan.md, Executors)",

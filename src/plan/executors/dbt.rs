@@ -524,6 +524,60 @@ pub fn refusal(d: &crate::project::Dataset, shadows: &super::DbtShadows) -> Opti
     if let Err(why) = selector(d) {
         return Some(why);
     }
+    never_run_whole(d, shadows)
+}
+
+/// Why the overlay cannot keep `d`'s body (its `job`) from writing
+/// production during its task, if it cannot; `statement_masked`: whether
+/// the overlay masks `statement` in this plan.
+pub fn body_refusal(
+    d: &crate::project::Dataset,
+    job: Option<&crate::project::Job>,
+    statement_masked: bool,
+) -> Option<String> {
+    // What the overlay's masks cannot check: calls that write while dbt
+    // compiles the body (before its materialization), during the task.
+    let unchecked = |call: &str| {
+        let name = call.split('`').nth(1).unwrap_or(call);
+        let last = name.rsplit('.').next().unwrap_or(name);
+        let adapter_write = name.starts_with("adapter.")
+            && matches!(
+                last,
+                "execute"
+                    | "drop_relation"
+                    | "truncate_relation"
+                    | "rename_relation"
+                    | "drop_schema"
+                    | "create_schema"
+            );
+        adapter_write || name == "dbt.statement" || (!statement_masked && last == "statement")
+    };
+    if let Some(call) = job.and_then(|j| j.needs_warehouse.iter().find(|c| unchecked(c))) {
+        return Some(format!(
+            "`{}`'s body calls {call}, which can change the warehouse (production) while dbt compiles the model, during the task, where the overlay cannot check it; move it to a post_hook or an on-run-end hook (the backfill runs neither), or restate the model by hand",
+            d.name
+        ));
+    }
+    // `sql_header` runs before the model's own statement, unchecked: only
+    // session settings and temporary functions may be in it.
+    if let Some(header) = d.config.get("sql_header").and_then(|v| v.as_str())
+        && let Some(bad) = header
+            .split(';')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .find(|s| !header_statement_is_session(s))
+    {
+        return Some(format!(
+            "`{}`'s `sql_header` runs `{}` before the model, during the task, where the overlay cannot check it; a header may only set the session or make temporary functions: move the rest to an on-run-start hook run before the backfill",
+            d.name,
+            crate::text::one_line(bad)
+        ));
+    }
+    None
+}
+
+/// Why `d` cannot be rebuilt into its shadow at all, if it cannot.
+fn never_run_whole(d: &crate::project::Dataset, shadows: &super::DbtShadows) -> Option<String> {
     // dbt ignores `--full-refresh` for such a model: its shadow would stay
     // the copy of production the setup made, pass every check, and be
     // swapped back unchanged.
@@ -554,6 +608,32 @@ pub fn refusal(d: &crate::project::Dataset, shadows: &super::DbtShadows) -> Opti
             d.name
         )
     })
+}
+
+/// Whether a statement of a model's `sql_header` only sets the session or
+/// makes a temporary function or macro (what headers are for).
+fn header_statement_is_session(statement: &str) -> bool {
+    let words: Vec<String> = statement
+        .split_whitespace()
+        .take(6)
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    matches!(
+        w.as_slice(),
+        ["set", ..]
+            | ["reset", ..]
+            | ["pragma", ..]
+            | ["create", "temp" | "temporary", "function" | "macro", ..]
+            | [
+                "create",
+                "or",
+                "replace",
+                "temp" | "temporary",
+                "function" | "macro",
+                ..
+            ]
+    )
 }
 
 /// The `--select` value that addresses exactly the model `d`: its file

@@ -12,8 +12,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 pub use dbt::{
-    OVERLAY_FUNCTIONS as DBT_OVERLAY_FUNCTIONS, OVERLAY_VAR as DBT_OVERLAY_VAR, holds_rows,
-    overlay_lines as dbt_overlay_lines, refusal as dbt_refusal, selector as dbt_selector,
+    OVERLAY_FUNCTIONS as DBT_OVERLAY_FUNCTIONS, OVERLAY_VAR as DBT_OVERLAY_VAR,
+    body_refusal as dbt_body_refusal, holds_rows, overlay_lines as dbt_overlay_lines,
+    refusal as dbt_refusal, selector as dbt_selector,
 };
 pub use sql::{ScriptTarget, guarded_script, makes_view, task_suffix};
 

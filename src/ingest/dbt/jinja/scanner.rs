@@ -128,6 +128,14 @@ pub(crate) const WAREHOUSE_CALLS: &[&str] = &[
     "get_query_results_as_dict",
     "get_single_value",
     "star",
+    // The adapter's own writes (`adapter.execute`, `adapter.drop_relation`):
+    // a plan refuses a restated model whose body calls them.
+    "execute",
+    "drop_relation",
+    "truncate_relation",
+    "rename_relation",
+    "drop_schema",
+    "create_schema",
 ];
 
 /// How many of [`WAREHOUSE_CALLS`] are dbt's primitives.
