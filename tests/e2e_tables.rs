@@ -1101,6 +1101,12 @@ on conflict (code) do update set parent_id = excluded.parent_id;",
     );
 }
 
+/// `text` for a [`Case`], whose fields are static: a handful of cases per
+/// test process, so leaking them is cheaper than owning every field.
+fn lasting(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
+
 /// A day's orders cast to dates in a database whose sessions run in Los
 /// Angeles: the bad UTC day reaches the Los Angeles day before it.
 const SESSION_ZONE_SETUP: &str = "create schema raw; create schema mart;
@@ -1154,6 +1160,94 @@ fn a_cast_to_date_in_the_session_s_zone_is_checked_before_the_plan_runs() {
     let (code, err) = run_plan(&db, dir.path(), &said.plan(dir.path()).unwrap(), &[]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(said.dump(&db), said.recompute(make));
+}
+
+/// More ways a job's days depend on the session's zone, each stopped
+/// before anything changes when the database runs in Los Angeles: a
+/// truncation kept as an instant, a plain timestamp made an instant, a
+/// zone set after the work or reset, and a domain over `timestamptz`.
+#[test]
+fn every_way_the_session_s_zone_cuts_days_is_checked() {
+    let plain = "create schema raw; create schema mart;
+do $$ begin execute format('alter database %I set timezone = %L', current_database(), 'America/Los_Angeles'); end $$;
+create table raw.orders (order_id int primary key, ordered_at timestamp, amount numeric(12,2));
+create table mart.daily (order_date date, n bigint, revenue numeric(14,2));
+insert into raw.orders select i, timestamp '2026-03-01 01:00:00' + (i * 3) * interval '1 hour', i from generate_series(1, 30) i;
+update raw.orders set amount = amount * 100 where ordered_at::date = '2026-03-03';";
+    let domain = SESSION_ZONE_SETUP.replace(
+        "create table raw.orders (order_id int primary key, ordered_at timestamptz,",
+        "create domain raw.instant as timestamptz not null;\ncreate table raw.orders (order_id int primary key, ordered_at raw.instant,",
+    );
+    let instants = "create table mart.daily (order_date date, n bigint, revenue numeric(14,2));";
+    let truncated = SESSION_ZONE_SETUP.replace(
+        instants,
+        "create table mart.daily (order_date timestamptz, n bigint, revenue numeric(14,2));",
+    );
+    let group = "count(*), sum(amount) from raw.orders group by 1;\n";
+    let cases: Vec<(String, String, &str)> = vec![
+        (
+            truncated,
+            format!(
+                "delete from mart.daily;\ninsert into mart.daily (order_date, n, revenue) select date_trunc('day', ordered_at), {group}"
+            ),
+            "update raw.orders set amount = amount / 100 where (ordered_at at time zone 'UTC')::date = '2026-03-03';",
+        ),
+        (
+            plain.to_string(),
+            format!(
+                "delete from mart.daily;\ninsert into mart.daily (order_date, n, revenue) select (ordered_at::timestamptz at time zone 'UTC')::date, {group}"
+            ),
+            "update raw.orders set amount = amount / 100 where ordered_at::date = '2026-03-03';",
+        ),
+        (
+            SESSION_ZONE_SETUP.to_string(),
+            format!(
+                "set time zone 'UTC';\nreset timezone;\ndelete from mart.daily;\ninsert into mart.daily (order_date, n, revenue) select cast(ordered_at as date), {group}"
+            ),
+            "update raw.orders set amount = amount / 100 where (ordered_at at time zone 'UTC')::date = '2026-03-03';",
+        ),
+        (
+            SESSION_ZONE_SETUP.to_string(),
+            format!(
+                "delete from mart.daily;\ninsert into mart.daily (order_date, n, revenue) select cast(ordered_at as date), {group}set time zone 'UTC';\n"
+            ),
+            "update raw.orders set amount = amount / 100 where (ordered_at at time zone 'UTC')::date = '2026-03-03';",
+        ),
+        (
+            domain,
+            format!(
+                "delete from mart.daily;\ninsert into mart.daily (order_date, n, revenue) select cast(ordered_at as date), {group}"
+            ),
+            "update raw.orders set amount = amount / 100 where (ordered_at at time zone 'UTC')::date = '2026-03-03';",
+        ),
+    ];
+    for (setup, job, fix) in cases {
+        let (setup, job) = (lasting(setup), lasting(job));
+        let jobs: &'static [(&'static str, &'static str)] =
+            Box::leak(vec![("daily", job)].into_boxed_slice());
+        let case = Case {
+            setup,
+            jobs,
+            yml: "datasets:\n  raw.orders: { grain: day, start: 2026-03-01, partition_column: ordered_at }\n  mart.daily: { grain: day, start: 2026-03-01, partition_column: order_date }\n",
+            fix,
+            after: "",
+            changed: "raw.orders",
+            day: "2026-03-03",
+            dumps: &["select * from mart.daily order by 1"],
+        };
+        let Some(db) = engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg) else {
+            return;
+        };
+        let dir = case.production(&db);
+        let before = case.dump(&db);
+        let (code, err) = run_plan(&db, dir.path(), &case.plan(dir.path()).unwrap(), &[]);
+        assert_ne!(code, 0, "{job}: {err}");
+        assert!(
+            err.contains("the session's TimeZone is America/Los_Angeles"),
+            "{job}: {err}"
+        );
+        assert_eq!(case.dump(&db), before, "{job}");
+    }
 }
 
 #[test]

@@ -140,8 +140,15 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
             }
         }
     }
-    let zones: BTreeSet<&str> = v.zones.iter().map(|(z, _)| z.as_str()).collect();
-    if let Some((z, ev)) = v.zones.first() {
+    // A session zone set once, first, is the one the job's casts cut in;
+    // otherwise which zone is in force is not the SQL's to say.
+    let session: &[(String, String)] = match v.zone_unclear {
+        true => &[],
+        false => &v.session_zones,
+    };
+    let all: Vec<&(String, String)> = v.zones.iter().chain(session).collect();
+    let zones: BTreeSet<&str> = all.iter().map(|(z, _)| z.as_str()).collect();
+    if let Some((z, ev)) = all.first() {
         let evidence = format!("inferred from SQL ({file}, SQL line {ev})");
         out.zone = Some(((zones.len() == 1).then(|| z.clone()), evidence));
     }
@@ -321,6 +328,19 @@ struct Finder {
     windows: Vec<RawWindow>,
     grains: Vec<(Grain, String)>,
     zones: Vec<(String, String)>,
+    /// Zones the job sets its session to (`set time zone 'X'`), kept only
+    /// when set once, first, and never reset: see `zone_unclear`.
+    #[serde(default)]
+    session_zones: Vec<(String, String)>,
+    /// A statement other than a setting has run (a zone set after it is
+    /// not in force for it).
+    #[serde(default)]
+    worked: bool,
+    /// The session's zone at the job's casts cannot be told from its SQL
+    /// (set after work, `set local`, reset, `discard`): it is then the
+    /// database's, which the plan checks.
+    #[serde(default)]
+    zone_unclear: bool,
     time_sources: BTreeMap<String, String>,
 }
 
@@ -347,22 +367,42 @@ impl Visitor for Finder {
     fn pre_visit_statement(&mut self, st: &sqlparser::ast::Statement) -> ControlFlow<()> {
         use sqlparser::ast::{Set, Statement};
         // The job's session zone: `cast(ts as date)` after it cuts days there.
-        let zone = match st {
-            Statement::Set(Set::SetTimeZone { value, .. }) => text_literal(value),
+        let (zone, local) = match st {
+            Statement::Set(Set::SetTimeZone { value, local }) => (text_literal(value), *local),
             Statement::Set(Set::SingleAssignment {
-                variable, values, ..
+                variable,
+                values,
+                scope,
+                ..
             }) if matches!(
                 variable.to_string().to_ascii_lowercase().as_str(),
                 "timezone" | "time_zone"
             ) =>
             {
-                values.first().and_then(text_literal)
+                (
+                    values.first().and_then(text_literal),
+                    scope.is_some_and(|s| s.to_string().eq_ignore_ascii_case("local")),
+                )
             }
-            _ => None,
+            _ => (None, false),
         };
+        let text = || st.to_string().to_ascii_lowercase();
         if let Some(z) = zone {
-            self.zones
-                .push((z, format!("{}: `{}`", st.span().start.line, st)));
+            if self.worked || local {
+                self.zone_unclear = true;
+            } else {
+                self.session_zones
+                    .push((z, format!("{}: `{}`", st.span().start.line, st)));
+            }
+        } else if matches!(st, Statement::Discard { .. })
+            || (text().starts_with("reset") && text().contains("time"))
+        {
+            self.zone_unclear = true;
+        } else if !matches!(
+            st,
+            Statement::Set(_) | Statement::StartTransaction { .. } | Statement::Commit { .. }
+        ) {
+            self.worked = true;
         }
         ControlFlow::Continue(())
     }
@@ -2042,10 +2082,21 @@ mod reach_tests {
         )
         .unwrap();
         assert_eq!(
-            f.zones.first().map(|(z, _)| z.as_str()),
+            f.session_zones.first().map(|(z, _)| z.as_str()),
             Some("America/New_York")
         );
+        assert!(!f.zone_unclear);
         assert!(f.grains.iter().any(|(g, _)| *g == Grain::None));
+        // Set after the work, locally, or reset: the job's SQL cannot say
+        // which zone its casts cut in.
+        for sql in [
+            "select cast(d as date), sum(v) from s group by 1; set time zone 'UTC'",
+            "set time zone 'UTC'; reset timezone; select cast(d as date), sum(v) from s group by 1",
+            "begin; set local time zone 'UTC'; commit; select cast(d as date), sum(v) from s group by 1",
+        ] {
+            let f = parse_and_find(sql, SqlDialect::Postgres).unwrap();
+            assert!(f.zone_unclear, "{sql}");
+        }
     }
 
     #[test]

@@ -468,9 +468,31 @@ pub fn document(
             .and_then(|c| c.data_type.as_deref())
             .map(str::to_ascii_lowercase)
     };
-    let mut session_zone: BTreeMap<&str, (String, String)> = BTreeMap::new();
+    let mut session_zone: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
     for id in order.iter().filter(|id| holds_rows(id)) {
-        // Keyed by instants itself, it cuts no day: its filters carry offsets.
+        let sql = g
+            .writer(id)
+            .and_then(|j| j.sql.as_deref())
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default();
+        // What in a job's SQL the session's zone moves: a truncation or a
+        // cast of an instant, and a plain timestamp made an instant.
+        let cuts = [
+            "date_trunc",
+            "::date",
+            " as date",
+            "date(",
+            "to_char",
+            "date_part",
+            "extract",
+            "strftime",
+            "time_bucket",
+        ]
+        .iter()
+        .any(|w| sql.contains(w));
+        let makes_instants = sql.contains("timestamptz") || sql.contains("with time zone");
+        // Keyed by instants it keeps as they are, it cuts no day: its
+        // filters carry offsets.
         let keyed_by_instants = g.dataset(id).is_some_and(|d| {
             partition
                 .get(id)
@@ -478,17 +500,15 @@ pub fn document(
                 .and_then(|c| type_of(&d.relation, c))
                 .is_some_and(|t| instant_type(&t))
         });
-        if keyed_by_instants {
+        if keyed_by_instants && !cuts && !makes_instants {
             continue;
         }
-        let Some((zone, whence)) = model
+        let said = model
             .datasets
             .get(&g.index[*id])
-            .and_then(|t| t.said_zone.clone())
-        else {
-            continue;
-        };
+            .and_then(|t| t.said_zone.clone());
         let mut read = Vec::new();
+        let mut checks = Vec::new();
         for u in g
             .graph
             .neighbors_directed(g.index[*id], Direction::Incoming)
@@ -501,17 +521,40 @@ pub fn document(
                 continue;
             };
             let column = crate::sql::rewrite::unquote_ident(&pc.column);
-            if let Some(ty) = type_of(&ud.relation, &column).filter(|t| instant_type(t)) {
+            let Some(ty) = type_of(&ud.relation, &column) else {
+                continue;
+            };
+            if instant_type(&ty) {
                 read.push(format!("`{}.{column}` ({ty})", ud.relation));
+            } else if makes_instants && ty.starts_with("timestamp") {
+                // A plain timestamp made an instant is read in the session's
+                // zone, whatever the job converts it to after: the plan took
+                // it for a time of its dataset's zone.
+                let (zone, whence) = model
+                    .datasets
+                    .get(&u)
+                    .and_then(|t| t.said_zone.clone())
+                    .unwrap_or_else(|| ("UTC".to_string(), "no zone said".to_string()));
+                checks.push((
+                    zone.clone(),
+                    format!(
+                        "the plan takes `{}.{column}` ({ty}) to be times of {zone} ({whence}) and the job of `{}` makes instants of it, which a session reads in its own zone",
+                        ud.relation,
+                        g.dataset(id).map_or("", |d| d.name.as_str())
+                    ),
+                ));
             }
         }
-        if let (false, Some(d)) = (read.is_empty(), g.dataset(id)) {
+        if let (false, Some(d), Some((zone, whence))) = (read.is_empty(), g.dataset(id), said) {
             let what = format!(
                 "the plan takes the days of `{}` to be {zone}'s ({whence}) and its job reads {} whose casts to a date cut days in the session's zone",
                 d.name,
                 read.join(", ")
             );
-            session_zone.insert(id, (zone, what));
+            checks.push((zone, what));
+        }
+        if !checks.is_empty() {
+            session_zone.insert(id, checks);
         }
     }
     // An hourly grain only assumed from an upstream (a daily table over
@@ -817,7 +860,7 @@ pub fn document(
                     .join(".")
             ));
         }
-        if let Some((zone, what)) = session_zone.get(*id) {
+        for (zone, what) in session_zone.get(*id).into_iter().flatten().rev() {
             let span = by_dataset[*id]
                 .iter()
                 .flat_map(|t| t.ranges.iter().copied())

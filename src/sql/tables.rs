@@ -814,7 +814,9 @@ const PG_CATALOG: &str = r#"select json_build_object(
   'schema', n.nspname, 'name', c.relname,
   'kind', case c.relkind when 'm' then 'materialized_view' when 'v' then 'view' else 'table' end,
   'columns', coalesce((select json_agg(json_build_object(
-      'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'not_null', a.attnotnull,
+      'name', a.attname,
+      'type', (select case when t.typbasetype <> 0 then format_type(t.typbasetype, t.typtypmod) else format_type(a.atttypid, a.atttypmod) end from pg_type t where t.oid = a.atttypid),
+      'not_null', a.attnotnull,
       'default', case when a.attgenerated = '' then pg_get_expr(d.adbin, d.adrelid) end,
       'generated', case when a.attgenerated <> '' then pg_get_expr(d.adbin, d.adrelid) end,
       'identity', case a.attidentity when 'a' then 'always' when 'd' then 'by_default' end)
