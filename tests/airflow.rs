@@ -1244,6 +1244,13 @@ with DAG('fan') as d:
         y << b
     for z in get_tasks():
         z >> a
+    made = []
+    for r in ['p', 'q']:
+        op = EmptyOperator(task_id=f'x_{{r}}')
+        made.append(op)
+    for t in made:
+        start >> t
+    made >> end
 "
     );
     let (dags, warnings) = read(&[("fan.py", &text)]);
@@ -1251,7 +1258,12 @@ with DAG('fan') as d:
     assert_eq!(task(d, "load_customers").upstream, ["start"]);
     let mut into_end = task(d, "end").upstream.clone();
     into_end.sort_unstable();
-    assert_eq!(into_end, ["load_customers", "load_items", "load_orders"]);
+    assert_eq!(
+        into_end,
+        ["load_customers", "load_items", "load_orders", "x_p", "x_q"]
+    );
+    // A name bound to a task, appended, stands for it.
+    assert_eq!(task(d, "x_q").upstream, ["start"]);
     assert_eq!(task(d, "a").upstream, ["end"]);
     assert_eq!(task(d, "b").upstream, ["end"]);
     assert_eq!(task(d, "c").upstream, ["b"]);

@@ -1179,6 +1179,11 @@ impl Reader<'_> {
                 && let Some(Binding::Tasks(t)) = self.value(x, dag, prefix)
             {
                 made.extend(t);
+            } else if let Expr::Name(n) = x
+                && let Some(Binding::Tasks(t)) = self.names.get(n.id.as_str())
+            {
+                // `ts.append(op)`: a name bound to tasks stands for them.
+                made.extend(t.iter().cloned());
             }
         }
         match (call.func.as_ref(), name) {
