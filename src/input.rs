@@ -50,7 +50,7 @@ fn read_limited(path: &Path, limit: u64, meta: &mut Option<std::fs::Metadata>) -
             .read_to_end(&mut bytes)
             .map_err(io)?;
     } else {
-        std::fs::File::open(path)
+        open_without_waiting(path)
             .and_then(|f| {
                 // `take` hides the file's size from `read_to_end`, which then
                 // grows the buffer and probes for the end of each of 10,000
@@ -66,6 +66,27 @@ fn read_limited(path: &Path, limit: u64, meta: &mut Option<std::fs::Metadata>) -
         return Err(Error::TooLarge { path: label, limit });
     }
     decode(label, bytes)
+}
+
+/// Opens `path` for reading without waiting: opening a named pipe blocks
+/// until something writes to it, which may be never (a file replaced by a
+/// FIFO hung every command). Opened non-blocking, then read blocking: a
+/// pipe with a writer (`<(...)`) reads whole, one without reads empty.
+pub fn open_without_waiting(path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(OFlags::NONBLOCK.bits() as i32)
+            .open(path)?;
+        let flags = rustix::fs::fcntl_getfl(&file)?;
+        rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    std::fs::File::open(path)
 }
 
 /// `bytes` as a string (a UTF-8 byte order mark dropped: editors on

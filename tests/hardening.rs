@@ -1795,3 +1795,77 @@ fn an_error_naming_a_file_with_a_line_break_stays_one_line() {
         "{err}"
     );
 }
+
+/// A named pipe nothing writes to, where ripple reads a file (a model the
+/// warm cache knew, `tables:`, a file given on the command line), is read
+/// as it is at once: opening it waited for a writer forever. A pipe with a
+/// writer (`<(...)`) is still read whole.
+#[test]
+fn a_named_pipe_with_no_writer_never_hangs_a_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        &[
+            (
+                "ripple.yml",
+                "dialect: postgres\nmodels: [jobs]\ntables: [facts.jsonl]\n",
+            ),
+            ("jobs/a.sql", "insert into mart.a select * from raw.x;\n"),
+            ("jobs/b.sql", "insert into mart.b select * from mart.a;\n"),
+            ("facts.jsonl", ""),
+        ],
+    );
+    let mkfifo = |p: &Path| {
+        std::fs::remove_file(p).unwrap();
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(p)
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    let run = |args: &[&str]| {
+        let mut child = std::process::Command::new(bin())
+            .args(args)
+            .arg("--project")
+            .arg(root)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("ripple {args:?} hung on a named pipe");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        child.wait_with_output().unwrap()
+    };
+    // Warm: the cache knew `a.sql` as a file.
+    assert!(run(&["graph", "--format", "json"]).status.success());
+    mkfifo(&root.join("jobs/a.sql"));
+    mkfifo(&root.join("facts.jsonl"));
+    let warm = run(&["graph", "--format", "json"]);
+    let cold = run(&["graph", "--format", "json", "--no-cache"]);
+    assert_eq!(warm.stdout, cold.stdout);
+    assert!(run(&["check"]).status.code().is_some());
+    // A pipe that has a writer is read whole.
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{} lineage --format json <(printf 'insert into t select * from s;')",
+            bin().display()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"t\""));
+}
