@@ -10,7 +10,10 @@ pub fn dot_string(s: &str) -> String {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
-            '\r' => {}
+            // Shown, not acted on: `\r` would justify the line, a raw tab
+            // look like spaces.
+            '\r' => out.push_str("\\\\r"),
+            '\t' => out.push_str("\\\\t"),
             c if crate::text::acts(c) => out.push_str(&format!("\\\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
@@ -20,7 +23,8 @@ pub fn dot_string(s: &str) -> String {
 }
 
 /// Text inside a Mermaid `["..."]` label: quotes and markup characters as
-/// entity codes, newlines as spaces.
+/// entity codes, line breaks and tabs as `\n`, `\r`, `\t` (as spaces they
+/// made look-alike names).
 pub fn mermaid_label(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -29,7 +33,9 @@ pub fn mermaid_label(s: &str) -> String {
             '<' => out.push_str("#lt;"),
             '>' => out.push_str("#gt;"),
             '#' => out.push_str("#35;"),
-            '\n' | '\r' => out.push(' '),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
             '`' => out.push_str("#96;"),
             // `%%{init: ...}%%` anywhere in the text is a directive to
             // Mermaid (it can lower the security level); `%%` a comment.
@@ -43,12 +49,21 @@ pub fn mermaid_label(s: &str) -> String {
 }
 
 /// Text inside a Markdown table cell: pipes escaped, HTML brackets as
-/// entities, newlines as spaces, so a name cannot end the cell or the row.
+/// entities, line breaks and tabs as `\n`, `\r`, `\t`, so a name cannot
+/// end the cell or the row, nor look like another.
 pub fn markdown_cell(s: &str) -> String {
-    s.replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\n', " ")
+    breaks_shown(
+        &s.replace('|', "\\|")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;"),
+    )
+}
+
+/// `s` with its line breaks and tabs written `\n`, `\r`, `\t`.
+fn breaks_shown(s: &str) -> String {
+    s.replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace('\t', "\\t")
 }
 
 /// Markdown prose in which GitHub links nothing: `@org/team` would notify
@@ -75,7 +90,10 @@ pub fn markdown_text(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            '\n' | '\r' => out.push(' '),
+            // `\\n`: the backslash escaped, as every backslash here is.
+            '\n' => out.push_str("\\\\n"),
+            '\r' => out.push_str("\\\\r"),
+            '\t' => out.push_str("\\\\t"),
             c => out.push(c),
         }
     }
@@ -83,9 +101,9 @@ pub fn markdown_text(s: &str) -> String {
 }
 
 /// A Markdown code span around `s`, fenced with more backticks than any run
-/// inside it (CommonMark's rule), newlines as spaces.
+/// inside it (CommonMark's rule), line breaks and tabs as `\n`, `\r`, `\t`.
 pub fn code_span(s: &str) -> String {
-    let s = s.replace(['\n', '\r'], " ");
+    let s = breaks_shown(s);
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if s.starts_with('`') || s.ends_with('`') {
@@ -167,8 +185,30 @@ mod tests {
         assert_eq!(dot_string(r#"a"b\c"#), r#""a\"b\\c""#);
         assert_eq!(dot_string("x\n}"), "\"x\\n}\"");
         assert_eq!(mermaid_label(r#"a"]-->b["#), "a#quot;]--#gt;b[");
-        assert_eq!(markdown_cell("a|b\n<c>"), "a\\|b &lt;c&gt;");
-        assert_eq!(markdown_text("a_b|*c*\n<d>"), "a\\_b\\|\\*c\\* &lt;d&gt;");
+        assert_eq!(markdown_cell("a|b\n<c>"), "a\\|b\\n&lt;c&gt;");
+        assert_eq!(
+            markdown_text("a_b|*c*\n<d>"),
+            "a\\_b\\|\\*c\\*\\\\n&lt;d&gt;"
+        );
+        // Names that differ by a line break, a carriage return or a space
+        // never print alike.
+        for f in [
+            markdown_cell,
+            markdown_text,
+            code_span,
+            mermaid_label,
+            dot_string,
+        ] {
+            let shown: std::collections::BTreeSet<String> = ["a b", "a\nb", "a\rb", "a\tb"]
+                .iter()
+                .map(|n| f(n))
+                .collect();
+            assert_eq!(shown.len(), 4, "{shown:?}");
+            assert!(
+                shown.iter().all(|s| !s.contains('\r') && !s.contains('\t')),
+                "{shown:?}"
+            );
+        }
         assert_eq!(code_span("x"), "`x`");
         assert_eq!(code_span("a``b"), "```a``b```");
         assert_eq!(code_span("`x"), "`` `x ``");
