@@ -414,22 +414,27 @@ pub fn diagram(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> super::s
     }
     let hidden_affected = affected.len() - affected_shown;
     let hidden = total.saturating_sub(nodes.len());
+    // Said apart: the unaffected ones are left out by design, the affected
+    // ones past the cap only for the picture's size.
+    let unaffected_hidden = hidden.saturating_sub(hidden_affected);
     let folded = (hidden > 0).then(|| {
-        let mut s = format!(
-            "{hidden} of {total} datasets not drawn: only the affected ones{}",
-            if context_shown > 0 {
-                " and their unaffected neighbours"
-            } else {
-                ""
-            }
-        );
-        if hidden_affected > 0 {
-            let _ = write!(
-                s,
-                " ({hidden_affected} affected datasets past the first {MAX_DRAWN}: every one is in the partitions below)"
-            );
+        let mut parts = Vec::new();
+        if unaffected_hidden > 0 {
+            parts.push(format!(
+                "{unaffected_hidden} unaffected datasets not drawn (only the affected ones{} are)",
+                if context_shown > 0 {
+                    " and their unaffected neighbours"
+                } else {
+                    ""
+                }
+            ));
         }
-        s
+        if hidden_affected > 0 {
+            parts.push(format!(
+                "{hidden_affected} affected datasets past the first {MAX_DRAWN} not drawn: every one is in the partitions below"
+            ));
+        }
+        format!("{hidden} of {total} datasets not drawn: {}", parts.join("; "))
     });
     Diagram {
         nodes,
