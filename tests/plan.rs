@@ -1698,6 +1698,9 @@ fn a_validation_that_could_change_production_is_refused() {
             "writes",
         ),
         ("select true into kept from {table}", "writes"),
+        // A row lock makes production's writers wait on the validation.
+        ("select count(*) > 0 from a for update", "locks"),
+        ("select exists (select 1 from a for share)", "locks"),
     ] {
         let err = plan_with(validate).unwrap_err();
         assert!(

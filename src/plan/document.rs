@@ -1545,12 +1545,15 @@ fn read_only_query(validate: &str, dialect: SqlDialect) -> Result<(), String> {
     impl Visitor for Writes {
         type Break = ();
         fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-            let writes = match &*q.body {
-                SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) => true,
-                SetExpr::Merge(_) => true,
-                SetExpr::Select(s) => s.into.is_some(),
-                _ => false,
-            };
+            // A row lock (`for update`, `for share`) makes production's
+            // own writers wait on the validation.
+            let writes = !q.locks.is_empty()
+                || match &*q.body {
+                    SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) => true,
+                    SetExpr::Merge(_) => true,
+                    SetExpr::Select(s) => s.into.is_some(),
+                    _ => false,
+                };
             if writes {
                 ControlFlow::Break(())
             } else {
@@ -1559,7 +1562,10 @@ fn read_only_query(validate: &str, dialect: SqlDialect) -> Result<(), String> {
         }
     }
     match query.visit(&mut Writes) {
-        ControlFlow::Break(()) => Err("writes (a data-modifying CTE or `select into`)".to_string()),
+        ControlFlow::Break(()) => Err(
+            "writes or locks (a data-modifying CTE, `select into`, `for update` / `for share`)"
+                .to_string(),
+        ),
         ControlFlow::Continue(()) => Ok(()),
     }
 }
