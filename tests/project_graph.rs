@@ -1009,3 +1009,33 @@ fn relations_a_dbt_model_names_by_hand_are_followed_and_named() {
         .collect();
     assert!(ids.contains(&"model.hard"), "{ids:?}");
 }
+
+/// A dbt model whose SQL, as ripple renders it, does not parse is named by
+/// `check` (a warning: dbt may run it), where it once said nothing.
+#[test]
+fn check_names_a_dbt_model_ripple_cannot_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("dbt_project.yml", "name: shop\nprofile: shop\n"),
+            ("models/ok.sql", "select 1 as a\n"),
+            (
+                "models/broken.sql",
+                "select a, sum(b) from {{ ref('ok') }} where (a = 'x' group by 1\n",
+            ),
+        ],
+    );
+    let out = ripple()
+        .args(["check", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("warning[parse-error]: models/broken.sql:1:")
+            && text.contains("`broken` as ripple renders it does not parse"),
+        "{text}"
+    );
+    assert_eq!(text.matches("parse-error").count(), 1, "{text}");
+}

@@ -740,6 +740,35 @@ impl LineageGraph {
     /// building, and sources that nothing reads; sorted.
     pub fn check(&self) -> Vec<Diagnostic> {
         let mut out = self.diagnostics.clone();
+        // A dbt model's SQL is parsed only when a command needs its columns
+        // or times; `check` says which ripple cannot read (dbt may: it
+        // runs the SQL as written), since those are read as `*`.
+        let unparsed: Vec<Diagnostic> = {
+            use rayon::prelude::*;
+            self.jobs
+                .par_iter()
+                .filter(|(_, j)| j.kind.is_dbt())
+                .filter_map(|(_, j)| {
+                    let sql = j.sql.as_deref()?;
+                    let e = crate::sql::script_lineage(sql, self.config.dialect)
+                        .errors
+                        .into_iter()
+                        .next()?;
+                    Some(Diagnostic::warning(
+                        "parse-error",
+                        Some(j.file.clone()),
+                        e.line as u32,
+                        e.column as u32,
+                        format!(
+                            "`{}` as ripple renders it does not parse ({}; line and column of the rendered SQL): its columns and times are not read (taken as `*`), so column pruning and time inference cannot narrow what reads it",
+                            j.id.rsplit('.').next().unwrap_or(&j.id),
+                            e.message
+                        ),
+                    ))
+                })
+                .collect()
+        };
+        out.extend(unparsed);
         for s in self.unused_sources() {
             out.push(Diagnostic::warning(
                 "unused-source",
