@@ -107,10 +107,18 @@ fn clean_up_on_signals() {
             .name("ripple-signals".to_string())
             .spawn(move || {
                 if let Some(signal) = signals.forever().next() {
-                    // Held until the process ends: no writer starts another file.
+                    // Held until the process ends: no writer starts another
+                    // file. A deletion that fails part way (seen under load:
+                    // a copy was left) is tried again until the copy is gone.
                     let live = live();
                     for path in live.iter() {
-                        let _ = std::fs::remove_dir_all(path);
+                        for _ in 0..200 {
+                            let _ = std::fs::remove_dir_all(path);
+                            if !path.exists() {
+                                break;
+                            }
+                            std::thread::sleep(std::time::Duration::from_millis(5));
+                        }
                     }
                     let _ = signal_hook::low_level::emulate_default_handler(signal);
                     std::process::exit(128 + signal);
