@@ -21,6 +21,7 @@ use crate::project::{Dataset, Diagnostic, Project};
 
 pub use airflow::{Dags, read_dags};
 pub use dbt::NAME_MACROS as DBT_NAME_MACROS;
+pub(crate) use dbt::jinja::ADAPTER_WRITES as DBT_ADAPTER_WRITES;
 pub(crate) use dbt::jinja::macro_blocks as dbt_macro_blocks;
 pub use schema_file::read_schema;
 pub use tables::{TablesError, load_tables};

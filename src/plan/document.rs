@@ -593,16 +593,7 @@ pub fn document(
     // The type of each dataset's partition column, when its facts say.
     let column_type = |id: &str| -> Option<String> {
         let d = g.dataset(id)?;
-        let column = partition.get(id)?.as_deref()?;
-        tables
-            .get(&d.relation, dialect)
-            .and_then(|f| {
-                f.columns
-                    .iter()
-                    .find(|c| c.name.eq_ignore_ascii_case(column))
-            })
-            .and_then(|c| c.data_type.as_deref())
-            .map(str::to_ascii_lowercase)
+        type_of(&d.relation, partition.get(id)?.as_deref()?)
     };
     let dataset_zone = |id: &str| -> String {
         g.dataset(id)

@@ -295,11 +295,10 @@ pub fn session_zone_check(
         return None;
     }
     let at = |h: crate::time::Hour| {
-        let (date, hour) = crate::time::datetime_of(h);
-        format!("timestamptz '{date} {hour:02}:00:00+00'")
+        crate::time::zoned_literal(h, "UTC").map(|l| format!("timestamptz {l}"))
     };
     // Daily: two zones that cut different days differ on most of them.
-    let (first, last) = (at(from), at(to.max(from)));
+    let (first, last) = (at(from)?, at(to.max(from))?);
     let message = format!(
         "'ripple: the session''s TimeZone is ' || current_setting('TimeZone') || ', but {}; nothing was changed. Declare `time_zone` for it in ripple.yml (the zone the session runs in) and plan again, or set the database''s TimeZone to {}'",
         what.replace('\'', "''"),

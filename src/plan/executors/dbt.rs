@@ -540,16 +540,8 @@ pub fn body_refusal(
     let unchecked = |call: &str| {
         let name = call.split('`').nth(1).unwrap_or(call);
         let last = name.rsplit('.').next().unwrap_or(name);
-        let adapter_write = name.starts_with("adapter.")
-            && matches!(
-                last,
-                "execute"
-                    | "drop_relation"
-                    | "truncate_relation"
-                    | "rename_relation"
-                    | "drop_schema"
-                    | "create_schema"
-            );
+        let adapter_write =
+            name.starts_with("adapter.") && crate::ingest::DBT_ADAPTER_WRITES.contains(&last);
         adapter_write || name == "dbt.statement" || (!statement_masked && last == "statement")
     };
     if let Some(call) = job.and_then(|j| j.needs_warehouse.iter().find(|c| unchecked(c))) {

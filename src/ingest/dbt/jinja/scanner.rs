@@ -128,8 +128,19 @@ pub(crate) const WAREHOUSE_CALLS: &[&str] = &[
     "get_query_results_as_dict",
     "get_single_value",
     "star",
-    // The adapter's own writes (`adapter.execute`, `adapter.drop_relation`):
-    // a plan refuses a restated model whose body calls them.
+    // The adapter's own writes, [`ADAPTER_WRITES`]: a plan refuses a
+    // restated model whose body calls them.
+    ADAPTER_WRITES[0],
+    ADAPTER_WRITES[1],
+    ADAPTER_WRITES[2],
+    ADAPTER_WRITES[3],
+    ADAPTER_WRITES[4],
+    ADAPTER_WRITES[5],
+];
+
+/// The adapter's methods that change the warehouse (`adapter.execute`,
+/// `adapter.drop_relation`, ...), as the last part of the call.
+pub(crate) const ADAPTER_WRITES: [&str; 6] = [
     "execute",
     "drop_relation",
     "truncate_relation",
