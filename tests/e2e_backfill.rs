@@ -957,7 +957,7 @@ fn a_dbt_task_of_the_airflow_dag_runs_in_airflow_whatever_the_plan_s_size() {
                 ),
             )
             .arg("-c")
-            .arg(RUN_DBT_TASK)
+            .arg(format!("{LOAD_DAG}{RUN_DBT_TASK}"))
             .output()
             .unwrap();
         let said = format!(
@@ -989,8 +989,9 @@ fn a_dbt_task_of_the_airflow_dag_runs_in_airflow_whatever_the_plan_s_size() {
     }
 }
 
-/// Loads `plan.py` and runs its first dbt task as Airflow's operator does.
-const RUN_DBT_TASK: &str = r#"
+/// Loads `plan.py` into a DagBag, Airflow 3's or 2's: the start of the
+/// scripts below.
+const LOAD_DAG: &str = r#"
 import json
 try:
     from airflow.dag_processing.dagbag import DagBag
@@ -998,6 +999,11 @@ try:
 except ImportError:
     from airflow.models.dagbag import DagBag
     bag = DagBag(dag_folder="plan.py", include_examples=False)
+"#;
+
+/// Runs the first dbt task of the loaded DAG as Airflow's operator does
+/// (after [`LOAD_DAG`]).
+const RUN_DBT_TASK: &str = r#"
 assert not bag.import_errors, bag.import_errors
 dag = bag.dags["ripple_backfill"]
 commands = [len(t.bash_command) for t in dag.tasks if hasattr(t, "bash_command")]
@@ -1052,7 +1058,7 @@ fn jinja_in_a_validation_reaches_airflow_as_text() {
         .current_dir(dir.path())
         .env("AIRFLOW_HOME", dir.path().join("airflow"))
         .arg("-c")
-        .arg(RENDER_DAG)
+        .arg(format!("{LOAD_DAG}{RENDER_DAG}"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -1068,16 +1074,10 @@ fn jinja_in_a_validation_reaches_airflow_as_text() {
     }
 }
 
-/// Renders every task of `plan.py` as Airflow would for a run, and reports
-/// the SQL of those that hold the `{{ var.value.secret }}` literal.
+/// Renders every task of the loaded DAG as Airflow would for a run (after
+/// [`LOAD_DAG`]), and reports the SQL of those that hold the
+/// `{{ var.value.secret }}` literal.
 const RENDER_DAG: &str = r#"
-import json
-try:
-    from airflow.dag_processing.dagbag import DagBag
-    bag = DagBag(dag_folder="plan.py")
-except ImportError:
-    from airflow.models.dagbag import DagBag
-    bag = DagBag(dag_folder="plan.py", include_examples=False)
 dag = bag.dags["ripple_backfill"]
 literal = []
 for task in dag.tasks:
