@@ -773,6 +773,12 @@ fn plain_reason(reason: &str) -> Option<String> {
             expected.join(", ")
         ));
     }
+    if reason.trim_start().starts_with("tabs disallowed") {
+        return Some(
+            "a tab indents this line, and YAML indents with spaces only: replace the tab with spaces"
+                .to_string(),
+        );
+    }
     let plain = match reason.trim() {
         "expected sequence start" => "expected a list: `[a, b]`, or one `- a` line per item",
         "expected mapping start" => "expected a mapping: `key: value` lines, or `{key: value}`",
@@ -1068,6 +1074,12 @@ backfill:
             err.contains("datasets.a.grain: `dy` is not one of hour, day, week, month, year, none; did you mean `day`?"),
             "{err}"
         );
+        let err = said("datasets:\n  a:\n\tgrain: day\n");
+        assert!(
+            err.contains(":3:") && err.contains("replace the tab with spaces"),
+            "{err}"
+        );
+        assert!(!err.contains("disallowed"), "{err}");
         let err = said("models: jobs\n");
         assert!(
             err.contains("ripple.yml:1:9: models: expected a list"),

@@ -90,7 +90,8 @@ fn main() -> ExitCode {
     result.unwrap_or_else(|err| {
         // Names, and a server's answer, can hold escape sequences.
         // One line: a name holding a line break cannot forge another.
-        eprintln!("error: {}", ripple::text::one_line(&format!("{err:#}")));
+        let said = ripple::text::without_os_code(&format!("{err:#}"));
+        eprintln!("error: {}", ripple::text::one_line(&said));
         ExitCode::from(EXIT_BAD_INPUT)
     })
 }

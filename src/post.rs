@@ -94,6 +94,24 @@ pub enum PostError {
         /// Events accepted before it.
         sent: usize,
     },
+    /// The server sent the event elsewhere (a `3xx`): ripple does not
+    /// follow redirects (a second server would get the events), and
+    /// retrying the same address would get the same answer.
+    #[error(
+        "{url}: event {event} was answered HTTP {status}, a redirect ({answer}), which ripple does not follow; give --post the address it points to. {sent} event(s) before it were accepted"
+    )]
+    Redirected {
+        /// The endpoint.
+        url: String,
+        /// 1-based number of the event.
+        event: usize,
+        /// The status code.
+        status: u16,
+        /// Where the server points, or the start of its answer.
+        answer: String,
+        /// Events accepted before it.
+        sent: usize,
+    },
     /// An event failed on every try.
     #[error(
         "{url}: event {event} failed {tries} time(s), last: {last}; {sent} event(s) before it were accepted. Is the server up? Re-running sends every event again (consumers key static events by job, so repeats replace)"
@@ -239,6 +257,15 @@ pub fn post_events(endpoint: &Endpoint, ndjson: &str, retry: Retry) -> Result<Po
                 Ok(status) if (200..300).contains(&status.0) => break,
                 Ok((status, answer)) if status != 429 && (400..500).contains(&status) => {
                     return Err(PostError::Refused {
+                        url: url.clone(),
+                        event: i + 1,
+                        status,
+                        answer,
+                        sent: posted.events,
+                    });
+                }
+                Ok((status, answer)) if (300..400).contains(&status) => {
+                    return Err(PostError::Redirected {
                         url: url.clone(),
                         event: i + 1,
                         status,
@@ -402,7 +429,18 @@ fn send(
                 "the answer is not HTTP (no status line)",
             )
         })?;
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b).trim();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    // A redirect's news is where it points, not its body.
+    let location = (300..400).contains(&status).then(|| {
+        head.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case("location"))
+            .map(|(_, v)| format!("to {}", v.trim()))
+    });
+    let body = location
+        .flatten()
+        .unwrap_or_else(|| body.trim().to_string());
+    let body = body.as_str();
     let mut shown: String = body.chars().take(ANSWER_SHOWN).collect();
     if shown.len() < body.len() {
         shown.push('…');

@@ -205,6 +205,32 @@ pub fn fnv64(text: &str, basis: u64) -> u64 {
 /// FNV-1a's standard 64-bit offset basis.
 pub const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 
+/// What the system said about a file, without the ` (os error N)` Rust
+/// adds: the number means nothing to a person and the words say it all.
+pub fn io_reason(e: &std::io::Error) -> String {
+    without_os_code(&e.to_string())
+}
+
+/// `s` with every ` (os error N)` taken out (see [`io_reason`]); for a
+/// message whose chain holds a system error somewhere inside.
+pub fn without_os_code(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find(" (os error ") {
+        let tail = &rest[at + " (os error ".len()..];
+        let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && tail[digits..].starts_with(')') {
+            out.push_str(&rest[..at]);
+            rest = &tail[digits + 1..];
+        } else {
+            out.push_str(&rest[..at + 1]);
+            rest = &rest[at + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,7 +363,7 @@ pub fn inert(s: &str) -> std::borrow::Cow<'_, str> {
 
 #[cfg(test)]
 mod inert_tests {
-    use super::{inert, shell_word};
+    use super::{inert, io_reason, shell_word, without_os_code};
 
     #[test]
     fn a_shell_word_with_what_acts_on_a_terminal_is_escaped_bytes() {
@@ -365,6 +391,17 @@ mod inert_tests {
         );
         // Letters of every script stay as they are.
         assert_eq!(inert("заказы_注文"), "заказы_注文");
+    }
+    #[test]
+    fn system_error_numbers_are_left_out() {
+        assert_eq!(
+            without_os_code("cannot read a: No such file or directory (os error 2)"),
+            "cannot read a: No such file or directory"
+        );
+        // Only the system's own marker goes; a name that looks like it half stays.
+        assert_eq!(without_os_code("t (os error x) u"), "t (os error x) u");
+        let e = std::io::Error::from_raw_os_error(13);
+        assert!(!io_reason(&e).contains("os error"), "{}", io_reason(&e));
     }
 }
 

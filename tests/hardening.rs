@@ -1362,6 +1362,26 @@ fn output_over_a_file_another_user_owns_keeps_its_owner_and_respects_read_only()
             .unwrap()
             .contains("schema_version")
     );
+    // Its own file in a folder it may not add to: written in place, as
+    // `>` writes it (it was refused: no room for the file beside it).
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    let own = locked.join("report.json");
+    std::fs::write(&own, "old").unwrap();
+    std::os::unix::fs::chown(&own, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = run_as_nobody(&own);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&own)
+            .unwrap()
+            .contains("schema_version")
+    );
+    assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 1);
 }
 
 /// This process's effective user id.
@@ -1752,6 +1772,31 @@ fn output_to_a_link_to_a_stream_of_ours_writes_the_stream() {
             "{target}: the link was replaced"
         );
     }
+    // The link named from its own folder (`-o out`) with a relative
+    // target: the target was read from nowhere and the link replaced.
+    let link = dir.path().join("out");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&relative, &link).unwrap();
+    let shop = std::fs::canonicalize("fixtures/shop").unwrap();
+    let out = ripple()
+        .current_dir(dir.path())
+        .args(["graph", "--format", "json", "--output", "out", "--project"])
+        .arg(&shop)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["nodes"].as_array().is_some_and(|n| !n.is_empty()));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 #[test]

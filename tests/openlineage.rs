@@ -495,6 +495,36 @@ fn post_stops_at_a_refused_event_and_says_what_was_sent() {
 }
 
 #[test]
+fn post_stops_at_a_redirect_and_flags_say_their_range() {
+    // A redirect was retried like a server error, to the same answer.
+    let server = Server::start(vec![201, 307]);
+    let out = post(&server.url, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("event 2 was answered HTTP 307, a redirect")
+            && stderr.contains("1 event(s) before it were accepted"),
+        "{stderr}"
+    );
+    assert_eq!(server.requests.try_iter().count(), 2, "no retry");
+    // A number past the range says the range, not a Rust type.
+    for (flag, value, range) in [
+        ("--post-retries", "99999999999999999999", "from 0 to 100"),
+        ("--post-timeout", "0", "from 1 to 604800"),
+        ("--post-timeout", "1.5", "from 1 to 604800"),
+    ] {
+        let out = post(&server.url, &[flag, value]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("`{value}` is not a whole number {range}")),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("target type"), "{stderr}");
+    }
+}
+
+#[test]
 fn post_gives_up_on_a_server_that_is_not_there_and_refuses_https() {
     // A port that was free a moment ago: nothing listens on it.
     let port = std::net::TcpListener::bind("127.0.0.1:0")

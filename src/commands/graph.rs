@@ -41,11 +41,26 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     post: Option<String>,
     /// With `--post`: tries per event after the first.
-    #[arg(long, value_name = "N", default_value_t = 3, requires = "post")]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = parse_retries, requires = "post")]
     post_retries: u32,
     /// With `--post`: seconds the whole post may take, every event and retry included.
-    #[arg(long, value_name = "SECONDS", default_value_t = ripple::post::DEFAULT_DEADLINE_SECS, value_parser = clap::value_parser!(u64).range(1..=ripple::post::MAX_DEADLINE_SECS), requires = "post")]
+    #[arg(long, value_name = "SECONDS", default_value_t = ripple::post::DEFAULT_DEADLINE_SECS, value_parser = parse_deadline, requires = "post")]
     post_timeout: u64,
+}
+
+/// `--post-retries`: a whole number a person would give, said so when not.
+fn parse_retries(s: &str) -> Result<u32, String> {
+    super::whole_number(s, 0, 100, "tries per event after the first").map(|n| n as u32)
+}
+
+/// `--post-timeout`: whole seconds, up to a week.
+fn parse_deadline(s: &str) -> Result<u64, String> {
+    super::whole_number(
+        s,
+        1,
+        ripple::post::MAX_DEADLINE_SECS,
+        "seconds the whole post may take",
+    )
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -71,7 +71,12 @@ impl ProjectArgs {
         if let Some(e) = project.cache().refused() {
             // Once a run, however many times it opens the project.
             static SAID: std::sync::Once = std::sync::Once::new();
-            SAID.call_once(|| eprintln!("warning: this run uses no cache: {e}"));
+            SAID.call_once(|| {
+                eprintln!(
+                    "warning: this run uses no cache: {}",
+                    ripple::text::without_os_code(&e.to_string())
+                )
+            });
         }
         if let Ok(mut opened) = OPENED.lock() {
             opened.push(project.cache().clone());
@@ -172,6 +177,19 @@ impl ChangeArgs {
     }
 }
 
+/// A whole number from `lo` to `hi` given to a flag, or a message saying
+/// what the flag wants: clap's own ("number too large to fit in target
+/// type") names a Rust type, not the range a person may give.
+pub fn whole_number(s: &str, lo: u64, hi: u64, what: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{}` is not a whole number from {lo} to {hi} ({what})",
+            ripple::text::one_line(s)
+        )),
+    }
+}
+
 /// A partition key given with `flag`, or an error naming the flag.
 pub fn time_key(s: &str, flag: &str) -> anyhow::Result<TimeKey> {
     TimeKey::parse(s).map_err(|e| anyhow::anyhow!("{flag}: {e}"))
@@ -248,7 +266,16 @@ pub fn write_output_with(
         // what a file made by `>` would lose.
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    let mut tmp = builder.tempfile_in(dir).map_err(fail)?;
+    let mut tmp = match builder.tempfile_in(dir) {
+        Ok(tmp) => tmp,
+        // A file ripple may write in a folder it may not add to (a shared
+        // report in a locked folder): written in place, as `>` would.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => match &existing {
+            Some(m) if m.file_type().is_file() => return write_in_place(p, m, body),
+            _ => return Err(fail(e)),
+        },
+        Err(e) => return Err(fail(e)),
+    };
     body(&mut tmp).map_err(fail)?;
     if let Some(m) = existing.filter(|m| m.file_type().is_file()) {
         tmp.as_file().set_permissions(kept_mode(&m)).map_err(fail)?;
@@ -279,7 +306,12 @@ fn names_a_stream(p: &Path) -> bool {
     // `/dev/./stdout`, a link to a link), and take a stream only if the
     // link and that stream are one open file: a path that only reads like
     // one (through a linked folder) is replaced as any other link.
-    let mut at = p.to_path_buf();
+    // A relative name is taken from the working folder, as the kernel
+    // takes it: `../../dev/stdout` from `out` once read as a plain link.
+    let mut at = match std::env::current_dir() {
+        Ok(here) if p.is_relative() => here.join(p),
+        _ => p.to_path_buf(),
+    };
     for _ in 0..40 {
         let Ok(target) = std::fs::read_link(&at) else {
             return false;
@@ -429,7 +461,7 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
 /// `tempfile` crate adds (`... at path "/dir/.ripple-Vr9jTz"`): the user
 /// named another.
 fn io_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
+    let text = ripple::text::io_reason(e);
     match text.split_once(" at path \"") {
         Some((reason, _)) => reason.to_string(),
         None => text,

@@ -179,9 +179,10 @@ fn find(cache: &Cache, sql: &str, dialect: crate::sql::SqlDialect) -> Option<Fin
 
 /// [`find`] without its pre-check: every statement parsed and visited.
 fn parse_and_find(sql: &str, dialect: crate::sql::SqlDialect) -> Option<Finder> {
-    crate::sql::with_statements(sql, dialect, |statements| {
+    crate::sql::with_located_statements(sql, dialect, |statements, lines| {
         let mut v = Finder::default();
-        for s in statements.iter() {
+        for (s, &line) in statements.iter().zip(lines) {
+            v.line = line;
             let _ = s.visit(&mut v);
         }
         v
@@ -332,6 +333,8 @@ struct Finder {
     /// when set once, first, and never reset: see `zone_unclear`.
     #[serde(default)]
     session_zones: Vec<(String, String)>,
+    /// The line the statement being visited starts on.
+    line: u64,
     /// A statement other than a setting has run (a zone set after it is
     /// not in force for it).
     #[serde(default)]
@@ -391,8 +394,12 @@ impl Visitor for Finder {
             if self.worked || local {
                 self.zone_unclear = true;
             } else {
-                self.session_zones
-                    .push((z, format!("{}: `{}`", st.span().start.line, st)));
+                // `SET` has no place in the parse tree: its statement's line.
+                let line = match st.span().start.line {
+                    0 => self.line,
+                    l => l,
+                };
+                self.session_zones.push((z, format!("{line}: `{st}`")));
             }
         } else if matches!(st, Statement::Discard { .. })
             || (text().starts_with("reset") && text().contains("time"))
@@ -2087,6 +2094,14 @@ mod reach_tests {
         );
         assert!(!f.zone_unclear);
         assert!(f.grains.iter().any(|(g, _)| *g == Grain::None));
+        // The evidence names the line the `set` is on (it once said 0).
+        let f = parse_and_find(
+            "-- zone\n\nset time zone 'UTC';\nselect cast(d as date), sum(v) from s group by 1",
+            SqlDialect::Postgres,
+        )
+        .unwrap();
+        let (_, ev) = f.session_zones.first().unwrap();
+        assert!(ev.starts_with("3: "), "{ev}");
         // Set after the work, locally, or reset: the job's SQL cannot say
         // which zone its casts cut in.
         for sql in [

@@ -130,7 +130,8 @@ pub(crate) fn unreadable(root: &Path, path: &Path, e: &std::io::Error) -> Diagno
         0,
         0,
         format!(
-            "could not be read ({e}); what it holds is left out of the project. Fix its permissions"
+            "could not be read ({}); what it holds is left out of the project. Fix its permissions",
+            crate::text::io_reason(e)
         ),
     )
 }

@@ -22,7 +22,7 @@ pub use columns::{
 pub use dialect::{IdentifierCase, SqlDialect};
 pub use extract::StatementKind;
 pub use names::{is_path, relation_of_parts};
-pub use parse::{for_each_statement, with_statements};
+pub use parse::{for_each_statement, with_located_statements, with_statements};
 pub use script::{
     ScriptLineage, ScriptReading, StatementError, StatementLineage, WholeLineage, read_cached,
     script_column_edges, script_lineage, script_lineage_with_columns, script_semantics,

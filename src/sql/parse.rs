@@ -21,6 +21,16 @@ pub fn with_statements<R>(
     dialect: SqlDialect,
     work: impl FnOnce(&mut Vec<Statement>) -> R,
 ) -> Result<R, StatementError> {
+    with_located_statements(sql, dialect, |statements, _| work(statements))
+}
+
+/// [`with_statements`], with the 1-based line each statement starts on:
+/// some statements (`SET`) carry no place of their own in the parse tree.
+pub fn with_located_statements<R>(
+    sql: &str,
+    dialect: SqlDialect,
+    work: impl FnOnce(&mut Vec<Statement>, &[u64]) -> R,
+) -> Result<R, StatementError> {
     let parser_dialect = dialect.parser_dialect();
     let mut chunks = Vec::new();
     let mut total = 0usize;
@@ -54,6 +64,7 @@ pub fn with_statements<R>(
     }
     on_statement_stack(total, move || {
         let mut statements = Vec::new();
+        let mut lines = Vec::new();
         for (n, (start, tokens)) in chunks.into_iter().enumerate() {
             let mut parser =
                 Parser::new(parser_dialect.as_ref()).with_tokens_with_locations(tokens);
@@ -63,9 +74,10 @@ pub fn with_statements<R>(
                 column: start.column,
                 message: e.to_string(),
             })?;
+            lines.resize(lines.len() + parsed.len(), start.line);
             statements.extend(parsed);
         }
-        Ok(work(&mut statements))
+        Ok(work(&mut statements, &lines))
     })
     .unwrap_or_else(|message| {
         Err(StatementError {

@@ -65,8 +65,32 @@ pub fn parse_cron(text: &str) -> Result<croner::Cron, String> {
             crate::text::plural(fields)
         ));
     }
-    cron.parse()
-        .map_err(|e| format!("`{s}` is not a cron expression ripple can read ({e})"))
+    cron.parse().map_err(|_| cron_field_error(s, cron))
+}
+
+/// Which of a five-field cron's fields is wrong and what it takes: the
+/// parser's own words ("Component error: ...") name its internals.
+fn cron_field_error(shown: &str, cron: &str) -> String {
+    const FIELDS: [(&str, &str); 5] = [
+        ("minute", "0-59"),
+        ("hour", "0-23"),
+        ("day of month", "1-31"),
+        ("month", "1-12 or JAN-DEC"),
+        ("weekday", "0-7 or SUN-SAT"),
+    ];
+    let parts: Vec<&str> = cron.split_whitespace().collect();
+    for (i, (name, range)) in FIELDS.iter().enumerate() {
+        let alone: Vec<&str> = (0..5)
+            .map(|j| if i == j { parts[i] } else { "*" })
+            .collect();
+        if alone.join(" ").parse::<croner::Cron>().is_err() {
+            return format!(
+                "`{shown}` is not a cron expression: its {name} field `{}` is not a value, list, range or step of {range}",
+                parts[i]
+            );
+        }
+    }
+    format!("`{shown}` is not a cron expression ripple can read (no time matches it)")
 }
 
 #[cfg(test)]
@@ -83,5 +107,11 @@ mod tests {
         let err = parse_cron("0 2 * * * *").unwrap_err();
         assert!(err.contains("has 6 fields"), "{err}");
         assert!(parse_cron("0 0 2 * * * 2027").is_err());
+        // The wrong field is named with what it takes, not the parser's words.
+        let err = parse_cron("0 25 * * *").unwrap_err();
+        assert!(err.contains("hour field `25`"), "{err}");
+        assert!(!err.contains("Component"), "{err}");
+        let err = parse_cron("0 0 * FOO *").unwrap_err();
+        assert!(err.contains("month field `FOO`"), "{err}");
     }
 }
