@@ -1730,3 +1730,72 @@ create rule keep_deletes as on delete to mart.daily do instead update mart.daily
     assert!(err.contains("triggers: found rule keep_deletes"), "{err}");
     assert_eq!(state(&db), before);
 }
+
+#[test]
+fn a_staging_table_s_serial_key_numbers_its_scratch_copy_without_drawing_production() {
+    // The job refills a staging table with a `bigserial` key, then its
+    // table from it. The stage's scratch copy kept `default nextval(...)`:
+    // the task drew production's sequence (41 -> 82) before the swap.
+    let Some(db) = engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg) else {
+        return;
+    };
+    db.run_file(
+        "create schema raw; create schema mart;
+create table raw.orders (order_id int primary key, ordered_at timestamp, amount numeric(12,2));
+insert into raw.orders select i, timestamp '2026-01-01' + i * interval '97 minutes', (i % 13) * 10 + 5 from generate_series(1, 600) i;
+create table mart.daily_stage (id bigserial primary key, order_date date, orders bigint, revenue numeric);
+create table mart.daily (id bigint, order_date date, orders bigint, revenue numeric);",
+    )
+    .unwrap();
+    let job = "truncate mart.daily_stage;
+insert into mart.daily_stage (order_date, orders, revenue) select cast(ordered_at as date), count(*), sum(amount) from raw.orders group by 1;
+delete from mart.daily;
+insert into mart.daily (id, order_date, orders, revenue) select id, order_date, orders, revenue from mart.daily_stage;
+";
+    db.run_file(job).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    std::fs::write(dir.path().join("jobs/daily.sql"), job).unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "dialect: postgres\nmodels: [jobs]\ntables: [tables.jsonl]\ndatasets:\n  raw.orders: { grain: day, start: 2026-01-01 }\n  mart.daily: { partition_column: order_date }\n  mart.daily_stage: { unique_key: [order_date] }\n",
+    )
+    .unwrap();
+    describe_any(&db, dir.path());
+    let seq = || {
+        db.run("select last_value from mart.daily_stage_id_seq")
+            .unwrap()
+    };
+    let before = seq();
+    // Everything the plan runs before its swap, then the swap.
+    let out = plan_shell(dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = String::from_utf8(out.stdout).unwrap();
+    let cut = script.find("\n# swap phase").expect("a swap phase");
+    let head = format!("{}\nexit 0\n", &script[..cut]);
+    let (code, err) = run_plan(&db, dir.path(), &head, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(seq(), before, "production's sequence drawn before the swap");
+    let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+    assert_eq!(code, 0, "{err}");
+    // The restated days hold what the job gives, numbered past where
+    // production's sequence stood, as a production run would number them.
+    assert_eq!(
+        db.run("select count(*) from mart.daily d join (select cast(ordered_at as date) as order_date, count(*) as orders, sum(amount) as revenue from raw.orders group by 1) r using (order_date, orders, revenue)").unwrap(),
+        db.run("select count(*) from mart.daily").unwrap()
+    );
+    let before: i64 = before.trim().parse().unwrap();
+    let lowest: i64 = db
+        .run(
+            "select min(id) from mart.daily where order_date between '2026-01-10' and '2026-01-11'",
+        )
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(lowest > before, "{lowest} <= {before}");
+}

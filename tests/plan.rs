@@ -1124,6 +1124,41 @@ fn the_airflow_dag_parses_and_encodes_the_task_graph() {
     );
     // One swap for the whole plan (PostgreSQL: one transaction), then cleanup.
     assert_eq!(task("swap_0").operator, "SQLExecuteQueryOperator");
+    // The swap waits for every task, checks or none.
+    for skipped in [
+        &[][..],
+        &["--skip-check", "non-empty", "--skip-check", "row-count"][..],
+    ] {
+        let out = worked_example("plan", "airflow-dag")
+            .args(skipped)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        std::fs::write(dir.path().join("dags/plan.py"), &out).unwrap();
+        let dags = ripple::ingest::read_dags(
+            dir.path(),
+            &[dir.path().join("dags")],
+            ripple::sql::SqlDialect::Postgres,
+        );
+        let dag = &dags.dags[0];
+        let swap = dag.tasks.iter().find(|t| t.task_id == "swap_0").unwrap();
+        for t in &dag.tasks {
+            let runs = !t.task_id.starts_with("shadow__")
+                && !t.task_id.starts_with("validate__")
+                && !t.task_id.starts_with("swap_")
+                && t.task_id != "cleanup";
+            if runs {
+                assert!(
+                    swap.upstream.contains(&t.task_id),
+                    "{skipped:?}: swap_0 does not wait for {}: {:?}",
+                    t.task_id,
+                    swap.upstream
+                );
+            }
+        }
+    }
     assert_eq!(task("cleanup").upstream, ["swap_0"]);
     assert_eq!(
         task("dim_customers_full").pool.as_deref(),

@@ -500,7 +500,11 @@ pub fn airflow_dag(
             sql_list(&strip(script))
         );
         if k == 0 {
+            // The run too: a task whose checks are all off has no
+            // validation to wait for, and `[] >> swap_0` is no edge (the
+            // swap once ran before a dimension's task and emptied it).
             for i in 0..plan.tasks.len() {
+                let _ = writeln!(out, "    {} >> swap_0", var(i, "run"));
                 let _ = writeln!(out, "    {} >> swap_0", var(i, "validate"));
             }
         } else {

@@ -750,6 +750,10 @@ impl LineageGraph {
                 .filter(|(_, j)| j.kind.is_dbt())
                 .filter_map(|(_, j)| {
                     let sql = j.sql.as_deref()?;
+                    // Parsing alone first: SQL that parses has no error, and
+                    // its lineage was most of the pass's cost. What fails is
+                    // read as lineage reads it (which recovers some forms).
+                    crate::sql::with_statements(sql, self.config.dialect, |_| ()).err()?;
                     let e = crate::sql::script_lineage(sql, self.config.dialect)
                         .errors
                         .into_iter()

@@ -571,6 +571,15 @@ fn beyond_tables(stmt: &Statement) -> Option<String> {
             .last()
             .is_some_and(|n| WRITING_FUNCTIONS.contains(&n.as_str()))
     };
+    // A sequence moves when drawn and never moves back: a task drawing
+    // production's (a job's `nextval('mart.s')`, a scratch table's default)
+    // leaves production changed before any swap, the plan refused or not.
+    let draws = |parts: &[String]| parts.last().is_some_and(|n| n == "nextval");
+    if let Some(call) = first_call(stmt, draws) {
+        return Some(format!(
+            "it calls `{call}`, which draws a sequence (production's, as the job names it) as soon as the task runs, before any swap, and a drawn sequence never moves back; number the rows another way (`row_number()`), or restate this table outside the backfill"
+        ));
+    }
     if let Some(call) = first_call(stmt, writes) {
         return Some(format!(
             "it calls `{call}`, which changes the database beyond tables (a sequence, a setting, a large object, another session or server) as soon as the task runs, before any swap; do that outside the backfill"
@@ -940,13 +949,14 @@ mod tests {
             "select lo_unlink(42)",
             "select pg_terminate_backend(pid) from pg_stat_activity",
             "select set_config('search_path', 'evil', false)",
+            // Drawing a sequence moves production's, there and then.
+            "insert into mart.t select nextval('mart.s'), x from raw.r",
+            "create temp table st (id bigint default nextval('mart.s'), x int)",
+            "insert into mart.t (id) values (pg_catalog.nextval('mart.s'::regclass))",
         ] {
             assert!(run(sql)[0].opaque.is_some(), "{sql}");
         }
-        for sql in [
-            "insert into mart.t select nextval('mart.s'), x from raw.r",
-            "select now(), random(), md5('x')",
-        ] {
+        for sql in ["select now(), random(), md5('x'), currval('mart.s')"] {
             assert!(run(sql)[0].opaque.is_none(), "{sql}");
         }
     }

@@ -501,6 +501,10 @@ pub fn guarded_script(
     for (key, name) in &scratch {
         if !created.contains(key) {
             out.extend(create_copy(dialect, name, key, true));
+            // A staging table's `serial` would draw production's sequence.
+            if dialect == SqlDialect::Postgres {
+                out.push(crate::plan::sql::own_sequences(name));
+            }
         }
     }
     out.extend(rewritten.into_iter().map(|r| r.sql));
