@@ -1149,6 +1149,22 @@ fn a_cast_to_date_in_the_session_s_zone_is_checked_before_the_plan_runs() {
         "{err}"
     );
     assert_eq!(silent.dump(&db), before);
+    // The upstream's partition column not declared: the job still cuts its
+    // `timestamptz` into days (the check was skipped, 2 March left wrong).
+    let Some(db) = make() else { return };
+    let undeclared = case(
+        "datasets:\n  raw.orders: { grain: day, start: 2026-03-01 }\n  mart.daily: { grain: day, start: 2026-03-01 }\n",
+    );
+    let dir = undeclared.production(&db);
+    let before = undeclared.dump(&db);
+    let script = undeclared.plan(dir.path()).unwrap();
+    let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("the session's TimeZone is America/Los_Angeles"),
+        "{err}"
+    );
+    assert_eq!(undeclared.dump(&db), before);
     // Said, the impact moves by the zones' offsets and the plan restates
     // exactly what a recompute gives.
     let Some(db) = make() else { return };

@@ -1700,9 +1700,9 @@ fn a_dbt_snapshot_is_never_rebuilt_and_the_way_out_works() {
 fn a_validation_that_could_change_production_is_refused() {
     // Run verbatim before the swap, `validate` once held a `delete` and a
     // `drop table`: on PostgreSQL production lost its rows before any swap.
-    let plan_with = |validate: &str| {
+    let plan_as = |validate: &str, column: &str| {
         let yml = format!(
-            "dialect: postgres\ndatasets:\n  src: {{ grain: day }}\n  a:\n    grain: day\n    partition_column: d\n    validate: \"{validate}\"\n"
+            "dialect: postgres\ndatasets:\n  src: {{ grain: day }}\n  a:\n    grain: day\n    partition_column: '{column}'\n    validate: '{validate}'\n"
         );
         let dir = temp_project(&[
             ("a.sql", "insert into a select id, d from src"),
@@ -1722,6 +1722,18 @@ fn a_validation_that_could_change_production_is_refused() {
         .map(|_| ())
         .map_err(|e| e.to_string())
     };
+    let plan_with = |validate: &str| plan_as(validate, "d");
+    // A placeholder inside a quoted name: the filter's quoted column name
+    // lands outside quotes, and a column named `"; delete ...; --` ran.
+    let err = plan_as(
+        r#"select count(*) >= 0 from {table} as "a{partition_filter}""#,
+        r#"; delete from src; --"#,
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("with its placeholders filled") && err.contains("never inside quotes"),
+        "{err}"
+    );
     for (validate, why) in [
         (
             "select count(*) > 0 from {table}; delete from a; select true",

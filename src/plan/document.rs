@@ -517,25 +517,45 @@ pub fn document(
             if !affected.contains(ud.id.as_str()) {
                 continue;
             }
-            let Some(pc) = columns_of.of(g, u) else {
-                continue;
+            // Its partition column; or, where none is known, every column
+            // of a time type its facts list that the job's SQL names: the
+            // job cuts days from what it reads, declared or not (an
+            // upstream without `partition_column` once skipped the check).
+            let columns: Vec<(String, String)> = match columns_of.of(g, u) {
+                Some(pc) => {
+                    let column = crate::sql::rewrite::unquote_ident(&pc.column);
+                    type_of(&ud.relation, &column)
+                        .map(|ty| (column, ty))
+                        .into_iter()
+                        .collect()
+                }
+                None => tables
+                    .get(&ud.relation, dialect)
+                    .map(|f| {
+                        f.columns
+                            .iter()
+                            .filter_map(|c| {
+                                let ty = c.data_type.as_deref()?.to_ascii_lowercase();
+                                (ty.starts_with("timestamp") && names_word(&sql, &c.name))
+                                    .then(|| (c.name.clone(), ty))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             };
-            let column = crate::sql::rewrite::unquote_ident(&pc.column);
-            let Some(ty) = type_of(&ud.relation, &column) else {
-                continue;
-            };
-            if instant_type(&ty) {
-                read.push(format!("`{}.{column}` ({ty})", ud.relation));
-            } else if makes_instants && ty.starts_with("timestamp") {
-                // A plain timestamp made an instant is read in the session's
-                // zone, whatever the job converts it to after: the plan took
-                // it for a time of its dataset's zone.
-                let (zone, whence) = model
-                    .datasets
-                    .get(&u)
-                    .and_then(|t| t.said_zone.clone())
-                    .unwrap_or_else(|| ("UTC".to_string(), "no zone said".to_string()));
-                checks.push((
+            for (column, ty) in columns {
+                if instant_type(&ty) {
+                    read.push(format!("`{}.{column}` ({ty})", ud.relation));
+                } else if makes_instants && ty.starts_with("timestamp") {
+                    // A plain timestamp made an instant is read in the session's
+                    // zone, whatever the job converts it to after: the plan took
+                    // it for a time of its dataset's zone.
+                    let (zone, whence) = model
+                        .datasets
+                        .get(&u)
+                        .and_then(|t| t.said_zone.clone())
+                        .unwrap_or_else(|| ("UTC".to_string(), "no zone said".to_string()));
+                    checks.push((
                     zone.clone(),
                     format!(
                         "the plan takes `{}.{column}` ({ty}) to be times of {zone} ({whence}) and the job of `{}` makes instants of it, which a session reads in its own zone",
@@ -543,6 +563,7 @@ pub fn document(
                         g.dataset(id).map_or("", |d| d.name.as_str())
                     ),
                 ));
+                }
             }
         }
         if let (false, Some(d), Some((zone, whence))) = (read.is_empty(), g.dataset(id), said) {
@@ -1030,6 +1051,10 @@ pub fn document(
                     t,
                     options,
                 )
+                .map_err(|reason| PlanError::Table {
+                    dataset: d.name.clone(),
+                    reason,
+                })?
             },
             writes: shadow,
             reads,
@@ -1511,6 +1536,17 @@ fn check_name_lengths(
     Ok(())
 }
 
+/// Whether `sql` (lower-case) names `column` as a word of its own: not as
+/// part of a longer name (`ordered_at` in `reordered_at`).
+fn names_word(sql: &str, column: &str) -> bool {
+    let column = column.to_ascii_lowercase();
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    sql.match_indices(&column).any(|(at, _)| {
+        !sql[..at].chars().next_back().is_some_and(word)
+            && !sql[at + column.len()..].chars().next().is_some_and(word)
+    })
+}
+
 /// Whether `validate` (placeholders filled with stand-ins) is one query
 /// that only reads: else why not. One once held `delete from` production
 /// and `drop table`, run verbatim before the swap.
@@ -1574,7 +1610,7 @@ fn validations(
     partition: Option<(&str, Grain, KeyFormat, Option<&str>)>,
     t: &PlanTask,
     options: &PlanOptions,
-) -> Vec<Validation> {
+) -> Result<Vec<Validation>, String> {
     use crate::config::RowCount;
     let dialect = g.config.dialect;
     let f = filter.unwrap_or("1 = 1");
@@ -1608,13 +1644,27 @@ fn validations(
     );
     let mut out = Vec::new();
     if let Some(v) = cfg.and_then(|c| c.validate.as_deref()) {
+        let sql = super::sql::fill_placeholders(
+            v,
+            &[
+                ("table", s),
+                ("partition_filter", f),
+                ("from", t.from.as_deref().unwrap_or("")),
+                ("to", t.to.as_deref().unwrap_or("")),
+            ],
+        );
+        // Checked again as it will run: a placeholder inside a quoted name
+        // (`as "a{partition_filter}"`) puts the filter's quoted column
+        // name outside quotes, and a column named `; delete from t; --`
+        // once ran as a statement of its own.
+        read_only_query(&sql, dialect).map_err(|why| {
+            format!(
+                "its `validate` in ripple.yml, with its placeholders filled, {why}: put `{{table}}` and `{{partition_filter}}` where a table and a condition go, never inside quotes"
+            )
+        })?;
         out.push(Validation {
             check: "custom".to_string(),
-            sql: v
-                .replace("{table}", s)
-                .replace("{partition_filter}", f)
-                .replace("{from}", t.from.as_deref().unwrap_or(""))
-                .replace("{to}", t.to.as_deref().unwrap_or("")),
+            sql,
             detail: None,
         });
     }
@@ -1675,5 +1725,5 @@ fn validations(
             )),
         });
     }
-    out
+    Ok(out)
 }

@@ -25,13 +25,44 @@ pub fn shadow_relation(pattern: &str, relation: &str, default_schema: &str) -> S
     let filled: Vec<String> = pattern
         .split('.')
         .map(|p| {
-            p.replace("{table}", &table)
-                .replace("{schema}", &schema)
-                .replace("{database}", database.as_deref().unwrap_or(""))
+            fill_placeholders(
+                p,
+                &[
+                    ("table", &table),
+                    ("schema", &schema),
+                    ("database", database.as_deref().unwrap_or("")),
+                ],
+            )
         })
         .skip_while(String::is_empty)
         .collect();
     crate::sql::rewrite::print_parts(&filled)
+}
+
+/// `text` with each `{name}` of `values` replaced, in one pass: what a
+/// value holds (a table named `"{partition_filter}"`) is never filled in turn.
+pub fn fill_placeholders(text: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let hit = values
+            .iter()
+            .find(|(name, _)| after.starts_with(name) && after[name.len()..].starts_with('}'));
+        match hit {
+            Some((name, value)) => {
+                out.push_str(value);
+                rest = &after[name.len() + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The default shadow pattern.
@@ -407,6 +438,11 @@ mod tests {
         assert_eq!(
             shadow_relation("{database}.{schema}.{table}_bf", "marts.t", "a"),
             "marts.t_bf"
+        );
+        // A name holding a placeholder's text is not filled in turn.
+        assert_eq!(
+            shadow_relation(DEFAULT_SHADOW, "mart.\"{schema}\"", ""),
+            "mart.{schema}__backfill"
         );
         // A dot inside a quoted name stays inside one part.
         assert_eq!(
