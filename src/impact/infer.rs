@@ -48,6 +48,9 @@ pub struct Inference {
     /// lowercase): `d` → `d`, `cast(created_at as date) as order_date` →
     /// `created_at`; aggregates (`max(loaded_at)`) are no such time.
     pub time_sources: BTreeMap<String, String>,
+    /// It cuts times into days or parts in the session's zone (no zone
+    /// named at the cut): what the plan's session-zone check is for.
+    pub session_cut: bool,
 }
 
 /// A reach in time as the SQL wrote it: `[lo, hi]` units (`None`: rows of
@@ -153,10 +156,12 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
         out.zone = Some(((zones.len() == 1).then(|| z.clone()), evidence));
     }
     out.time_sources = v.time_sources.clone();
+    out.session_cut = v.session_cut;
     if out.grain.is_none()
         && out.windows.is_empty()
         && out.zone.is_none()
         && out.time_sources.is_empty()
+        && !out.session_cut
     {
         return None;
     }
@@ -193,8 +198,10 @@ fn parse_and_find(sql: &str, dialect: crate::sql::SqlDialect) -> Option<Finder> 
 /// Whether `sql` holds what every fact [`Finder`] finds is made of: a grain
 /// needs `date_trunc`; a frame window `PRECEDING`; any other window a
 /// comparison (`BETWEEN`, `>`, `>=`) against an offset (`-`, `INTERVAL`, or
-/// one of the date functions [`minus_offset`] knows). Names are compared as
-/// written, unquoted, so a plain substring test cannot miss one.
+/// one of the date functions [`minus_offset`] knows); a table joined, or
+/// read in a subquery, beside the one whose times are kept, and `distinct
+/// on`, reach all of time. Names are compared as written, unquoted, so a
+/// plain substring test cannot miss one.
 fn could_hold_evidence(sql: &str) -> bool {
     let lower = sql.to_ascii_lowercase();
     let has = |w: &str| lower.contains(w);
@@ -229,6 +236,15 @@ fn could_hold_evidence(sql: &str) -> bool {
         || has("cast")
         || has("::date")
         || has("date(")
+        || has("extract")
+        || has("date_part")
+        || has("datepart")
+        || has("time_bucket")
+        || has("distinct")
+        || has("join")
+        || has("exists")
+        || has(" in ")
+        || has(" in(")
         || ((has("between") || has(">") || has("=") || has("<"))
             && (has("-")
                 || has("+")
@@ -334,7 +350,13 @@ struct Finder {
     #[serde(default)]
     session_zones: Vec<(String, String)>,
     /// The line the statement being visited starts on.
+    #[serde(skip)]
     line: u64,
+    /// It cuts a time into days, or reads its parts, without naming a zone
+    /// (`cast(ts as date)`, `date_trunc('day', ts)`, `extract(...)`): on an
+    /// instant that cut is the session's zone's.
+    #[serde(default)]
+    session_cut: bool,
     /// A statement other than a setting has run (a zone set after it is
     /// not in force for it).
     #[serde(default)]
@@ -480,6 +502,23 @@ impl Visitor for Finder {
         }
         self.open_comparisons(s);
         self.keys_of_another_table(s);
+        // `distinct on (customer_id) ... order by customer_id, d` keeps one
+        // row per key, as `row_number() over (partition by customer_id
+        // order by d) = 1` does: a row of any day can replace it.
+        if let Some(sqlparser::ast::Distinct::On(on)) = &s.distinct
+            && !on.iter().any(|e| base_of(e).is_some_and(time_expr))
+        {
+            self.windows.push(RawWindow {
+                qualifier: None,
+                lo: -UNBOUNDED,
+                hi: UNBOUNDED,
+                unit: None,
+                evidence: format!(
+                    "{}: `distinct on` a key that is not time keeps one row per key, from any day",
+                    s.span().start.line
+                ),
+            });
+        }
         // An aggregate over a whole input, grouped by nothing (`select
         // max(d) - 7 from raw.events` in a filter, a share of a total):
         // every row it reads, whatever its day, can change it.
@@ -570,6 +609,9 @@ impl Visitor for Finder {
     }
 
     fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if !self.session_cut && cuts_in_session_zone(e) {
+            self.session_cut = true;
+        }
         match e {
             Expr::BinaryOp {
                 left,
@@ -791,9 +833,33 @@ impl Finder {
     /// (`cal.d = f.d`, grouped by `cal.d`), a row keeps its time.
     fn keys_of_another_table(&mut self, s: &Select) {
         use sqlparser::ast::GroupByExpr;
-        let GroupByExpr::Expressions(keys, _) = &s.group_by else {
+        let GroupByExpr::Expressions(grouped, _) = &s.group_by else {
             return;
         };
+        // Not grouped, the times it selects are its keys: a row of a table
+        // joined on an id (refunds to their orders, by `order_id`) lands on
+        // the day of the table whose time is selected, whatever its own.
+        let selected_times: Vec<Expr>;
+        let keys: &Vec<Expr> = if grouped.is_empty() {
+            selected_times = s
+                .projection
+                .iter()
+                .filter_map(|it| match it {
+                    sqlparser::ast::SelectItem::UnnamedExpr(x)
+                    | sqlparser::ast::SelectItem::ExprWithAlias { expr: x, .. } => Some(x),
+                    _ => None,
+                })
+                .filter(|x| !aggregates_or_windows(x))
+                .filter(|x| base_of(x).is_some_and(time_expr))
+                .cloned()
+                .collect();
+            &selected_times
+        } else {
+            grouped
+        };
+        if keys.is_empty() {
+            return;
+        }
         let selected = |e: &Expr| -> String {
             // `group by 1` and aliases name a selected expression.
             let pick = match strip(e) {
@@ -861,7 +927,39 @@ impl Finder {
                 kept.extend(refs.into_iter().filter_map(|(q, _)| q));
             }
         }
-        let mut aliases = Vec::new();
+        // A table read in a subquery of the filter (`not exists (select 1
+        // from refunds r where r.order_id = o.order_id)`, `id in (select
+        // ...)`) keeps the key's times only if the subquery names the key.
+        let mut subquery_tables = Vec::new();
+        if let Some(w) = &s.selection {
+            let _ = sqlparser::ast::visit_expressions(w, |e| {
+                let q = match e {
+                    Expr::Exists { subquery, .. } | Expr::Subquery(subquery) => Some(subquery),
+                    Expr::In {
+                        target: sqlparser::ast::InTarget::Subquery(subquery),
+                        ..
+                    } => Some(subquery),
+                    _ => None,
+                };
+                if let Some(q) = q {
+                    let text = q.to_string().to_lowercase();
+                    if !key_texts.iter().any(|k| text.contains(k.as_str())) {
+                        let _ = sqlparser::ast::visit_relations(&**q, |name| {
+                            if let Some(last) = name.0.last() {
+                                subquery_tables.push(
+                                    last.to_string()
+                                        .replace(['"', '`', '[', ']'], "")
+                                        .to_lowercase(),
+                                );
+                            }
+                            ControlFlow::<()>::Continue(())
+                        });
+                    }
+                }
+                ControlFlow::<()>::Continue(())
+            });
+        }
+        let mut aliases = subquery_tables;
         for t in &s.from {
             for f in std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)) {
                 if let TableFactor::Table { name, alias, .. } = f {
@@ -1781,6 +1879,40 @@ fn cast_to_date(e: &Expr) -> Option<Grain> {
     }
 }
 
+/// Whether `e` cuts a time into days or parts in the session's zone: a
+/// cast to a date, a one-argument `date()`, a two-argument `date_trunc`,
+/// `extract`/`date_part`, `to_char`/`strftime`/`time_bucket`, of a time not
+/// converted to a named zone first (`ts at time zone 'X'`, `timezone('X',
+/// ts)`); `date_trunc('day', ts, 'X')` names its zone.
+fn cuts_in_session_zone(e: &Expr) -> bool {
+    let zoned = |x: &Expr| match strip(x) {
+        Expr::AtTimeZone { .. } => true,
+        Expr::Function(f) => matches!(
+            f.name.to_string().to_ascii_lowercase().as_str(),
+            "timezone" | "convert_timezone" | "from_utc_timestamp" | "to_utc_timestamp"
+        ),
+        _ => false,
+    };
+    match e {
+        Expr::Cast {
+            data_type, expr, ..
+        } if data_type.to_string().eq_ignore_ascii_case("date") => !zoned(expr),
+        Expr::Extract { expr, .. } => !zoned(expr),
+        Expr::Function(f) => {
+            let args = positional(&f.args);
+            match f.name.to_string().to_ascii_lowercase().as_str() {
+                "date" => args.len() == 1 && !zoned(args[0]),
+                "date_trunc" | "datetrunc" => args.len() == 2 && !zoned(args[1]),
+                "date_part" | "datepart" => args.get(1).is_some_and(|x| !zoned(x)),
+                "to_char" | "strftime" => args.first().is_some_and(|x| !zoned(x)),
+                "time_bucket" => args.len() == 2,
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
 /// A literal text (a zone, a pattern): `'America/New_York'`.
 fn text_literal(e: &Expr) -> Option<String> {
     match strip(e) {
@@ -1912,6 +2044,60 @@ mod reach_tests {
             .iter()
             .map(|w| (w.qualifier.clone(), w.lo, w.hi))
             .collect()
+    }
+
+    #[test]
+    fn a_table_joined_on_an_id_beside_the_one_whose_time_is_kept_reaches_all_of_time() {
+        let all = |q: &str| (Some(q.to_string()), -UNBOUNDED, UNBOUNDED);
+        // Refunds joined to their orders by id land on the order's day,
+        // whatever day they were refunded (this was read as the same day).
+        let sql = "select o.order_id, o.order_date, coalesce(r.amount, 0) as refunded from stg_orders o left join stg_refunds r on r.order_id = o.order_id";
+        assert!(could_hold_evidence(sql));
+        assert_eq!(reach(sql), [all("r")]);
+        // So in a subquery of the filter that does not name the day.
+        assert_eq!(
+            reach(
+                "select o.order_id, o.order_date from stg_orders o where not exists (select 1 from stg_refunds r where r.order_id = o.order_id)"
+            ),
+            [all("stg_refunds")]
+        );
+        // Joined on the day too: it keeps the day.
+        assert_eq!(
+            reach(
+                "select o.order_date, o.order_id from stg_orders o join payments p on p.order_id = o.order_id and p.order_date = o.order_date"
+            ),
+            []
+        );
+        // One row per key that is not time: a row of any day can replace it.
+        let sql = "select distinct on (customer_id) customer_id, order_id, order_date from stg_orders order by customer_id, order_date";
+        assert!(could_hold_evidence(sql));
+        assert_eq!(reach(sql), [(None, -UNBOUNDED, UNBOUNDED)]);
+        assert_eq!(
+            reach(
+                "select distinct on (order_date) order_date, order_id from stg_orders order by order_date, order_id"
+            ),
+            []
+        );
+    }
+
+    #[test]
+    fn a_cut_naming_its_zone_is_no_session_s() {
+        let cut = |sql: &str| {
+            parse_and_find(sql, SqlDialect::Postgres)
+                .unwrap()
+                .session_cut
+        };
+        assert!(cut("select cast(ts as date), count(*) from e group by 1"));
+        assert!(cut(
+            "select date_trunc('day', ts), count(*) from e group by 1"
+        ));
+        assert!(cut("select extract(hour from ts) from e"));
+        assert!(!cut(
+            "select date_trunc('day', ts, 'Asia/Kolkata'), count(*) from e group by 1"
+        ));
+        assert!(!cut(
+            "select cast(ts at time zone 'UTC' as date), count(*) from e group by 1"
+        ));
     }
 
     #[test]

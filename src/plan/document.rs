@@ -477,19 +477,25 @@ pub fn document(
             .unwrap_or_default();
         // What in a job's SQL the session's zone moves: a truncation or a
         // cast of an instant, and a plain timestamp made an instant.
-        let cuts = [
-            "date_trunc",
-            "::date",
-            " as date",
-            "date(",
-            "to_char",
-            "date_part",
-            "extract",
-            "strftime",
-            "time_bucket",
-        ]
-        .iter()
-        .any(|w| sql.contains(w));
+        // As the time facts read it (a cut that names its zone, as
+        // `date_trunc('day', ts, 'Asia/Kolkata')`, is no session's); where
+        // they read nothing, any word that could cut.
+        let inferred = crate::impact::infer::infer(g, g.index[*id]);
+        let cuts = inferred.as_ref().map(|i| i.session_cut).unwrap_or_else(|| {
+            [
+                "date_trunc",
+                "::date",
+                " as date",
+                "date(",
+                "to_char",
+                "date_part",
+                "extract",
+                "strftime",
+                "time_bucket",
+            ]
+            .iter()
+            .any(|w| sql.contains(w))
+        });
         let makes_instants = sql.contains("timestamptz") || sql.contains("with time zone");
         // Keyed by instants it keeps as they are, it cuts no day: its
         // filters carry offsets.
