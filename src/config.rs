@@ -341,6 +341,24 @@ impl Config {
     pub fn load(root: &Path) -> Result<Config> {
         let path = root.join(CONFIG_FILE);
         if !path.is_file() {
+            // Nothing there is no config; something there that is not a
+            // file (a folder, a link to nothing: a shared config not
+            // checked out) is not silently none.
+            if let Ok(m) = std::fs::symlink_metadata(&path) {
+                let what = if m.is_dir() {
+                    "a folder"
+                } else if m.file_type().is_symlink() {
+                    "a link to nothing"
+                } else {
+                    "not a file"
+                };
+                return Err(Error::Io {
+                    path: path.clone(),
+                    source: std::io::Error::other(format!(
+                        "it is {what}; make it the file, or remove it to plan without one"
+                    )),
+                });
+            }
             return Ok(Config::default());
         }
         let text = crate::input::read_text(&path)?;

@@ -1914,3 +1914,48 @@ fn a_named_pipe_with_no_writer_never_hangs_a_read() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"t\""));
 }
+
+#[test]
+fn a_ripple_yml_that_is_no_file_and_a_deleted_working_folder_are_errors() {
+    // Both read as "no config" / an empty project, with exit 0: the impact
+    // silently lost every setting, `check` said 0 errors.
+    let dir = tempfile::tempdir().unwrap();
+    temp_project::copy_tree(Path::new("fixtures/shop"), dir.path());
+    std::fs::remove_file(dir.path().join("ripple.yml")).unwrap();
+    std::os::unix::fs::symlink("../shared/ripple.yml", dir.path().join("ripple.yml")).unwrap();
+    let out = ripple()
+        .args(["check", "--no-cache", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("ripple.yml") && err.contains("a link to nothing"),
+        "{err}"
+    );
+    std::fs::remove_file(dir.path().join("ripple.yml")).unwrap();
+    std::fs::create_dir(dir.path().join("ripple.yml")).unwrap();
+    let out = ripple()
+        .args(["check", "--no-cache", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a folder"), "{err}");
+    // Run from a folder deleted under it.
+    let base = tempfile::tempdir().unwrap();
+    let path = base.path().join("gone");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"mkdir -p "$1" && cd "$1" && rmdir "$1" && exec "$2" check --no-cache --project ."#)
+        .args(["sh"])
+        .arg(&path)
+        .arg(bin())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("deleted"), "{err}");
+}

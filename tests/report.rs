@@ -529,3 +529,49 @@ fn at_10k_models_the_report_folds_to_the_affected_subgraph_and_one_hop() {
         assert_eq!(seen["console_errors"], Value::Array(vec![]));
     }
 }
+
+#[test]
+fn a_dataset_reading_many_lists_its_reasons_up_to_a_cap() {
+    // Each model reading every earlier one: every row of the HTML report
+    // listed every reason, and each SVG box's tooltip every edge (66 MB
+    // at 600 models; at 1,700 the report aborted on allocation).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    for i in 1..120 {
+        let reads: Vec<String> = (0..i).map(|j| format!("select x from m{j}")).collect();
+        std::fs::write(
+            dir.path().join(format!("jobs/m{i}.sql")),
+            format!("create table m{i} as {};\n", reads.join(" union all ")),
+        )
+        .unwrap();
+    }
+    let project = dir.path().to_str().unwrap();
+    let args = |format: &'static str| {
+        [
+            "impact",
+            "m0",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-10",
+            "--as-of",
+            "2026-02-01",
+            "--no-cache",
+            "--format",
+            format,
+            "--project",
+            project,
+        ]
+    };
+    let html = ripple(&args("html"));
+    for row in html.split("<details").skip(1) {
+        let row = row.split("</details>").next().unwrap();
+        assert!(row.matches("</li>").count() <= 41, "{row}");
+    }
+    assert!(html.contains("more (the JSON output has every one)"));
+    let svg = ripple(&args("svg"));
+    for title in svg.split("<title>").skip(1) {
+        let title = title.split("</title>").next().unwrap();
+        assert!(title.lines().count() <= 43, "{title}");
+    }
+}

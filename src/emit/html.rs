@@ -127,6 +127,11 @@ pub struct Strip<'a> {
 
 /// Width of a timeline in pixels.
 const TIMELINE_WIDTH: f64 = 520.0;
+/// Reasons listed per dataset at most: a dataset reading 1,700 others once
+/// listed every one in every row (66 MB at 600 models; at 1,700 the page
+/// could not be made in 4 GB).
+pub const MAX_REASONS: usize = 40;
+
 /// Timelines drawn cell by cell up to this many cells; past it, spans only.
 const MAX_CELLS: u64 = 160;
 /// Rows drawn with a timeline; the rest are listed in a table.
@@ -249,8 +254,15 @@ pub fn strips(rows: &[Strip<'_>], axis: (Hour, Hour), as_of: Hour) -> String {
             xml(&s.range),
             xml(&s.partitions)
         );
-        for l in &s.lines {
+        for l in s.lines.iter().take(MAX_REASONS) {
             let _ = write!(out, "<li>{}</li>", xml(l));
+        }
+        if s.lines.len() > MAX_REASONS {
+            let _ = write!(
+                out,
+                "<li class=\"rp-muted\">{} more (the JSON output has every one)</li>",
+                s.lines.len() - MAX_REASONS
+            );
         }
         out.push_str("</ul></details>");
     }

@@ -149,10 +149,15 @@ pub fn open_project(root: &Path, options: &LoadOptions) -> Result<OpenProject> {
     // Rendering needs threads with deep stacks (jinja/guard.rs): made now,
     // before anything starts rayon's pool.
     dbt::jinja::guard::render_threads();
-    if !root.is_dir() {
+    // A working folder deleted under the run still reads as a folder,
+    // an empty one: the project seen whole would be nothing, exit 0.
+    if !root.is_dir() || std::fs::canonicalize(root).is_err() {
         return Err(crate::Error::Io {
             path: root.to_path_buf(),
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a folder"),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "not a folder (or one deleted under the run)",
+            ),
         });
     }
     use crate::timings::phase;
