@@ -67,6 +67,43 @@ pub(super) fn airflow_commands(
         }
         runs
     };
+    // A run may restate another day than its own (`macros.ds_add(ds, -1)`:
+    // each run closes the day before): the run for the partition is then
+    // another run, found from the days its SQL names.
+    let shift = match (grain, cx.task.full, runs.first()) {
+        (crate::time::Grain::Day, false, Some(&(a, b))) => {
+            let days = |h: crate::time::Hour| {
+                crate::ingest::airflow::render_for_run(
+                    &template.text,
+                    &template.params,
+                    &instant(h),
+                    &instant(h + (b - a)),
+                )
+                .map(|sql| named_days(&sql))
+                .unwrap_or_default()
+            };
+            match day_shift(a.div_euclid(24), &days(a), &days(a + PROBE_DAYS * 24)) {
+                Ok(k) => k,
+                Err(offsets) => {
+                    return Ok(Some(format!(
+                        "`{}` (Airflow task {}): the run of a day names other days only ({} days from its `ds`), so no run restates one day: ripple cannot tell which run to make for a partition",
+                        cx.dataset.name,
+                        cx.job.id.trim_start_matches("airflow:"),
+                        offsets
+                            .iter()
+                            .map(|k| format!("{k:+}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+            }
+        }
+        _ => 0,
+    };
+    let runs: Vec<(crate::time::Hour, crate::time::Hour)> = runs
+        .into_iter()
+        .map(|(a, b)| (a - shift * 24, b - shift * 24))
+        .collect();
     let mut script = String::new();
     for (a, b) in runs {
         match crate::ingest::airflow::render_for_run(
@@ -95,6 +132,63 @@ pub(super) fn airflow_commands(
         " (in its SQL as rendered for the plan's dates)",
     )?;
     Ok(None)
+}
+
+/// Days between the two runs [`day_shift`] compares: far enough apart
+/// that a constant date is not taken for one that moves.
+const PROBE_DAYS: i64 = 11;
+
+/// How many days after its own a run restates, from the days its SQL
+/// names rendered for a run of day `day` (`first`) and for the run
+/// [`PROBE_DAYS`] later (`later`): the days that move with the run are its
+/// own. None that move, or its own among them: `0`. One other offset (`-1`
+/// for `ds_add(ds, -1)`): that offset. Several, none its own: `Err` with them.
+fn day_shift(day: i64, first: &BTreeSet<i64>, later: &BTreeSet<i64>) -> Result<i64, Vec<i64>> {
+    let moving: BTreeSet<i64> = first
+        .iter()
+        .filter(|d| later.contains(&(*d + PROBE_DAYS)))
+        .map(|d| d - day)
+        .collect();
+    if moving.is_empty() || moving.contains(&0) {
+        return Ok(0);
+    }
+    match moving.len() {
+        1 => Ok(moving.into_iter().next().unwrap_or(0)),
+        _ => Err(moving.into_iter().collect()),
+    }
+}
+
+/// The days `sql` names as `YYYY-MM-DD` or `YYYYMMDD` literals (`ds`,
+/// `ds_nodash` as rendered), as day numbers.
+fn named_days(sql: &str) -> BTreeSet<i64> {
+    let b = sql.as_bytes();
+    let mut out = BTreeSet::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < b.len() && (b[j].is_ascii_digit() || b[j] == b'-') {
+            j += 1;
+        }
+        let token = &sql[i..j];
+        let date = match token.len() {
+            10 if token.as_bytes()[4] == b'-' && token.as_bytes()[7] == b'-' => {
+                Some(token.to_string())
+            }
+            8 if token.bytes().all(|c| c.is_ascii_digit()) => {
+                Some(format!("{}-{}-{}", &token[..4], &token[4..6], &token[6..]))
+            }
+            _ => None,
+        };
+        if let Some(d) = date.and_then(|d| d.parse::<jiff::civil::Date>().ok()) {
+            out.insert(crate::time::hour_of_date(d).div_euclid(24));
+        }
+        i = j;
+    }
+    out
 }
 
 /// [`guarded_script`] for the task of `cx`, refusals naming its job; `note`
@@ -578,6 +672,41 @@ pub fn guarded_script(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_that_restates_another_day_is_found_from_the_days_it_names() {
+        let days = |sql: &str| named_days(sql);
+        let d = |s: &str| hour_of(s).div_euclid(24);
+        fn hour_of(s: &str) -> i64 {
+            crate::time::hour_of_date(s.parse().unwrap())
+        }
+        // `ds_add(ds, -1)`: the day before, for runs 11 days apart.
+        let first =
+            days("delete from t where d = '2026-01-09'; select * from s where d = '2026-01-09'");
+        let later = days("delete from t where d = '2026-01-20'");
+        assert_eq!(day_shift(d("2026-01-10"), &first, &later), Ok(-1));
+        // Its own day among them (a window ending on it), or a constant
+        // only: its own run.
+        let first = days("where d between '2026-01-03' and '2026-01-10' and since > '2020-01-01'");
+        let later = days("where d between '2026-01-14' and '2026-01-21' and since > '2020-01-01'");
+        assert_eq!(day_shift(d("2026-01-10"), &first, &later), Ok(0));
+        assert_eq!(
+            day_shift(
+                d("2026-01-10"),
+                &days("since > 20200101"),
+                &days("since > 20200101")
+            ),
+            Ok(0)
+        );
+        // `ds_nodash` counts; two other days and not its own: refused.
+        let first = days("where k in (20260108, 20260109)");
+        let later = days("where k in (20260119, 20260120)");
+        assert_eq!(
+            day_shift(d("2026-01-10"), &first, &later),
+            Err(vec![-2, -1])
+        );
+        assert!(days("id = 1234567890 and x = '2026-13-45'").is_empty());
+    }
 
     fn shadows() -> HashMap<String, String> {
         [
