@@ -2131,3 +2131,42 @@ fn dbt_bodies_that_can_write_unchecked_refuse_the_plan() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_catalog_view_over_a_restated_table_that_a_job_reads_refuses_the_plan() {
+    // A DBA's view over `mart.daily`, read by a report job: the lineage
+    // stopped at the view, and the report was left wrong after exit 0.
+    let view = r#"{"schema" : "rpt", "name" : "v_daily", "kind" : "view", "columns" : [{"name" : "order_date", "type" : "date", "not_null" : false, "default" : null, "generated" : null, "identity" : null}], "keys" : [], "foreign_keys" : [], "triggers" : [], "reads" : [["mart", "daily"]]}"#;
+    let dir = temp_project(&[
+        (
+            "daily.sql",
+            "delete from mart.daily;\ninsert into mart.daily (order_date, n) select cast(ordered_at as date), count(*) from src group by 1;\n",
+        ),
+        (
+            "report.sql",
+            "drop table if exists mart.report;\ncreate table mart.report as select order_date, n from rpt.v_daily;\n",
+        ),
+        ("tables.jsonl", &format!("{view}\n")),
+        (
+            "ripple.yml",
+            "dialect: postgres\ntables: [tables.jsonl]\ndatasets:\n  src: { grain: day, start: 2026-01-01, partition_column: ordered_at }\n  mart.daily: { partition_column: order_date }\n",
+        ),
+    ]);
+    let out = plan_src_like(dir.path(), "src").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("lists `rpt.v_daily`, a view over it that no job of the project makes")
+            && err.contains("`mart.report` reads that view"),
+        "{err}"
+    );
+    // Made by a job of the project, the view is followed: no refusal.
+    std::fs::write(
+        dir.path().join("v_daily.sql"),
+        "create or replace view rpt.v_daily as select order_date, n from mart.daily;\n",
+    )
+    .unwrap();
+    let out = plan_src_like(dir.path(), "src").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("no job of the project makes"), "{err}");
+}

@@ -368,6 +368,7 @@ pub fn document(
     } else {
         Default::default()
     };
+    catalog_views_read(g, &order, &tables)?;
     type Read<'a> = (
         &'a str,
         NodeIndex,
@@ -1365,6 +1366,72 @@ fn swap_scripts(dialect: SqlDialect, swaps: &[Swap], extra: &SwapExtras) -> Vec<
 
 /// The facts the plan reads: `tables:` and `--tables` first, then the DDL
 /// of the project's SQL jobs (those writing a restated table, and any
+/// Refuses a plan when the catalog lists a view (or materialized view)
+/// over a restated table that no job of the project makes, and something
+/// in the project reads it: the lineage stops at that view, so what reads
+/// it is not restated (a report over a DBA's view was left wrong, exit 0).
+fn catalog_views_read(
+    g: &LineageGraph,
+    order: &[&str],
+    tables: &crate::sql::tables::Tables,
+) -> Result<(), PlanError> {
+    use crate::sql::tables::RelationKind;
+    let restated: BTreeMap<String, &str> = order
+        .iter()
+        .filter_map(|id| g.dataset(id))
+        .map(|d| (d.relation.to_ascii_lowercase(), d.name.as_str()))
+        .collect();
+    for f in tables.iter().filter(|f| f.kind != RelationKind::Table) {
+        let Some(over) = f
+            .reads
+            .iter()
+            .find_map(|r| restated.get(&r.to_ascii_lowercase()))
+        else {
+            continue;
+        };
+        let node = g
+            .index
+            .iter()
+            .find(|(_, n)| g.graph[**n].relation.eq_ignore_ascii_case(&f.relation))
+            .map(|(id, n)| (id, *n));
+        let Some((id, n)) = node else { continue };
+        if g.writer(id).is_some() {
+            continue;
+        }
+        let readers: Vec<&str> = g
+            .graph
+            .neighbors_directed(n, Direction::Outgoing)
+            .map(|r| g.graph[r].name.as_str())
+            .collect();
+        if let Some(first) = readers.first() {
+            return Err(PlanError::Table {
+                dataset: (*over).to_string(),
+                reason: format!(
+                    "the catalog ({}) lists `{}`, a {} over it that no job of the project makes, and `{first}`{} reads that {}: the lineage stops there, so what reads it would not be restated. Add the view's `create view` to a job the project reads (its readers then follow)",
+                    f.origin,
+                    f.relation,
+                    if f.kind == RelationKind::View {
+                        "view"
+                    } else {
+                        "materialized view"
+                    },
+                    if readers.len() > 1 {
+                        format!(" (and {} more)", readers.len() - 1)
+                    } else {
+                        String::new()
+                    },
+                    if f.kind == RelationKind::View {
+                        "view"
+                    } else {
+                        "materialized view"
+                    },
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// that declares a key, a foreign key, a materialized view or a trigger).
 fn project_tables(
     g: &LineageGraph,

@@ -1302,6 +1302,11 @@ impl Tables {
         None
     }
 
+    /// Every relation's facts, by relation.
+    pub fn iter(&self) -> impl Iterator<Item = &TableFacts> {
+        self.by_relation.values()
+    }
+
     /// Whether `relation`'s facts came from the engine's catalog.
     pub fn from_catalog(&self, relation: &str) -> bool {
         self.from_catalog.contains(relation)
