@@ -1815,3 +1815,49 @@ insert into mart.daily (id, order_date, orders, revenue) select id, order_date, 
         .unwrap();
     assert!(lowest > before, "{lowest} <= {before}");
 }
+
+#[test]
+fn a_job_creating_its_table_if_missing_upserts_on_production_s_later_key() {
+    // `create table if not exists` without the key a DBA added later, then
+    // `on conflict (order_date)`: the work table was made from the job's
+    // DDL, keyless, and the task failed ("no unique or exclusion
+    // constraint matching the ON CONFLICT specification").
+    let Some(db) = engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg) else {
+        return;
+    };
+    let job =
+        "create table if not exists mart.daily (order_date date, orders bigint, revenue numeric);
+insert into mart.daily (order_date, orders, revenue)
+select cast(ordered_at as date), count(*), sum(amount) from raw.orders group by 1
+on conflict (order_date) do update set orders = excluded.orders, revenue = excluded.revenue;
+";
+    db.run_file(
+        "create schema raw; create schema mart;
+create table raw.orders (order_id int primary key, ordered_at timestamp, amount numeric(12,2));
+insert into raw.orders select i, timestamp '2026-01-01' + i * interval '97 minutes', (i % 13) * 10 + 5 from generate_series(1, 500) i;
+update raw.orders set amount = amount * 100 where ordered_at::date = '2026-01-10';
+create table mart.daily (order_date date, orders bigint, revenue numeric);
+alter table mart.daily add primary key (order_date);",
+    )
+    .unwrap();
+    db.run_file(job).unwrap();
+    db.run("update raw.orders set amount = amount / 100 where ordered_at::date = '2026-01-10'")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    std::fs::write(dir.path().join("jobs/daily.sql"), job).unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "dialect: postgres\nmodels: [jobs]\ntables: [tables.jsonl]\ndatasets:\n  raw.orders: { grain: day, start: 2026-01-01, partition_column: ordered_at }\n  mart.daily: { partition_column: order_date }\n",
+    )
+    .unwrap();
+    describe_any(&db, dir.path());
+    let (code, err) = plan_and_run(&db, dir.path());
+    assert_eq!(code, 0, "{err}");
+    // What a recompute gives, every day.
+    assert_eq!(
+        db.run("select count(*) from mart.daily d full join (select cast(ordered_at as date) as order_date, count(*) as orders, sum(amount) as revenue from raw.orders group by 1) r using (order_date) where d.revenue is distinct from r.revenue or d.orders is distinct from r.orders")
+            .unwrap(),
+        "0"
+    );
+}

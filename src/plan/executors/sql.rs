@@ -134,6 +134,33 @@ pub(super) fn airflow_commands(
     Ok(None)
 }
 
+/// Whether every statement of the job that creates `own` is a plain
+/// `create table if not exists` (no `as select`, no drop before it).
+fn creates_only_if_missing(
+    lineage: &ScriptLineage,
+    rewritten: &[crate::sql::rewrite::Rewritten],
+    own: &str,
+) -> bool {
+    let mut creates = lineage
+        .statements
+        .iter()
+        .filter(|s| s.targets.iter().any(|t| t == own) || s.dropped.iter().any(|t| t == own))
+        .filter(|s| {
+            matches!(
+                s.kind,
+                StatementKind::CreateTable | StatementKind::CreateTableAs | StatementKind::Drop
+            )
+        })
+        .peekable();
+    creates.peek().is_some()
+        && creates.all(|s| {
+            s.kind == StatementKind::CreateTable
+                && rewritten.iter().any(|r| {
+                    r.index == s.index && r.sql.to_ascii_lowercase().contains("if not exists")
+                })
+        })
+}
+
 /// Days between the two runs [`day_shift`] compares: far enough apart
 /// that a constant date is not taken for one that moves.
 const PROBE_DAYS: i64 = 11;
@@ -581,10 +608,17 @@ pub fn guarded_script(
         } else {
             drop_view(dialect, &work)
         });
-    } else if created.contains(&own) {
+    } else if created.contains(&own)
+        && !(known.is_some() && creates_only_if_missing(&lineage, &rewritten, &own))
+    {
         // The job creates its table itself (a view's is handled above).
         out.push(drop_shadow(dialect, &work));
     } else if let Some(k) = known {
+        // A `create table if not exists` of the job's own table does nothing
+        // in production, which exists: the work table starts as production's
+        // copy too (its keys for an `on conflict`, which the job's DDL,
+        // written before a key was added, may lack), and the job's create
+        // does nothing to it.
         out.extend(
             crate::plan::table::copy(dialect, k, &work, true, true).map_err(|why| (0, 0, why))?,
         );
