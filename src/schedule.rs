@@ -408,11 +408,38 @@ fn ticks(
         other => other,
     };
     let parsed = crate::time::parse_cron(cron).map_err(NoRuns::from)?;
-    let start = to_jiff02(from);
+    // Airflow reads a cron in the zone of the DAG's start date
+    // (`pendulum.datetime(..., tz="America/New_York")`): `0 2 * * *` is
+    // 02:00 there, 07:00Z in January. The cron runs over that zone's clock
+    // and each tick is taken back to UTC.
+    let zone = start_date.and_then(start_zone);
+    let offset = |m: Minute| -> Minute {
+        zone.as_ref()
+            .and_then(|tz| {
+                jiff::Timestamp::from_second(m * 60)
+                    .ok()
+                    .map(|t| tz.to_offset(t))
+            })
+            .map_or(0, |o| Minute::from(o.seconds()) / 60)
+    };
+    let to_utc = |local: Minute| -> Minute {
+        let Some(tz) = zone.as_ref() else {
+            return local;
+        };
+        let (date, hour) = datetime_of(local.div_euclid(60));
+        let civil = date.at(hour as i8, local.rem_euclid(60) as i8, 0, 0);
+        tz.to_ambiguous_zoned_datetime(civil)
+            .compatible()
+            .map_or(local, |z| z.timestamp().as_second().div_euclid(60))
+    };
+    let start = to_jiff02(from + offset(from));
     let mut out = Vec::new();
     let mut truncated = false;
     for dt in parsed.iter_from(start, croner::Direction::Forward) {
-        let m = from_jiff02(&dt);
+        let m = to_utc(from_jiff02(&dt));
+        if m < from {
+            continue;
+        }
         if m >= to {
             break;
         }
@@ -473,6 +500,23 @@ fn timedelta_ticks(
     Ok((out, t < to))
 }
 
+/// The zone a DAG's start date names (`pendulum.datetime(..., tz="X")`,
+/// `datetime(..., tzinfo=ZoneInfo("X"))`, `pendulum.timezone("X")`), when
+/// it is one ripple knows; UTC's is none.
+fn start_zone(text: &str) -> Option<jiff::tz::TimeZone> {
+    let at = ["tz=", "tzinfo=", "timezone("]
+        .iter()
+        .filter_map(|k| text.find(k))
+        .min()?;
+    let rest = &text[at..];
+    let open = rest.find(['"', '\''])?;
+    let quote = rest[open..].chars().next()?;
+    let inner = &rest[open + 1..];
+    let name = &inner[..inner.find(quote)?];
+    let tz = jiff::tz::TimeZone::get(name).ok()?;
+    (!matches!(name, "UTC" | "Etc/UTC")).then_some(tz)
+}
+
 /// `datetime(2024, 1, 1)` / `pendulum.datetime(2024, 1, 1, tz="UTC")` →
 /// minutes.
 fn parse_datetime_call(text: &str) -> Option<Minute> {
@@ -526,6 +570,32 @@ mod tests {
 
     fn m(s: &str) -> Minute {
         TimeKey::parse(s).unwrap().start * 60
+    }
+
+    #[test]
+    fn a_cron_runs_on_the_clock_of_the_start_date_s_zone() {
+        // Airflow's documented way to run at local time: 02:00 New York is
+        // 07:00Z in January, 06:00Z in July (it was listed at 02:00Z).
+        let at = |start: &str, from: &str, to: &str| -> Vec<String> {
+            ticks("0 2 * * *", Some(start), m(from), m(to), MAX_RUNS)
+                .unwrap()
+                .0
+                .into_iter()
+                .map(display_minute)
+                .collect()
+        };
+        for start in [
+            r#"pendulum.datetime(2026, 1, 1, tz="America/New_York")"#,
+            r#"datetime(2026, 1, 1, tzinfo=ZoneInfo('America/New_York'))"#,
+        ] {
+            assert_eq!(
+                at(start, "2026-01-10", "2026-01-12"),
+                ["2026-01-10T07:00Z", "2026-01-11T07:00Z"]
+            );
+            assert_eq!(at(start, "2026-07-10", "2026-07-11"), ["2026-07-10T06:00Z"]);
+        }
+        let utc = r#"pendulum.datetime(2026, 1, 1, tz="UTC")"#;
+        assert_eq!(at(utc, "2026-01-10", "2026-01-11"), ["2026-01-10T02:00Z"]);
     }
 
     fn run_starts(schedule: &str, from: &str, to: &str) -> Vec<String> {
