@@ -125,7 +125,7 @@ pub enum PlanError {
     },
     /// Restated datasets whose partitions cannot be selected.
     #[error(
-        "no partition column is known for {}, so their restated partitions cannot be swapped in; set `partition_column` under `datasets.<name>` in ripple.yml (the column their partitions are selected by). An insert without a column list whose values are expressions names no column: list its columns, or describe the table (`tables:`, docs/plan.md)",
+        "no partition column is known for {}, so their restated partitions cannot be swapped in; set `partition_column` under `datasets.<name>` in ripple.yml (the column their partitions are selected by). ripple reads it from the job's SQL where a column of the table carries a time of what it reads; where the job's insert has no column list and selects expressions, listing its columns, or describing the table (`tables:`, docs/plan.md), lets it read that",
         .0.iter().map(|n| format!("`{}`", crate::text::one_line(n))).collect::<Vec<_>>().join(", ")
     )]
     NoPartitionColumn(Vec<String>),
