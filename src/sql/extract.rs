@@ -9,7 +9,7 @@
 //! statement's own shape (the INSERT target, the MERGE target, ...); a table
 //! reference that *is* the write target is excluded from the reads.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use serde::Serialize;
@@ -157,13 +157,19 @@ fn modifies_data(stmt: &Statement) -> bool {
     )
 }
 
-/// Which of the CTE `names` a one-part table name in `node` names.
-fn named_ctes<V: Visit>(node: &V, names: &[String], dialect: SqlDialect) -> BTreeSet<usize> {
+/// Which of the CTE names (`names`: name to its first position) a
+/// one-part table name in `node` names. A map, not a list: a chain of
+/// 50,000 CTEs was read in time growing with its square.
+fn named_ctes<V: Visit>(
+    node: &V,
+    names: &HashMap<String, usize>,
+    dialect: SqlDialect,
+) -> BTreeSet<usize> {
     let mut found = BTreeSet::new();
     let _ = visit_relations(node, |name: &ObjectName| {
         if name.0.len() == 1
             && let Some(rel) = relation_name(name, dialect)
-            && let Some(i) = names.iter().position(|n| *n == rel)
+            && let Some(&i) = names.get(&rel)
         {
             found.insert(i);
         }
@@ -696,10 +702,10 @@ fn factor_answers_to(
 struct CteScope {
     /// The query that owns the WITH clause.
     owner: *const Query,
-    /// CTE names in declaration order.
-    names: Vec<String>,
-    /// Each CTE's body, to know when it has been visited.
-    bodies: Vec<*const Query>,
+    /// CTE names, each to its first position in declaration order.
+    names: HashMap<String, usize>,
+    /// Each CTE's body to its position, to know when it has been visited.
+    bodies: HashMap<*const Query, usize>,
     /// How many of `names` are visible now.
     visible: usize,
 }
@@ -714,7 +720,7 @@ struct Reads {
     into_targets: Vec<(String, bool)>,
     /// Bodies of CTEs nothing in their statement reads: dead code, whose
     /// tables are not read.
-    dead: Vec<*const Query>,
+    dead: HashSet<*const Query>,
     /// How many dead bodies the visit is inside.
     inside_dead: usize,
     /// The statement visited, by address (its nested statements are not it).
@@ -731,7 +737,7 @@ impl Reads {
             skip: Vec::new(),
             tables: BTreeSet::new(),
             into_targets: Vec::new(),
-            dead: Vec::new(),
+            dead: HashSet::new(),
             inside_dead: 0,
             root: std::ptr::null(),
             nested: Vec::new(),
@@ -771,7 +777,12 @@ impl Reads {
 
     /// The CTE bodies of `query` that neither its body nor a CTE it uses
     /// (however indirectly) names.
-    fn unused_ctes(&self, query: &Query, with: &With, names: &[String]) -> Vec<*const Query> {
+    fn unused_ctes(
+        &self,
+        query: &Query,
+        with: &With,
+        names: &HashMap<String, usize>,
+    ) -> Vec<*const Query> {
         // `TABLE c` names a CTE without a relation node: where one appears,
         // every CTE is kept.
         if has_table_command(query) {
@@ -805,7 +816,7 @@ impl Reads {
     fn is_cte(&self, name: &str) -> bool {
         self.scopes
             .iter()
-            .any(|s| s.names[..s.visible].iter().any(|n| n == name))
+            .any(|s| s.names.get(name).is_some_and(|&i| i < s.visible))
     }
 }
 
@@ -826,21 +837,27 @@ impl Visitor for Reads {
             self.inside_dead += 1;
         }
         if let Some(with) = &query.with {
-            let names: Vec<String> = with
-                .cte_tables
-                .iter()
-                .map(|cte| ident_name(&cte.alias.name, self.dialect))
-                .collect();
+            let mut names: HashMap<String, usize> = HashMap::new();
+            for (i, cte) in with.cte_tables.iter().enumerate() {
+                names
+                    .entry(ident_name(&cte.alias.name, self.dialect))
+                    .or_insert(i);
+            }
             let dead = self.unused_ctes(query, with, &names);
             self.dead.extend(dead);
-            let visible = if with.recursive { names.len() } else { 0 };
+            let visible = if with.recursive {
+                with.cte_tables.len()
+            } else {
+                0
+            };
             self.scopes.push(CteScope {
                 owner: query,
                 names,
                 bodies: with
                     .cte_tables
                     .iter()
-                    .map(|c| &*c.query as *const Query)
+                    .enumerate()
+                    .map(|(i, c)| (&*c.query as *const Query, i))
                     .collect(),
                 visible,
             });
@@ -858,7 +875,7 @@ impl Visitor for Reads {
             self.scopes.pop();
         }
         if let Some(scope) = self.scopes.last_mut()
-            && let Some(i) = scope.bodies.iter().position(|b| *b == query)
+            && let Some(&i) = scope.bodies.get(&query)
         {
             scope.visible = scope.visible.max(i + 1);
         }
