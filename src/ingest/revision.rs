@@ -185,10 +185,16 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
         dir
     };
     let root = dir.path().join(&location.prefix);
-    std::fs::create_dir_all(&root).map_err(|source| RevisionError::Io {
-        path: root.clone(),
-        source,
-    })?;
+    {
+        // Under the lock too: made after a signal's deletion, the project
+        // folder brought the copy back (`create_dir_all` makes every
+        // folder above it), and the run died leaving it.
+        let _writing = live();
+        std::fs::create_dir_all(&root).map_err(|source| RevisionError::Io {
+            path: root.clone(),
+            source,
+        })?;
+    }
     // Made first so that a failed write also leaves the list of live copies.
     let revision = Revision {
         commit,
