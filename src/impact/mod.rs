@@ -10,7 +10,7 @@
 //! every partition of its downstream, from its `start` (or unbounded) up to
 //! `--as-of`; a `none` edge stops propagation and is reported.
 
-pub(crate) mod infer;
+mod infer;
 mod key_expr;
 mod partition;
 mod time_model;

@@ -31,6 +31,10 @@ pub struct DatasetTime {
     /// config, the project's; UTC when nothing is said), with whence;
     /// `None` when read off its SQL, which converts instants itself.
     pub said_zone: Option<(String, String)>,
+    /// Whether its job's SQL cuts times into days in the session's zone
+    /// (no zone named at the cut); `None` when the time facts read nothing
+    /// off its SQL.
+    pub session_cut: Option<bool>,
 }
 
 /// An edge's time mapping.
@@ -64,6 +68,7 @@ struct NodeFacts {
     start: Option<Hour>,
     non_idempotent: Option<String>,
     zone: Zone,
+    session_cut: Option<bool>,
 }
 
 /// The zone a dataset's partitions are cut into days of, and whence.
@@ -287,6 +292,7 @@ impl TimeFacts {
                     start,
                     non_idempotent: non_idempotent(g, d),
                     zone: zone_facts(g, n, inferred.get(&n)),
+                    session_cut: inferred.get(&n).map(|i| i.session_cut),
                 },
             );
         }
@@ -381,6 +387,7 @@ impl TimeFacts {
                         .declared
                         .then(|| (f.zone.shown().to_string(), f.zone.source.clone())),
                     non_idempotent: f.non_idempotent,
+                    session_cut: f.session_cut,
                 },
             );
         }

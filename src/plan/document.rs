@@ -481,22 +481,25 @@ pub fn document(
         // As the time facts read it (a cut that names its zone, as
         // `date_trunc('day', ts, 'Asia/Kolkata')`, is no session's); where
         // they read nothing, any word that could cut.
-        let inferred = crate::impact::infer::infer(g, g.index[*id]);
-        let cuts = inferred.as_ref().map(|i| i.session_cut).unwrap_or_else(|| {
-            [
-                "date_trunc",
-                "::date",
-                " as date",
-                "date(",
-                "to_char",
-                "date_part",
-                "extract",
-                "strftime",
-                "time_bucket",
-            ]
-            .iter()
-            .any(|w| sql.contains(w))
-        });
+        let cuts = model
+            .datasets
+            .get(&g.index[*id])
+            .and_then(|t| t.session_cut)
+            .unwrap_or_else(|| {
+                [
+                    "date_trunc",
+                    "::date",
+                    " as date",
+                    "date(",
+                    "to_char",
+                    "date_part",
+                    "extract",
+                    "strftime",
+                    "time_bucket",
+                ]
+                .iter()
+                .any(|w| sql.contains(w))
+            });
         let makes_instants = sql.contains("timestamptz") || sql.contains("with time zone");
         // Keyed by instants it keeps as they are, it cuts no day: its
         // filters carry offsets.
