@@ -378,13 +378,7 @@ impl Visitor for Finder {
         if let Some(w) = &q.with
             && w.recursive
         {
-            self.windows.push(RawWindow {
-                qualifier: None,
-                lo: -UNBOUNDED,
-                hi: UNBOUNDED,
-                unit: None,
-                evidence: format!("{}: `with recursive`", q.span().start.line),
-            });
+            self.push_all_of_time(None, format!("{}: `with recursive`", q.span().start.line));
         }
         ControlFlow::Continue(())
     }
@@ -508,16 +502,13 @@ impl Visitor for Finder {
         if let Some(sqlparser::ast::Distinct::On(on)) = &s.distinct
             && !on.iter().any(|e| base_of(e).is_some_and(time_expr))
         {
-            self.windows.push(RawWindow {
-                qualifier: None,
-                lo: -UNBOUNDED,
-                hi: UNBOUNDED,
-                unit: None,
-                evidence: format!(
+            self.push_all_of_time(
+                None,
+                format!(
                     "{}: `distinct on` a key that is not time keeps one row per key, from any day",
                     s.span().start.line
                 ),
-            });
+            );
         }
         // An aggregate over a whole input, grouped by nothing (`select
         // max(d) - 7 from raw.events` in a filter, a share of a total):
@@ -545,16 +536,13 @@ impl Visitor for Finder {
                 },
                 _ => None,
             };
-            self.windows.push(RawWindow {
-                qualifier: from,
-                lo: -UNBOUNDED,
-                hi: UNBOUNDED,
-                unit: None,
-                evidence: format!(
+            self.push_all_of_time(
+                from,
+                format!(
                     "{}: an aggregate over all of its input (grouped by nothing)",
                     s.span().start.line
                 ),
-            });
+            );
         }
         let grouped = match &s.group_by {
             sqlparser::ast::GroupByExpr::All(_) => true,
@@ -576,17 +564,14 @@ impl Visitor for Finder {
             // session number): a group gathers its rows from any day, and
             // what it outputs (`min(activity_date)`) can land on any.
             if !grouped_by_time(s) {
-                self.windows.push(RawWindow {
-                    qualifier: None,
-                    lo: -UNBOUNDED,
-                    hi: UNBOUNDED,
-                    unit: None,
-                    evidence: format!(
+                self.push_all_of_time(
+                    None,
+                    format!(
                         "{}: grouped by no time (`{}`): each group reads all of time",
                         s.span().start.line,
                         shorten_group(s)
                     ),
-                });
+                );
             }
             for e in exprs {
                 // `date_trunc('quarter', d)`: periods no grain of ripple's
@@ -972,17 +957,23 @@ impl Finder {
             }
         }
         for a in aliases.into_iter().filter(|a| !kept.contains(a)) {
-            self.windows.push(RawWindow {
-                qualifier: Some(a),
-                lo: -UNBOUNDED,
-                hi: UNBOUNDED,
-                unit: None,
-                evidence: format!(
+            self.push_all_of_time(Some(a), format!(
                     "{}: grouped by `{owner}`'s time, which this table's rows map to as that table says",
                     s.span().start.line
-                ),
-            });
+                ));
         }
+    }
+
+    /// A reach over all of time, both ways, on the upstream `qualifier`
+    /// names (`None`: every upstream).
+    fn push_all_of_time(&mut self, qualifier: Option<String>, evidence: String) {
+        self.windows.push(RawWindow {
+            qualifier,
+            lo: -UNBOUNDED,
+            hi: UNBOUNDED,
+            unit: None,
+            evidence,
+        });
     }
 
     fn push_window(&mut self, column: &Expr, n: i64, unit: Option<Grain>, whole: &Expr) {
