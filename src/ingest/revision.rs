@@ -172,7 +172,7 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
     // handler takes: a signal between making and listing it once left the
     // copy behind (seen under load in tests/hardening.rs).
     clean_up_on_signals();
-    let dir = {
+    let (dir, root) = {
         let mut live = live();
         let dir = builder
             .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
@@ -182,19 +182,16 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
                 source,
             })?;
         live.push(dir.path().to_path_buf());
-        dir
-    };
-    let root = dir.path().join(&location.prefix);
-    {
-        // Under the lock too: made after a signal's deletion, the project
-        // folder brought the copy back (`create_dir_all` makes every
-        // folder above it), and the run died leaving it.
-        let _writing = live();
+        // The project folder too: made after a signal's deletion, it
+        // brought the copy back (`create_dir_all` makes every folder above
+        // it), and the run died leaving it.
+        let root = dir.path().join(&location.prefix);
         std::fs::create_dir_all(&root).map_err(|source| RevisionError::Io {
             path: root.clone(),
             source,
         })?;
-    }
+        (dir, root)
+    };
     // Made first so that a failed write also leaves the list of live copies.
     let revision = Revision {
         commit,
