@@ -1861,3 +1861,149 @@ alter table mart.daily add primary key (order_date);",
         "0"
     );
 }
+
+/// A project of `jobs` (file name, SQL) on PostgreSQL `db`, whose
+/// `raw.orders` is the restated table, described by the catalog.
+fn pg_project(db: &Db, jobs: &[(&str, &str)], datasets: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    for (name, sql) in jobs {
+        std::fs::write(dir.path().join("jobs").join(name), sql).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        format!("dialect: postgres\nmodels: [jobs]\ntables: [tables.jsonl]\ndatasets:\n  raw.orders: {{ grain: day, start: 2026-01-01, partition_column: ordered_at }}\n{datasets}"),
+    )
+    .unwrap();
+    describe_any(db, dir.path());
+    dir
+}
+
+/// `raw.orders`, wrong on 2026-01-10 when the jobs run, fixed after.
+const ORDERS_WRONG_ON_THE_10TH: &str = "create schema raw; create schema mart;
+create table raw.orders (order_id int primary key, ordered_at timestamp, amount numeric(12,2));
+insert into raw.orders select i, timestamp '2026-01-01' + i * interval '97 minutes', (i % 13) * 10 + 5 from generate_series(1, 500) i;
+update raw.orders set amount = amount * 100 where ordered_at::date = '2026-01-10';";
+
+#[test]
+fn an_upsert_on_a_partial_unique_index_runs_on_its_work_table() {
+    // `on conflict (order_date) where order_date is not null` needs the
+    // partial unique index production has; the work table had none and
+    // the task failed.
+    let Some(db) = engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg) else {
+        return;
+    };
+    let job = "insert into mart.daily (order_date, orders, revenue)
+select cast(ordered_at as date), count(*), sum(amount) from raw.orders group by 1
+on conflict (order_date) where order_date is not null do update set orders = excluded.orders, revenue = excluded.revenue;
+";
+    db.run_file(&format!(
+        "{ORDERS_WRONG_ON_THE_10TH}
+create table mart.daily (id bigint generated always as identity primary key, order_date date, orders bigint, revenue numeric);
+create unique index daily_day on mart.daily (order_date) where order_date is not null;"
+    ))
+    .unwrap();
+    db.run_file(job).unwrap();
+    db.run("update raw.orders set amount = amount / 100 where ordered_at::date = '2026-01-10'")
+        .unwrap();
+    let dir = pg_project(
+        &db,
+        &[("daily.sql", job)],
+        "  mart.daily: { partition_column: order_date, unique_key: [order_date] }\n",
+    );
+    let facts = std::fs::read_to_string(dir.path().join("tables.jsonl")).unwrap();
+    assert!(facts.contains("\"predicate\""), "{facts}");
+    let (code, err) = plan_and_run(&db, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        db.run("select count(*) from mart.daily d full join (select cast(ordered_at as date) as order_date, count(*) as orders, sum(amount) as revenue from raw.orders group by 1) r using (order_date) where d.revenue is distinct from r.revenue or d.orders is distinct from r.orders")
+            .unwrap(),
+        "0"
+    );
+}
+
+#[test]
+fn a_partition_written_by_name_is_refused_when_its_parent_is_read_and_planned_through_the_parent() {
+    // The job rebuilt January's partition by name, a report read the
+    // partitioned table: the report was not restated, exit 0.
+    let Some(db) = engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg) else {
+        return;
+    };
+    let by_name = "delete from mart.daily_2026_01;
+insert into mart.daily_2026_01 (order_date, orders, revenue)
+select cast(ordered_at as date), count(*), sum(amount) from raw.orders where ordered_at >= '2026-01-01' and ordered_at < '2026-02-01' group by 1;
+";
+    let through_parent = "delete from mart.daily where order_date >= '2026-01-01' and order_date < '2026-02-01';
+insert into mart.daily (order_date, orders, revenue)
+select cast(ordered_at as date), count(*), sum(amount) from raw.orders where ordered_at >= '2026-01-01' and ordered_at < '2026-02-01' group by 1;
+";
+    let report = "drop table if exists mart.report;
+create table mart.report as select order_date, revenue * 2 as doubled from mart.daily;
+";
+    db.run_file(&format!(
+        "{ORDERS_WRONG_ON_THE_10TH}
+create table mart.daily (order_date date not null, orders bigint, revenue numeric) partition by range (order_date);
+create table mart.daily_2026_01 partition of mart.daily for values from ('2026-01-01') to ('2026-02-01');
+create table mart.daily_2026_02 partition of mart.daily for values from ('2026-02-01') to ('2026-03-01');"
+    ))
+    .unwrap();
+    db.run_file(by_name).unwrap();
+    db.run_file(report).unwrap();
+    db.run("update raw.orders set amount = amount / 100 where ordered_at::date = '2026-01-10'")
+        .unwrap();
+    let datasets = "  mart.daily: { partition_column: order_date }\n  mart.report: { partition_column: order_date }\n";
+    let dir = pg_project(
+        &db,
+        &[("daily.sql", by_name), ("report.sql", report)],
+        &format!("{datasets}  mart.daily_2026_01: {{ partition_column: order_date }}\n"),
+    );
+    let out = plan_shell(dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "planned: {err}");
+    assert!(
+        err.contains("`mart.daily_2026_01` as a partition (or inheriting child) of `mart.daily`")
+            && err.contains("`mart.report` reads `mart.daily`"),
+        "{err}"
+    );
+    // Written through the partitioned table, the report follows.
+    let dir = pg_project(
+        &db,
+        &[("daily.sql", through_parent), ("report.sql", report)],
+        datasets,
+    );
+    let (code, err) = plan_and_run(&db, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        db.run("select count(*) from mart.report d full join (select cast(ordered_at as date) as order_date, sum(amount) * 2 as doubled from raw.orders where ordered_at < '2026-02-01' group by 1) r using (order_date) where d.doubled is distinct from r.doubled")
+            .unwrap(),
+        "0"
+    );
+}
+
+#[test]
+fn a_job_on_a_search_path_describes_the_table_it_creates_if_missing() {
+    // `set search_path to mart` then `create table if not exists daily`
+    // and an insert without a column list: the DDL was taken for
+    // `daily`, not `mart.daily`, and the plan was refused for want of a
+    // partition column.
+    let Some(db) = engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg) else {
+        return;
+    };
+    let job = "set search_path to mart, public;
+create table if not exists daily (order_date date, orders bigint, revenue numeric);
+delete from daily;
+insert into daily select cast(ordered_at as date), count(*), sum(amount) from raw.orders group by 1;
+";
+    db.run_file(ORDERS_WRONG_ON_THE_10TH).unwrap();
+    db.run_file(job).unwrap();
+    db.run("update raw.orders set amount = amount / 100 where ordered_at::date = '2026-01-10'")
+        .unwrap();
+    let dir = pg_project(&db, &[("daily.sql", job)], "");
+    let (code, err) = plan_and_run(&db, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        db.run("select count(*) from mart.daily d full join (select cast(ordered_at as date) as order_date, count(*) as orders, sum(amount) as revenue from raw.orders group by 1) r using (order_date) where d.revenue is distinct from r.revenue or d.orders is distinct from r.orders")
+            .unwrap(),
+        "0"
+    );
+}

@@ -39,6 +39,11 @@ create materialized view mart.mv as select d, count(*) as n from mart.fact group
 create function ops.touch() returns trigger language plpgsql as $$ begin return new; end $$;
 create trigger fact_touch before insert or update on mart.fact for each row execute function ops.touch();
 alter table mart.plain add constraint plain_key unique (d, n);
+create unique index keyed_note on mart.keyed (note) where note is not null;
+create table mart.parted (d date not null, n int) partition by range (d);
+create table mart.parted_2026 partition of mart.parted for values from ('2026-01-01') to ('2027-01-01');
+set search_path to ops, public;
+create table later (x int);
 "#;
 
 const PG_RELATIONS: [&str; 8] = [
@@ -159,6 +164,22 @@ fn postgres_ddl_catalog_and_engine_agree() {
         fact.foreign_keys[0].on_delete,
         ripple::sql::tables::RefAction::Cascade
     );
+    // A unique index over part of the rows is no key, but the copy needs it.
+    for facts in [&ddl, &catalog] {
+        let keyed = facts.iter().find(|f| f.relation == "mart.keyed").unwrap();
+        assert_eq!(keyed.partial_keys.len(), 1, "{keyed:?}");
+        assert_eq!(keyed.partial_keys[0].columns, ["note"]);
+        let predicate = keyed.partial_keys[0].predicate.to_lowercase();
+        assert!(predicate.contains("note is not null"), "{predicate}");
+        assert!(!keyed.keys.iter().any(|k| k.columns == ["note"]));
+        // A table made after `set search_path` is the schema's.
+        assert!(facts.iter().any(|f| f.relation == "ops.later"));
+    }
+    let leaf = catalog
+        .iter()
+        .find(|f| f.relation == "mart.parted_2026")
+        .unwrap();
+    assert_eq!(leaf.parents, ["mart.parted"]);
     // A table that is not there: every part null, so no check can pass.
     let missing = pg
         .run(&signature_query(dialect, "mart.nothing").unwrap())

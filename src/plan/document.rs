@@ -369,6 +369,7 @@ pub fn document(
         Default::default()
     };
     catalog_views_read(g, &order, &tables)?;
+    partitions_apart(g, &order, &tables)?;
     type Read<'a> = (
         &'a str,
         NodeIndex,
@@ -1369,6 +1370,105 @@ fn swap_scripts(dialect: SqlDialect, swaps: &[Swap], extra: &SwapExtras) -> Vec<
 
 /// The facts the plan reads: `tables:` and `--tables` first, then the DDL
 /// of the project's SQL jobs (those writing a restated table, and any
+/// Refuses a plan that restates a table whose rows are also another
+/// table's (a partition and the table it is a partition of, or a child of
+/// an inheritance) when the project reads or restates that other table:
+/// its readers' tasks would read production's rows, wrong until the swap,
+/// and the lineage does not follow (a report over the parent was left
+/// wrong, exit 0).
+fn partitions_apart(
+    g: &LineageGraph,
+    order: &[&str],
+    tables: &crate::sql::tables::Tables,
+) -> Result<(), PlanError> {
+    let dialect = g.config.dialect;
+    let restated: BTreeSet<String> = order
+        .iter()
+        .filter_map(|id| g.dataset(id))
+        .map(|d| crate::sql::tables::fold(dialect, &d.relation))
+        .collect();
+    let children = |parent: &str| -> Vec<&crate::sql::tables::TableFacts> {
+        tables
+            .iter()
+            .filter(|f| f.parents.iter().any(|p| p == parent))
+            .collect()
+    };
+    for d in order.iter().filter_map(|id| g.dataset(id)) {
+        let Some(facts) = tables.get(&crate::sql::tables::fold(dialect, &d.relation), dialect)
+        else {
+            continue;
+        };
+        // Every table sharing rows with it: its ancestors and descendants,
+        // each with how it is related.
+        let mut related: Vec<(String, bool)> = Vec::new();
+        let mut up: Vec<String> = facts.parents.clone();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        while let Some(p) = up.pop() {
+            if !seen.insert(p.clone()) {
+                continue;
+            }
+            if let Some(f) = tables.get(&p, dialect) {
+                up.extend(f.parents.iter().cloned());
+            }
+            related.push((p, true));
+        }
+        let mut down: Vec<String> = vec![facts.relation.clone()];
+        while let Some(p) = down.pop() {
+            for c in children(&p) {
+                if seen.insert(c.relation.clone()) {
+                    down.push(c.relation.clone());
+                    related.push((c.relation.clone(), false));
+                }
+            }
+        }
+        for (other, parent) in related {
+            let node = g
+                .index
+                .iter()
+                .find(|(_, n)| crate::sql::tables::fold(dialect, &g.graph[**n].relation) == other)
+                .map(|(_, n)| *n);
+            let reader = node.and_then(|n| {
+                g.graph
+                    .neighbors_directed(n, Direction::Outgoing)
+                    .map(|r| g.graph[r].name.clone())
+                    .min()
+            });
+            let also_restated = restated.contains(&other);
+            if reader.is_none() && !also_restated {
+                continue;
+            }
+            let what = match &reader {
+                Some(r) => format!("`{r}` reads `{other}`"),
+                None => format!("the plan restates `{other}` too"),
+            };
+            let (how, todo) = if parent {
+                (
+                    "a partition (or inheriting child) of",
+                    format!(
+                        "Have the job write its rows through `{other}` (PostgreSQL puts each row in its partition): the plan then restates `{other}` and what reads it"
+                    ),
+                )
+            } else {
+                (
+                    "the parent of",
+                    format!(
+                        "Have what reads `{other}` read `{}` instead",
+                        facts.relation
+                    ),
+                )
+            };
+            return Err(PlanError::Table {
+                dataset: d.name.clone(),
+                reason: format!(
+                    "the catalog ({}) lists `{}` as {how} `{other}`, and {what}: rows of one are rows of the other, which the lineage does not follow, so the plan's tasks would read production's rows of `{other}` from before the swap. {todo}",
+                    facts.origin, facts.relation
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a plan when the catalog lists a view (or materialized view)
 /// over a restated table that no job of the project makes, and something
 /// in the project reads it: the lineage stops at that view, so what reads

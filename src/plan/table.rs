@@ -453,6 +453,22 @@ pub fn copy(
             for key in &keys {
                 out.push(format!("alter table {c} add {key}"));
             }
+            // A job's `on conflict (...) where ...` needs the partial unique
+            // index production has.
+            for key in &f.partial_keys {
+                if key.columns.iter().any(|c| not_given(c)) {
+                    continue;
+                }
+                let index = format!(
+                    "create unique index on {c} ({}) where {}",
+                    cols(dialect, &key.columns),
+                    key.predicate
+                );
+                only_one(&index, dialect, &f.origin, |s| {
+                    matches!(s, sqlparser::ast::Statement::CreateIndex(_))
+                })?;
+                out.push(index);
+            }
         }
         _ => {
             let mut defs = Vec::new();
@@ -478,7 +494,9 @@ pub fn copy(
             }
             defs.extend(keys);
             let create = format!("create table {c} ({})", defs.join(", "));
-            only_create_table(&create, dialect, &f.origin)?;
+            only_one(&create, dialect, &f.origin, |s| {
+                matches!(s, sqlparser::ast::Statement::CreateTable(_))
+            })?;
             out.push(create);
         }
     }
@@ -488,18 +506,24 @@ pub fn copy(
     Ok(out)
 }
 
-/// Refuses `sql` unless it is exactly one `create table`: the copy's
-/// statement is built from facts (types, defaults, expressions) read from
-/// files, which must not smuggle in another statement.
-fn only_create_table(sql: &str, dialect: SqlDialect, origin: &str) -> Result<(), Refusal> {
+/// Refuses `sql` unless it is exactly one statement of the kind `is`
+/// accepts: the copy's statements are built from facts (types, defaults,
+/// expressions, index predicates) read from files, which must not smuggle
+/// in another statement.
+fn only_one(
+    sql: &str,
+    dialect: SqlDialect,
+    origin: &str,
+    is: impl Fn(&sqlparser::ast::Statement) -> bool,
+) -> Result<(), Refusal> {
     let one = crate::sql::with_statements(sql, dialect, |statements| {
-        statements.len() == 1 && matches!(statements[0], sqlparser::ast::Statement::CreateTable(_))
+        statements.len() == 1 && is(&statements[0])
     });
     if one == Ok(true) {
         Ok(())
     } else {
         Err(format!(
-            "the table facts from {origin} do not make one valid `create table` ({sql}); correct them or give the catalog lines again"
+            "the table facts from {origin} do not make one valid statement of the copy ({sql}); correct them or give the catalog lines again"
         ))
     }
 }

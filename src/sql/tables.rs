@@ -106,6 +106,17 @@ pub struct KeyFacts {
     pub columns: Vec<String>,
 }
 
+/// A unique index over the rows a predicate selects (`create unique index
+/// ... where ...`): not a key of the table, but what an `on conflict (...)
+/// where ...` of a job needs on the table it writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartialKeyFacts {
+    /// Its columns, in index order.
+    pub columns: Vec<String>,
+    /// The predicate, as the engine prints it.
+    pub predicate: String,
+}
+
 /// What a foreign key does to referencing rows when a referenced row goes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -206,12 +217,19 @@ pub struct TableFacts {
     pub columns: Vec<ColumnFacts>,
     /// Primary and unique keys.
     pub keys: Vec<KeyFacts>,
+    /// Unique indexes over part of the rows.
+    #[serde(default)]
+    pub partial_keys: Vec<PartialKeyFacts>,
     /// Foreign keys it holds.
     pub foreign_keys: Vec<ForeignKeyFacts>,
     /// Its triggers.
     pub triggers: Vec<TriggerFacts>,
     /// For a view or materialized view: the relations it reads.
     pub reads: Vec<String>,
+    /// The tables whose rows include this one's (PostgreSQL: the table it
+    /// is a partition of, or inherits from): a read of them reads its rows.
+    #[serde(default)]
+    pub parents: Vec<String>,
     /// Where the facts come from: `tables.jsonl:4` (the engine's catalog) or
     /// `jobs/daily.sql:2` (DDL).
     pub origin: String,
@@ -251,8 +269,12 @@ pub fn fold(dialect: SqlDialect, name: &str) -> String {
 /// statement that failed on. `origin` is the file, for each fact's origin.
 pub fn facts_from_ddl(sql: &str, dialect: SqlDialect, origin: &str) -> Vec<TableFacts> {
     let mut out: Vec<TableFacts> = Vec::new();
+    // `set search_path to mart` then `create table daily`: the table is
+    // `mart.daily`, as the lineage names it.
+    let mut session = super::session::Session::default();
     super::parse::for_each_statement(sql, dialect, |line, s| {
-        apply_ddl(&mut out, s, dialect, &format!("{origin}:{line}"));
+        session.follow(s, dialect);
+        apply_ddl(&mut out, s, dialect, &session, &format!("{origin}:{line}"));
     });
     out
 }
@@ -261,8 +283,14 @@ fn entry<'a>(out: &'a mut [TableFacts], relation: &str) -> Option<&'a mut TableF
     out.iter_mut().find(|f| f.relation == relation)
 }
 
-fn apply_ddl(out: &mut Vec<TableFacts>, s: &Statement, dialect: SqlDialect, at: &str) {
-    let name = |n: &ObjectName| relation_name(n, dialect);
+fn apply_ddl(
+    out: &mut Vec<TableFacts>,
+    s: &Statement,
+    dialect: SqlDialect,
+    session: &super::session::Session,
+    at: &str,
+) {
+    let name = |n: &ObjectName| relation_name(n, dialect).map(|r| session.qualify(&r));
     let ident = |i: &sqlparser::ast::Ident| bare_name(i, dialect);
     match s {
         Statement::CreateTable(ct) if !ct.columns.is_empty() && !ct.temporary => {
@@ -322,13 +350,26 @@ fn apply_ddl(out: &mut Vec<TableFacts>, s: &Statement, dialect: SqlDialect, at: 
                 }
             }
         }
-        Statement::CreateIndex(ix) if ix.unique && ix.predicate.is_none() => {
+        Statement::CreateIndex(ix) if ix.unique => {
             let Some(relation) = name(&ix.table_name) else {
                 return;
             };
             let Some(columns) = index_columns(&ix.columns, dialect) else {
                 return;
             };
+            if let Some(predicate) = &ix.predicate {
+                if let Some(f) = entry(out, &relation) {
+                    let predicate = predicate.to_string();
+                    if !f
+                        .partial_keys
+                        .iter()
+                        .any(|k| k.columns == columns && k.predicate == predicate)
+                    {
+                        f.partial_keys.push(PartialKeyFacts { columns, predicate });
+                    }
+                }
+                return;
+            }
             if let Some(f) = entry(out, &relation)
                 && !f.keys.iter().any(|k| k.columns == columns)
             {
@@ -347,6 +388,7 @@ fn apply_ddl(out: &mut Vec<TableFacts>, s: &Statement, dialect: SqlDialect, at: 
                 .1
                 .sources
                 .into_iter()
+                .map(|r| session.qualify(&r))
                 .filter(|r| *r != relation)
                 .collect();
             out.retain(|x| x.relation != relation);
@@ -648,6 +690,10 @@ struct CatalogLine {
     triggers: Vec<TriggerFacts>,
     #[serde(default)]
     reads: Vec<(String, String)>,
+    #[serde(default)]
+    partial_keys: Vec<PartialKeyFacts>,
+    #[serde(default)]
+    parents: Vec<(String, String)>,
 }
 
 #[derive(Deserialize)]
@@ -726,6 +772,7 @@ pub fn facts_from_catalog(
                             f.keys.push(k);
                         }
                     }
+                    f.partial_keys.extend(other.partial_keys);
                 }
                 f.relation = relation;
                 f
@@ -782,6 +829,16 @@ pub fn facts_from_catalog(
             .extend(c.reads.iter().map(|(s, n)| catalog_relation(dialect, s, n)));
         f.reads.sort();
         f.reads.dedup();
+        for k in c.partial_keys {
+            if !f.partial_keys.contains(&k) {
+                f.partial_keys.push(k);
+            }
+        }
+        f.parents.extend(
+            c.parents
+                .iter()
+                .map(|(s, n)| catalog_relation(dialect, s, n)),
+        );
         out.push(f);
     }
     Ok(out)
@@ -851,9 +908,22 @@ const PG_CATALOG: &str = r#"select json_build_object(
     from (select distinct rn.nspname, rc.relname from pg_rewrite w
       join pg_depend d on d.classid = 'pg_rewrite'::regclass and d.objid = w.oid
       join pg_class rc on rc.oid = d.refobjid join pg_namespace rn on rn.oid = rc.relnamespace
-      where w.ev_class = c.oid and rc.oid <> c.oid and rc.relkind in ('r', 'p', 'v', 'm', 'f')) x), '[]'))
+      where w.ev_class = c.oid and rc.oid <> c.oid and rc.relkind in ('r', 'p', 'v', 'm', 'f')) x), '[]'),
+  'partial_keys', coalesce((select json_agg(json_build_object(
+      'columns', (select json_agg(a.attname order by u.ord)
+        from unnest(i.indkey::int2[]) with ordinality u(num, ord)
+        join pg_attribute a on a.attrelid = i.indrelid and a.attnum = u.num
+        where u.ord <= i.indnkeyatts),
+      'predicate', pg_get_expr(i.indpred, i.indrelid))
+    order by ic.relname)
+    from pg_index i join pg_class ic on ic.oid = i.indexrelid
+    where i.indrelid = c.oid and i.indisunique and i.indpred is not null
+      and not (0 = any(i.indkey::int2[]))), '[]'),
+  'parents', coalesce((select json_agg(json_build_array(pn.nspname, p.relname) order by h.inhseqno)
+    from pg_inherits h join pg_class p on p.oid = h.inhparent
+    join pg_namespace pn on pn.oid = p.relnamespace where h.inhrelid = c.oid), '[]'))
 from pg_class c join pg_namespace n on n.oid = c.relnamespace
-where c.relkind in ('r', 'p', 'v', 'm') and not c.relispartition
+where c.relkind in ('r', 'p', 'v', 'm')
   and n.nspname not in ('pg_catalog', 'information_schema') and n.nspname not like 'pg\_%'
 order by n.nspname, c.relname"#;
 
