@@ -371,7 +371,22 @@ impl Config {
         let parsed =
             serde_saphyr::with_deserializer_from_str_with_options(text, yaml_options(), |de| {
                 serde_path_to_error::deserialize(de).map_err(|e| {
-                    key_path = e.path().to_string();
+                    // A key the path cannot name (a map keyed by an enum,
+                    // a duplicated key) prints as `?`: left out, the line
+                    // and column say where.
+                    use serde_path_to_error::Segment;
+                    for s in e.path().iter() {
+                        match s {
+                            Segment::Unknown => {}
+                            Segment::Seq { index } => key_path.push_str(&format!("[{index}]")),
+                            other => {
+                                if !key_path.is_empty() {
+                                    key_path.push('.');
+                                }
+                                key_path.push_str(&other.to_string());
+                            }
+                        }
+                    }
                     e.into_inner()
                 })
             });
@@ -760,6 +775,13 @@ pub(crate) fn yaml_error(err: &serde_saphyr::Error) -> (u32, u32, String) {
             format!(
                 "the file nests deeper than ripple's limit of {YAML_MAX_DEPTH} levels; flatten it"
             )
+        } else if ["Events", "Nodes"].iter().any(|w| reason.contains(w)) {
+            // Size, of the text or of what its aliases expand to: which
+            // one the library does not say.
+            format!(
+                "the file holds, or its aliases expand to, more than ripple reads from one YAML file ({} values); split it, or use fewer nested aliases",
+                2 * YAML_MAX_EXPANDED_EVENTS
+            )
         } else {
             format!(
                 "the file expands (through its aliases) past ripple's limit of {YAML_MAX_EXPANDED_EVENTS} YAML events, which protects against alias bombs; split it or use fewer nested aliases"
@@ -791,6 +813,12 @@ fn plain_reason(reason: &str) -> Option<String> {
             expected.join(", ")
         ));
     }
+    if reason.contains("non-finite float") {
+        return Some(
+            "expected a number (`.nan` and `.inf` are not numbers one can compute with)"
+                .to_string(),
+        );
+    }
     if reason.trim_start().starts_with("tabs disallowed") {
         return Some(
             "a tab indents this line, and YAML indents with spaces only: replace the tab with spaces"
@@ -800,10 +828,14 @@ fn plain_reason(reason: &str) -> Option<String> {
     let plain = match reason.trim() {
         "expected sequence start" => "expected a list: `[a, b]`, or one `- a` line per item",
         "expected mapping start" => "expected a mapping: `key: value` lines, or `{key: value}`",
-        "invalid u32" | "invalid u64" | "invalid usize" => {
-            "expected a whole number, zero or more (no sign, no decimals)"
+        "invalid u32" => "expected a whole number from 0 to 4294967295 (no sign, no decimals)",
+        "invalid u64" | "invalid usize" => {
+            "expected a whole number from 0 to 18446744073709551615 (no sign, no decimals)"
         }
-        "invalid i32" | "invalid i64" => "expected a whole number (no decimals)",
+        "invalid i32" => "expected a whole number from -2147483648 to 2147483647 (no decimals)",
+        "invalid i64" => {
+            "expected a whole number from -9223372036854775808 to 9223372036854775807 (no decimals)"
+        }
         "invalid f64" | "invalid f32" => "expected a number",
         "invalid bool" => "expected true or false",
         _ => return None,
@@ -1109,10 +1141,7 @@ backfill:
             "{err}"
         );
         let err = said("backfill: { max_concurrency: -1 }\n");
-        assert!(
-            err.contains("expected a whole number, zero or more"),
-            "{err}"
-        );
+        assert!(err.contains("expected a whole number from 0 to"), "{err}");
         for err in [err, said("models: jobs\n")] {
             assert!(
                 !err.contains("u32") && !err.contains("sequence start"),

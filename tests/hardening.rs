@@ -1959,3 +1959,118 @@ fn a_ripple_yml_that_is_no_file_and_a_deleted_working_folder_are_errors() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("deleted"), "{err}");
 }
+
+#[test]
+fn messages_say_what_is_wrong_in_the_user_s_words_not_the_libraries() {
+    // Round 9 found serde's, serde-saphyr's and the system's own wording in
+    // messages: `(os error 2)`, "at line 1 column 108", "a tuple of size
+    // 2", "rejected by the configured policy", key paths ending in `?`, a
+    // too large number called "not a whole number", a big schema called an
+    // alias bomb.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    restating_project(root, &["mart.daily"]);
+    let base = std::fs::read_to_string(root.join("ripple.yml")).unwrap();
+    let run = |args: &[&str]| {
+        let out = ripple().args(args).current_dir(root).output().unwrap();
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let plan = [
+        "plan",
+        "raw.src",
+        "--from",
+        "2025-01-10",
+        "--to",
+        "2025-01-10",
+        "--as-of",
+        "2025-02-01",
+        "--no-cache",
+        "--project",
+        ".",
+    ];
+    let mut said = Vec::new();
+    let cases = [
+        (
+            "tables: [t.jsonl]\n",
+            r#"{"schema":"mart","name":"x","kind":"table","triggers":[{"name":"t"}]}"#,
+            "t.jsonl:1:",
+        ),
+        (
+            "tables: [t.jsonl]\n",
+            r#"{"schema":"mart","name":"x","kind":"view","reads":["raw.src"]}"#,
+            "[schema, name] pair",
+        ),
+        (
+            "backfill: { checks: { row_count: .nan } }\n",
+            "",
+            "expected a number",
+        ),
+        (
+            "backfill: { batch: { day: 4294967297 } }\n",
+            "",
+            "from 0 to 4294967295",
+        ),
+        (
+            "dialect: postgres\n",
+            "",
+            "the key `dialect` is written twice",
+        ),
+    ];
+    for (extra, facts, expected) in cases {
+        std::fs::write(root.join("ripple.yml"), format!("{base}{extra}")).unwrap();
+        std::fs::write(root.join("t.jsonl"), facts).unwrap();
+        let err = run(&plan);
+        assert!(err.contains(expected), "{extra}: {err}");
+        said.push(err);
+    }
+    std::fs::write(root.join("ripple.yml"), &base).unwrap();
+    said.push(run(&[
+        "impact",
+        "raw.src",
+        "--from",
+        "2025-01-10",
+        "--to",
+        "2025-01-10",
+        "--as-of",
+        "2025-02-01",
+        "--project",
+        ".",
+        "--cache-dir",
+        "/proc/1/nope",
+    ]));
+    assert!(
+        said.last().unwrap().contains("could not be written"),
+        "{said:?}"
+    );
+    // A JSON schema of more columns than one YAML file may expand to.
+    let columns: Vec<String> = (0..2_100_000).map(|i| format!("\"c{i}\"")).collect();
+    std::fs::write(
+        root.join("wide.json"),
+        format!("{{\"sales.orders\": [{}]}}", columns.join(",")),
+    )
+    .unwrap();
+    std::fs::write(root.join("q.sql"), "select c7 from sales.orders").unwrap();
+    let out = ripple()
+        .args(["lineage", "q.sql", "--schema", "wide.json"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for err in &said {
+        for internal in [
+            "os error",
+            " at line ",
+            "tuple of size",
+            "configured policy",
+            ".?",
+            ": ?:",
+            "alias",
+        ] {
+            assert!(!err.contains(internal), "`{internal}` in: {err}");
+        }
+    }
+}

@@ -59,7 +59,7 @@ pub enum Error {
         owner: &'static str,
     },
     /// The file system refused.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", path.display(), crate::text::io_reason(source))]
     Io {
         /// The file or folder.
         path: PathBuf,
@@ -68,7 +68,8 @@ pub enum Error {
     },
     /// The running executable could not be read to tell its build.
     #[error(
-        "the running executable could not be read to tell which build of ripple this is ({source})"
+        "the running executable could not be read to tell which build of ripple this is ({})",
+        crate::text::io_reason(source)
     )]
     Build {
         /// What the system said.

@@ -25,8 +25,12 @@ pub fn read_schema(path: &Path, dialect: SqlDialect) -> Result<KnownColumns> {
     if text.trim().is_empty() {
         return Ok(KnownColumns::new());
     }
-    let parsed: BTreeMap<String, serde_json::Value> =
-        crate::config::yaml_from_str(&text).map_err(|e| {
+    // JSON as JSON: a warehouse's schema can hold millions of columns,
+    // past what ripple lets one YAML file expand to.
+    let json = serde_json::from_str::<BTreeMap<String, serde_json::Value>>(&text).ok();
+    let parsed: BTreeMap<String, serde_json::Value> = match json {
+        Some(parsed) => parsed,
+        None => crate::config::yaml_from_str(&text).map_err(|e| {
             let (line, column, reason) = crate::config::yaml_error(&e);
             bad(
                 line,
@@ -35,7 +39,8 @@ pub fn read_schema(path: &Path, dialect: SqlDialect) -> Result<KnownColumns> {
                     "{reason}; a schema file maps each table to the list of its columns, e.g. {{\"sales.orders\": [\"id\", \"amount\"]}}"
                 ),
             )
-        })?;
+        })?,
+    };
     let mut known = KnownColumns::new();
     for (table, columns) in parsed {
         let relation = name(&table, dialect).ok_or_else(|| {

@@ -661,10 +661,12 @@ fn add_constraint(f: &mut TableFacts, c: &TableConstraint, dialect: SqlDialect) 
 
 /// Why a line of a table-facts file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{line}: {message}")]
+#[error("{line}:{column}: {message}")]
 pub struct FactsLineError {
     /// 1-based line.
     pub line: usize,
+    /// 1-based column (1 when the whole line is wrong).
+    pub column: usize,
     /// What is wrong.
     pub message: String,
 }
@@ -748,8 +750,10 @@ pub fn facts_from_catalog(
         let at = format!("{origin}:{}", n + 1);
         let c: CatalogLine = serde_json::from_str(line).map_err(|e| FactsLineError {
             line: n + 1,
+            column: e.column().max(1),
             message: format!(
-                "not a line of `ripple tables`' query ({e}); write the file again with the query `ripple tables` prints"
+                "not a line of `ripple tables`' query ({}); write the file again with the query `ripple tables` prints",
+                json_reason(&e)
             ),
         })?;
         let relation = catalog_relation(dialect, &c.schema, &c.name);
@@ -761,6 +765,7 @@ pub fn facts_from_catalog(
                 }) else {
                     return Err(FactsLineError {
                         line: n + 1,
+                        column: 1,
                         message: format!("its `sql` does not create `{relation}`"),
                     });
                 };
@@ -842,6 +847,16 @@ pub fn facts_from_catalog(
         out.push(f);
     }
     Ok(out)
+}
+
+/// serde_json's reason without the place it appends (the error names it)
+/// and in the file's words: a relation is a `[schema, name]` pair.
+fn json_reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let reason = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(reason, _)| reason);
+    reason.replace("a tuple of size 2", "a [schema, name] pair")
 }
 
 /// The first projected expression of a `select`.

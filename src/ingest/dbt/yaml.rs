@@ -484,7 +484,11 @@ mod tests {
         assert!(started.elapsed() < std::time::Duration::from_secs(120));
         assert_eq!(err.code, "yaml-error");
         assert_eq!(err.file.as_deref(), Some("models/bomb.yml"));
-        assert!(err.message.contains("alias bombs"), "{}", err.message);
+        assert!(
+            err.message.contains("alias bombs") || err.message.contains("aliases expand to"),
+            "{}",
+            err.message
+        );
         assert!(!err.message.contains("total_replayed"), "{}", err.message);
     }
 
@@ -492,7 +496,7 @@ mod tests {
     fn a_syntax_error_is_no_size_limit() {
         let err = parse("a: [1, 2\nb: c\n", "x.yml").unwrap_err();
         assert!(err.message.ends_with("; fix the YAML"), "{}", err.message);
-        assert!(!err.message.contains("alias bombs"), "{}", err.message);
+        assert!(!err.message.contains("alias"), "{}", err.message);
     }
 
     #[test]
