@@ -2074,3 +2074,48 @@ fn messages_say_what_is_wrong_in_the_user_s_words_not_the_libraries() {
         }
     }
 }
+
+#[test]
+fn output_keeps_a_files_acl_and_extended_attributes() {
+    // `-o out` over a file with a POSIX ACL (a named user may read) and a
+    // `user.` attribute replaced it by a file with neither: the mode's
+    // group bits, the ACL's mask until then, then said who reads it.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.dot");
+    std::fs::write(&out, "old").unwrap();
+    let py = |code: &str| {
+        let o = std::process::Command::new("python3")
+            .args(["-c", code])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // user::rw- user:4242:rw- group::--- mask::rw- other::---
+    py("import os, struct, sys
+e = lambda tag, perm, id=0xffffffff: struct.pack('<HHI', tag, perm, id)
+acl = struct.pack('<I', 2) + e(1, 6) + e(2, 6, 4242) + e(4, 0) + e(0x10, 6) + e(0x20, 0)
+os.setxattr(sys.argv[1], 'system.posix_acl_access', acl)
+os.setxattr(sys.argv[1], 'user.note', b'kept')");
+    let list = "import os, sys
+p = sys.argv[1]
+for n in sorted(os.listxattr(p)): print(n, os.getxattr(p, n).hex())";
+    let before = py(list);
+    assert!(before.contains("system.posix_acl_access") && before.contains("user.note"));
+    let o = ripple()
+        .args([
+            "graph",
+            "--format",
+            "dot",
+            "--project",
+            "fixtures/shop",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&out).unwrap().contains("digraph"));
+    assert_eq!(py(list), before);
+}

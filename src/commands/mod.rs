@@ -276,11 +276,18 @@ pub fn write_output_with(
         },
         Err(e) => return Err(fail(e)),
     };
-    body(&mut tmp).map_err(fail)?;
-    if let Some(m) = existing.filter(|m| m.file_type().is_file()) {
-        tmp.as_file().set_permissions(kept_mode(&m)).map_err(fail)?;
-        keep_group(tmp.as_file(), &m);
+    if let Some(m) = existing.as_ref().filter(|m| m.file_type().is_file()) {
+        tmp.as_file().set_permissions(kept_mode(m)).map_err(fail)?;
+        keep_group(tmp.as_file(), m);
+        // An ACL (or any extended attribute) that cannot go with the new
+        // text is kept by writing in place, as `>` would: dropped, the
+        // mode alone could widen who reads the file.
+        if !keep_xattrs(p, tmp.as_file()) {
+            drop(tmp);
+            return write_in_place(p, m, body);
+        }
     }
+    body(&mut tmp).map_err(fail)?;
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(p).map_err(|e| fail(e.error))?;
     Ok(())
@@ -410,6 +417,47 @@ fn keep_group(file: &std::fs::File, old: &std::fs::Metadata) {
 
 #[cfg(not(target_os = "linux"))]
 fn keep_group(_: &std::fs::File, _: &std::fs::Metadata) {}
+
+/// Gives `file` every extended attribute of the file at `old` (its POSIX
+/// ACL among them); false when one could not be read or given.
+#[cfg(target_os = "linux")]
+fn keep_xattrs(old: &Path, file: &std::fs::File) -> bool {
+    use rustix::fs::{XattrFlags, fsetxattr, getxattr, getxattr_query, listxattr, listxattr_query};
+    let size = match listxattr_query(old) {
+        Ok(n) => n,
+        // A file system without extended attributes: nothing to keep.
+        Err(rustix::io::Errno::OPNOTSUPP) => return true,
+        Err(_) => return false,
+    };
+    let mut names = vec![0u8; size];
+    let Ok(n) = listxattr(old, &mut names[..]) else {
+        return false;
+    };
+    names.truncate(n);
+    for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let Ok(name) =
+            std::ffi::CStr::from_bytes_with_nul(&[name, &[0]].concat()).map(|c| c.to_owned())
+        else {
+            return false;
+        };
+        let Ok(size) = getxattr_query(old, &name) else {
+            return false;
+        };
+        let mut value = vec![0u8; size];
+        let Ok(n) = getxattr(old, &name, &mut value[..]) else {
+            return false;
+        };
+        if fsetxattr(file, &name, &value[..n], XattrFlags::empty()).is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+#[cfg(not(target_os = "linux"))]
+fn keep_xattrs(_: &Path, _: &std::fs::File) -> bool {
+    true
+}
 
 /// Writes to what is not a regular file at `path` as it is: a character
 /// device (`/dev/null`, a terminal) or a FIFO, and a regular file of
