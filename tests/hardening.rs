@@ -2119,3 +2119,42 @@ for n in sorted(os.listxattr(p)): print(n, os.getxattr(p, n).hex())";
     assert!(std::fs::read_to_string(&out).unwrap().contains("digraph"));
     assert_eq!(py(list), before);
 }
+
+#[test]
+fn file_names_that_are_not_text_are_named_with_their_bytes_and_left_out() {
+    // `a\xff.sql` and `a\xfe.sql` both read as `a�.sql`: one model took the
+    // other's name and was lost without a word from `graph`.
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        &[
+            (
+                "dbt_project.yml",
+                "name: p\nversion: '1'\nconfig-version: 2\nprofile: p\nmodel-paths: [models]\n",
+            ),
+            ("models/b.sql", "select 1 as x"),
+        ],
+    );
+    for byte in [0xfe_u8, 0xff] {
+        let bytes = [b'a', byte, b'.', b's', b'q', b'l'];
+        let name = std::ffi::OsStr::from_bytes(&bytes);
+        std::fs::write(root.join("models").join(name), "select 2 as x").unwrap();
+    }
+    let out = ripple()
+        .args(["check", "--no-cache", "--project"])
+        .arg(root)
+        .output()
+        .unwrap();
+    let err = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{err}");
+    for shown in ["models/a\\xFE.sql", "models/a\\xFF.sql"] {
+        assert!(err.contains(shown), "{shown}: {err}");
+    }
+    assert!(!err.contains("duplicate"), "{err}");
+}

@@ -93,6 +93,10 @@ pub(crate) fn walk(root: &Path, dir: &Path, extensions: &[&str]) -> Found {
             Ok((dirs, files, links)) => {
                 out.dirs.push((d, names(&dirs, &files, &links)));
                 out.problems.extend(links.iter().map(|l| linked(root, l)));
+                let (dirs, files) = (
+                    text_named(root, dirs, &mut out.problems),
+                    text_named(root, files, &mut out.problems),
+                );
                 stack.extend(dirs);
                 out.files.extend(files);
             }
@@ -108,6 +112,35 @@ pub(crate) fn walk(root: &Path, dir: &Path, extensions: &[&str]) -> Found {
     out.files.sort();
     out.problems.sort();
     out
+}
+
+/// The paths among `paths` whose names are text; an error for each other
+/// one. A name that is not UTF-8 cannot name a model or a job: shown with
+/// its bytes replaced, two such files took one name and one was lost.
+fn text_named(root: &Path, paths: Vec<PathBuf>, problems: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    paths
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default();
+            if name.to_str().is_some() {
+                return true;
+            }
+            let parent = p.parent().map(|d| relative(root, d)).unwrap_or_default();
+            let shown = format!("{name:?}");
+            problems.push(Diagnostic::error(
+                "name-not-text",
+                Some(if parent.is_empty() {
+                    shown.trim_matches('"').to_string()
+                } else {
+                    format!("{parent}/{}", shown.trim_matches('"'))
+                }),
+                0,
+                0,
+                "its name is not UTF-8 text, so it cannot name a model or a job (two such names would read alike); it is left out of the project: rename it".to_string(),
+            ));
+            false
+        })
+        .collect()
 }
 
 /// The warning for a link ripple does not follow, where dbt or Airflow
