@@ -361,6 +361,7 @@ impl Config {
             }
             return Ok(Config::default());
         }
+        crate::input::settings_inside(root, &path)?;
         let text = crate::input::read_text(&path)?;
         Config::parse(&text, &path)
     }

@@ -64,6 +64,14 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A settings file that is a link out of the repository.
+    #[error("{}: {message}", path.display())]
+    LinkOutside {
+        /// The link.
+        path: PathBuf,
+        /// Where it points, and what to do.
+        message: String,
+    },
     /// An input file that could not be read.
     #[error("cannot read {}", path.display())]
     Io {

@@ -137,3 +137,42 @@ mod tests {
         assert_eq!(decode("f".into(), "é".as_bytes().to_vec()).unwrap(), "é");
     }
 }
+
+/// The top of the git repository holding `dir` (the nearest folder, `dir`
+/// itself or above, with a `.git` folder or file), if any: the boundary a
+/// monorepo's settings may reach (`model-paths: ../../sources`).
+pub fn repository(dir: &Path) -> Option<&Path> {
+    dir.ancestors()
+        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
+}
+
+/// Refuses a settings file at `path` (`ripple.yml`, `dbt_project.yml`) of
+/// the project at `root` that is a link to a file outside the repository
+/// holding the project (or the project, when there is none): a pull request
+/// can commit such a link, and ripple would read, and quote in its errors,
+/// a file of the machine's.
+pub fn settings_inside(root: &Path, path: &Path) -> Result<()> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(());
+    }
+    let (Ok(real), Ok(real_root)) = (path.canonicalize(), root.canonicalize()) else {
+        return Ok(());
+    };
+    let top = repository(&real_root).unwrap_or(&real_root);
+    if real.starts_with(top) {
+        return Ok(());
+    }
+    Err(Error::LinkOutside {
+        path: path.to_path_buf(),
+        message: format!(
+            "it is a link to {}, outside {}; ripple reads settings from the repository's own files only (a pull request could point them anywhere). Put the file itself in the project",
+            real.display(),
+            if repository(&real_root).is_some() {
+                "the repository the project is in"
+            } else {
+                "the project (which is in no git repository)"
+            }
+        ),
+    })
+}

@@ -2158,3 +2158,64 @@ fn file_names_that_are_not_text_are_named_with_their_bytes_and_left_out() {
     }
     assert!(!err.contains("duplicate"), "{err}");
 }
+
+#[test]
+fn a_settings_file_linked_out_of_the_repository_is_refused() {
+    // A pull request can commit `ripple.yml -> /etc/passwd` or a
+    // `dbt_project.yml` linked to another checkout: both were read (and
+    // quoted in errors).
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path();
+    write(
+        top,
+        &[
+            (
+                "elsewhere/dbt_project.yml",
+                "name: p\nversion: '1'\nconfig-version: 2\nprofile: p\nmodel-paths: [models]\n",
+            ),
+            ("elsewhere/ripple.yml", "dialect: postgres\n"),
+            ("repo/.git/HEAD", "ref: refs/heads/main\n"),
+            ("repo/p/models/m.sql", "select 1 as x"),
+            ("repo/shared/ripple.yml", "dialect: postgres\n"),
+        ],
+    );
+    let project = top.join("repo/p");
+    let check = || {
+        let out = ripple()
+            .args(["check", "--no-cache", "--project"])
+            .arg(&project)
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    std::os::unix::fs::symlink(
+        top.join("elsewhere/dbt_project.yml"),
+        project.join("dbt_project.yml"),
+    )
+    .unwrap();
+    let said = check();
+    assert!(
+        said.contains("dbt_project.yml: it is a link to")
+            && said.contains("outside the repository"),
+        "{said}"
+    );
+    std::fs::remove_file(project.join("dbt_project.yml")).unwrap();
+    std::fs::copy(
+        top.join("elsewhere/dbt_project.yml"),
+        project.join("dbt_project.yml"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(top.join("elsewhere/ripple.yml"), project.join("ripple.yml"))
+        .unwrap();
+    let said = check();
+    assert!(said.contains("ripple.yml: it is a link to"), "{said}");
+    // A link inside the repository (a monorepo's shared settings) is read.
+    std::fs::remove_file(project.join("ripple.yml")).unwrap();
+    std::os::unix::fs::symlink("../shared/ripple.yml", project.join("ripple.yml")).unwrap();
+    let said = check();
+    assert!(!said.contains("link"), "{said}");
+}

@@ -226,6 +226,7 @@ pub(crate) fn inside(
     };
     let (normal, normal_root) = (lexical(&joined), lexical(root));
     let real_root = root.canonicalize().unwrap_or_else(|_| normal_root.clone());
+    let repository = crate::input::repository;
     let (lexical_top, real_top) = (repository(&normal_root), repository(&real_root));
     let escapes = !normal.starts_with(lexical_top.unwrap_or(&normal_root))
         || normal
@@ -248,14 +249,6 @@ pub(crate) fn inside(
         ));
     }
     Ok(joined)
-}
-
-/// The top of the git repository holding `dir` (the nearest folder, `dir`
-/// itself or above, with a `.git` folder or file), if any: the boundary a
-/// monorepo's settings may reach (`model-paths: ../../sources`).
-fn repository(dir: &Path) -> Option<&Path> {
-    dir.ancestors()
-        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
 }
 
 /// `path` relative to `root`, with `/` separators, for messages and ids.

@@ -426,6 +426,13 @@ pub(crate) fn read_project_file(
 ) -> Result<(ProjectFile, Option<Diagnostic>), Diagnostic> {
     let path = dir.join("dbt_project.yml");
     let file = super::super::files::relative(root, &path);
+    crate::input::settings_inside(root, &path).map_err(|e| {
+        let message = match e {
+            crate::Error::LinkOutside { message, .. } => message,
+            other => other.to_string(),
+        };
+        Diagnostic::error("path-outside-project", Some(file.clone()), 0, 0, message)
+    })?;
     let text = super::read(rec, &path)
         .map_err(|e| Diagnostic::error("read-error", Some(file.clone()), 0, 0, e.to_string()))?;
     let (value, warning) = parse(&text, &file)?;
