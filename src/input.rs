@@ -112,32 +112,6 @@ pub fn decode(label: PathBuf, bytes: Vec<u8>) -> Result<String> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn invalid_utf8_is_located() {
-        let err = decode("f.sql".into(), b"select 1;\nselect '\xe9'".to_vec()).unwrap_err();
-        match err {
-            Error::NotUtf8 { line, column, .. } => assert_eq!((line, column), (2, 9)),
-            other => panic!("unexpected {other}"),
-        }
-    }
-
-    #[test]
-    fn endless_input_stops_at_the_limit() {
-        let err = read_text_limited(Path::new("/dev/zero"), 1024 * 1024).unwrap_err();
-        assert!(matches!(err, Error::TooLarge { .. }), "{err}");
-        assert!(err.to_string().contains("/dev/zero"), "{err}");
-    }
-
-    #[test]
-    fn valid_text_passes_through() {
-        assert_eq!(decode("f".into(), "é".as_bytes().to_vec()).unwrap(), "é");
-    }
-}
-
 /// The top of the git repository holding `dir` (the nearest folder, `dir`
 /// itself or above, with a `.git` folder or file), if any: the boundary a
 /// monorepo's settings may reach (`model-paths: ../../sources`).
@@ -175,4 +149,30 @@ pub fn settings_inside(root: &Path, path: &Path) -> Result<()> {
             }
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_utf8_is_located() {
+        let err = decode("f.sql".into(), b"select 1;\nselect '\xe9'".to_vec()).unwrap_err();
+        match err {
+            Error::NotUtf8 { line, column, .. } => assert_eq!((line, column), (2, 9)),
+            other => panic!("unexpected {other}"),
+        }
+    }
+
+    #[test]
+    fn endless_input_stops_at_the_limit() {
+        let err = read_text_limited(Path::new("/dev/zero"), 1024 * 1024).unwrap_err();
+        assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+        assert!(err.to_string().contains("/dev/zero"), "{err}");
+    }
+
+    #[test]
+    fn valid_text_passes_through() {
+        assert_eq!(decode("f".into(), "é".as_bytes().to_vec()).unwrap(), "é");
+    }
 }
