@@ -140,7 +140,16 @@ fn creates_only_if_missing(
     lineage: &ScriptLineage,
     rewritten: &[crate::sql::rewrite::Rewritten],
     own: &str,
+    dialect: SqlDialect,
 ) -> bool {
+    // Read from the statement, not its text: `if not exists` can be in a
+    // default's literal.
+    let if_not_exists = |sql: &str| {
+        crate::sql::with_statements(sql, dialect, |st| {
+            matches!(st.as_slice(), [sqlparser::ast::Statement::CreateTable(ct)] if ct.if_not_exists)
+        })
+        .unwrap_or(false)
+    };
     let mut creates = lineage
         .statements
         .iter()
@@ -155,9 +164,9 @@ fn creates_only_if_missing(
     creates.peek().is_some()
         && creates.all(|s| {
             s.kind == StatementKind::CreateTable
-                && rewritten.iter().any(|r| {
-                    r.index == s.index && r.sql.to_ascii_lowercase().contains("if not exists")
-                })
+                && rewritten
+                    .iter()
+                    .any(|r| r.index == s.index && if_not_exists(&r.sql))
         })
 }
 
@@ -609,7 +618,7 @@ pub fn guarded_script(
             drop_view(dialect, &work)
         });
     } else if created.contains(&own)
-        && !(known.is_some() && creates_only_if_missing(&lineage, &rewritten, &own))
+        && !(known.is_some() && creates_only_if_missing(&lineage, &rewritten, &own, dialect))
     {
         // The job creates its table itself (a view's is handled above).
         out.push(drop_shadow(dialect, &work));
@@ -767,6 +776,47 @@ mod tests {
                 suffix: "",
             },
         )
+    }
+
+    #[test]
+    fn only_a_create_if_not_exists_starts_from_production_s_copy() {
+        // `if not exists` in a default's literal made a plain `create
+        // table` look like one that does nothing when the table exists.
+        let known = crate::plan::table::Known {
+            relation: "mart.daily".to_string(),
+            facts: None,
+            source: crate::plan::table::Source::Assumed,
+            signature: crate::sql::tables::assumed_signature(SqlDialect::Postgres),
+            drawn: Vec::new(),
+            key: None,
+            referenced_by: Vec::new(),
+            matviews: Vec::new(),
+            given: Vec::new(),
+        };
+        let run = |sql: &str| {
+            guarded_script(
+                sql,
+                SqlDialect::Postgres,
+                &ScriptTarget {
+                    relation: "mart.daily",
+                    shadow: "mart.daily__backfill",
+                    shadows: &shadows(),
+                    filter: Some("\"d\" >= '2026-01-10' and \"d\" < '2026-01-12'"),
+                    columns: Some(&["d".to_string(), "n".to_string()]),
+                    known: Some(&known),
+                    suffix: "",
+                },
+            )
+            .unwrap()
+        };
+        let insert = "insert into mart.daily (d, n) select d, count(*) from mart.events group by d";
+        let copied = |out: &[String]| out.iter().any(|s| s.contains("including all"));
+        assert!(copied(&run(&format!(
+            "create table if not exists mart.daily (d date, n bigint);\n{insert}"
+        ))));
+        assert!(!copied(&run(&format!(
+            "create table mart.daily (d date, n bigint, note text default 'if not exists');\n{insert}"
+        ))));
     }
 
     #[test]
