@@ -1841,8 +1841,7 @@ alter table mart.daily add primary key (order_date);",
     )
     .unwrap();
     db.run_file(job).unwrap();
-    db.run("update raw.orders set amount = amount / 100 where ordered_at::date = '2026-01-10'")
-        .unwrap();
+    db.run(FIX_THE_10TH).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("jobs")).unwrap();
     std::fs::write(dir.path().join("jobs/daily.sql"), job).unwrap();
@@ -1855,11 +1854,7 @@ alter table mart.daily add primary key (order_date);",
     let (code, err) = plan_and_run(&db, dir.path());
     assert_eq!(code, 0, "{err}");
     // What a recompute gives, every day.
-    assert_eq!(
-        db.run("select count(*) from mart.daily d full join (select cast(ordered_at as date) as order_date, count(*) as orders, sum(amount) as revenue from raw.orders group by 1) r using (order_date) where d.revenue is distinct from r.revenue or d.orders is distinct from r.orders")
-            .unwrap(),
-        "0"
-    );
+    assert_eq!(db.run(DAILY_DIFFERS).unwrap(), "0");
 }
 
 /// A project of `jobs` (file name, SQL) on PostgreSQL `db`, whose
@@ -1878,6 +1873,13 @@ fn pg_project(db: &Db, jobs: &[(&str, &str)], datasets: &str) -> tempfile::TempD
     describe_any(db, dir.path());
     dir
 }
+
+/// The days where `mart.daily` differs from a recompute from `raw.orders`.
+const DAILY_DIFFERS: &str = "select count(*) from mart.daily d full join (select cast(ordered_at as date) as order_date, count(*) as orders, sum(amount) as revenue from raw.orders group by 1) r using (order_date) where d.revenue is distinct from r.revenue or d.orders is distinct from r.orders";
+
+/// The upstream fix of [`ORDERS_WRONG_ON_THE_10TH`].
+const FIX_THE_10TH: &str =
+    "update raw.orders set amount = amount / 100 where ordered_at::date = '2026-01-10'";
 
 /// `raw.orders`, wrong on 2026-01-10 when the jobs run, fixed after.
 const ORDERS_WRONG_ON_THE_10TH: &str = "create schema raw; create schema mart;
@@ -1904,8 +1906,7 @@ create unique index daily_day on mart.daily (order_date) where order_date is not
     ))
     .unwrap();
     db.run_file(job).unwrap();
-    db.run("update raw.orders set amount = amount / 100 where ordered_at::date = '2026-01-10'")
-        .unwrap();
+    db.run(FIX_THE_10TH).unwrap();
     let dir = pg_project(
         &db,
         &[("daily.sql", job)],
@@ -1915,11 +1916,7 @@ create unique index daily_day on mart.daily (order_date) where order_date is not
     assert!(facts.contains("\"predicate\""), "{facts}");
     let (code, err) = plan_and_run(&db, dir.path());
     assert_eq!(code, 0, "{err}");
-    assert_eq!(
-        db.run("select count(*) from mart.daily d full join (select cast(ordered_at as date) as order_date, count(*) as orders, sum(amount) as revenue from raw.orders group by 1) r using (order_date) where d.revenue is distinct from r.revenue or d.orders is distinct from r.orders")
-            .unwrap(),
-        "0"
-    );
+    assert_eq!(db.run(DAILY_DIFFERS).unwrap(), "0");
 }
 
 #[test]
@@ -1949,8 +1946,7 @@ create table mart.daily_2026_02 partition of mart.daily for values from ('2026-0
     .unwrap();
     db.run_file(by_name).unwrap();
     db.run_file(report).unwrap();
-    db.run("update raw.orders set amount = amount / 100 where ordered_at::date = '2026-01-10'")
-        .unwrap();
+    db.run(FIX_THE_10TH).unwrap();
     let datasets = "  mart.daily: { partition_column: order_date }\n  mart.report: { partition_column: order_date }\n";
     let dir = pg_project(
         &db,
@@ -1996,14 +1992,9 @@ insert into daily select cast(ordered_at as date), count(*), sum(amount) from ra
 ";
     db.run_file(ORDERS_WRONG_ON_THE_10TH).unwrap();
     db.run_file(job).unwrap();
-    db.run("update raw.orders set amount = amount / 100 where ordered_at::date = '2026-01-10'")
-        .unwrap();
+    db.run(FIX_THE_10TH).unwrap();
     let dir = pg_project(&db, &[("daily.sql", job)], "");
     let (code, err) = plan_and_run(&db, dir.path());
     assert_eq!(code, 0, "{err}");
-    assert_eq!(
-        db.run("select count(*) from mart.daily d full join (select cast(ordered_at as date) as order_date, count(*) as orders, sum(amount) as revenue from raw.orders group by 1) r using (order_date) where d.revenue is distinct from r.revenue or d.orders is distinct from r.orders")
-            .unwrap(),
-        "0"
-    );
+    assert_eq!(db.run(DAILY_DIFFERS).unwrap(), "0");
 }

@@ -177,6 +177,15 @@ fn bin() -> std::path::PathBuf {
         .unwrap_or_else(|| assert_cmd::cargo::cargo_bin("ripple"))
 }
 
+/// What a run printed, standard output then standard error.
+fn both(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 #[test]
 fn an_endless_input_is_refused_with_its_name() {
     let out = ripple().args(["lineage", "/dev/zero"]).output().unwrap();
@@ -2147,11 +2156,7 @@ fn file_names_that_are_not_text_are_named_with_their_bytes_and_left_out() {
         .arg(root)
         .output()
         .unwrap();
-    let err = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let err = both(&out);
     assert!(!out.status.success(), "{err}");
     for shown in ["models/a\\xFE.sql", "models/a\\xFF.sql"] {
         assert!(err.contains(shown), "{shown}: {err}");
@@ -2186,11 +2191,7 @@ fn a_settings_file_linked_out_of_the_repository_is_refused() {
             .arg(&project)
             .output()
             .unwrap();
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
+        both(&out)
     };
     std::os::unix::fs::symlink(
         top.join("elsewhere/dbt_project.yml"),

@@ -763,6 +763,14 @@ mod tests {
     }
 
     fn script(sql: &str) -> Result<Vec<String>, (u64, usize, String)> {
+        script_knowing(sql, None)
+    }
+
+    /// [`script`] with what the plan knows of `mart.daily`.
+    fn script_knowing(
+        sql: &str,
+        known: Option<&crate::plan::table::Known>,
+    ) -> Result<Vec<String>, (u64, usize, String)> {
         guarded_script(
             sql,
             SqlDialect::Postgres,
@@ -772,7 +780,7 @@ mod tests {
                 shadows: &shadows(),
                 filter: Some("\"d\" >= '2026-01-10' and \"d\" < '2026-01-12'"),
                 columns: Some(&["d".to_string(), "n".to_string()]),
-                known: None,
+                known,
                 suffix: "",
             },
         )
@@ -793,22 +801,7 @@ mod tests {
             matviews: Vec::new(),
             given: Vec::new(),
         };
-        let run = |sql: &str| {
-            guarded_script(
-                sql,
-                SqlDialect::Postgres,
-                &ScriptTarget {
-                    relation: "mart.daily",
-                    shadow: "mart.daily__backfill",
-                    shadows: &shadows(),
-                    filter: Some("\"d\" >= '2026-01-10' and \"d\" < '2026-01-12'"),
-                    columns: Some(&["d".to_string(), "n".to_string()]),
-                    known: Some(&known),
-                    suffix: "",
-                },
-            )
-            .unwrap()
-        };
+        let run = |sql: &str| script_knowing(sql, Some(&known)).unwrap();
         let insert = "insert into mart.daily (d, n) select d, count(*) from mart.events group by d";
         let copied = |out: &[String]| out.iter().any(|s| s.contains("including all"));
         assert!(copied(&run(&format!(
