@@ -2170,3 +2170,115 @@ fn a_catalog_view_over_a_restated_table_that_a_job_reads_refuses_the_plan() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("no job of the project makes"), "{err}");
 }
+
+#[test]
+fn an_executor_asked_for_that_runs_no_job_says_what_runs_it_instead() {
+    // `--executor dbt` on SQL jobs printed their SQL with no word that no
+    // dbt command was used.
+    for format in ["commands", "shell"] {
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+            ])
+            .args([
+                "--as-of",
+                "2026-03-01",
+                "--project",
+                "fixtures/backfill_demo",
+                "--no-cache",
+            ])
+            .args(["--executor", "dbt", "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains("# --executor dbt does not run this task's job: sql runs it"),
+            "{text}"
+        );
+        // Asked for what runs them, nothing is said.
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+            ])
+            .args([
+                "--as-of",
+                "2026-03-01",
+                "--project",
+                "fixtures/backfill_demo",
+                "--no-cache",
+            ])
+            .args(["--executor", "sql", "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            !String::from_utf8(out.stdout)
+                .unwrap()
+                .contains("does not run")
+        );
+    }
+}
+
+#[test]
+fn a_table_two_jobs_write_is_refused_naming_both() {
+    // One job per channel into one fact table, or a load then an update
+    // that enriches it: the task ran one job, and the swap lost the other
+    // channel's rows, or left the enriched column empty, exit 0.
+    let cases = [
+        (
+            "delete from mart.orders where source = 'web';\ninsert into mart.orders (order_id, source, day, amount) select id, 'web', cast(ordered_at as date), amount from raw.web;\n",
+            "delete from mart.orders where source = 'app';\ninsert into mart.orders (order_id, source, day, amount) select id, 'app', cast(ordered_at as date), amount from raw.app;\n",
+        ),
+        (
+            "delete from mart.orders;\ninsert into mart.orders (order_id, source, day, amount) select id, 'web', cast(ordered_at as date), amount from raw.web;\n",
+            "update mart.orders o set amount_usd = o.amount * r.rate from raw.app r where r.id = o.order_id;\n",
+        ),
+    ];
+    for (a, b) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("jobs")).unwrap();
+        std::fs::write(dir.path().join("jobs/a.sql"), a).unwrap();
+        std::fs::write(dir.path().join("jobs/b.sql"), b).unwrap();
+        std::fs::write(
+            dir.path().join("ripple.yml"),
+            "dialect: postgres\nmodels: [jobs]\ndatasets:\n  raw.web: { grain: day, start: 2026-01-01 }\n  raw.app: { grain: day, start: 2026-01-01 }\n  mart.orders: { partition_column: day }\n",
+        )
+        .unwrap();
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "raw.web",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+            ])
+            .args(["--as-of", "2026-02-01", "--no-cache", "--project"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "planned: {err}");
+        assert!(
+            err.contains("refusing to plan `mart.orders`: it is written by 2 jobs"),
+            "{err}"
+        );
+    }
+}

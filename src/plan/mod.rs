@@ -369,6 +369,24 @@ pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tas
             assumed.push(d.id.clone());
             continue;
         };
+        if writers.len() > 1 {
+            // A task runs one job: the first writer's rows were swapped in
+            // and the others' lost (a channel's orders), or left as
+            // production had them (a column an update job enriches), with
+            // exit 0.
+            return Err(PlanError::Table {
+                dataset: d.name.clone(),
+                reason: format!(
+                    "it is written by {} jobs ({}), and a task runs one job: what the others write (their rows, or the columns they update) would be lost from the restated partitions. Put the statements that make it in one job, in the order they run, then plan again",
+                    writers.len(),
+                    writers
+                        .iter()
+                        .map(|j| format!("`{j}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
         if g.graph[node].kind == crate::project::DatasetKind::Path {
             return Err(PlanError::PathOutput {
                 path: g.graph[node].name.clone(),
