@@ -417,17 +417,21 @@ fn send(
         });
     }
     let text = String::from_utf8_lossy(&answer);
-    let status = text
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("HTTP/"))
-        .and_then(|l| l.split_whitespace().nth(1))
+    let line = text.lines().next().and_then(|l| l.strip_prefix("HTTP/"));
+    let code = line.and_then(|l| l.split_whitespace().nth(1));
+    let status = code
         .and_then(|c| c.parse::<u16>().ok())
+        .filter(|c| (100..1000).contains(c))
         .ok_or_else(|| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "the answer is not HTTP (no status line)",
-            )
+            let why = match code {
+                // The status line is there; its code is not one.
+                Some(c) => format!(
+                    "the answer's status code `{}` is not a three-digit HTTP status",
+                    crate::text::inert(&c.chars().take(24).collect::<String>())
+                ),
+                None => "the answer is not HTTP (no status line)".to_string(),
+            };
+            std::io::Error::new(std::io::ErrorKind::InvalidData, why)
         })?;
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     // A redirect's news is where it points, not its body.

@@ -640,3 +640,28 @@ fn credentials_in_a_url_never_reach_a_namespace() {
         "{namespaces:?}"
     );
 }
+
+#[test]
+fn a_status_code_that_is_none_is_named_not_called_a_missing_line() {
+    // `HTTP/1.1 99999999999999999999 OK` was reported as "no status line".
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/api/v1/lineage", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = [0u8; 65536];
+            let _ = stream.read(&mut buf);
+            let _ = stream
+                .write_all(b"HTTP/1.1 99999999999999999999 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        }
+    });
+    let out = post(&url, &["--post-retries", "0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("status code `99999999999999999999` is not a three-digit HTTP status")
+            && !stderr.contains("no status line"),
+        "{stderr}"
+    );
+}

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::plan::executors::{Executor, ShellLine, command_lines};
+use crate::plan::executors::{Executor, ShellLine, command_lines, fallback_note};
 use crate::plan::{DocTask, PlanDocument};
 
 /// The version of the plan document's shape: 2 since the plan sets up
@@ -150,6 +150,9 @@ pub fn commands(plan: &PlanDocument, executor: Option<Executor>) -> String {
     }
     for t in &plan.tasks {
         let _ = writeln!(out, "{}", ShellLine::comment(&t.task.id));
+        if let Some(note) = fallback_note(t, executor) {
+            let _ = writeln!(out, "{}", ShellLine::comment(&note));
+        }
         for line in command_lines(t, executor) {
             let _ = writeln!(out, "{line}");
         }
@@ -203,6 +206,9 @@ pub fn shell(plan: &PlanDocument, executor: Option<Executor>) -> String {
         // Shown on the terminal that runs the script: inert.
         let running = format!("running {}", crate::text::one_line(&t.task.id));
         let _ = writeln!(out, "{}", ShellLine::new("echo").arg(&running).to_stderr());
+        if let Some(note) = fallback_note(t, executor) {
+            let _ = writeln!(out, "{}", ShellLine::comment(&note));
+        }
         for line in command_lines(t, executor) {
             let _ = writeln!(out, "{line}");
         }

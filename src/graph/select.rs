@@ -27,6 +27,8 @@ struct Atom {
     /// Descendants: `name+` or `name+1`.
     children: Option<Depth>,
     method: Method,
+    /// The atom as the user typed it, for messages.
+    typed: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,8 +53,10 @@ pub enum SelectorError {
     #[error("bad selector `{0}`: {1}")]
     Syntax(String, String),
     /// A name that matches no dataset.
-    #[error("selector `{name}` matches no dataset{hint}")]
+    #[error("selector `{typed}`: no dataset is named `{name}`{hint}")]
     NoMatch {
+        /// The selector as typed.
+        typed: String,
         /// The name.
         name: String,
         /// "; did you mean `x`?" or empty.
@@ -137,6 +141,11 @@ fn parse_atom(atom: &str, whole: &str) -> Result<Atom, SelectorError> {
     if at && (parents.is_some() || children.is_some()) {
         return Err(bad("`@` cannot be combined with `+`"));
     }
+    if let Some((m @ ("tag" | "path" | "source" | "package" | "fqn"), "")) = rest.split_once(':') {
+        return Err(bad(&format!(
+            "`{m}:` needs a value after the colon (`{m}:daily`)"
+        )));
+    }
     let method = match rest.split_once(':') {
         Some(("tag", v)) => Method::Tag(v.to_string()),
         Some(("path", v)) => Method::Path(v.trim_end_matches('/').to_string()),
@@ -155,6 +164,7 @@ fn parse_atom(atom: &str, whole: &str) -> Result<Atom, SelectorError> {
         parents,
         children,
         method,
+        typed: atom.to_string(),
     })
 }
 
@@ -173,6 +183,7 @@ impl Atom {
                 .map(crate::text::mean_hint)
                 .unwrap_or_default();
             return Err(SelectorError::NoMatch {
+                typed: self.typed.clone(),
                 name: name.clone(),
                 hint,
             });
@@ -280,6 +291,15 @@ mod tests {
         assert!(Selector::parse("").is_err());
         assert!(Selector::parse("@+x").is_err());
         assert!(Selector::parse("colour:red").is_err());
+        // A method without its value is a mistake, not a selector of nothing.
+        for empty in ["tag:", "path:", "source:", "package:"] {
+            let err = Selector::parse(empty).unwrap_err().to_string();
+            assert!(err.contains("needs a value"), "{err}");
+        }
+        // Messages quote the selector as typed (`@@x` was quoted `@x`).
+        let s = Selector::parse("@@x 1+2+x").unwrap();
+        assert_eq!(s.terms[0][0].typed, "@@x");
+        assert_eq!(s.terms[1][0].typed, "1+2+x");
     }
 
     #[test]

@@ -248,6 +248,32 @@ pub fn command_lines(t: &super::DocTask, executor: Option<Executor>) -> Vec<Shel
         })
 }
 
+/// When `executor` was asked for and does not run `task`'s job, what runs
+/// it instead, said so (`--executor dbt` on a SQL job fell back to its SQL
+/// without a word).
+pub fn fallback_note(t: &super::DocTask, executor: Option<Executor>) -> Option<String> {
+    let asked = executor?;
+    if asked.lines(&t.commands).is_some() {
+        return None;
+    }
+    let name = |e: Executor| {
+        clap::ValueEnum::to_possible_value(&e)
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
+    };
+    let used = Executor::FALLBACK
+        .into_iter()
+        .find(|e| e.lines(&t.commands).is_some());
+    Some(match used {
+        Some(e) => format!(
+            "--executor {} does not run this task's job: {} runs it",
+            name(asked),
+            name(e)
+        ),
+        None => format!("--executor {} does not run this task's job", name(asked)),
+    })
+}
+
 /// Commands by task id.
 pub type CommandMap = BTreeMap<String, Commands>;
 

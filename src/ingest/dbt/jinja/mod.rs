@@ -713,6 +713,11 @@ fn capture(state: &State) -> Option<Arc<Capture>> {
 fn render_error(e: &Error) -> RenderError {
     let detail = e.detail().map(str::to_string);
     let message = match (e.kind(), detail) {
+        // The engine's own words (`engine ran out of fuel`) say neither
+        // what the bound is nor what to look at.
+        (ErrorKind::OutOfFuel, _) => format!(
+            "the template ran more than ripple's limit of {FUEL} steps (a byte made costs 1/64 of a step) and was stopped; is a loop, a `range()` or a repetition runaway?"
+        ),
         (_, Some(d)) => format!("{}: {d}", e.kind()),
         (kind, None) => kind.to_string(),
     };
@@ -1236,7 +1241,13 @@ mod tests {
             &[],
             "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
         );
-        assert!(sql.unwrap_err().message.contains("fuel"));
+        // The bound and what to look at, not the engine's "ran out of fuel".
+        let err = sql.unwrap_err().message;
+        assert!(
+            err.contains("limit of 2000000 steps") && err.contains("runaway"),
+            "{err}"
+        );
+        assert!(!err.contains("engine ran out"), "{err}");
         let (sql, _) = render(
             &[(
                 "macros/r.sql",
