@@ -566,6 +566,26 @@ fn beyond_tables(stmt: &Statement) -> Option<String> {
             "it switches the session's role: what the task creates would belong to that role, and the swap would put it in production so; run the plan as the role that owns the tables instead".to_string(),
         );
     }
+    // Settings that change how the engine reads the text after them: ripple
+    // reads (and rewrites) the job with standard strings, so a literal the
+    // engine then reads otherwise could end where ripple did not see it.
+    if let Statement::Set(Set::SingleAssignment { variable, .. }) = stmt {
+        let name = variable
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.value.to_ascii_lowercase());
+        if let Some(n) = name.filter(|n| {
+            matches!(
+                n.as_str(),
+                "standard_conforming_strings" | "backslash_quote"
+            )
+        }) {
+            return Some(format!(
+                "it sets `{n}`, which changes how the engine reads the quotes of the statements after it, and ripple reads them with the defaults; take it out of the job (the defaults read the same text)"
+            ));
+        }
+    }
     let writes = |parts: &[String]| {
         parts
             .last()
@@ -925,6 +945,8 @@ mod tests {
             "set session_authorization = 'admin'",
             "set \"role\" = 'x'",
             "set \"session_authorization\" to 'x'",
+            "set standard_conforming_strings = off",
+            "set local backslash_quote to on",
             "select * from mart.orders for update",
             "insert into mart.daily select * from (select * from raw.orders for share) s",
         ] {
