@@ -716,7 +716,7 @@ fn render_error(e: &Error) -> RenderError {
         // The engine's own words (`engine ran out of fuel`) say neither
         // what the bound is nor what to look at.
         (ErrorKind::OutOfFuel, _) => format!(
-            "the template ran more than ripple's limit of {FUEL} steps (a byte made costs 1/64 of a step) and was stopped; is a loop, a `range()` or a repetition runaway?"
+            "the template ran out of fuel: it ran more than ripple's limit of {FUEL} steps (a byte made costs 1/64 of a step) and was stopped; is a loop, a `range()` or a repetition runaway?"
         ),
         (_, Some(d)) => format!("{}: {d}", e.kind()),
         (kind, None) => kind.to_string(),
