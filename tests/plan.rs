@@ -2175,7 +2175,7 @@ fn a_catalog_view_over_a_restated_table_that_a_job_reads_refuses_the_plan() {
 fn an_executor_asked_for_that_runs_no_job_says_what_runs_it_instead() {
     // `--executor dbt` on SQL jobs printed their SQL with no word that no
     // dbt command was used.
-    for format in ["commands", "shell"] {
+    let plan = |executor: &str, format: &str| {
         let out = assert_cmd::Command::cargo_bin("ripple")
             .unwrap()
             .args([
@@ -2193,7 +2193,7 @@ fn an_executor_asked_for_that_runs_no_job_says_what_runs_it_instead() {
                 "fixtures/backfill_demo",
                 "--no-cache",
             ])
-            .args(["--executor", "dbt", "--format", format])
+            .args(["--executor", executor, "--format", format])
             .output()
             .unwrap();
         assert!(
@@ -2201,37 +2201,16 @@ fn an_executor_asked_for_that_runs_no_job_says_what_runs_it_instead() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let text = String::from_utf8(out.stdout).unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for format in ["commands", "shell"] {
+        let text = plan("dbt", format);
         assert!(
             text.contains("# --executor dbt does not run this task's job: sql runs it"),
             "{text}"
         );
         // Asked for what runs them, nothing is said.
-        let out = assert_cmd::Command::cargo_bin("ripple")
-            .unwrap()
-            .args([
-                "plan",
-                "raw.orders",
-                "--from",
-                "2026-01-10",
-                "--to",
-                "2026-01-12",
-            ])
-            .args([
-                "--as-of",
-                "2026-03-01",
-                "--project",
-                "fixtures/backfill_demo",
-                "--no-cache",
-            ])
-            .args(["--executor", "sql", "--format", format])
-            .output()
-            .unwrap();
-        assert!(
-            !String::from_utf8(out.stdout)
-                .unwrap()
-                .contains("does not run")
-        );
+        assert!(!plan("sql", format).contains("does not run"));
     }
 }
 
