@@ -395,7 +395,10 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
-        let mut config: Config = parsed.map_err(|e| config_error(path, &key_path, &e))?;
+        let mut config: Config = parsed.map_err(|e| {
+            let error = config_error(path, &key_path, &e);
+            tab_indent_before(text, path, &error).unwrap_or(error)
+        })?;
         config.places = KeyPlaces::read(text, path);
         if let Some(bad) = config.bad_value() {
             let (line, column) = bad.place(text, &config.places);
@@ -839,6 +842,9 @@ fn plain_reason(reason: &str) -> Option<String> {
         }
         "invalid f64" | "invalid f32" => "expected a number",
         "invalid bool" => "expected true or false",
+        "expected string scalar" | "expected scalar" => {
+            "expected one value (`key: value`), not a list or a mapping"
+        }
         _ => return None,
     };
     Some(plain.to_string())
@@ -873,6 +879,30 @@ fn config_error(path: &Path, key_path: &str, err: &serde_saphyr::Error) -> Error
         column,
         message,
     }
+}
+
+/// A syntax error at or after a line a tab indents, as that tab: the
+/// scanner's own wording (`did not find expected <document start>`) names
+/// the line after it and not the cause.
+fn tab_indent_before(text: &str, path: &Path, error: &Error) -> Option<Error> {
+    let Error::Config { line, message, .. } = error else {
+        return None;
+    };
+    if !message.starts_with("did not find expected") && !message.starts_with("mapping values") {
+        return None;
+    }
+    let (index, _) = text
+        .lines()
+        .enumerate()
+        .take(*line as usize)
+        .find(|(_, l)| l.starts_with('\t') || l.trim_start_matches(' ').starts_with('\t'))?;
+    Some(Error::Config {
+        path: path.to_path_buf(),
+        line: index as u32 + 1,
+        column: 1,
+        message: "a tab indents this line, and YAML indents with spaces only: replace the tab with spaces"
+            .to_string(),
+    })
 }
 
 /// `unknown field `x`, expected one of a, b` → ("x", [a, b]).
@@ -1131,6 +1161,14 @@ backfill:
             "{err}"
         );
         assert!(!err.contains("disallowed"), "{err}");
+        // A tab before the first key: the scanner stops on the next line.
+        let err = said("\tdialect: postgres\nmodels: [jobs]\n");
+        assert!(err.contains(":1:1: a tab indents this line"), "{err}");
+        let err = said("dialect: [postgres]\n");
+        assert!(
+            err.contains("dialect: expected one value (`key: value`), not a list"),
+            "{err}"
+        );
         let err = said("models: jobs\n");
         assert!(
             err.contains("ripple.yml:1:9: models: expected a list"),

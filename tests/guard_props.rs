@@ -183,9 +183,18 @@ fn everyday_jobs_pass_and_hostile_ones_are_refused() {
     ] {
         assert!(run(ok).is_ok(), "{ok}: {:?}", run(ok));
     }
+    // `SELECT ... INTO` fills a table of the job's: it is redirected like
+    // any other staging table, never written under production's name.
+    let into = run("select * into stage.y from src.a; insert into prod.t0 select * from stage.y; drop table stage.y")
+        .expect("select into a staging table is the job's own");
+    let text = format!("{into:?}");
+    assert!(!text.contains("stage.y "), "{text}");
+    assert!(text.contains("__scratch"), "{text}");
     for bad in [
         "insert into prod.t0 select 1; drop table prod.t2",
         "truncate table prod.t3",
+        // Emptied, never filled: another job's table, even listed second.
+        "truncate prod.t0, prod.t3; insert into prod.t0 select 1",
         "alter table prod.t0 rename to t2",
         "grant select on prod.t2 to reader",
         "drop schema prod cascade",

@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{
     AlterTableOperation, CommentObject, CopyIntoSnowflakeKind, CopySource, CreateTableLikeKind,
     Expr, GrantObjects, Ident, ObjectName, ObjectNamePart, RenameTableNameKind, Statement,
-    visit_expressions_mut, visit_relations, visit_relations_mut,
+    VisitMut, visit_expressions_mut, visit_relations, visit_relations_mut,
 };
 
 use super::dialect::SqlDialect;
@@ -249,6 +249,8 @@ fn rewrite_statement(
         swap(name);
         ControlFlow::<()>::Continue(())
     });
+    // The visitor does not reach the table `SELECT ... INTO t` makes.
+    let _ = stmt.visit(&mut SelectInto(&swap));
     // Columns qualified by a redirected table's full name (`prod.t.y`)
     // follow it, or they would point at a table no longer in the query.
     let _ = visit_expressions_mut(stmt, |e| {
@@ -404,6 +406,35 @@ fn rewrite_statement(
         kind,
         changes,
         opaque,
+    }
+}
+
+/// Applies a rename to every `SELECT ... INTO` target of a statement.
+struct SelectInto<'a, F: Fn(&mut ObjectName)>(&'a F);
+
+impl<F: Fn(&mut ObjectName)> sqlparser::ast::VisitorMut for SelectInto<'_, F> {
+    type Break = ();
+
+    fn pre_visit_select(&mut self, select: &mut sqlparser::ast::Select) -> ControlFlow<()> {
+        for target in select.into.iter_mut().flat_map(|i| i.targets.iter_mut()) {
+            let idents = match target {
+                Expr::Identifier(ident) => vec![ident.clone()],
+                Expr::CompoundIdentifier(idents) => idents.clone(),
+                _ => continue,
+            };
+            let mut name = ObjectName::from(idents);
+            (self.0)(&mut name);
+            let idents: Vec<Ident> = name
+                .0
+                .iter()
+                .filter_map(|p| p.as_ident().cloned())
+                .collect();
+            *target = match idents.as_slice() {
+                [one] => Expr::Identifier(one.clone()),
+                _ => Expr::CompoundIdentifier(idents),
+            };
+        }
+        ControlFlow::Continue(())
     }
 }
 

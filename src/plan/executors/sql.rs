@@ -469,7 +469,12 @@ pub fn guarded_script(
     let filled: BTreeSet<String> = lineage
         .statements
         .iter()
-        .filter(|s| s.kind != StatementKind::Other)
+        .filter(|s| {
+            !matches!(
+                s.kind,
+                StatementKind::Other | StatementKind::Truncate | StatementKind::Drop
+            )
+        })
         .flat_map(|s| s.targets.iter().cloned())
         .collect();
     for s in &lineage.statements {
