@@ -1266,6 +1266,50 @@ update raw.orders set amount = amount * 100 where ordered_at::date = '2026-03-03
     }
 }
 
+/// A job that sets its zone after deleting cuts days in that zone, not the
+/// database's the run checks: refused before anything runs. Set after
+/// table definitions only, it counts as first: the plan restates the job's
+/// zone's days and equals a recompute.
+#[test]
+fn a_zone_set_after_work_is_refused_and_after_definitions_is_the_job_s() {
+    let utc = SESSION_ZONE_SETUP.replace(
+        "do $$ begin execute format('alter database %I set timezone = %L', current_database(), 'America/Los_Angeles'); end $$;\n",
+        "",
+    );
+    let case = |job: String| Case {
+        setup: lasting(utc.clone()),
+        jobs: Box::leak(vec![("daily", lasting(job))].into_boxed_slice()),
+        yml: "datasets:\n  raw.orders: { grain: day, start: 2026-03-01, partition_column: ordered_at }\n  mart.daily: { grain: day, start: 2026-03-01, partition_column: order_date }\n",
+        fix: "update raw.orders set amount = amount / 100 where (ordered_at at time zone 'UTC')::date = '2026-03-03';",
+        after: "",
+        changed: "raw.orders",
+        day: "2026-03-03",
+        dumps: &["select * from mart.daily order by 1"],
+    };
+    let body = "insert into mart.daily (order_date, n, revenue) select cast(ordered_at as date), count(*), sum(amount) from raw.orders group by 1;\n";
+    let make = || engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg);
+    let Some(db) = make() else { return };
+    let late = case(format!(
+        "delete from mart.daily;\nset time zone 'America/Los_Angeles';\n{body}"
+    ));
+    let dir = late.production(&db);
+    let err = late.plan(dir.path()).unwrap_err();
+    assert!(
+        err.contains("refusing to plan `mart.daily`: its job cuts times into days in the session's zone and moves that zone")
+            && err.contains("line 2: `SET TIME ZONE 'America/Los_Angeles'`"),
+        "{err}"
+    );
+    let Some(db) = make() else { return };
+    let first = case(format!(
+        "create table if not exists mart.daily (order_date date, n bigint, revenue numeric(14,2));\nset time zone 'America/Los_Angeles';\ndelete from mart.daily;\n{body}"
+    ));
+    let dir = first.production(&db);
+    assert_ne!(first.dump(&db), first.recompute(make));
+    let (code, err) = run_plan(&db, dir.path(), &first.plan(dir.path()).unwrap(), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(first.dump(&db), first.recompute(make));
+}
+
 #[test]
 fn days_of_a_time_zone_are_restated_whatever_the_session_zone() {
     let case = Case {

@@ -51,6 +51,10 @@ pub struct Inference {
     /// It cuts times into days or parts in the session's zone (no zone
     /// named at the cut): what the plan's session-zone check is for.
     pub session_cut: bool,
+    /// Where the job moves its session's zone in a way the plan cannot
+    /// check before it runs (set after other statements, `set local`,
+    /// reset): the statement, with its line.
+    pub zone_moved: Option<String>,
 }
 
 /// A reach in time as the SQL wrote it: `[lo, hi]` units (`None`: rows of
@@ -145,7 +149,7 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
     }
     // A session zone set once, first, is the one the job's casts cut in;
     // otherwise which zone is in force is not the SQL's to say.
-    let session: &[(String, String)] = match v.zone_unclear {
+    let session: &[(String, String)] = match v.zone_unclear() {
         true => &[],
         false => &v.session_zones,
     };
@@ -157,11 +161,13 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
     }
     out.time_sources = v.time_sources.clone();
     out.session_cut = v.session_cut;
+    out.zone_moved = v.zone_moved();
     if out.grain.is_none()
         && out.windows.is_empty()
         && out.zone.is_none()
         && out.time_sources.is_empty()
         && !out.session_cut
+        && out.zone_moved.is_none()
     {
         return None;
     }
@@ -361,12 +367,58 @@ struct Finder {
     /// not in force for it).
     #[serde(default)]
     worked: bool,
-    /// The session's zone at the job's casts cannot be told from its SQL
-    /// (set after work, `set local`, reset, `discard`): it is then the
-    /// database's, which the plan checks.
+    /// Which zone the statement being visited runs in.
     #[serde(default)]
-    zone_unclear: bool,
+    in_force: InForce,
+    /// A `set local` zone in force until the transaction ends, with where.
+    #[serde(default)]
+    local: Option<String>,
+    /// Work ran in the session's starting zone (the one the plan checks).
+    #[serde(default)]
+    worked_start: bool,
+    /// Work ran in the zone the job set first.
+    #[serde(default)]
+    worked_first: bool,
+    /// The first reset back to the starting zone, with where.
+    #[serde(default)]
+    reset_at: Option<String>,
+    /// The first work run in a zone the job moved to where a check before
+    /// the run cannot see it, with the statement that moved it.
+    #[serde(default)]
+    moved_at: Option<String>,
     time_sources: BTreeMap<String, String>,
+}
+
+/// The zone a job's statement runs in, as far as its SQL says.
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+enum InForce {
+    /// The session's, as the run started (the plan checks it).
+    #[default]
+    Start,
+    /// The one the job set before any work.
+    First,
+    /// One the job set after work began, with where.
+    Moved(String),
+}
+
+impl Finder {
+    /// Whether the zone the job's casts cut in is not the one it set first
+    /// (set after work, `set local`, reset, `discard`): it is then the
+    /// session's, which the plan checks.
+    fn zone_unclear(&self) -> bool {
+        self.moved_at.is_some() || self.worked_start || !self.worked_first
+    }
+
+    /// Where the job's work runs in a zone no check before the run sees:
+    /// moved after work began, or some work in the zone it set first and
+    /// some after a reset.
+    fn zone_moved(&self) -> Option<String> {
+        self.moved_at.clone().or_else(|| {
+            (self.worked_start && self.worked_first)
+                .then(|| self.reset_at.clone())
+                .flatten()
+        })
+    }
 }
 
 impl Visitor for Finder {
@@ -406,26 +458,40 @@ impl Visitor for Finder {
             _ => (None, false),
         };
         let text = || st.to_string().to_ascii_lowercase();
+        // `SET` has no place in the parse tree: its statement's line.
+        let line = match st.span().start.line {
+            0 => self.line,
+            l => l,
+        };
+        let at = || format!("line {line}: `{st}`");
         if let Some(z) = zone {
-            if self.worked || local {
-                self.zone_unclear = true;
+            if local {
+                self.local = Some(at());
+            } else if self.worked || matches!(self.in_force, InForce::Moved(_)) {
+                self.in_force = InForce::Moved(at());
             } else {
-                // `SET` has no place in the parse tree: its statement's line.
-                let line = match st.span().start.line {
-                    0 => self.line,
-                    l => l,
-                };
+                self.in_force = InForce::First;
                 self.session_zones.push((z, format!("{line}: `{st}`")));
             }
         } else if matches!(st, Statement::Discard { .. })
             || (text().starts_with("reset") && text().contains("time"))
         {
-            self.zone_unclear = true;
-        } else if !matches!(
-            st,
-            Statement::Set(_) | Statement::StartTransaction { .. } | Statement::Commit { .. }
-        ) {
+            self.in_force = InForce::Start;
+            self.local = None;
+            self.reset_at.get_or_insert_with(at);
+        } else if matches!(st, Statement::Commit { .. } | Statement::Rollback { .. }) {
+            self.local = None;
+        } else if !matches!(st, Statement::Set(_) | Statement::StartTransaction { .. })
+            && !defines_only(st)
+        {
             self.worked = true;
+            match (&self.local, &self.in_force) {
+                (Some(set), _) | (None, InForce::Moved(set)) => {
+                    self.moved_at.get_or_insert_with(|| set.clone());
+                }
+                (None, InForce::First) => self.worked_first = true,
+                (None, InForce::Start) => self.worked_start = true,
+            }
         }
         ControlFlow::Continue(())
     }
@@ -1870,6 +1936,18 @@ fn cast_to_date(e: &Expr) -> Option<Grain> {
     }
 }
 
+/// DDL that reads no times (`create table if not exists t (...)`, an
+/// index, a schema): a zone set after it is in force for all the job's
+/// work, as if set first.
+fn defines_only(st: &sqlparser::ast::Statement) -> bool {
+    use sqlparser::ast::Statement;
+    match st {
+        Statement::CreateTable(ct) => ct.query.is_none() && ct.like.is_none() && ct.clone.is_none(),
+        Statement::CreateSchema { .. } | Statement::CreateIndex(_) => true,
+        _ => false,
+    }
+}
+
 /// Whether `e` cuts a time into days or parts in the session's zone: a
 /// cast to a date, a one-argument `date()`, a two-argument `date_trunc`,
 /// `extract`/`date_part`, `to_char`/`strftime`/`time_bucket`, of a time not
@@ -2269,7 +2347,7 @@ mod reach_tests {
             f.session_zones.first().map(|(z, _)| z.as_str()),
             Some("America/New_York")
         );
-        assert!(!f.zone_unclear);
+        assert!(!f.zone_unclear());
         assert!(f.grains.iter().any(|(g, _)| *g == Grain::None));
         // The evidence names the line the `set` is on (it once said 0).
         let f = parse_and_find(
@@ -2287,7 +2365,38 @@ mod reach_tests {
             "begin; set local time zone 'UTC'; commit; select cast(d as date), sum(v) from s group by 1",
         ] {
             let f = parse_and_find(sql, SqlDialect::Postgres).unwrap();
-            assert!(f.zone_unclear, "{sql}");
+            assert!(f.zone_unclear(), "{sql}");
+            // Every cut ran in the session's starting zone: checkable.
+            assert_eq!(f.zone_moved(), None, "{sql}");
+        }
+        // Set after table definitions only: as if first.
+        let f = parse_and_find(
+            "create table if not exists t (d date);\nset time zone 'America/Los_Angeles';\ninsert into t select cast(ts as date) from s",
+            SqlDialect::Postgres,
+        )
+        .unwrap();
+        assert!(!f.zone_unclear());
+        assert_eq!(f.zone_moved(), None);
+        // Work runs in a zone set after other work, locally, or partly in
+        // the first zone and partly after a reset: no check before the run
+        // sees it.
+        for (sql, moved) in [
+            (
+                "delete from t;\nset time zone 'America/Los_Angeles';\ninsert into t select cast(ts as date) from s",
+                "line 2: `SET TIME ZONE 'America/Los_Angeles'`",
+            ),
+            (
+                "begin;\nset local time zone 'UTC';\ninsert into t select cast(ts as date) from s;\ncommit",
+                "line 2: ",
+            ),
+            (
+                "set time zone 'UTC';\ninsert into t select cast(ts as date) from s;\nreset timezone;\ninsert into t select cast(ts as date) from s",
+                "line 3: ",
+            ),
+        ] {
+            let f = parse_and_find(sql, SqlDialect::Postgres).unwrap();
+            let said = f.zone_moved().unwrap_or_default();
+            assert!(said.starts_with(moved), "{sql}: {said}");
         }
     }
 

@@ -35,6 +35,9 @@ pub struct DatasetTime {
     /// (no zone named at the cut); `None` when the time facts read nothing
     /// off its SQL.
     pub session_cut: Option<bool>,
+    /// Where its job moves its session's zone past what a check before the
+    /// run can see (see [`crate::impact::infer::Inference::zone_moved`]).
+    pub zone_moved: Option<String>,
 }
 
 /// An edge's time mapping.
@@ -69,6 +72,7 @@ struct NodeFacts {
     non_idempotent: Option<String>,
     zone: Zone,
     session_cut: Option<bool>,
+    zone_moved: Option<String>,
 }
 
 /// The zone a dataset's partitions are cut into days of, and whence.
@@ -293,6 +297,7 @@ impl TimeFacts {
                     non_idempotent: non_idempotent(g, d),
                     zone: zone_facts(g, n, inferred.get(&n)),
                     session_cut: inferred.get(&n).map(|i| i.session_cut),
+                    zone_moved: inferred.get(&n).and_then(|i| i.zone_moved.clone()),
                 },
             );
         }
@@ -388,6 +393,7 @@ impl TimeFacts {
                         .then(|| (f.zone.shown().to_string(), f.zone.source.clone())),
                     non_idempotent: f.non_idempotent,
                     session_cut: f.session_cut,
+                    zone_moved: f.zone_moved,
                 },
             );
         }

@@ -585,6 +585,25 @@ pub fn document(
             );
             checks.push((zone, what));
         }
+        // A zone the job moves after other statements (or locally, or
+        // back) is in force for what follows it: a check before the run
+        // would test a zone the job's casts do not cut in.
+        if let (false, Some(moved), Some(d)) = (
+            checks.is_empty(),
+            model
+                .datasets
+                .get(&g.index[*id])
+                .and_then(|t| t.zone_moved.clone()),
+            g.dataset(id),
+        ) {
+            return Err(PlanError::Table {
+                dataset: d.name.clone(),
+                reason: format!(
+                    "its job cuts times into days in the session's zone and moves that zone where ripple cannot check it before the run ({}): only a `set time zone` that is the job's first statement counts; move it there, or name the zone at each cut (`ts at time zone 'X'`)",
+                    crate::text::one_line(&moved)
+                ),
+            });
+        }
         if !checks.is_empty() {
             session_zone.insert(id, checks);
         }
