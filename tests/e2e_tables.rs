@@ -1310,6 +1310,52 @@ fn a_zone_set_after_work_is_refused_and_after_definitions_is_the_job_s() {
     assert_eq!(first.dump(&db), first.recompute(make));
 }
 
+/// A job that fills a table and then makes a view over it, and a second
+/// job reading the view: the view's reader must wait for the table's task
+/// (it read production's old copy through the view's shadow, exit 0).
+#[test]
+fn a_view_over_a_table_of_the_same_job_waits_for_that_table() {
+    let case = Case {
+        setup: "create schema raw; create schema mart;
+create table raw.events (id int primary key, ts timestamptz, amount numeric(12,2));
+create table mart.daily_cls (day date, cls int, amt numeric(14,2));
+insert into raw.events select i, timestamptz '2026-03-01 00:30:00+00' + (i * 2) * interval '1 hour', i
+from generate_series(1, 60) i;
+update raw.events set amount = amount + 1000 where (ts at time zone 'UTC')::date = '2026-03-03';",
+        jobs: &[
+            (
+                "a_daily",
+                "delete from mart.daily_cls;
+insert into mart.daily_cls (day, cls, amt) select cast(ts at time zone 'UTC' as date), id % 3, sum(amount) from raw.events group by 1, 2;
+create or replace view mart.v_cls as select day, cls, amt from mart.daily_cls;",
+            ),
+            (
+                "b_top",
+                "drop table if exists mart.top;\ncreate table mart.top as select day, max(amt) as best from mart.v_cls group by day;",
+            ),
+        ],
+        yml: "datasets:\n  raw.events: { grain: day, start: 2026-03-01, partition_column: ts }\n  mart.daily_cls: { grain: day }\n  mart.top: { grain: day, partition_column: day }\n",
+        fix: "update raw.events set amount = amount - 1000 where (ts at time zone 'UTC')::date = '2026-03-03';",
+        after: "",
+        changed: "raw.events",
+        day: "2026-03-03",
+        dumps: &[
+            "select * from mart.daily_cls order by 1, 2",
+            "select * from mart.top order by 1",
+        ],
+    };
+    let make = || engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg);
+    let Some(db) = make() else { return };
+    let dir = case.production(&db);
+    assert_ne!(case.dump(&db), case.recompute(make));
+    let script = case.plan(dir.path()).unwrap();
+    let at = |task: &str| script.find(&format!("# task {task}")).unwrap_or(usize::MAX);
+    assert!(at("mart.daily_cls@") < at("mart.top@"), "{script}");
+    let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(case.dump(&db), case.recompute(make));
+}
+
 #[test]
 fn days_of_a_time_zone_are_restated_whatever_the_session_zone() {
     let case = Case {

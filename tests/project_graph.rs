@@ -645,8 +645,11 @@ fn a_script_links_each_write_to_what_feeds_it_not_to_every_read() {
         ("table.customers", "table.customers"),
         ("table.employees", "table.employees"),
         ("table.raw", "table.stage"),
-        // stage is the script's own output: mart is fed by what fed it.
+        // mart is fed by what fed stage, and by stage itself: stage is
+        // published too, and whoever changes it changes mart (and a plan
+        // restating both rebuilds stage first).
         ("table.raw", "table.mart"),
+        ("table.stage", "table.mart"),
         ("table.lookup", "table.mart"),
         ("table.log2", "table.log"),
         ("table.log", "table.summary"),

@@ -73,8 +73,9 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
             })
             .map_or(0, |s| s.line as u32)
     };
+    let feeds = (!lineage.targets.is_empty()).then(|| lineage.feeds());
     let reads: Vec<Reference> = lineage
-        .sources
+        .job_reads(feeds.as_ref().unwrap_or(&Default::default()))
         .iter()
         .map(|t| Reference {
             target: Target::Relation {
@@ -108,7 +109,6 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
         });
     }
     // A file that only selects feeds its model from all it reads.
-    let feeds = (!lineage.targets.is_empty()).then(|| lineage.feeds());
     let job = Job {
         id: format!("sql:{file}"),
         kind: JobKind::Sql,

@@ -60,11 +60,21 @@ impl ScriptLineage {
     /// the script replaced it whole). Two unrelated statements in one file
     /// (`create table a as select * from x; create table b as select * from
     /// y`) then give `x → a` and `y → b`, not every read to every write.
+    ///
+    /// A table the script writes for others and reads back feeds what it
+    /// reads it into too (`insert into daily ...; create view v as select
+    /// ... from daily`: `daily → v`): whoever changes `daily` changes `v`,
+    /// and a plan restating both must rebuild `daily` first. Such a feed
+    /// that would close a loop among the script's targets is left out.
     pub fn feeds(&self) -> BTreeMap<String, BTreeSet<String>> {
+        let published: BTreeSet<&str> = self.targets.iter().map(String::as_str).collect();
         let mut fed: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         let mut replaced: BTreeSet<&str> = BTreeSet::new();
+        // Target to the targets it reads back (in statement order).
+        let mut internal: Vec<(&str, &str)> = Vec::new();
         for stmt in &self.statements {
             let mut ins: BTreeSet<&str> = BTreeSet::new();
+            let mut back: Vec<&str> = Vec::new();
             for r in &stmt.sources {
                 match fed.get(r.as_str()) {
                     Some(f) => {
@@ -72,11 +82,21 @@ impl ScriptLineage {
                         if !replaced.contains(r.as_str()) {
                             ins.insert(r);
                         }
+                        if published.contains(r.as_str()) {
+                            back.push(r);
+                        }
                     }
                     None => {
                         ins.insert(r);
                     }
                 }
+            }
+            for t in &stmt.targets {
+                internal.extend(
+                    back.iter()
+                        .filter(|r| **r != t.as_str())
+                        .map(|r| (*r, t.as_str())),
+                );
             }
             replaced.extend(stmt.replaced.iter().map(String::as_str));
             replaced.extend(stmt.dropped.iter().map(String::as_str));
@@ -91,7 +111,8 @@ impl ScriptLineage {
             }
         }
         let sources: BTreeSet<&str> = self.sources.iter().map(String::as_str).collect();
-        self.targets
+        let mut out: BTreeMap<String, BTreeSet<String>> = self
+            .targets
             .iter()
             .map(|t| {
                 let from = fed
@@ -103,8 +124,52 @@ impl ScriptLineage {
                     .collect();
                 (t.clone(), from)
             })
-            .collect()
+            .collect();
+        for (from, to) in internal {
+            if !reaches(&out, to, from)
+                && let Some(feeds) = out.get_mut(to)
+            {
+                feeds.insert(from.to_string());
+            }
+        }
+        out
     }
+
+    /// What the script reads as a job: its sources, and the tables it
+    /// writes for others and reads back, given its [`ScriptLineage::feeds`].
+    pub fn job_reads(&self, feeds: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+        let mut reads: BTreeSet<&str> = self.sources.iter().map(String::as_str).collect();
+        reads.extend(
+            feeds
+                .values()
+                .flatten()
+                .filter(|r| self.targets.contains(r))
+                .map(String::as_str),
+        );
+        let mut out: Vec<String> = self.sources.clone();
+        out.extend(
+            reads
+                .into_iter()
+                .filter(|r| !self.sources.iter().any(|s| s == r))
+                .map(str::to_string),
+        );
+        out
+    }
+}
+
+/// Whether `from` feeds `to`, directly or through other feeds.
+fn reaches(feeds: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> bool {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut stack = vec![to];
+    while let Some(n) = stack.pop() {
+        if n == from {
+            return true;
+        }
+        if seen.insert(n) {
+            stack.extend(feeds.get(n).into_iter().flatten().map(String::as_str));
+        }
+    }
+    false
 }
 
 /// A [`ScriptLineage`] with the fields its JSON output leaves out
@@ -820,6 +885,29 @@ fn parse_location(s: &str) -> Option<Location> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_published_table_read_back_feeds_what_it_is_read_into() {
+        let l = script_lineage(
+            "delete from d; insert into d select * from raw; create or replace view v as select * from d",
+            SqlDialect::Postgres,
+        );
+        let feeds = l.feeds();
+        assert_eq!(
+            feeds["v"],
+            BTreeSet::from(["d".to_string(), "raw".to_string()])
+        );
+        assert_eq!(feeds["d"], BTreeSet::from(["raw".to_string()]));
+        assert_eq!(l.job_reads(&feeds), ["raw", "d"]);
+        // Read back both ways: the second feed would close a loop.
+        let l = script_lineage(
+            "delete from a; insert into a select * from b; delete from b; insert into b select * from a",
+            SqlDialect::Postgres,
+        );
+        let feeds = l.feeds();
+        assert_eq!(feeds["a"], BTreeSet::from(["b".to_string()]));
+        assert!(!feeds["b"].contains("a"), "{feeds:?}");
+    }
 
     #[test]
     fn whole_lineage_reads_back_equal() {

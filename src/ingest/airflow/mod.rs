@@ -91,12 +91,15 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
                                             task,
                                             &lineage,
                                         ));
-                                        // Declared inlets and outlets feed all.
-                                        if task.reads.is_empty() && task.writes.is_empty() {
-                                            task.feeds = Some(lineage.feeds());
-                                        }
+                                        let declared =
+                                            !task.reads.is_empty() || !task.writes.is_empty();
+                                        let feeds = lineage.feeds();
+                                        task.reads.extend(lineage.job_reads(&feeds));
                                         task.writes.extend(lineage.filled_targets());
-                                        task.reads.extend(lineage.sources);
+                                        // Declared inlets and outlets feed all.
+                                        if !declared {
+                                            task.feeds = Some(feeds);
+                                        }
                                     }
                                     task.reads.sort();
                                     task.reads.dedup();
