@@ -1979,6 +1979,28 @@ fn an_incremental_model_dbt_never_fully_refreshes_is_refused() {
             "{file}: {err}"
         );
     }
+    // Computed from what ripple's Jinja does not have: false to dbt, and
+    // once taken for `true` (a placeholder compares as some fixed value).
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new("fixtures/backfill_dbt"), dir.path());
+    let path = dir.path().join("models/fct_orders.sql");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replacen(
+            "unique_key='order_id')",
+            "unique_key='order_id', full_refresh=(modules.datetime.date.today().year < 1990))",
+            1,
+        ),
+    )
+    .unwrap();
+    let out = plan_output(dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`fct_orders`'s `full_refresh` config is computed from something ripple's Jinja does not have"),
+        "{err}"
+    );
 }
 
 /// `ripple plan --format json` on `dir`, parsed, or its stderr.

@@ -1304,6 +1304,7 @@ fn render_template(
         sql = None;
     }
     let unknown = capture.unknown.into_inner().unwrap_or_default();
+    let guessed = !unknown.is_empty();
     for name in unknown {
         let line = t
             .text
@@ -1356,7 +1357,13 @@ fn render_template(
         ));
     }
     let mut cfg = t.config;
-    for (k, v) in capture.config.into_inner().unwrap_or_default() {
+    for (k, mut v) in capture.config.into_inner().unwrap_or_default() {
+        // A placeholder compares and tests as some fixed value, so a
+        // `full_refresh` computed where one was rendered is unknown (a
+        // plan must not take `(modules.datetime... < 1990)` for `true`).
+        if guessed && k == "full_refresh" && !v.is_null() {
+            v = serde_json::Value::String(PLACEHOLDER.to_string());
+        }
         merge_config(&mut cfg, &k, v);
     }
     let relation = final_relation(renderer, &default_settings(config), &cfg, &t.name, t.kind);

@@ -573,10 +573,14 @@ fn never_run_whole(d: &crate::project::Dataset, shadows: &super::DbtShadows) -> 
     // dbt ignores `--full-refresh` for such a model: its shadow would stay
     // the copy of production the setup made, pass every check, and be
     // swapped back unchanged.
+    // `None`: a value ripple could not evaluate (computed from what its
+    // Jinja does not have), which may be false to dbt.
     let never_full = match d.config.get("full_refresh") {
-        Some(serde_json::Value::Bool(b)) => !b,
-        Some(serde_json::Value::String(s)) => s.eq_ignore_ascii_case("false"),
-        _ => false,
+        None | Some(serde_json::Value::Null) => Some(false),
+        Some(serde_json::Value::Bool(b)) => Some(!b),
+        Some(serde_json::Value::String(s)) if s.eq_ignore_ascii_case("false") => Some(true),
+        Some(serde_json::Value::String(s)) if s.eq_ignore_ascii_case("true") => Some(false),
+        Some(_) => None,
     };
     let microbatch = d
         .config
@@ -585,7 +589,13 @@ fn never_run_whole(d: &crate::project::Dataset, shadows: &super::DbtShadows) -> 
         == Some("microbatch");
     // Only an incremental model keeps its rows without a full refresh.
     let incremental = d.config.get("materialized").and_then(|v| v.as_str()) == Some("incremental");
-    if never_full && incremental && !microbatch {
+    if never_full.is_none() && incremental && !microbatch {
+        return Some(format!(
+            "`{}`'s `full_refresh` config is computed from something ripple's Jinja does not have (see `ripple check`), so ripple cannot tell whether dbt would ignore `--full-refresh` and swap the old rows back; write it as `true`, `false` or a `var(...)` for the backfill, or restate the model yourself",
+            d.name
+        ));
+    }
+    if never_full == Some(true) && incremental && !microbatch {
         return Some(format!(
             "`{}` is configured `full_refresh: false`, so dbt would not rebuild it into its shadow (it ignores `--full-refresh`) and the old rows would be swapped back; set `full_refresh: true` for the backfill (dbt_project.yml or the model's config), or restate it yourself",
             d.name
