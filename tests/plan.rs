@@ -2283,3 +2283,45 @@ fn a_table_two_jobs_write_is_refused_naming_both() {
         );
     }
 }
+
+/// A model named `stg-orders` (a hyphen, as dbt projects have): its
+/// readers rendered `from main.stg-orders`, which does not parse, so they
+/// lost their columns and times and the plan was refused for want of a
+/// partition column. dbt's adapters quote such a name; so does ripple.
+#[test]
+fn a_model_whose_name_needs_quotes_is_read_like_any_other() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new("fixtures/backfill_dbt"), dir.path());
+    std::fs::rename(
+        dir.path().join("models/stg_orders.sql"),
+        dir.path().join("models/stg-orders.sql"),
+    )
+    .unwrap();
+    for entry in std::fs::read_dir(dir.path().join("models")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace("ref('stg_orders')", "ref('stg-orders')"),
+        )
+        .unwrap();
+    }
+    let yml = dir.path().join("ripple.yml");
+    let text = std::fs::read_to_string(&yml).unwrap();
+    std::fs::write(&yml, text.replace("stg_orders:", "stg-orders:")).unwrap();
+    let check = assert_cmd::Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["check", "--no-cache", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout).to_string()
+        + &String::from_utf8_lossy(&check.stderr);
+    assert!(!said.contains("parse"), "{said}");
+    let planned = plan_json(dir.path()).unwrap();
+    let tasks = planned["tasks"].as_array().unwrap();
+    assert!(
+        tasks.iter().any(|t| t["dataset"] == "model.stg-orders"),
+        "{planned}"
+    );
+}

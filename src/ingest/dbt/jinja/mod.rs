@@ -112,8 +112,33 @@ impl Object for Relation {
         true
     }
 
+    // As SQL: a part that is not a plain identifier (`stg-orders`) is
+    // quoted, as dbt's adapters quote it, or the model reading it would
+    // not parse. The name ripple keys it by stays `name()`.
     fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.name())
+        let parts = self
+            .database
+            .as_deref()
+            .into_iter()
+            .chain([self.schema.as_str(), self.identifier.as_str()]);
+        for (i, part) in parts.enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            let plain = part
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && part
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+            if plain {
+                f.write_str(part)?;
+            } else {
+                write!(f, "\"{}\"", part.replace('"', "\"\""))?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -1044,6 +1069,18 @@ mod tests {
         assert_eq!(sql.unwrap(), "select * from analytics.stg_orders");
         assert!(lock(&cap.unknown).is_empty(), "{:?}", lock(&cap.unknown));
         assert_eq!(refs(&cap).len(), 1);
+    }
+
+    #[test]
+    fn a_name_that_is_no_plain_identifier_renders_quoted() {
+        let (sql, _) = render(
+            &[],
+            "select * from {{ ref('stg-orders') }} join {{ ref('ok_2') }} using (id) join {{ ref('2024_x') }} using (id) join {{ ref('a\"b') }} using (id)",
+        );
+        assert_eq!(
+            sql.unwrap(),
+            "select * from analytics.\"stg-orders\" join analytics.ok_2 using (id) join analytics.\"2024_x\" using (id) join analytics.\"a\"\"b\" using (id)"
+        );
     }
 
     #[test]
