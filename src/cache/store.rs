@@ -38,7 +38,7 @@ pub enum Error {
     },
     /// Something other than a folder where the cache folder should be.
     #[error(
-        "{} is not a folder; delete it and ripple makes its own, or name another with --cache-dir",
+        "{} is not a folder, so ripple runs without its cache: name a folder with --cache-dir (ripple makes it), or, if this is a stray file of yours, delete it and ripple makes its folder there",
         path.display()
     )]
     NotAFolder {

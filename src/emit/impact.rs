@@ -439,7 +439,7 @@ pub fn diagram(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> super::s
         }
         if hidden_affected > 0 {
             parts.push(format!(
-                "{hidden_affected} affected datasets past the first {MAX_DRAWN} not drawn: every one is in the partitions below"
+                "{hidden_affected} affected datasets past the first {MAX_DRAWN} not drawn: every one is listed by `--format text` or `json` (and in the HTML report's partitions)"
             ));
         }
         format!("{hidden} of {total} datasets not drawn: {}", parts.join("; "))

@@ -986,7 +986,9 @@ mod tests {
         for sql in [
             "set search_path to mart",
             "set statement_timeout = 0",
+            // Back to the role the plan runs as (the login's): no switch.
             "reset role",
+            "reset session authorization",
         ] {
             assert!(run(sql)[0].opaque.is_none(), "{sql}");
         }

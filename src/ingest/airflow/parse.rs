@@ -2127,13 +2127,17 @@ impl Reader<'_> {
             return;
         }
         let (line, column) = self.position(at);
-        self.warnings.push(Diagnostic::warning(
+        let warning = Diagnostic::warning(
             "airflow-dynamic",
             Some(self.file.to_string()),
             line,
             column,
             message,
-        ));
+        );
+        // A nested comprehension stops at each level in turn: one warning.
+        if self.warnings.last() != Some(&warning) {
+            self.warnings.push(warning);
+        }
     }
 
     /// Names each task call of the file that was never read (so made no

@@ -657,13 +657,23 @@ pub fn selector(d: &crate::project::Dataset) -> Result<String, String> {
         ));
     };
     let unsafe_char = |c: char| c.is_whitespace() || c.is_control() || ",*?[]\\".contains(c);
-    if file.is_empty()
-        || file.contains(unsafe_char)
-        || !file.ends_with(".sql") && !file.ends_with(".py")
-    {
+    if let Some(c) = file.chars().find(|c| unsafe_char(*c)) {
         return Err(format!(
-            "`{}`: its file `{}` holds what dbt's selectors split or match on (a space, `,`, `*`, `?`, `[`, `]`): ripple writes no dbt command that could select other models; rename the file, or run the model yourself",
-            d.name, file
+            "`{}`: its file `{}` holds {}, which dbt's selectors split or match on (as white space, control characters, `,`, `*`, `?`, `[`, `]` and `\\`): ripple writes no dbt command that could select other models; rename the file, or run the model yourself",
+            d.name,
+            crate::text::one_line(file),
+            match c {
+                ' ' => "a space".to_string(),
+                ',' | '*' | '?' | '[' | ']' | '\\' => format!("`{c}`"),
+                _ => format!("the character U+{:04X}", c as u32),
+            }
+        ));
+    }
+    if !file.ends_with(".sql") && !file.ends_with(".py") {
+        return Err(format!(
+            "`{}`: its file `{}` is not a `.sql` or `.py` file, which is all dbt's `path:` selector names alone: ripple writes no dbt command for it; run the model yourself",
+            d.name,
+            crate::text::one_line(file)
         ));
     }
     Ok(format!("path:{file}"))
@@ -710,6 +720,35 @@ mod tests {
             renamed,
             "{% macro ripple_user__generate_schema_name(custom_schema_name, node) -%}{{ generate_schema_name_for_env(custom_schema_name, node) }}{%- endmacro %}\n{% macro other() %}generate_alias_name{% endmacro %}\n{%- macro   ripple_user__generate_alias_name(a, node) %}x{% endmacro %}"
         );
+    }
+
+    #[test]
+    fn a_file_dbt_would_split_is_refused_naming_what_is_in_the_way() {
+        let model = |file: &str| {
+            let mut d = crate::project::Dataset::new(
+                "model.m".into(),
+                crate::project::DatasetKind::Model,
+                "m".into(),
+                "main.m".into(),
+            );
+            d.file = Some(file.into());
+            selector(&d)
+        };
+        assert_eq!(model("models/a-b+c.sql").unwrap(), "path:models/a-b+c.sql");
+        for (file, said) in [
+            ("models/a b.sql", "holds a space"),
+            ("models/a\\b.sql", "holds `\\`"),
+            ("models/a\u{7f}b.sql", "holds the character U+007F"),
+            ("models/a\u{2028}b.sql", "holds the character U+2028"),
+            ("models/a.txt", "is not a `.sql` or `.py` file"),
+        ] {
+            let why = model(file).unwrap_err();
+            assert!(why.contains(said), "{file:?}: {why}");
+            assert!(
+                !why.contains('\u{7f}') && !why.contains('\u{2028}'),
+                "{why}"
+            );
+        }
     }
 
     #[test]
