@@ -870,6 +870,23 @@ fn the_airflow_dag_imports_in(python: &Path) {
     );
     assert_eq!(report["cleanup_after"], serde_json::json!(["swap_0"]));
     assert_eq!(report["templated"], serde_json::json!([]), "{report}");
+    // A second DAG, triggered by hand, drops every shadow.
+    assert_eq!(
+        report["rollback"],
+        serde_json::json!([["drop_shadows", count("rollback")]]),
+        "{report}"
+    );
+    // The Bash operator from where each Airflow keeps it (3 deprecates
+    // `airflow.operators.bash`; 2.10 may lack the standard provider).
+    let from = report["bash_from"].as_str().unwrap_or_default();
+    if report["standard"] == true {
+        assert_eq!(
+            from, "airflow.providers.standard.operators.bash",
+            "{report}"
+        );
+    } else {
+        assert_eq!(from, "airflow.operators.bash", "{report}");
+    }
 }
 
 /// A dbt task of the Airflow DAG, run by Airflow (3 and 2) itself: its
@@ -1098,7 +1115,7 @@ print(json.dumps({"literal": literal}))
 /// Loads `plan.py` into a real DagBag (Airflow 3's or 2's) and reports
 /// what Airflow saw.
 const IMPORT_DAG: &str = r#"
-import json, warnings
+import importlib.util, json, sys, warnings
 warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
     try:
@@ -1114,6 +1131,11 @@ print(json.dumps({
     "swap_after": len(dag.get_task("swap_0").upstream_task_ids) if dag else 0,
     "cleanup_after": sorted(dag.get_task("cleanup").upstream_task_ids) if dag else [],
     "templated": sorted(t.task_id for t in dag.tasks if t.template_fields) if dag else [],
+    "rollback": [(t.task_id, len(t.sql)) for t in bag.dags["ripple_backfill_rollback"].tasks]
+        if "ripple_backfill_rollback" in bag.dags else [],
+    "bash_from": next((m._Bash.__module__ for m in list(sys.modules.values())
+        if getattr(m, "__file__", None) and m.__file__.endswith("plan.py") and hasattr(m, "_Bash")), None),
+    "standard": importlib.util.find_spec("airflow.providers.standard") is not None,
 }))
 "#;
 

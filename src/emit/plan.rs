@@ -337,7 +337,7 @@ pub fn airflow_dag(
             .collect()
     };
     let mut out = String::from(
-        "\"\"\"Backfill plan written by ripple: review, then deploy.\n\nTasks run the backfill into shadow tables, validations check every batch,\nswaps replace production only after all batches of a dataset passed.\nRollback: drop the shadows (listed in ROLLBACK).\n\"\"\"\nfrom datetime import datetime\n\nfrom airflow import DAG\nfrom airflow.operators.bash import BashOperator as _Bash\nfrom airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLCheck\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as _SQLExecute\n\n",
+        "\"\"\"Backfill plan written by ripple: review, then deploy.\n\nTasks run the backfill into shadow tables, validations check every batch,\nswaps replace production only after all batches of a dataset passed.\nRollback: before the swap, trigger the DAG ripple_backfill_rollback (in this\nfile), which drops the shadows listed in ROLLBACK; production is never touched.\n\"\"\"\nfrom datetime import datetime\n\nfrom airflow import DAG\n\ntry:  # Airflow 3 (the standard provider); Airflow 2.10 below\n    from airflow.providers.standard.operators.bash import BashOperator as _Bash\nexcept ImportError:\n    from airflow.operators.bash import BashOperator as _Bash\nfrom airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLCheck\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as _SQLExecute\n\n",
     );
     // Airflow renders template fields as Jinja: a `{{ ... }}` in the SQL
     // (a string literal in a plain SQL job, a name) would be evaluated with
@@ -524,6 +524,14 @@ pub fn airflow_dag(
             sql_list(&plan.cleanup)
         );
         let _ = writeln!(out, "    swap_{} >> cleanup", plan.swap_scripts.len() - 1);
+    }
+    // Triggered by hand, never by the backfill: dropping the shadows while
+    // it runs would fail its tasks (never production, which the swap alone
+    // changes, in one transaction).
+    if !plan.rollback.is_empty() {
+        out.push_str(
+            "\n\n# Trigger by hand to drop the shadows, before the swap (after it, the DAG's\n# cleanup task does): production is never touched. Idempotent.\nwith DAG(\n    dag_id=\"ripple_backfill_rollback\",\n    schedule=None,\n    start_date=datetime(2024, 1, 1),\n    catchup=False,\n) as rollback_dag:\n    SQLExecuteQueryOperator(task_id=\"drop_shadows\", conn_id=CONN_ID, sql=ROLLBACK)\n",
+        );
     }
     out
 }
