@@ -387,6 +387,12 @@ struct Finder {
     #[serde(default)]
     moved_at: Option<String>,
     time_sources: BTreeMap<String, String>,
+    /// Per select being visited: the windows found before it, and the
+    /// tables it compares with its key's time by more than an equality
+    /// (with where), which must get a window by its end or reach all of
+    /// time.
+    #[serde(skip)]
+    time_joins: Vec<(usize, Vec<(String, String)>)>,
 }
 
 /// The zone a job's statement runs in, as far as its SQL says.
@@ -513,6 +519,26 @@ impl Visitor for Finder {
         ControlFlow::Continue(())
     }
 
+    fn post_visit_select(&mut self, _: &Select) -> ControlFlow<()> {
+        // SQL that reads across rows in time is never taken as identity: a
+        // table compared with the key's time in a way no window was read
+        // from reaches all of time.
+        if let Some((before, pending)) = self.time_joins.pop() {
+            for (q, evidence) in pending {
+                let windowed = self.windows[before.min(self.windows.len())..]
+                    .iter()
+                    .any(|w| w.qualifier.as_deref() == Some(q.as_str()));
+                if !windowed {
+                    self.push_all_of_time(
+                        Some(q),
+                        format!("{evidence}: compared with the key's time in a way ripple reads no window from"),
+                    );
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_select(&mut self, s: &Select) -> ControlFlow<()> {
         for item in &s.projection {
             let (e, alias) = match item {
@@ -560,6 +586,7 @@ impl Visitor for Finder {
                 }
             }
         }
+        self.time_joins.push((self.windows.len(), Vec::new()));
         self.open_comparisons(s);
         self.keys_of_another_table(s);
         // `distinct on (customer_id) ... order by customer_id, d` keeps one
@@ -971,12 +998,38 @@ impl Finder {
         // equality), or reach as far as the comparison says (read where
         // offsets and open comparisons are).
         let mut kept = BTreeSet::from([owner.clone()]);
+        let mut plain = BTreeSet::new();
+        let mut compared = Vec::new();
         for c in conds.iter().flat_map(|c| conjuncts(c)) {
             let mut refs = Vec::new();
             column_refs(c, &mut refs);
             if refs.iter().any(|(_, text)| key_texts.contains(text)) {
-                kept.extend(refs.into_iter().filter_map(|(q, _)| q));
+                let others: Vec<String> = refs
+                    .into_iter()
+                    .filter_map(|(q, _)| q)
+                    .filter(|q| *q != owner)
+                    .collect();
+                // `w.day = d.day`: the same time, kept as it is.
+                let equal = matches!(
+                    c,
+                    Expr::BinaryOp { left, op: BinaryOperator::Eq, right }
+                        if is_column(strip(left)) && is_column(strip(right))
+                );
+                for q in &others {
+                    if equal {
+                        plain.insert(q.clone());
+                    } else {
+                        compared.push((q.clone(), format!("{}: `{}`", line(c), shorten(c))));
+                    }
+                }
+                kept.extend(others);
             }
+        }
+        // Compared otherwise (`d.day - w.day between 0 and 6`, the same
+        // month by `date_trunc`), a table reaches as far as a window the
+        // comparison spells; checked once the select's expressions are read.
+        if let Some((_, pending)) = self.time_joins.last_mut() {
+            pending.extend(compared.into_iter().filter(|(q, _)| !plain.contains(q)));
         }
         // A table read in a subquery of the filter (`not exists (select 1
         // from refunds r where r.order_id = o.order_id)`, `id in (select
@@ -1263,6 +1316,11 @@ fn over_reach(f: &sqlparser::ast::Function) -> (i64, i64, Option<Grain>) {
         }
         None => (lo, hi, unit),
     }
+}
+
+/// A column named as it is (`d`, `w.day`).
+fn is_column(e: &Expr) -> bool {
+    matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_))
 }
 
 fn line(e: &Expr) -> u64 {
@@ -2167,6 +2225,33 @@ mod reach_tests {
         assert!(!cut(
             "select cast(ts at time zone 'UTC' as date), count(*) from e group by 1"
         ));
+    }
+
+    #[test]
+    fn a_self_join_compared_in_a_way_no_window_is_read_from_reaches_all_of_time() {
+        let all = |q: &str| (Some(q.to_string()), -UNBOUNDED, UNBOUNDED);
+        for on in [
+            "d.day - w.day between 0 and 6",
+            "date_trunc('month', w.day) = date_trunc('month', d.day)",
+            "w.day <= d.day and w.day >= date_trunc('month', d.day)",
+            "w.day = any(array[d.day, d.day - 1])",
+        ] {
+            let sql = format!(
+                "select d.day, sum(w.amt) from raw.daily d join raw.daily w on {on} group by d.day"
+            );
+            assert!(reach(&sql).contains(&all("w")), "{on}: {:?}", reach(&sql));
+        }
+        // The same day, or a window the comparison spells: as before.
+        assert_eq!(
+            reach(
+                "select d.day, sum(w.amt) from raw.daily d join raw.daily w on w.day = d.day group by d.day"
+            ),
+            []
+        );
+        assert_eq!(
+            reach("select a.d from s a left join s b on b.d > a.d and b.d <= a.d + 7 group by a.d"),
+            [(Some("b".to_string()), 0, 7)]
+        );
     }
 
     #[test]
