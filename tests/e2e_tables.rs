@@ -1215,6 +1215,15 @@ update raw.orders set amount = amount * 100 where ordered_at::date = '2026-03-03
             ),
             "update raw.orders set amount = amount / 100 where ordered_at::date = '2026-03-03';",
         ),
+        // `at time zone 'UTC'` on a plain timestamp makes an instant too,
+        // which the cast then cuts in the session's zone.
+        (
+            plain.to_string(),
+            format!(
+                "delete from mart.daily;\ninsert into mart.daily (order_date, n, revenue) select (ordered_at at time zone 'UTC')::date, {group}"
+            ),
+            "update raw.orders set amount = amount / 100 where ordered_at::date = '2026-03-03';",
+        ),
         (
             SESSION_ZONE_SETUP.to_string(),
             format!(

@@ -178,7 +178,7 @@ fn everyday_jobs_pass_and_hostile_ones_are_refused() {
         "drop table if exists prod.t0; create table prod.t0 as select * from prod.t1",
         "truncate table prod.t0; insert into prod.t0 select * from src.a",
         "create table stage.x as select * from src.a; insert into prod.t0 select * from stage.x; drop table stage.x",
-        "update prod.t0 set x = 1 from src.a where prod.t0.y = src.a.y",
+        "insert into prod.t0 select * from src.a; update prod.t0 set x = 1 from src.a where prod.t0.y = src.a.y",
         "create table prod.t0_new as select 1 as x; drop table if exists prod.t0; alter table prod.t0_new rename to t0",
     ] {
         assert!(run(ok).is_ok(), "{ok}: {:?}", run(ok));
@@ -195,6 +195,10 @@ fn everyday_jobs_pass_and_hostile_ones_are_refused() {
         "truncate table prod.t3",
         // Emptied, never filled: another job's table, even listed second.
         "truncate prod.t0, prod.t3; insert into prod.t0 select 1",
+        // Rows only changed, never filled: the task's work table starts
+        // empty, so the swap would empty the restated partitions.
+        "update prod.t0 set x = 1 from src.a where prod.t0.y = src.a.y",
+        "delete from prod.t0 where d < '2025-01-01'",
         "alter table prod.t0 rename to t2",
         "grant select on prod.t2 to reader",
         "drop schema prod cascade",

@@ -501,7 +501,12 @@ pub fn document(
                 .iter()
                 .any(|w| sql.contains(w))
             });
-        let makes_instants = sql.contains("timestamptz") || sql.contains("with time zone");
+        // `ts at time zone 'UTC'` makes an instant of a plain timestamp
+        // too, which a cast to a date then cuts in the session's zone.
+        let makes_instants = sql.contains("timestamptz")
+            || sql.contains("with time zone")
+            || sql.contains("at time zone")
+            || sql.contains("timezone(");
         // Keyed by instants it keeps as they are, it cuts no day: its
         // filters carry offsets.
         let keyed_by_instants = g.dataset(id).is_some_and(|d| {

@@ -579,6 +579,34 @@ pub fn guarded_script(
             ));
         }
     }
+    // A job that only updates or deletes rows of its table (a retention
+    // `delete`, an enrichment `update`) never fills it: the task's work
+    // table starts empty, so the swap would leave the restated partitions
+    // empty (a hand-fixed source's rows were deleted so).
+    let fills = |r: &crate::sql::rewrite::Rewritten| {
+        !matches!(
+            r.kind,
+            StatementKind::Drop
+                | StatementKind::Truncate
+                | StatementKind::Update
+                | StatementKind::Delete
+        ) && r.changes.contains(&work)
+    };
+    if let Some(r) = rewritten.iter().find(|r| {
+        matches!(r.kind, StatementKind::Update | StatementKind::Delete) && r.changes.contains(&work)
+    }) && !view
+        && !rewritten.iter().any(fills)
+    {
+        return Err((
+            line_of(r.index),
+            r.index,
+            format!(
+                "it only changes rows `{relation}` already holds ({} statement) and never fills it, while ripple rebuilds a dataset from its job into an empty table: the swap would leave the restated partitions empty. If `{relation}` is filled outside the project (a source, with a retention {} here), run that statement outside the pipeline ripple reads, so that `{relation}` is no job's output and is taken as correct; else put the statements that fill it in this job",
+                r.kind.as_str(),
+                r.kind.as_str()
+            ),
+        ));
+    }
     if !view
         && !rewritten.iter().any(|r| {
             !matches!(r.kind, StatementKind::Drop | StatementKind::Truncate)
