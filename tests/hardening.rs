@@ -1391,6 +1391,26 @@ fn output_over_a_file_another_user_owns_keeps_its_owner_and_respects_read_only()
             .contains("schema_version")
     );
     assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 1);
+    // Its own file shared through a group it is not in (root's, 0640):
+    // written in place, the group kept, as `>` keeps it (it was replaced
+    // by a file of the writer's group, silently).
+    let grouped = dir.path().join("grouped.json");
+    std::fs::write(&grouped, "old").unwrap();
+    std::os::unix::fs::chown(&grouped, Some(65534), Some(0)).unwrap();
+    std::fs::set_permissions(&grouped, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let out = run_as_nobody(&grouped);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = std::fs::metadata(&grouped).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (65534, 0, 0o640));
+    assert!(
+        std::fs::read_to_string(&grouped)
+            .unwrap()
+            .contains("schema_version")
+    );
 }
 
 /// This process's effective user id.

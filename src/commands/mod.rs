@@ -278,11 +278,11 @@ pub fn write_output_with(
     };
     if let Some(m) = existing.as_ref().filter(|m| m.file_type().is_file()) {
         tmp.as_file().set_permissions(kept_mode(m)).map_err(fail)?;
-        keep_group(tmp.as_file(), m);
-        // An ACL (or any extended attribute) that cannot go with the new
-        // text is kept by writing in place, as `>` would: dropped, the
-        // mode alone could widen who reads the file.
-        if !keep_xattrs(p, tmp.as_file()) {
+        // A group (one this user is not in), an ACL or any extended
+        // attribute that cannot go with the new text is kept by writing in
+        // place, as `>` would: dropped, the file would be shared with
+        // others than it was (the writer's group instead of its own).
+        if !keep_group(tmp.as_file(), m) || !keep_xattrs(p, tmp.as_file()) {
             drop(tmp);
             return write_in_place(p, m, body);
         }
@@ -406,17 +406,19 @@ fn owned_by_us(_: &std::fs::Metadata) -> bool {
     true
 }
 
-/// Gives `file` the group of the file it replaces, where this user may
-/// (a member of that group): a shared file stays shared.
+/// Gives `file` the group of the file it replaces; false when this user
+/// may not (not a member of that group).
 #[cfg(target_os = "linux")]
-fn keep_group(file: &std::fs::File, old: &std::fs::Metadata) {
+fn keep_group(file: &std::fs::File, old: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     let gid = rustix::fs::Gid::from_raw(old.gid());
-    let _ = rustix::fs::fchown(file, None, Some(gid));
+    rustix::fs::fchown(file, None, Some(gid)).is_ok()
 }
 
 #[cfg(not(target_os = "linux"))]
-fn keep_group(_: &std::fs::File, _: &std::fs::Metadata) {}
+fn keep_group(_: &std::fs::File, _: &std::fs::Metadata) -> bool {
+    true
+}
 
 /// Gives `file` every extended attribute of the file at `old` (its POSIX
 /// ACL among them); false when one could not be read or given.
