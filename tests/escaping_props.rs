@@ -190,6 +190,7 @@ fn check_python(dag: &[u8], work: &Path) -> Result<(), TestCaseError> {
             "CONN_ID",
             "ROLLBACK",
             "dag",
+            "rollback_dag",
             "template_fields",
             "n",
             "q",
