@@ -363,10 +363,6 @@ struct Finder {
     /// instant that cut is the session's zone's.
     #[serde(default)]
     session_cut: bool,
-    /// A statement other than a setting has run (a zone set after it is
-    /// not in force for it).
-    #[serde(default)]
-    worked: bool,
     /// Which zone the statement being visited runs in.
     #[serde(default)]
     in_force: InForce,
@@ -408,6 +404,12 @@ enum InForce {
 }
 
 impl Finder {
+    /// A statement other than a setting has run (a zone set after it is
+    /// not in force for it): in whichever zone, it is counted there.
+    fn worked(&self) -> bool {
+        self.worked_start || self.worked_first || self.moved_at.is_some()
+    }
+
     /// Whether the zone the job's casts cut in is not the one it set first
     /// (set after work, `set local`, reset, `discard`): it is then the
     /// session's, which the plan checks.
@@ -473,7 +475,7 @@ impl Visitor for Finder {
         if let Some(z) = zone {
             if local {
                 self.local = Some(at());
-            } else if self.worked || matches!(self.in_force, InForce::Moved(_)) {
+            } else if self.worked() || matches!(self.in_force, InForce::Moved(_)) {
                 self.in_force = InForce::Moved(at());
             } else {
                 self.in_force = InForce::First;
@@ -490,7 +492,6 @@ impl Visitor for Finder {
         } else if !matches!(st, Statement::Set(_) | Statement::StartTransaction { .. })
             && !defines_only(st)
         {
-            self.worked = true;
             match (&self.local, &self.in_force) {
                 (Some(set), _) | (None, InForce::Moved(set)) => {
                     self.moved_at.get_or_insert_with(|| set.clone());

@@ -138,21 +138,13 @@ impl ScriptLineage {
     /// What the script reads as a job: its sources, and the tables it
     /// writes for others and reads back, given its [`ScriptLineage::feeds`].
     pub fn job_reads(&self, feeds: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
-        let mut reads: BTreeSet<&str> = self.sources.iter().map(String::as_str).collect();
-        reads.extend(
-            feeds
-                .values()
-                .flatten()
-                .filter(|r| self.targets.contains(r))
-                .map(String::as_str),
-        );
-        let mut out: Vec<String> = self.sources.clone();
-        out.extend(
-            reads
-                .into_iter()
-                .filter(|r| !self.sources.iter().any(|s| s == r))
-                .map(str::to_string),
-        );
+        let read_back: BTreeSet<&String> = feeds
+            .values()
+            .flatten()
+            .filter(|r| self.targets.contains(r) && !self.sources.contains(r))
+            .collect();
+        let mut out = self.sources.clone();
+        out.extend(read_back.into_iter().cloned());
         out
     }
 }

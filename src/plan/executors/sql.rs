@@ -579,23 +579,21 @@ pub fn guarded_script(
             ));
         }
     }
+    // What the job does to its own table, statement by statement.
+    let own_changes: Vec<&crate::sql::rewrite::Rewritten> = rewritten
+        .iter()
+        .filter(|r| r.changes.contains(&work))
+        .collect();
+    let only = |kinds: &[StatementKind]| own_changes.iter().all(|r| kinds.contains(&r.kind));
     // A job that only updates or deletes rows of its table (a retention
     // `delete`, an enrichment `update`) never fills it: the task's work
     // table starts empty, so the swap would leave the restated partitions
     // empty (a hand-fixed source's rows were deleted so).
-    let fills = |r: &crate::sql::rewrite::Rewritten| {
-        !matches!(
-            r.kind,
-            StatementKind::Drop
-                | StatementKind::Truncate
-                | StatementKind::Update
-                | StatementKind::Delete
-        ) && r.changes.contains(&work)
-    };
-    if let Some(r) = rewritten.iter().find(|r| {
-        matches!(r.kind, StatementKind::Update | StatementKind::Delete) && r.changes.contains(&work)
-    }) && !view
-        && !rewritten.iter().any(fills)
+    use StatementKind::{Delete, Drop, Truncate, Update};
+    if let Some(r) = own_changes
+        .iter()
+        .find(|r| matches!(r.kind, Update | Delete))
+        .filter(|_| !view && only(&[Drop, Truncate, Update, Delete]))
     {
         return Err((
             line_of(r.index),
@@ -607,12 +605,7 @@ pub fn guarded_script(
             ),
         ));
     }
-    if !view
-        && !rewritten.iter().any(|r| {
-            !matches!(r.kind, StatementKind::Drop | StatementKind::Truncate)
-                && r.changes.contains(&work)
-        })
-    {
+    if !view && only(&[Drop, Truncate]) {
         // The job writes its table under another name than the plan's (a
         // quoted mixed-case name folded elsewhere, say): the task would
         // replace the shadow's partitions with nothing.
