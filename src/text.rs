@@ -319,8 +319,9 @@ mod tests {
 /// paragraph separator (`U+2028`, `U+2029`: a line break to many readers),
 /// a direction mark or override (`U+202E` turns `txt.exe` into `exe.txt`
 /// on screen), or a character that shows as nothing (zero-width spaces and
-/// joiners, the byte-order mark, invisible fillers, tag characters): two
-/// names that differ only by one of those look the same to a reviewer.
+/// joiners, the byte-order mark, invisible fillers, tag characters,
+/// variation selectors: Unicode's whole Default_Ignorable_Code_Point set):
+/// two names that differ only by one of those look the same to a reviewer.
 pub fn acts(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(
@@ -330,15 +331,20 @@ pub fn acts(c: char) -> bool {
                 | '\u{061C}'
                 | '\u{115F}'
                 | '\u{1160}'
-                | '\u{180E}'
+                | '\u{17B4}'
+                | '\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
                 | '\u{200B}'..='\u{200F}'
                 | '\u{2028}'..='\u{202E}'
                 | '\u{2060}'..='\u{206F}'
                 | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
                 | '\u{FEFF}'
                 | '\u{FFA0}'
-                | '\u{FFF9}'..='\u{FFFB}'
-                | '\u{E0000}'..='\u{E007F}'
+                | '\u{FFF0}'..='\u{FFFB}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0000}'..='\u{E0FFF}'
         )
 }
 
@@ -389,6 +395,18 @@ mod inert_tests {
             inert("\u{feff}a\u{2060}b\u{e0041}"),
             "\\u{feff}a\\u{2060}b\\u{e0041}"
         );
+        // Every default-ignorable code point, not only the common ones.
+        for c in [
+            '\u{fe0f}',
+            '\u{e0100}',
+            '\u{17b4}',
+            '\u{1d173}',
+            '\u{180b}',
+            '\u{1bca0}',
+        ] {
+            let name = format!("orders{c}");
+            assert_eq!(inert(&name), format!("orders\\u{{{:x}}}", c as u32));
+        }
         // Letters of every script stay as they are.
         assert_eq!(inert("заказы_注文"), "заказы_注文");
     }

@@ -2240,3 +2240,41 @@ fn a_settings_file_linked_out_of_the_repository_is_refused() {
     let said = check();
     assert!(!said.contains("link"), "{said}");
 }
+
+#[test]
+fn output_dash_is_standard_output() {
+    // `-o -` wrote a file named `-` in the working folder and printed
+    // nothing: every Unix tool reads `-` as standard output.
+    let dir = tempfile::tempdir().unwrap();
+    let shop = std::fs::canonicalize("fixtures/shop").unwrap();
+    for cmd in [
+        vec!["graph", "--format", "json"],
+        vec![
+            "impact",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-10",
+            "--format",
+            "json",
+        ],
+    ] {
+        let out = ripple()
+            .current_dir(dir.path())
+            .args(&cmd)
+            .args(["--output", "-", "--project"])
+            .arg(&shop)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{cmd:?}: {e}: {:?}", out.stdout));
+        assert!(doc.is_object(), "{cmd:?}");
+        assert!(!dir.path().join("-").exists(), "{cmd:?} wrote a file `-`");
+    }
+}

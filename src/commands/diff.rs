@@ -44,7 +44,7 @@ pub struct Args {
     /// Exit with 1 when a change of this kind is found.
     #[arg(long, value_enum, default_value_t = FailOn::Breaking)]
     fail_on: FailOn,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (`-` is standard output).
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 }

@@ -26,7 +26,7 @@ pub struct Args {
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Json)]
     format: Format,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (`-` is standard output).
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
     /// With `--format openlineage`: static job events, or START/COMPLETE run events.

@@ -24,7 +24,7 @@ pub struct Args {
     /// Show, per dataset, the edges and mappings that produced each interval, with their evidence.
     #[arg(long)]
     explain: bool,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (`-` is standard output).
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 }

@@ -195,7 +195,8 @@ pub fn time_key(s: &str, flag: &str) -> anyhow::Result<TimeKey> {
     TimeKey::parse(s).map_err(|e| anyhow::anyhow!("{flag}: {e}"))
 }
 
-/// Writes `text` to `path`, or to standard output when there is none. A
+/// Writes `text` to `path`, or to standard output when there is none or it
+/// is `-`. A
 /// regular file is written beside `path` under another name, then renamed
 /// over it: a full disk or a crash leaves the old file whole, never half a
 /// plan, and a symlink at `path` is replaced, not followed. The file keeps
@@ -210,7 +211,9 @@ pub fn write_output_with(
     path: Option<&Path>,
     body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
-    let Some(p) = path else {
+    // `-o -` is standard output, as for every Unix tool: never a file
+    // named `-` that a later `cat -` could not even read.
+    let Some(p) = path.filter(|p| *p != Path::new("-")) else {
         // A closed pipe (`ripple ... | head`) is not an error.
         let mut out = std::io::stdout().lock();
         return match body(&mut out).and_then(|()| out.flush()) {

@@ -45,7 +45,7 @@ pub struct Args {
     /// What production's tables are: catalog lines (`ripple tables` prints the query) or DDL files (repeatable; see docs/plan.md).
     #[arg(long = "tables", value_name = "FILE")]
     table_facts: Vec<PathBuf>,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (`-` is standard output).
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 }

@@ -524,6 +524,15 @@ pub fn refusal(d: &crate::project::Dataset, shadows: &super::DbtShadows) -> Opti
     if let Err(why) = selector(d) {
         return Some(why);
     }
+    // dbt's adapters write relation names into string literals unescaped
+    // (catalog queries, `rename`): such a task fails half-way through dbt's
+    // own steps; refused before the plan starts instead.
+    if d.relation.contains('\'') || d.name.contains('\'') {
+        return Some(format!(
+            "`{}`: its name holds `'`, which dbt's adapters write unescaped into their own SQL, so dbt cannot rebuild it; rename the model (or set its `alias`), or restate it yourself",
+            crate::text::one_line(&d.name)
+        ));
+    }
     never_run_whole(d, shadows)
 }
 

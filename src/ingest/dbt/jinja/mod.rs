@@ -404,7 +404,7 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
             // Compiled on a stack sized for its longest chain.
             let added = guard::on_stack(&source, false, || {
                 env.add_template_owned(template.clone(), source.clone())
-                    .map_err(|e| render_error(&e))
+                    .map_err(|e| compile_error(&e))
             })
             .unwrap_or_else(|no_stack| {
                 Err(RenderError {
@@ -470,7 +470,7 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
         let added = guard::on_stack(&text, false, || {
             let source = rename_definitions(&compat::prepare(&text));
             env.add_template_owned(template.clone(), source)
-                .map_err(|e| render_error(&e).message)
+                .map_err(|e| compile_error(&e).message)
         })
         .unwrap_or_else(|no_stack| Err(no_stack.to_string()));
         table.vars.insert(
@@ -735,7 +735,32 @@ fn capture(state: &State) -> Option<Arc<Capture>> {
     state.lookup("__ripple")?.downcast_object::<Capture>()
 }
 
+/// `e` where a model renders: an error inside a macro says which macro, file
+/// and line (see [`compile_error`] for an error in the file itself).
 fn render_error(e: &Error) -> RenderError {
+    let RenderError { line, message } = compile_error(e);
+    // An error inside a macro has the macro file's line: given as the
+    // model's, it pointed at a line of the model that says nothing of it.
+    if let Some((file, name)) = e
+        .name()
+        .and_then(|n| n.strip_prefix(MACRO_PREFIX))
+        .and_then(|n| n.rsplit_once('#'))
+    {
+        let place = match (file.strip_prefix("vars/"), name == VAR_MACRO) {
+            (Some(var), true) => format!("in var `{var}`"),
+            _ if line > 0 => format!("in macro `{name}` ({file} line {line})"),
+            _ => format!("in macro `{name}` ({file})"),
+        };
+        return RenderError {
+            line: 0,
+            message: format!("{place}: {message}"),
+        };
+    }
+    RenderError { line, message }
+}
+
+/// `e` with the line of the template it arose in.
+fn compile_error(e: &Error) -> RenderError {
     let detail = e.detail().map(str::to_string);
     let message = match (e.kind(), detail) {
         // The engine's own words (`engine ran out of fuel`) say neither
@@ -1340,6 +1365,24 @@ mod tests {
         assert_eq!(results, [true, true, true, false, false]);
         let err = r.render("models/m.sql", model, this(), "m").0.unwrap_err();
         assert!(err.message.contains("rendered SQL passed"), "{err:?}");
+    }
+
+    #[test]
+    fn an_error_in_a_macro_names_the_macro_file_and_its_line() {
+        // The macro file's line was given as the model's: line 4 of a
+        // two-line model.
+        let macros = "-- helpers\n\n{% macro boom(x) %}\n  {{ x.y.z() }} {{ fail_here(1, 2) | int + 'a' }}\n{% endmacro %}\n";
+        let (sql, _) = render(
+            &[("macros/helpers.sql", None, macros)],
+            "select 1\n{{ boom(none) }}",
+        );
+        let err = sql.unwrap_err();
+        assert_eq!(err.line, 0, "{err:?}");
+        assert!(
+            err.message
+                .starts_with("in macro `boom` (macros/helpers.sql line 4): "),
+            "{err:?}"
+        );
     }
 
     #[test]
