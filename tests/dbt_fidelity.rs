@@ -59,6 +59,16 @@ const FILES: &[(&str, &str)] = &[
         "models/m_time.sql",
         "{% set last_year = run_started_at.year - 1 %}\nselect {{ last_year }} as y, '{{ run_started_at.strftime('%Y') }}' as s from {{ ref('a') }}\n",
     ),
+    // dbt's Python modules: a config and a ref computed with them, after
+    // date arithmetic (once a render-error before the ref).
+    (
+        "models/m_dates.sql",
+        "{% set start = (modules.datetime.datetime.strptime('2024-03-01', '%Y-%m-%d') - modules.datetime.timedelta(days=7)).strftime('%Y-%m-%d') %}\n{{ config(enabled=(modules.datetime.date(2024, 3, 1) - modules.datetime.date(2024, 2, 1)).days == 29) }}\nselect '{{ start }}' as s from {{ ref(modules.re.sub('^x_', '', 'x_b')) }}\n",
+    ),
+    (
+        "models/m_dates_off.sql",
+        "{{ config(enabled=(modules.datetime.timedelta(days=1) > modules.datetime.timedelta(hours=25))) }}\nselect * from {{ ref('a') }}\n",
+    ),
     (
         "models/m_rel.sql",
         "{% set r = ref('b') %}{% if not r %}{{ exceptions.raise_compiler_error('a relation is never falsy') }}{% endif %}\nselect * from {{ ref('a') }} join {{ r }} using (id)\n",
@@ -212,6 +222,7 @@ const EDGES: &[(&str, &str)] = &[
     ("model.m_py", "model.m_after_py"),
     ("model.b", "model.m_own_ns"),
     ("source.opt.on_t", "model.m_opt"),
+    ("model.b", "model.m_dates"),
 ];
 
 fn ripple(args: &[&str], dir: &std::path::Path) -> std::process::Output {
@@ -270,6 +281,7 @@ fn every_form_keeps_its_edges() {
     for off in [
         "model.m_disabled",
         "model.m_as_bool_off",
+        "model.m_dates_off",
         "model.pkg_off",
         "model.m_py_off",
         "source.opt.off_t",
@@ -327,13 +339,13 @@ fn check_names_the_warehouse_model_and_counts_coverage() {
     }
     assert!(!text.contains("DuplicateKeyPolicy"), "{text}");
     assert!(
-        text.contains("dbt models: 22 read: 21 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
+        text.contains("dbt models: 23 read: 22 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
         "{text}"
     );
     let json = ripple(&["check", "--format", "json"], dir.path());
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["coverage"]["need_warehouse"], 1);
-    assert_eq!(doc["coverage"]["rendered_fully"], 21);
+    assert_eq!(doc["coverage"]["rendered_fully"], 22);
     assert_eq!(doc["coverage"]["python"], 1);
 }
 
@@ -433,6 +445,7 @@ fn dbt_parse_records_the_same_edges() {
     for off in [
         "model.fid.m_disabled",
         "model.fid.m_as_bool_off",
+        "model.fid.m_dates_off",
         "model.pkg.pkg_off",
         "model.fid.m_py_off",
         "source.fid.opt.off_t",

@@ -1304,7 +1304,21 @@ fn render_template(
         sql = None;
     }
     let unknown = capture.unknown.into_inner().unwrap_or_default();
-    let guessed = !unknown.is_empty();
+    let clock = capture.clock.into_inner().unwrap_or_default();
+    let guessed = !unknown.is_empty() || !clock.is_empty();
+    for name in clock {
+        let line = t
+            .text
+            .find(name.trim_end_matches("()"))
+            .map_or(0, |at| t.first_line + line_of(&t.text, at) - 1);
+        diagnostics.push(Diagnostic::warning(
+            "reads-clock",
+            Some(t.file.clone()),
+            line,
+            0,
+            format!("`{name}` reads the run's clock: ripple answers dbt's `run_started_at`, fixed at 2000-01-01 00:00:00 UTC, so what the model computes from it (a date filter, a config) is ripple's, not a real run's; configs computed from it count as unknown"),
+        ));
+    }
     for name in unknown {
         let line = t
             .text

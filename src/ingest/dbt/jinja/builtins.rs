@@ -240,7 +240,6 @@ pub(super) fn add_builtins(
         context! { FULL_REFRESH => false, WHICH => "parse" },
     );
     env.add_global("invocation_id", "00000000-0000-0000-0000-000000000000");
-    env.add_global("run_started_at", Value::from_object(RunStartedAt));
     env.add_global("project_name", settings.project_name.clone());
     env.add_global("dbt_version", "1.11.0");
     env.add_global(
@@ -275,10 +274,6 @@ pub(super) fn add_builtins(
             dispatch: settings.dispatch.clone(),
             project: settings.project_name.clone(),
         }),
-    );
-    env.add_global(
-        "modules",
-        Value::from_object(Namespace::placeholder("modules")),
     );
     env.add_global("api", Value::from_object(Namespace::placeholder("api")));
     env.add_global(
@@ -359,78 +354,6 @@ impl Object for Builtins {
             "source" => self.source.call(state, args),
             _ => Err(Error::from(ErrorKind::UnknownMethod)),
         }
-    }
-}
-
-/// `run_started_at`: a fixed instant (so output is the same every run)
-/// with the parts and methods of Python's `datetime` that models use.
-#[derive(Debug)]
-struct RunStartedAt;
-
-impl RunStartedAt {
-    const TEXT: &'static str = "2000-01-01 00:00:00+00:00";
-}
-
-impl Object for RunStartedAt {
-    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        Some(Value::from(match key.as_str()? {
-            "year" => 2000,
-            "month" | "day" => 1,
-            "hour" | "minute" | "second" | "microsecond" => 0,
-            _ => return None,
-        }))
-    }
-
-    fn is_true(self: &Arc<Self>) -> bool {
-        true
-    }
-
-    fn call_method(
-        self: &Arc<Self>,
-        state: &mut State<'_, '_>,
-        method: &str,
-        args: &[Value],
-    ) -> Result<Value, Error> {
-        // Arguments a method turns into text are measured first.
-        super::guard::check(state, format_args!("`.{method}()`"), args)?;
-        match method {
-            "strftime" => {
-                let format = args.first().map(|f| f.to_string()).unwrap_or_default();
-                let mut out = String::new();
-                let mut chars = format.chars();
-                while let Some(c) = chars.next() {
-                    if c != '%' {
-                        out.push(c);
-                        continue;
-                    }
-                    match chars.next() {
-                        Some('Y') => out.push_str("2000"),
-                        Some('y') => out.push_str("00"),
-                        Some('m' | 'd') => out.push_str("01"),
-                        Some('H' | 'M' | 'S') => out.push_str("00"),
-                        Some('j') => out.push_str("001"),
-                        Some('f') => out.push_str("000000"),
-                        Some('z') => out.push_str("+0000"),
-                        Some('%') => out.push('%'),
-                        Some(other) => {
-                            out.push('%');
-                            out.push(other);
-                        }
-                        None => out.push('%'),
-                    }
-                }
-                Ok(Value::from(out))
-            }
-            "isoformat" => Ok(Value::from("2000-01-01T00:00:00+00:00")),
-            "date" => Ok(Value::from("2000-01-01")),
-            "timestamp" => Ok(Value::from(946_684_800)),
-            "replace" | "astimezone" => Ok(Value::from_object(RunStartedAt)),
-            _ => Err(Error::from(ErrorKind::UnknownMethod)),
-        }
-    }
-
-    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(Self::TEXT)
     }
 }
 

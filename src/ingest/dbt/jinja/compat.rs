@@ -56,8 +56,8 @@ const MUTATING: &[&str] = &[
 /// changing, which is the common case.
 pub(crate) fn prepare(text: &str) -> Cow<'_, str> {
     match python_literals(text) {
-        Cow::Borrowed(text) => super::guard::rewrite_operators(text),
-        Cow::Owned(text) => Cow::Owned(super::guard::rewrite_operators(&text).into_owned()),
+        Cow::Borrowed(text) => super::guard::rewrite_dbt_operators(text),
+        Cow::Owned(text) => Cow::Owned(super::guard::rewrite_dbt_operators(&text).into_owned()),
     }
 }
 

@@ -1267,6 +1267,16 @@ pub(crate) fn on_render_threads<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// The function `a + b` and `a - b` become where a dbt template uses dates
+/// (`pymodules.rs` defines it).
+pub(crate) const ARITH_FN: &str = "__ripple_arith";
+
+/// Words whose presence makes `+` and `-` worth rewriting (see
+/// [`ARITH_FN`]): cheap to look for, generous.
+pub(crate) fn uses_dates(text: &str) -> bool {
+    text.contains("datetime") || text.contains("timedelta") || text.contains("run_started_at")
+}
+
 /// The function `{% set ns.a = x %}` hands `x` through first:
 /// `__ripple_assign(ns, x)`.
 pub(crate) const ASSIGN_FN: &str = "__ripple_assign";
@@ -1392,6 +1402,8 @@ enum EditKind {
     Compare(Vec<(usize, usize)>, Vec<&'static str>),
     /// `{% set ns.a = x %}`: the namespaces assigned to, and `x`.
     Assign(Vec<(usize, usize)>, (usize, usize)),
+    /// `a + b` or `a - b` in a template that uses dates.
+    Arith((usize, usize), (usize, usize), &'static str),
 }
 
 /// `text` with its `~` and `in` operators written as calls of
@@ -1404,11 +1416,23 @@ pub(crate) fn rewrite_operators(text: &str) -> std::borrow::Cow<'_, str> {
     if !may_need_rewrite(text) {
         return std::borrow::Cow::Borrowed(text);
     }
-    rewrite_found(text)
+    rewrite_found(text, false)
 }
 
-/// [`rewrite_operators`] once a scan found the text may need it.
-pub(crate) fn rewrite_found(text: &str) -> std::borrow::Cow<'_, str> {
+/// [`rewrite_operators`] for a dbt template, whose `+` and `-` are written
+/// as calls of [`ARITH_FN`] too when it uses dates
+/// (minijinja has no operators for Python's dates and timedeltas).
+pub(crate) fn rewrite_dbt_operators(text: &str) -> std::borrow::Cow<'_, str> {
+    let dates = uses_dates(text);
+    if !dates && !may_need_rewrite(text) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    rewrite_found(text, dates)
+}
+
+/// [`rewrite_operators`] once a scan found the text may need it; `dates`:
+/// [`rewrite_dbt_operators`]'s `+` and `-` too.
+pub(crate) fn rewrite_found(text: &str, dates: bool) -> std::borrow::Cow<'_, str> {
     use std::borrow::Cow;
     let Ok(ast) = minijinja::machinery::parse(text, "<template>", Default::default()) else {
         return Cow::Borrowed(text);
@@ -1417,6 +1441,7 @@ pub(crate) fn rewrite_found(text: &str) -> std::borrow::Cow<'_, str> {
     Walk {
         text,
         edits: &mut edits,
+        dates,
     }
     .stmt(&ast);
     drop(ast);
@@ -1450,6 +1475,7 @@ fn well_nested(text: &str, edits: &[Edit]) -> bool {
             EditKind::Compare(parts, _) => parts.clone(),
             // The namespaces are copied from before the edit, as written.
             EditKind::Assign(_, value) => vec![*value],
+            EditKind::Arith(a, b, _) => vec![*a, *b],
         }
     };
     let mut open: Vec<&Edit> = Vec::new();
@@ -1529,6 +1555,9 @@ fn render_edit(text: &str, e: &Edit, inner: &[Edit], out: &mut String) {
             }
             out.push_str(&format!("{COMPARE_FN}({})", args.join(", ")));
         }
+        EditKind::Arith(a, b, op) => {
+            out.push_str(&format!("{}({}, '{op}', {})", ARITH_FN, part(*a), part(*b)));
+        }
         EditKind::Assign(targets, value) => {
             let targets: Vec<String> = targets.iter().map(|&r| part(r)).collect();
             out.push_str(&format!(
@@ -1544,6 +1573,8 @@ fn render_edit(text: &str, e: &Edit, inner: &[Edit], out: &mut String) {
 struct Walk<'t, 'e> {
     text: &'t str,
     edits: &'e mut Vec<Edit>,
+    /// Whether `+` and `-` are rewritten ([`rewrite_dbt_operators`]).
+    dates: bool,
 }
 
 type Range = (usize, usize);
@@ -1717,6 +1748,17 @@ impl Walk<'_, '_> {
                     for o in operands {
                         self.expr(o);
                     }
+                }
+                BinOpKind::Add | BinOpKind::Sub if self.dates => {
+                    let (left, right) = (self.operand(&b.left), self.operand(&b.right));
+                    let op = if matches!(b.op, BinOpKind::Add) {
+                        "+"
+                    } else {
+                        "-"
+                    };
+                    self.push(left, right, EditKind::Arith(left, right, op));
+                    self.expr(&b.left);
+                    self.expr(&b.right);
                 }
                 BinOpKind::In => {
                     let (needle, container) = (self.operand(&b.left), self.operand(&b.right));

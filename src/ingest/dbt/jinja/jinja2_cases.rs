@@ -109,6 +109,41 @@ const CASES: &[(&str, &str, &str)] = &[
         "{% for x in ['a', 'b'] %}{{ loop.index0 }}{{ loop.first }}{{ loop.length }}{{ loop.revindex }};{% endfor %}",
         "0True22;1False21;",
     ),
+    (
+        "modules.datetime: dates, timedeltas and their arithmetic",
+        "{{ (modules.datetime.date(2024, 3, 1) - modules.datetime.date(2024, 2, 1)).days }} {{ modules.datetime.timedelta(days=-1, hours=23) }} {{ modules.datetime.datetime.strptime('2024-02-29 13:05', '%Y-%m-%d %H:%M') + modules.datetime.timedelta(minutes=70) }}",
+        "29 -1 day, 23:00:00 2024-02-29 14:15:00",
+    ),
+    (
+        "run_started_at moved back, comparisons, re.sub, + and - of other values",
+        "{{ modules.datetime.datetime(2024,1,1) < modules.datetime.datetime(2024,1,2) }} {{ run_started_at - modules.datetime.timedelta(days=1) }} {{ modules.re.sub('(a)(b)', '\\\\2\\\\1', 'xaby') }} {{ modules.re.findall('[0-9]+', 'a1b22') }} {{ 'x' + 'y' }} {{ 3 - 1 }}",
+        "True 1999-12-31 00:00:00+00:00 xbay ['1', '22'] xy 2",
+    ),
+    (
+        "a date less an hour, strftime's directives, fromisoformat",
+        "{{ modules.datetime.date(2024,1,2) - modules.datetime.timedelta(hours=1) }} {{ modules.datetime.date.fromisoformat('2024-05-06').strftime('%a %b %j %U %W %A %B %y %I%p %w') }} {{ modules.datetime.datetime.fromisoformat('2024-05-06T01:02:03.5+02:00') }}",
+        "2024-01-02 Mon May 127 18 19 Monday May 24 12AM 1 2024-05-06 01:02:03.500000+02:00",
+    ),
+    (
+        "run_started_at formatted, fractional timedeltas",
+        "{{ run_started_at.strftime('%Y-%m-%dT%H:%M:%S%z') }} {{ (run_started_at - modules.datetime.timedelta(hours=36)).isoformat() }} {{ modules.datetime.timedelta(seconds=90.5) }} {{ modules.datetime.timedelta(weeks=1, milliseconds=1).total_seconds() }}",
+        "2000-01-01T00:00:00+0000 1999-12-30T12:00:00+00:00 0:01:30.500000 604800.001",
+    ),
+    (
+        "a date range in a loop, replace, weekdays",
+        "{% set d = modules.datetime.date(2024, 1, 31) %}{% for i in range(3) %}{{ (d + modules.datetime.timedelta(days=i)).strftime('%Y%m%d') }},{% endfor %} {{ d.replace(day=1) }} {{ d.weekday() }} {{ d.isoweekday() }} {{ modules.datetime.datetime(2024,2,29,23,59,59).replace(year=2025, month=3) }}",
+        "20240131,20240201,20240202, 2024-01-01 2 3 2025-03-29 23:59:59",
+    ),
+    (
+        "modules.re",
+        "{{ modules.re.match('^a(b)?', 'ac').groups()[0] }} {{ modules.re.search('b+', 'abbbc').group(0) }} {{ modules.re.match('b', 'ab') }} {{ modules.re.split(',\\s*', 'a, b,c') }} {{ modules.re.escape('a.b') }} {{ modules.re.compile('X', modules.re.IGNORECASE).sub('-', 'axbX') }} {{ modules.re.fullmatch('a|ab', 'ab').group(0) }} {{ modules.re.fullmatch('a', 'ab') }}",
+        "None bbb None ['a', 'b', 'c'] a\\.b a-b- ab None",
+    ),
+    (
+        "differences of datetimes and negative timedeltas, pytz.utc",
+        "{{ modules.datetime.datetime(2024,1,1) - modules.datetime.datetime(2023,12,31,12) }} {{ modules.datetime.timedelta(hours=-1) }} {{ modules.datetime.timedelta(days=2) - modules.datetime.timedelta(days=3) }} {{ modules.pytz.utc.localize(modules.datetime.datetime(2024,1,1)) }}",
+        "12:00:00 -1 day, 23:00:00 -1 day, 0:00:00 2024-01-01 00:00:00+00:00",
+    ),
 ];
 
 /// Renders each template with Python's jinja2 (dbt's extensions on), or
@@ -122,6 +157,15 @@ fn jinja2_renders(templates: &[&str]) -> Option<Vec<String>> {
 import json, sys
 import jinja2
 env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
+# dbt's `modules` and a fixed `run_started_at`, as ripple has them.
+import datetime, re
+try:
+    import pytz
+    utc = pytz.utc
+except ImportError:
+    pytz, utc = None, datetime.timezone.utc
+env.globals["modules"] = {"datetime": datetime, "pytz": pytz, "re": re}
+env.globals["run_started_at"] = datetime.datetime(2000, 1, 1, tzinfo=utc)
 out = []
 for t in json.load(sys.stdin):
     try:

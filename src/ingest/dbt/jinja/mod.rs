@@ -31,6 +31,7 @@ mod compat;
 pub(crate) mod guard;
 #[cfg(test)]
 mod jinja2_cases;
+mod pymodules;
 mod scanner;
 
 use builtins::{Namespace, add_builtins, env_var, var};
@@ -151,6 +152,9 @@ pub(crate) struct Capture {
     pub config: Mutex<BTreeMap<String, serde_json::Value>>,
     /// Unknown macros and methods that were rendered as placeholders.
     pub unknown: Mutex<BTreeSet<String>>,
+    /// Calls that read the run's clock (`modules.datetime.date.today()`),
+    /// answered with dbt's fixed `run_started_at`.
+    pub clock: Mutex<BTreeSet<String>>,
     /// Warehouse calls in the macros the render called: "`run_query` in
     /// macro `get_methods`" (see [`WAREHOUSE_CALLS`]).
     pub warehouse: Mutex<BTreeSet<String>>,
@@ -483,6 +487,7 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
         env.add_function(name.clone(), macro_caller(template.clone(), name.clone()));
     }
     add_builtins(&mut env, &settings, &table);
+    pymodules::add(&mut env);
     for (name, template) in overrides {
         env.add_function(name.clone(), macro_caller(template, name));
     }
@@ -648,10 +653,11 @@ impl Renderer {
                 .env
                 .template_from_named_str(name, &prepared)
                 .map_err(|e| render_error(&e))?;
-            if !guard::prints_values(&tmpl) {
+            let dates = guard::uses_dates(&prepared);
+            if !dates && !guard::prints_values(&tmpl) {
                 return tmpl.render(ctx).map_err(|e| render_error(&e));
             }
-            let guarded = guard::rewrite_found(&prepared);
+            let guarded = guard::rewrite_found(&prepared, dates);
             self.env
                 .template_from_named_str(name, &guarded)
                 .and_then(|t| t.render(ctx))
@@ -724,6 +730,11 @@ impl Renderer {
                 .map_err(|e| render_error(&e)),
         )
     }
+}
+
+/// A namespace that renders as the placeholder (`modules.os`), as a value.
+fn placeholder_namespace(name: &str) -> Option<Value> {
+    Some(Value::from_object(builtins::Namespace::placeholder(name)))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
