@@ -17,7 +17,7 @@ use temp_project::temp_project;
 const FILES: &[(&str, &str)] = &[
     (
         "dbt_project.yml",
-        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n  app: \"{{ ref('a') }}\"\n  src: \"{{ source('raw', 'u') }}\"\n  chained: \"{{ var('app') }}\"\n  tuva_on: true\n  tuva_off: false\n  scoped_on: false\n  fid:\n    scoped_on: true\n  pkg:\n    pkg_src: b\n  twice: a\n  twice: b\n",
+        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n  app: \"{{ ref('a') }}\"\n  src: \"{{ source('raw', 'u') }}\"\n  chained: \"{{ var('app') }}\"\n  tuva_on: true\n  tuva_off: false\n  scoped_on: false\n  fid:\n    scoped_on: true\n  pkg:\n    pkg_src: b\n  twice: a\n  twice: b\nsources:\n  fid:\n    blk:\n      +enabled: false\n    sub:\n      blk2:\n        off_t:\n          +enabled: false\n    blk2:\n      on_t:\n        +enabled: false\n",
     ),
     ("models/a.sql", "select 1 as id, 'x' as c\n"),
     ("models/b.sql", "select 2 as id\n"),
@@ -188,6 +188,17 @@ const FILES: &[(&str, &str)] = &[
         "models/optional.yml",
         "version: 2\nsources:\n  - name: opt\n    tables:\n      - name: on_t\n      - name: off_t\n        config: {enabled: false}\n      - name: var_off\n        config:\n          enabled: \"{{ var('use_var_off', false) }}\"\n  - name: opt_all\n    config: {enabled: false}\n    tables:\n      - name: x\n",
     ),
+    // Sources turned off in dbt_project.yml's `sources:` block, by
+    // (project, folders of the property file, source, table); a path that
+    // skips the folder configures nothing.
+    (
+        "models/blk.yml",
+        "version: 2\nsources:\n  - name: blk\n    tables:\n      - name: t1\n",
+    ),
+    (
+        "models/sub/blk2.yml",
+        "version: 2\nsources:\n  - name: blk2\n    tables:\n      - name: on_t\n      - name: off_t\n",
+    ),
     (
         "models/m_opt.sql",
         "select * from {{ source('opt', 'on_t') }}\n",
@@ -287,6 +298,8 @@ fn every_form_keeps_its_edges() {
         "source.opt.off_t",
         "source.opt.var_off",
         "source.opt_all.x",
+        "source.blk.t1",
+        "source.blk2.off_t",
     ] {
         assert!(
             !ids.contains(off),
@@ -296,6 +309,10 @@ fn every_form_keeps_its_edges() {
     assert!(
         ids.contains("source.raw.u"),
         "a source declared through an alias"
+    );
+    assert!(
+        ids.contains("source.blk2.on_t"),
+        "a `sources:` path without the property file's folder configures nothing"
     );
     assert_eq!(
         doc["summary"]["needs_warehouse"],

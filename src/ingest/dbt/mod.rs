@@ -424,6 +424,8 @@ fn read_project(
     // How many ways each file is read (a model, a snapshot file, macros,
     // YAML): a model file read another way too is no model of its own.
     let mut roles: HashMap<PathBuf, usize> = HashMap::new();
+    // The root's `sources:` block configures packages' sources too.
+    let root_sources = units.first().map(|u| u.file.sources.clone());
     for (u, unit) in units.iter_mut().enumerate() {
         // Every folder a project file names stays inside the project.
         let project_file = relative(root, &unit.dir.join("dbt_project.yml"));
@@ -512,10 +514,28 @@ fn read_project(
             render_source_names(&config_jinja, s, &mut out.diagnostics);
         }
         // A source table turned off (`config: {enabled: false}`, often
-        // by a var) is no node, as in dbt.
+        // by a var, or `+enabled: false` in a `sources:` block of
+        // dbt_project.yml) is no node, as in dbt. The property file's
+        // config wins over the project file's.
+        let block_enabled: Vec<Option<Value>> = unit
+            .props
+            .sources
+            .iter()
+            .map(|s| {
+                let path = root.join(&s.file);
+                let mut fqn = folders(unit, &path, &unit.file.model_paths);
+                fqn.push(s.source.clone());
+                project_blocks(root_sources.as_ref(), unit, |f| &f.sources, &fqn, &s.table)
+                    .remove("enabled")
+            })
+            .collect();
+        let mut at = 0;
         unit.props.sources.retain(|s| {
+            let from_block = block_enabled[at].clone();
+            at += 1;
             s.enabled
                 .clone()
+                .or(from_block)
                 .is_none_or(|e| config_jinja.render(e) != Value::Bool(false))
         });
     }
@@ -948,6 +968,27 @@ fn project_config(
     folders: &[String],
     name: &str,
 ) -> Map<String, Value> {
+    fn block<'f>(key: &str, f: &'f ProjectFile) -> &'f Value {
+        match key {
+            "models" => &f.models,
+            "seeds" => &f.seeds,
+            _ => &f.snapshots,
+        }
+    }
+    let root = units.first().map(|r| block(key, &r.file));
+    project_blocks(root, unit, |f| block(key, f), folders, name)
+}
+
+/// The configuration `block` of `unit`'s `dbt_project.yml`, then of the
+/// root project's (`root_block`, which configures packages too), gives the
+/// node at (project, `folders`..., `name`).
+fn project_blocks(
+    root_block: Option<&Value>,
+    unit: &Unit,
+    block: impl Fn(&ProjectFile) -> &Value,
+    folders: &[String],
+    name: &str,
+) -> Map<String, Value> {
     let project_name = if unit.file.name.is_empty() {
         unit.package.clone().unwrap_or_default()
     } else {
@@ -956,19 +997,15 @@ fn project_config(
     let mut path: Vec<&str> = vec![project_name.as_str()];
     path.extend(folders.iter().map(String::as_str));
     path.push(name);
-    let block = |f: &ProjectFile| match key {
-        "models" => f.models.clone(),
-        "seeds" => f.seeds.clone(),
-        _ => f.snapshots.clone(),
-    };
+    let mut blocks: Vec<&Value> = vec![block(&unit.file)];
+    if unit.package.is_some()
+        && let Some(root) = root_block
+    {
+        blocks.push(root);
+    }
     let mut cfg = Map::new();
-    let sources: Vec<&ProjectFile> = if unit.package.is_some() {
-        vec![&unit.file, &units[0].file]
-    } else {
-        vec![&unit.file]
-    };
-    for f in sources {
-        for (k, v) in block_config(&block(f), &path) {
+    for b in blocks {
+        for (k, v) in block_config(b, &path) {
             merge_config(&mut cfg, &k, v);
         }
     }

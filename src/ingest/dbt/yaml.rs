@@ -23,6 +23,9 @@ pub(crate) struct ProjectFile {
     pub models: Value,
     pub seeds: Value,
     pub snapshots: Value,
+    /// `sources:`, by (project, folders of the property file, source,
+    /// table), as dbt's resource paths for sources run.
+    pub sources: Value,
     /// `dispatch:`: macro namespace → search order.
     pub dispatch: BTreeMap<String, Vec<String>>,
     /// The file's text, for the dbt executor's overlay.
@@ -105,6 +108,7 @@ impl ProjectFile {
             models: v.get("models").cloned().unwrap_or(Value::Null),
             seeds: v.get("seeds").cloned().unwrap_or(Value::Null),
             snapshots: v.get("snapshots").cloned().unwrap_or(Value::Null),
+            sources: v.get("sources").cloned().unwrap_or(Value::Null),
             dispatch: v
                 .get("dispatch")
                 .and_then(Value::as_array)
