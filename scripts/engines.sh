@@ -49,9 +49,11 @@ duckdb_version=1.5.6
 duckdb_spec=("duckdb-cli==$duckdb_version")
 # dbt-postgres 1.11.0 is the newest that keeps dbt-core at 1.11.16.
 dbt_spec=(dbt-core==1.11.16 dbt-duckdb==1.11.1 dbt-postgres==1.11.0 "duckdb==$duckdb_version")
-airflow_spec=(apache-airflow==3.3.2)
+# The PostgreSQL provider: tests run the generated DAG's SQL tasks on the
+# throw-away cluster (its connection type `postgres`).
+airflow_spec=(apache-airflow==3.3.2 apache-airflow-providers-postgres==7.1.1)
 # The generated DAG must import on Airflow 2 too (its operators' import paths).
-airflow2_spec=(apache-airflow==2.10.5)
+airflow2_spec=(apache-airflow==2.10.5 apache-airflow-providers-postgres==6.4.1)
 # Drives Debian's chromium for the HTML report tests (tests/browser/check.mjs).
 playwright_spec=playwright-core@1.65.1
 
@@ -299,11 +301,11 @@ install_all() {
     # Importing airflow writes an airflow.cfg into AIRFLOW_HOME: a temp one.
     # shellcheck disable=SC2016 # expanded by the check's own shell
     ensure_venv airflow \
-      'h=$(mktemp -d) && AIRFLOW_HOME=$h python -c "import airflow; print(airflow.__version__)"; s=$?; rm -rf "$h"; exit $s' \
+      'h=$(mktemp -d) && AIRFLOW_HOME=$h python -c "import airflow, airflow.providers.postgres.hooks.postgres; print(airflow.__version__)"; s=$?; rm -rf "$h"; exit $s' \
       "${airflow_spec[@]}"
     # shellcheck disable=SC2016 # expanded by the check's own shell
     ensure_venv airflow2 \
-      'h=$(mktemp -d) && AIRFLOW_HOME=$h python -c "import airflow; print(airflow.__version__)"; s=$?; rm -rf "$h"; exit $s' \
+      'h=$(mktemp -d) && AIRFLOW_HOME=$h python -c "import airflow, airflow.providers.postgres.hooks.postgres; print(airflow.__version__)"; s=$?; rm -rf "$h"; exit $s' \
       "${airflow2_spec[@]}"
   fi
   exec 9>&-

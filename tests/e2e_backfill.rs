@@ -852,6 +852,9 @@ fn the_airflow_dag_imports_in(python: &Path) {
     let out = Command::new(python)
         .current_dir(dir.path())
         .env("AIRFLOW_HOME", dir.path().join("airflow"))
+        // A loaded machine (CI, 2 cores) took over Airflow's 30 s to import
+        // a large DAG file: the import timed out, not the test.
+        .env("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT", "600")
         .arg("-c")
         .arg(IMPORT_DAG)
         .output()
@@ -967,6 +970,7 @@ fn a_dbt_task_of_the_airflow_dag_runs_in_airflow_whatever_the_plan_s_size() {
                 dir.path()
                     .join(format!("airflow-{}", name.replace(' ', ""))),
             )
+            .env("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT", "600")
             .env("RIPPLE_DBT_PROJECT", &project)
             .env("RIPPLE_DUCKDB_PATH", &db)
             .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
@@ -1079,6 +1083,9 @@ fn jinja_in_a_validation_reaches_airflow_as_text() {
     let out = Command::new(python)
         .current_dir(dir.path())
         .env("AIRFLOW_HOME", dir.path().join("airflow"))
+        // A loaded machine (CI, 2 cores) took over Airflow's 30 s to import
+        // a large DAG file: the import timed out, not the test.
+        .env("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT", "600")
         .arg("-c")
         .arg(format!("{LOAD_DAG}{RENDER_DAG}"))
         .output()
@@ -1554,5 +1561,136 @@ fn a_dbt_selector_addresses_exactly_the_planned_model_whatever_its_name() {
     });
     if let Err(e) = result {
         panic!("{e}");
+    }
+}
+
+/// Runs `airflow dags test ripple_backfill` with `python`'s Airflow on the
+/// DAG file in `dags/` under `home`, its `warehouse` connection to `db`:
+/// the run's output, and whether the run ended successful.
+fn airflow_dags_test(python: &Path, home: &Path, conn: &str) -> (String, bool) {
+    let airflow = |args: &[&str]| {
+        let out = Command::new(python)
+            .args(["-m", "airflow"])
+            .args(args)
+            .env("AIRFLOW_HOME", home.join("airflow"))
+            .env("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT", "600")
+            .env("AIRFLOW__CORE__DAGS_FOLDER", home.join("dags"))
+            .env("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+            .env("AIRFLOW_CONN_WAREHOUSE", conn)
+            .env("PYTHONWARNINGS", "ignore")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (text, out.status.success())
+    };
+    if !home.join("airflow").join("airflow.db").exists() {
+        let (text, ok) = airflow(&["db", "migrate"]);
+        assert!(ok, "airflow db migrate: {text}");
+    }
+    let (text, ok) = airflow(&["dags", "test", "ripple_backfill", "2026-03-01"]);
+    // Airflow 3 says `state=success`, Airflow 2 `Marking run ... successful`.
+    let succeeded = ok
+        && (text.contains("state=success")
+            || text.contains("successful")
+            || text.contains("DagRunState.SUCCESS"))
+        && !text.contains("state=failed");
+    (text, succeeded)
+}
+
+/// The generated DAG, run by Airflow itself (3, and 2.10) against
+/// PostgreSQL: production equals the from-scratch recompute, row for row;
+/// a failing validation stops the run before the swap with production as
+/// it was, and the run after the fix converges.
+#[test]
+fn the_airflow_dag_runs_in_airflow_on_postgres() {
+    let Some(pg) = require(postgres(), "PostgreSQL") else {
+        return;
+    };
+    let conn = pg.airflow_conn();
+    let db = Db::Pg(pg);
+    let pythons = [
+        (engines::airflow_python(), "Airflow 3"),
+        (engines::airflow2_python(), "Airflow 2"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    airflow_project(&db, &dir.path().join("project"), false);
+    let expected = {
+        let good = Db::Pg(postgres().unwrap());
+        airflow_production(&good, &dir.path().join("project"), false);
+        airflow_dump(&good)
+    };
+    let fix = "update landing.orders set amount = amount / 100 where ordered_at >= timestamp '2026-01-10 00:00:00' and ordered_at < timestamp '2026-01-13 00:00:00'";
+    let dag = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+            .args([
+                "plan",
+                "landing.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-12",
+                "--as-of",
+                "2026-03-01",
+                "--format",
+                "airflow-dag",
+                "--executor",
+                "sql",
+                "--project",
+            ])
+            .arg(dir.path().join("project"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    for (n, (python, name)) in pythons.into_iter().enumerate() {
+        let Some(python) = require(python, name) else {
+            continue;
+        };
+        // Production as it was before the fix, bad rows and all.
+        db.run("drop schema if exists landing cascade; drop schema if exists raw cascade; drop schema if exists mart cascade; drop schema if exists ops cascade")
+            .unwrap();
+        airflow_production(&db, &dir.path().join("project"), true);
+        db.run(fix).unwrap();
+        let before = airflow_dump(&db);
+        assert_ne!(before, expected);
+        let home = dir.path().join(format!("home{n}"));
+        std::fs::create_dir_all(home.join("dags")).unwrap();
+        std::fs::write(home.join("dags/plan.py"), dag()).unwrap();
+        if n == 0 {
+            // A day the fix lost (its rows gone from landing): the row
+            // checks fail, the swap never runs, production is as it was.
+            let keep = "create table landing.kept as select * from landing.orders where cast(ordered_at as date) = '2026-01-11'; delete from landing.orders where cast(ordered_at as date) = '2026-01-11'";
+            db.run(keep).unwrap();
+            let (text, ok) = airflow_dags_test(&python, &home, &conn);
+            assert!(!ok, "{name}: the run passed a failing validation:\n{text}");
+            assert!(text.contains("validate__"), "{name}: {text}");
+            assert_eq!(airflow_dump(&db), before, "{name}: production changed");
+            // Fixed, run again: the setup starts over and the run converges.
+            db.run(
+                "insert into landing.orders select * from landing.kept; drop table landing.kept",
+            )
+            .unwrap();
+        }
+        let (text, ok) = airflow_dags_test(&python, &home, &conn);
+        let tail: String = text
+            .chars()
+            .rev()
+            .take(6000)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        assert!(ok, "{name}: {tail}");
+        assert_eq!(airflow_dump(&db), expected, "{name}");
+        assert!(leftovers(&db).is_empty(), "{name}: {:?}", leftovers(&db));
     }
 }

@@ -167,6 +167,18 @@ impl Pg {
         )
     }
 
+    /// An Airflow connection (`AIRFLOW_CONN_<ID>`, JSON) to this database.
+    pub fn airflow_conn(&self) -> String {
+        serde_json::json!({
+            "conn_type": "postgres",
+            "host": self.host,
+            "port": self.port.parse::<u16>().unwrap_or(5432),
+            "login": self.user,
+            "schema": self.database,
+        })
+        .to_string()
+    }
+
     /// The lines of a dbt profile target (`type: postgres`) for this
     /// database, indented for `outputs.<name>`, with models in `schema`.
     pub fn dbt_target(&self, schema: &str) -> String {
