@@ -2097,3 +2097,42 @@ insert into daily select cast(ordered_at as date), count(*), sum(amount) from ra
     assert_eq!(code, 0, "{err}");
     assert_eq!(db.run(DAILY_DIFFERS).unwrap(), "0");
 }
+
+/// A job that sets its session's zone (`SET TimeZone = 'Asia/Tokyo'`) and
+/// keys its table by `date_trunc('day', ts)` of a `timestamptz`: its days
+/// are Tokyo's, and so are the bounds of every filter. They were written
+/// in UTC: Tokyo's 10 January (from 15:00 UTC on the 9th) was never
+/// restated, with exit 0 and every check passing (round 13).
+#[test]
+fn a_job_s_own_zone_writes_the_bounds_of_its_days() {
+    let case = Case {
+        setup: "create schema raw; create schema mart;
+create table raw.events (id integer, ts timestamptz, amount decimal(12, 2), kind varchar);
+insert into raw.events values (1, '2026-01-09 14:30:00+00', 1.50, 'a'), (2, '2026-01-09 15:30:00+00', 2.50, 'a'), (3, '2026-01-10 10:00:00+00', 3.50, 'b'), (4, '2026-01-10 15:30:00+00', 4.50, 'a'), (5, '2026-01-11 12:00:00+00', 5.50, 'b');
+update raw.events set amount = amount * 100 where ts >= '2026-01-10 00:00:00+09' and ts < '2026-01-11 00:00:00+09';
+create table mart.daily (day_ts timestamptz, kind varchar, amt decimal(14, 2), n bigint);",
+        jobs: &[(
+            "daily",
+            "SET TimeZone = 'Asia/Tokyo';\ndelete from mart.daily;\ninsert into mart.daily select date_trunc('day', ts) as day_ts, kind, sum(amount), count(*) from raw.events group by 1, 2;\n",
+        )],
+        yml: "datasets:\n  raw.events: { grain: day, start: 2026-01-01, partition_column: ts, time_zone: Asia/Tokyo }\n",
+        fix: "update raw.events set amount = amount / 100 where ts >= '2026-01-10 00:00:00+09' and ts < '2026-01-11 00:00:00+09';",
+        after: "",
+        changed: "raw.events",
+        day: "2026-01-10",
+        dumps: &[
+            "select cast(extract(epoch from day_ts) as bigint), kind, amt, n from mart.daily order by 1, 2",
+        ],
+    };
+    for make in engines() {
+        let Some(db) = make() else { continue };
+        let dir = case.production(&db);
+        let expected = case.recompute(make);
+        assert_ne!(case.dump(&db), expected, "{}", db.dialect());
+        let script = case.plan(dir.path()).unwrap();
+        assert!(script.contains("+09:00"), "{script}");
+        let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+        assert_eq!(code, 0, "{}: {err}", db.dialect());
+        assert_eq!(case.dump(&db), expected, "{}", db.dialect());
+    }
+}

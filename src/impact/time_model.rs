@@ -31,6 +31,10 @@ pub struct DatasetTime {
     /// config, the project's; UTC when nothing is said), with whence;
     /// `None` when read off its SQL, which converts instants itself.
     pub said_zone: Option<(String, String)>,
+    /// The one zone its SQL converts into or its job's session is set to,
+    /// when nothing is said (its days are that zone's); `None` when said,
+    /// or when its SQL names several zones.
+    pub read_zone: Option<String>,
     /// Whether its job's SQL cuts times into days in the session's zone
     /// (no zone named at the cut); `None` when the time facts read nothing
     /// off its SQL.
@@ -391,6 +395,7 @@ impl TimeFacts {
                         .zone
                         .declared
                         .then(|| (f.zone.shown().to_string(), f.zone.source.clone())),
+                    read_zone: (!f.zone.declared).then(|| f.zone.name.clone()).flatten(),
                     non_idempotent: f.non_idempotent,
                     session_cut: f.session_cut,
                     zone_moved: f.zone_moved,

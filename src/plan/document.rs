@@ -651,11 +651,20 @@ pub fn document(
         let d = g.dataset(id)?;
         type_of(&d.relation, partition.get(id)?.as_deref()?)
     };
+    // Declared, else the one zone its SQL converts into or its job sets
+    // (the days the impact took it to have: bounds in UTC once left a
+    // job's `set time zone 'Asia/Tokyo'` day unrestated), else UTC.
     let dataset_zone = |id: &str| -> String {
         g.dataset(id)
             .and_then(|d| g.config.zone_of(d.settings(&g.config)))
-            .unwrap_or("UTC")
-            .to_string()
+            .map(str::to_string)
+            .or_else(|| {
+                model
+                    .datasets
+                    .get(&g.index[id])
+                    .and_then(|t| t.read_zone.clone())
+            })
+            .unwrap_or_else(|| "UTC".to_string())
     };
     // The zone a column of instants (`timestamptz`, known from the table's
     // facts) is cut into days in, for grouping it by partition: the
