@@ -1340,7 +1340,17 @@ fn render_template(
         ));
         sql = None;
     }
-    let unknown = capture.unknown.into_inner().unwrap_or_default();
+    let mut unknown = capture.unknown.into_inner().unwrap_or_default();
+    // A placeholder printed without a call (`{{ modules.os }}`, an unknown
+    // attribute) names nothing to warn of: the rendered text says it.
+    let printed = sql.as_deref().is_some_and(|s| s.contains(PLACEHOLDER))
+        || capture
+            .config
+            .lock()
+            .is_ok_and(|c| c.values().any(|v| v.to_string().contains(PLACEHOLDER)));
+    if printed && unknown.is_empty() {
+        unknown.insert("a value ripple's Jinja does not have".to_string());
+    }
     let clock = capture.clock.into_inner().unwrap_or_default();
     let guessed = !unknown.is_empty() || !clock.is_empty();
     for name in clock {
@@ -1366,7 +1376,9 @@ fn render_template(
             Some(t.file.clone()),
             line,
             0,
-            if name.starts_with('.') {
+            if name.starts_with("a value ") {
+                format!("{name} (another Python module, an unknown attribute) is rendered as `{PLACEHOLDER}`: what the model computes from it is unknown, so name dbt's manifest (`--manifest`) if its edges depend on it")
+            } else if name.starts_with('.') {
                 format!("the method `{name}` is not available in ripple's Jinja; rendered as `{PLACEHOLDER}`")
             } else if name.starts_with("modules.") {
                 // dbt's Python modules (`modules.datetime`, `modules.re`,

@@ -144,6 +144,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "{{ modules.datetime.datetime(2024,1,1) - modules.datetime.datetime(2023,12,31,12) }} {{ modules.datetime.timedelta(hours=-1) }} {{ modules.datetime.timedelta(days=2) - modules.datetime.timedelta(days=3) }} {{ modules.pytz.utc.localize(modules.datetime.datetime(2024,1,1)) }}",
         "12:00:00 -1 day, 23:00:00 -1 day, 0:00:00 2024-01-01 00:00:00+00:00",
     ),
+    (
+        "re.sub's count, flags and named groups, split's maxsplit and groups, glibc's strftime, isoformat's sep, a date and a datetime, half-even microseconds",
+        "{{ modules.re.sub('(?P<base>[a-z]+)_x', '\\\\g<base>_final', 'pay_x pay_x', count=1) }} {{ modules.re.sub('a', 'b', 'AaA', flags=modules.re.I) }} {{ modules.re.split('(,)', 'a,b,c', maxsplit=1) }} {{ modules.datetime.date(2024, 3, 5).strftime('%-d/%-m %D %c') }} {{ modules.datetime.datetime(2024, 3, 5, 1, 2).isoformat(sep=' ') }} {{ modules.datetime.datetime(2024, 3, 5) == modules.datetime.date(2024, 3, 5) }} {{ modules.datetime.timedelta(seconds=0.0000025) }} {{ modules.re.compile('b').sub('c', 'abab', 1) }}",
+        "pay_final pay_x bbb ['a', ',', 'b,c'] 5/3 03/05/24 Tue Mar  5 00:00:00 2024 2024-03-05 01:02:00 False 0:00:00.000002 acab",
+    ),
 ];
 
 /// Renders each template with Python's jinja2 (dbt's extensions on), or

@@ -195,10 +195,32 @@ impl PyTime {
                 out.push(c);
                 continue;
             }
-            let Some(d) = chars.next() else {
+            let Some(mut d) = chars.next() else {
                 out.push('%');
                 break;
             };
+            // glibc's `%-d`: the number without its padding.
+            if d == '-' {
+                d = chars.next().unwrap_or('%');
+                let n: Option<i64> = match d {
+                    'd' => Some(dt.day().into()),
+                    'm' => Some(dt.month().into()),
+                    'H' => Some(dt.hour().into()),
+                    'I' => Some(hour12.into()),
+                    'M' => Some(dt.minute().into()),
+                    'S' => Some(dt.second().into()),
+                    'j' => Some(yday.into()),
+                    'y' => Some((dt.year() % 100).into()),
+                    _ => None,
+                };
+                let Some(n) = n else {
+                    return Err(type_error(format!(
+                        "ValueError: ripple's strftime does not write %-{d} (in {format:?})"
+                    )));
+                };
+                let _ = write!(out, "{n}");
+                continue;
+            }
             let _ = match d {
                 'Y' => write!(out, "{:04}", dt.year()),
                 'y' => write!(out, "{:02}", dt.year() % 100),
@@ -235,8 +257,40 @@ impl PyTime {
                     dt.minute(),
                     dt.second()
                 ),
+                'e' => write!(out, "{:>2}", dt.day()),
+                'D' | 'x' => write!(
+                    out,
+                    "{:02}/{:02}/{:02}",
+                    dt.month(),
+                    dt.day(),
+                    dt.year() % 100
+                ),
+                'X' => write!(
+                    out,
+                    "{:02}:{:02}:{:02}",
+                    dt.hour(),
+                    dt.minute(),
+                    dt.second()
+                ),
+                'c' => write!(
+                    out,
+                    "{} {} {:>2} {:02}:{:02}:{:02} {}",
+                    &DAYS[weekday][..3],
+                    &month[..3],
+                    dt.day(),
+                    dt.hour(),
+                    dt.minute(),
+                    dt.second(),
+                    dt.year()
+                ),
                 '%' => write!(out, "%"),
-                other => write!(out, "%{other}"),
+                // A directive written as itself would be a wrong value
+                // (an alias, a filter) with no word said: refused.
+                other => {
+                    return Err(type_error(format!(
+                        "ValueError: ripple's strftime does not write %{other} (in {format:?})"
+                    )));
+                }
             };
         }
         Ok(out)
@@ -244,7 +298,14 @@ impl PyTime {
 
     fn add(self, other: PyTime, sign: i128) -> Result<PyTime, Error> {
         match (self, other) {
-            (PyTime::Delta(a), PyTime::Delta(b)) => Ok(PyTime::Delta(a + sign * b)),
+            (PyTime::Delta(a), PyTime::Delta(b)) => {
+                let total = a + sign * b;
+                // Python's limit: 999,999,999 days either way.
+                if total.abs() >= 1_000_000_000 * MICROS_PER_DAY {
+                    return Err(type_error("OverflowError: days out of range"));
+                }
+                Ok(PyTime::Delta(total))
+            }
             (PyTime::Date(d), PyTime::Delta(b)) => {
                 // Python moves a date by the timedelta's days alone
                 // (`date - td` is `date + timedelta(-td.days)`).
@@ -280,6 +341,16 @@ impl PyTime {
                 a.type_name(),
                 b.type_name()
             ))),
+        }
+    }
+
+    /// Kinds, in the order values of two kinds compare.
+    fn rank(&self) -> u8 {
+        match self {
+            PyTime::Date(_) => 0,
+            PyTime::DateTime(_, None) => 1,
+            PyTime::DateTime(_, Some(_)) => 2,
+            PyTime::Delta(_) => 3,
         }
     }
 
@@ -392,8 +463,8 @@ fn params(args: &[Value], names: &[&str]) -> Result<Vec<Option<Value>>, Error> {
 
 fn date_of(y: i64, m: i64, d: i64) -> Result<Date, Error> {
     let bad = || type_error("ValueError: day is out of range for month");
-    let y = i16::try_from(y).ok().filter(|y| (1..=9999).contains(y));
-    let y = y.ok_or_else(|| type_error(format!("ValueError: year {y:?} is out of range")))?;
+    let year = i16::try_from(y).ok().filter(|y| (1..=9999).contains(y));
+    let y = year.ok_or_else(|| type_error(format!("ValueError: year {y} is out of range")))?;
     let m = i8::try_from(m).map_err(|_| bad())?;
     let d = i8::try_from(d).map_err(|_| bad())?;
     Date::new(y, m, d).map_err(|_| bad())
@@ -493,7 +564,8 @@ fn timedelta_new(args: &[Value]) -> Result<PyTime, Error> {
                 .and_then(|n| n.checked_mul(unit)),
             other => {
                 let f = number(other)? * unit as f64;
-                f.is_finite().then(|| f.round() as i128)
+                // Python rounds half to even (2.5 µs is 2).
+                f.is_finite().then(|| f.round_ties_even() as i128)
             }
         };
         total = part
@@ -701,7 +773,9 @@ impl Object for PyTime {
                 };
                 Some(utc(a, oa).cmp(&utc(b, ob)))
             }
-            _ => None,
+            // Never equal, as in Python (which refuses to order them):
+            // ordered by kind so that `==` is false and output stable.
+            (a, b) => Some(a.rank().cmp(&b.rank())),
         }
     }
 
@@ -715,18 +789,36 @@ impl Object for PyTime {
         let this = **self;
         let text = |s: String| Ok(Value::from(s));
         match (this, method) {
-            (PyTime::Delta(m), "total_seconds") => Ok(Value::from(m as f64 / 1e6)),
+            // Whole seconds exactly, then the fraction (Python divides the
+            // integers; `m as f64` lost the last digit past 2^53).
+            (PyTime::Delta(m), "total_seconds") => Ok(Value::from(
+                (m.div_euclid(1_000_000)) as f64 + (m.rem_euclid(1_000_000)) as f64 / 1e6,
+            )),
             (PyTime::Delta(_), _) => Err(Error::from(ErrorKind::UnknownMethod)),
             (_, "strftime") => {
                 let format = args.first().and_then(Value::as_str).unwrap_or_default();
                 text(this.strftime(format)?)
             }
             (_, "isoformat") => {
-                let sep = args
-                    .first()
-                    .and_then(Value::as_str)
-                    .unwrap_or("T")
-                    .to_string();
+                let p = params(args, &["sep", "timespec"])?;
+                if p[1].as_ref().is_some_and(|t| t.as_str() != Some("auto")) {
+                    return Err(type_error(
+                        "ValueError: ripple's isoformat writes timespec='auto' only",
+                    ));
+                }
+                let sep = match (&this, &p[0]) {
+                    (PyTime::Date(_), Some(_)) => {
+                        return Err(type_error("TypeError: date.isoformat() takes no separator"));
+                    }
+                    (_, Some(v)) => v
+                        .as_str()
+                        .filter(|s| s.chars().count() == 1)
+                        .ok_or_else(|| {
+                            type_error("TypeError: isoformat's sep must be one character")
+                        })?
+                        .to_string(),
+                    (_, None) => "T".to_string(),
+                };
                 text(this.iso(&sep))
             }
             (_, "__str__") => text(this.iso(" ")),
@@ -985,6 +1077,9 @@ impl Object for Module {
             (Module::DatetimeClass, "strptime") => time(strptime(str_arg(0)?, str_arg(1)?)?),
             (Module::DatetimeClass, "fromisoformat") => time(fromisoformat(str_arg(0)?, false)?),
             (Module::DateClass, "fromisoformat") => time(fromisoformat(str_arg(0)?, true)?),
+            (Module::DatetimeClass, "combine") if args.len() != 1 => Err(type_error(
+                "ripple's Jinja has no datetime.time: combine() takes a date alone (midnight)",
+            )),
             (Module::DatetimeClass, "combine") => match (
                 args.first().and_then(as_time),
                 args.get(1).and_then(as_time),
@@ -998,7 +1093,7 @@ impl Object for Module {
                 "UTC" | "utc" | "Etc/UTC" => Ok(Value::from_object(Utc)),
                 _ => Err(Error::from(ErrorKind::UnknownMethod)),
             },
-            (Module::Re, _) => re_call(method, args),
+            (Module::Re, _) => re_call(method, args, None, super::guard::bytes_left(state)),
             // `modules.datetime.timedelta(...)` is a method call to the
             // engine: the class, called.
             _ => match self.get_value(&Value::from(method)) {
@@ -1009,12 +1104,23 @@ impl Object for Module {
     }
 }
 
-/// The largest compiled pattern (bytes of the engine's program): patterns
-/// come from pull requests.
-const RE_SIZE_LIMIT: usize = 1 << 20;
+/// The largest compiled pattern (bytes of the engine's program), and the
+/// most groups one may capture: patterns come from pull requests, and the
+/// engine's memory for a search grows with groups times states.
+const RE_SIZE_LIMIT: usize = 1 << 16;
+const RE_MAX_GROUPS: usize = 32;
+
+/// `pattern` for a message: its first 60 characters.
+fn shown_pattern(pattern: &str) -> String {
+    let mut shown: String = pattern.chars().take(60).collect();
+    if shown.len() < pattern.len() {
+        shown.push('…');
+    }
+    crate::text::one_line(&format!("{shown:?}")).into_owned()
+}
 
 fn compile_re(pattern: &str, flags: i64) -> Result<regex::Regex, Error> {
-    regex::RegexBuilder::new(pattern)
+    let re = regex::RegexBuilder::new(pattern)
         .case_insensitive(flags & 2 != 0)
         .multi_line(flags & 8 != 0)
         .dot_matches_new_line(flags & 16 != 0)
@@ -1022,31 +1128,143 @@ fn compile_re(pattern: &str, flags: i64) -> Result<regex::Regex, Error> {
         .size_limit(RE_SIZE_LIMIT)
         .build()
         .map_err(|e| {
+            let why = match e {
+                regex::Error::CompiledTooBig(_) => {
+                    format!("it compiles past ripple's limit of {RE_SIZE_LIMIT} bytes")
+                }
+                // The engine's text quotes the whole pattern: its last
+                // line says what is wrong.
+                other => {
+                    let text = other.to_string();
+                    let last: String = text.lines().last().unwrap_or_default().chars().take(200).collect();
+                    crate::text::one_line(&last).into_owned()
+                }
+            };
             type_error(format!(
-                "re: pattern {pattern:?} is not one ripple's regex engine reads (no look-around or back-references): {}",
-                crate::text::one_line(&e.to_string())
+                "re: pattern {} is not one ripple's regex engine reads (no look-around or back-references): {why}",
+                shown_pattern(pattern)
             ))
-        })
+        })?;
+    if re.captures_len() > RE_MAX_GROUPS + 1 {
+        return Err(type_error(format!(
+            "re: pattern {} captures {} groups, more than ripple's limit of {RE_MAX_GROUPS}",
+            shown_pattern(pattern),
+            re.captures_len() - 1
+        )));
+    }
+    Ok(re)
 }
 
-/// `re.match`, `search`, `fullmatch`, `findall`, `sub`, `split`, `escape`.
-fn re_call(method: &str, args: &[Value]) -> Result<Value, Error> {
-    let s = |i: usize| -> Result<String, Error> {
-        args.get(i)
+/// A `re.sub` replacement as the engine expands it: Python's `\1`, `\g<1>`,
+/// `\g<name>`, `\n`, `\\`; an escape Python refuses is refused.
+fn replacement(repl: &str) -> Result<String, Error> {
+    let mut out = String::with_capacity(repl.len() + 8);
+    let mut chars = repl.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '$' => out.push_str("$$"),
+            '\\' => match chars.next() {
+                None => return Err(type_error("re.error: bad escape (end of pattern)")),
+                Some(d) if d.is_ascii_digit() => {
+                    let mut n = d.to_string();
+                    if let Some(e) = chars.peek().copied().filter(char::is_ascii_digit) {
+                        n.push(e);
+                        chars.next();
+                    }
+                    let _ = write!(out, "${{{n}}}");
+                }
+                Some('g') => {
+                    if chars.next() != Some('<') {
+                        return Err(type_error("re.error: missing < in \\g<...>"));
+                    }
+                    let name: String = chars.by_ref().take_while(|c| *c != '>').collect();
+                    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                        return Err(type_error(format!("re.error: bad group name {name:?}")));
+                    }
+                    let _ = write!(out, "${{{name}}}");
+                }
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some('f') => out.push('\u{c}'),
+                Some('v') => out.push('\u{b}'),
+                Some('a') => out.push('\u{7}'),
+                Some('b') => out.push('\u{8}'),
+                Some('\\') => out.push('\\'),
+                Some(e) if e.is_ascii_alphabetic() => {
+                    return Err(type_error(format!("re.error: bad escape \\{e}")));
+                }
+                Some(e) => {
+                    out.push('\\');
+                    out.push(e);
+                }
+            },
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+/// The parameters of `re.<method>`; of a compiled pattern's method
+/// (`compiled`), without the pattern and the flags, which it has.
+fn re_params(method: &str, compiled: bool) -> Option<Vec<&'static str>> {
+    let all: &[&str] = match method {
+        "match" | "search" | "fullmatch" | "findall" => &["pattern", "string", "flags"],
+        "sub" => &["pattern", "repl", "string", "count", "flags"],
+        "split" => &["pattern", "string", "maxsplit", "flags"],
+        "escape" if !compiled => &["pattern"],
+        "compile" if !compiled => &["pattern", "flags"],
+        _ => return None,
+    };
+    Some(
+        all.iter()
+            .copied()
+            .filter(|n| !compiled || !matches!(*n, "pattern" | "flags"))
+            .collect(),
+    )
+}
+
+/// `re.match`, `search`, `fullmatch`, `findall`, `sub`, `split`, `escape`,
+/// `compile`, or a compiled pattern's method (`compiled`: its pattern and
+/// flags). What `sub` builds is bounded by `limit` bytes.
+fn re_call(
+    method: &str,
+    args: &[Value],
+    compiled: Option<(&str, i64)>,
+    limit: u64,
+) -> Result<Value, Error> {
+    let Some(names) = re_params(method, compiled.is_some()) else {
+        return Err(Error::from(ErrorKind::UnknownMethod));
+    };
+    let given = params(args, &names)?;
+    let get = |name: &str| -> Option<&Value> {
+        names
+            .iter()
+            .position(|n| *n == name)
+            .and_then(|i| given[i].as_ref())
+    };
+    let text = |name: &str| -> Result<String, Error> {
+        get(name)
             .filter(|v| v.kind() == ValueKind::String)
             .map(|v| v.as_str().unwrap_or_default().to_string())
-            .ok_or_else(|| type_error(format!("TypeError: re.{method}() needs strings")))
+            .ok_or_else(|| type_error(format!("TypeError: re.{method}() needs `{name}`, a string")))
     };
-    let flags_at = |i: usize| -> i64 {
-        args.get(i)
-            .and_then(|v| i64::try_from(v.clone()).ok())
-            .unwrap_or(0)
+    let int = |name: &str| -> Result<i64, Error> {
+        match get(name) {
+            None => Ok(0),
+            Some(v) => i64::try_from(v.clone()).map_err(|_| {
+                type_error(format!("TypeError: re.{method}()'s `{name}` is a number"))
+            }),
+        }
+    };
+    let (pattern, flags) = match compiled {
+        Some((p, f)) => (p.to_string(), f),
+        None => (text("pattern")?, int("flags")?),
     };
     match method {
         "escape" => {
-            let text = s(0)?;
-            let mut out = String::with_capacity(text.len() * 2);
-            for c in text.chars() {
+            let mut out = String::with_capacity(pattern.len() * 2);
+            for c in pattern.chars() {
                 if !(c.is_alphanumeric() || c == '_') {
                     out.push('\\');
                 }
@@ -1054,86 +1272,93 @@ fn re_call(method: &str, args: &[Value]) -> Result<Value, Error> {
             }
             Ok(Value::from(out))
         }
+        "compile" => Ok(Value::from_object(Pattern(pattern, flags))),
         "match" | "search" | "fullmatch" => {
             // Python anchors `match` at the start and `fullmatch` at both
             // ends (leftmost-first would stop `a|ab` short of `ab`).
-            let pattern = match method {
-                "match" => format!("\\A(?:{})", s(0)?),
-                "fullmatch" => format!("\\A(?:{})\\z", s(0)?),
-                _ => s(0)?,
+            let anchored = match method {
+                "match" => format!("\\A(?:{pattern})"),
+                "fullmatch" => format!("\\A(?:{pattern})\\z"),
+                _ => pattern.clone(),
             };
-            let re = compile_re(&pattern, flags_at(2))?;
-            let text = s(1)?;
-            let found = re.captures(&text);
-            Ok(match found {
+            compile_re(&pattern, flags)?;
+            let re = compile_re(&anchored, flags)?;
+            let string = text("string")?;
+            Ok(match re.captures(&string) {
                 None => Value::from(()),
-                Some(c) => {
-                    let groups: Vec<Option<String>> = c
-                        .iter()
+                Some(c) => Value::from_object(Match(
+                    c.iter()
                         .map(|g| g.map(|m| m.as_str().to_string()))
-                        .collect();
-                    Value::from_object(Match(groups))
-                }
+                        .collect(),
+                )),
             })
         }
         "findall" => {
-            let re = compile_re(&s(0)?, flags_at(2))?;
-            let text = s(1)?;
+            let re = compile_re(&pattern, flags)?;
+            let string = text("string")?;
+            let group = |g: Option<regex::Match<'_>>| Value::from(g.map_or("", |m| m.as_str()));
             let items: Vec<Value> = re
-                .captures_iter(&text)
+                .captures_iter(&string)
                 .map(|c| match c.len() {
-                    1 => Value::from(c[0].to_string()),
-                    2 => Value::from(c.get(1).map_or("", |m| m.as_str()).to_string()),
-                    _ => Value::from(
-                        c.iter()
-                            .skip(1)
-                            .map(|g| Value::from(g.map_or("", |m| m.as_str()).to_string()))
-                            .collect::<Vec<_>>(),
-                    ),
+                    1 => group(c.get(0)),
+                    2 => group(c.get(1)),
+                    _ => Value::from(c.iter().skip(1).map(group).collect::<Vec<_>>()),
                 })
                 .collect();
             Ok(Value::from(items))
         }
         "sub" => {
-            let re = compile_re(&s(0)?, flags_at(4))?;
-            let (replacement, text) = (s(1)?, s(2)?);
-            let count = args
-                .get(3)
-                .and_then(|v| usize::try_from(v.clone()).ok())
-                .unwrap_or(0);
-            // Python writes groups `\1`; Rust `${1}`.
-            let mut rep = String::new();
-            let mut chars = replacement.chars().peekable();
-            while let Some(c) = chars.next() {
-                match c {
-                    '\\' if chars.peek().is_some_and(char::is_ascii_digit) => {
-                        let d = chars.next().unwrap_or('0');
-                        let _ = write!(rep, "${{{d}}}");
-                    }
-                    '$' => rep.push_str("$$"),
-                    c => rep.push(c),
+            let re = compile_re(&pattern, flags)?;
+            let (rep, string) = (replacement(&text("repl")?)?, text("string")?);
+            let count = usize::try_from(int("count")?).unwrap_or(0);
+            // Built piece by piece against the bound: `sub('', 'b' * n,
+            // 'a' * n)` makes n² bytes from 2n.
+            let mut out = String::new();
+            let mut last = 0;
+            for (i, c) in re.captures_iter(&string).enumerate() {
+                if count > 0 && i >= count {
+                    break;
+                }
+                let m = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
+                out.push_str(&string[last..m.0]);
+                c.expand(&rep, &mut out);
+                last = m.1;
+                if out.len() as u64 > limit {
+                    return Err(type_error(format!(
+                        "`re.sub()` would make more than {limit} bytes, more than this template has left of its fuel; is a pattern matching everywhere (an empty match) runaway?"
+                    )));
                 }
             }
-            Ok(Value::from(
-                re.replacen(&text, count, rep.as_str()).into_owned(),
-            ))
+            out.push_str(&string[last..]);
+            Ok(Value::from(out))
         }
         "split" => {
-            let re = compile_re(&s(0)?, flags_at(3))?;
-            let text = s(1)?;
-            Ok(Value::from(
-                re.split(&text)
-                    .map(|p| Value::from(p.to_string()))
-                    .collect::<Vec<_>>(),
-            ))
+            let re = compile_re(&pattern, flags)?;
+            let string = text("string")?;
+            let maxsplit = usize::try_from(int("maxsplit")?).unwrap_or(0);
+            let mut out = Vec::new();
+            let mut last = 0;
+            for (i, c) in re.captures_iter(&string).enumerate() {
+                if maxsplit > 0 && i >= maxsplit {
+                    break;
+                }
+                let m = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
+                out.push(Value::from(&string[last..m.0]));
+                // Python keeps the captured groups between the pieces.
+                for g in c.iter().skip(1) {
+                    out.push(g.map_or(Value::from(()), |g| Value::from(g.as_str())));
+                }
+                last = m.1;
+            }
+            out.push(Value::from(&string[last..]));
+            Ok(Value::from(out))
         }
-        "compile" => Ok(Value::from_object(Pattern(s(0)?, flags_at(1)))),
         _ => Err(Error::from(ErrorKind::UnknownMethod)),
     }
 }
 
 /// A compiled pattern (`re.compile(p)`): its methods are the module's with
-/// the pattern first.
+/// the pattern and flags it has.
 #[derive(Debug)]
 struct Pattern(String, i64);
 
@@ -1149,20 +1374,12 @@ impl Object for Pattern {
         args: &[Value],
     ) -> Result<Value, Error> {
         super::guard::check(state, format_args!("`.{method}()`"), args)?;
-        let mut full = vec![Value::from(self.0.clone())];
-        full.extend(args.iter().cloned());
-        // The flags go after the pattern's own arguments.
-        let at = match method {
-            "sub" => 4,
-            "split" => 3,
-            _ => 2,
-        };
-        while full.len() < at {
-            full.push(Value::from(0));
-        }
-        full.truncate(at);
-        full.push(Value::from(self.1));
-        re_call(method, &full)
+        re_call(
+            method,
+            args,
+            Some((&self.0, self.1)),
+            super::guard::bytes_left(state),
+        )
     }
 }
 
@@ -1226,6 +1443,31 @@ mod tests {
         assert!(big.contains("not one ripple's regex engine reads"), "{big}");
         let back = error("{{ modules.re.sub('(a)\\\\1', 'b', 'aa') }}");
         assert!(back.contains("back-references"), "{back}");
+    }
+
+    #[test]
+    fn a_substitution_or_a_pattern_that_would_run_away_is_refused() {
+        // 100 bytes of model once built gigabytes (n² from 2n), or aborted
+        // on the engine's memory for thousands of groups.
+        let e = error("{{ modules.re.sub('', 'b' * 100000, 'a' * 100000) }}");
+        assert!(e.contains("would make more than"), "{e}");
+        let e = error("{{ modules.re.match('(a|b)' * 5000, 'a' * 5000) }}");
+        assert!(
+            e.contains("not one ripple's regex engine reads") || e.contains("groups"),
+            "{e}"
+        );
+        assert!(e.len() < 1000, "{} bytes", e.len());
+        let e = error("{{ modules.re.match('(a)' * 40, 'a') }}");
+        assert!(e.contains("captures 40 groups"), "{e}");
+        // What Python would compute otherwise is refused, never written as is.
+        for bad in [
+            "{{ modules.datetime.date(2024, 1, 1).strftime('%G') }}",
+            "{{ modules.datetime.datetime(2024, 1, 1).isoformat(timespec='hours') }}",
+            "{{ modules.re.sub('a', '\\\\q', 'a') }}",
+            "{{ modules.re.compile('a').match('a', 1) }}",
+        ] {
+            error(bad);
+        }
     }
 
     #[test]
