@@ -1672,7 +1672,11 @@ fn the_airflow_dag_runs_in_airflow_on_postgres() {
             db.run(keep).unwrap();
             let (text, ok) = airflow_dags_test(&python, &home, &conn);
             assert!(!ok, "{name}: the run passed a failing validation:\n{text}");
-            assert!(text.contains("validate__"), "{name}: {text}");
+            // The failed check logs its detail query's answer: the day.
+            assert!(
+                text.contains("its detail query says") && text.contains("2026-01-11"),
+                "{name}: {text}"
+            );
             assert_eq!(airflow_dump(&db), before, "{name}: production changed");
             // Fixed, run again: the setup starts over and the run converges.
             db.run(

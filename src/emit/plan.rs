@@ -344,7 +344,7 @@ pub fn airflow_dag(
     // access to Variables and connections. ripple has already rendered what
     // was meant for Airflow, so these operators render nothing.
     out.push_str(
-        "\n# The SQL and commands below run exactly as written: these operators render\n# no Jinja (template_fields is empty), so `{{ ... }}` in them stays text.\nclass SQLExecuteQueryOperator(_SQLExecute):\n    template_fields = ()\n\n\nclass SQLCheckOperator(_SQLCheck):\n    template_fields = ()\n\n\nclass BashOperator(_Bash):\n    template_fields = ()\n\n\n",
+        "\n# The SQL and commands below run exactly as written: these operators render\n# no Jinja (template_fields is empty), so `{{ ... }}` in them stays text.\nclass SQLExecuteQueryOperator(_SQLExecute):\n    template_fields = ()\n\n\nclass SQLCheckOperator(_SQLCheck):\n    template_fields = ()\n\n    def __init__(self, *, detail=None, **kwargs):\n        super().__init__(**kwargs)\n        self.detail = detail\n\n    # A failed check logs what its detail query finds (the partition and\n    # its counts), as the shell script prints it.\n    def execute(self, context):\n        try:\n            return super().execute(context)\n        except Exception:\n            if self.detail:\n                self.log.error(\"ripple: %s failed; its detail query says: %s\", self.task_id, self.get_db_hook().get_records(self.detail))\n            raise\n\n\nclass BashOperator(_Bash):\n    template_fields = ()\n\n\n",
     );
     if runs_dbt(plan, executor) {
         // The overlay's script grows with the plan (its table of shadows):
@@ -456,10 +456,17 @@ pub fn airflow_dag(
                 py(&command)
             );
         }
-        let checks: Vec<String> = t.validations.iter().map(|v| py(&v.sql)).collect();
+        let checks: Vec<String> = t
+            .validations
+            .iter()
+            .map(|v| {
+                let detail = v.detail.as_deref().map_or("None".to_string(), py);
+                format!("({}, {detail})", py(&v.sql))
+            })
+            .collect();
         let _ = writeln!(
             out,
-            "    {} = [SQLCheckOperator(task_id={} + f\"_{{n}}\", conn_id=CONN_ID, sql=q) for n, q in enumerate([{}])]",
+            "    {} = [SQLCheckOperator(task_id={} + f\"_{{n}}\", conn_id=CONN_ID, sql=q, detail=d) for n, (q, d) in enumerate([{}])]",
             var(i, "validate"),
             py(&format!("validate__{}", run_id(&t.task.id))),
             checks.join(", ")
