@@ -1343,12 +1343,15 @@ fn render_template(
     let mut unknown = capture.unknown.into_inner().unwrap_or_default();
     // A placeholder printed without a call (`{{ modules.os }}`, an unknown
     // attribute) names nothing to warn of: the rendered text says it.
-    let printed = sql.as_deref().is_some_and(|s| s.contains(PLACEHOLDER))
-        || capture
-            .config
-            .lock()
-            .is_ok_and(|c| c.values().any(|v| v.to_string().contains(PLACEHOLDER)));
-    if printed && unknown.is_empty() {
+    // Looked for only when nothing else warned: this runs for every model.
+    let printed = || {
+        sql.as_deref().is_some_and(|s| s.contains(PLACEHOLDER))
+            || capture
+                .config
+                .lock()
+                .is_ok_and(|c| c.values().any(|v| v.to_string().contains(PLACEHOLDER)))
+    };
+    if unknown.is_empty() && printed() {
         unknown.insert("a value ripple's Jinja does not have".to_string());
     }
     let clock = capture.clock.into_inner().unwrap_or_default();

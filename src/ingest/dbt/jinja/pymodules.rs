@@ -19,17 +19,13 @@ use minijinja::{Environment, Error, ErrorKind, State, Value};
 use super::guard::ARITH_FN;
 
 /// dbt's `run_started_at`, which every "now" is.
-fn run_started_at() -> Value {
-    Value::from_object(PyTime::DateTime(
-        DateTime::constant(2000, 1, 1, 0, 0, 0, 0),
-        Some(0),
-    ))
-}
+const RUN_STARTED_AT: PyTime =
+    PyTime::DateTime(DateTime::constant(2000, 1, 1, 0, 0, 0, 0), Some(0));
 
 /// Adds `modules`, `run_started_at` and the arithmetic function to `env`.
 pub(super) fn add(env: &mut Environment<'static>) {
     env.add_global("modules", Value::from_object(Modules));
-    env.add_global("run_started_at", run_started_at());
+    env.add_global("run_started_at", Value::from_object(RUN_STARTED_AT));
     env.add_function(ARITH_FN, arith);
 }
 
@@ -1049,10 +1045,6 @@ impl Object for Module {
                 .and_then(Value::as_str)
                 .ok_or_else(|| type_error(format!("TypeError: {method}() needs a string")))
         };
-        let now = || match run_started_at().downcast_object_ref::<PyTime>() {
-            Some(t) => *t,
-            None => PyTime::Delta(0),
-        };
         let naive = |t: PyTime| match t {
             PyTime::DateTime(dt, _) => PyTime::DateTime(dt, None),
             other => other,
@@ -1067,13 +1059,13 @@ impl Object for Module {
         }
         match (**self, method) {
             (Module::DatetimeClass, "now") => match tz_offset(args.first())? {
-                Some(_) => time(now()),
-                None => time(naive(now())),
+                Some(_) => time(RUN_STARTED_AT),
+                None => time(naive(RUN_STARTED_AT)),
             },
-            (Module::DatetimeClass, "utcnow" | "today") => time(naive(now())),
-            (Module::DateClass, "today") => {
-                time(PyTime::Date(now().civil().unwrap_or_default().date()))
-            }
+            (Module::DatetimeClass, "utcnow" | "today") => time(naive(RUN_STARTED_AT)),
+            (Module::DateClass, "today") => time(PyTime::Date(
+                RUN_STARTED_AT.civil().unwrap_or_default().date(),
+            )),
             (Module::DatetimeClass, "strptime") => time(strptime(str_arg(0)?, str_arg(1)?)?),
             (Module::DatetimeClass, "fromisoformat") => time(fromisoformat(str_arg(0)?, false)?),
             (Module::DateClass, "fromisoformat") => time(fromisoformat(str_arg(0)?, true)?),
@@ -1120,7 +1112,13 @@ fn shown_pattern(pattern: &str) -> String {
 }
 
 fn compile_re(pattern: &str, flags: i64) -> Result<regex::Regex, Error> {
-    let re = regex::RegexBuilder::new(pattern)
+    compile_shown(pattern, pattern, flags)
+}
+
+/// [`compile_re`] of `source`, a wrapping of the user's `pattern` (an
+/// anchor), whose messages show `pattern` as written.
+fn compile_shown(source: &str, pattern: &str, flags: i64) -> Result<regex::Regex, Error> {
+    let re = regex::RegexBuilder::new(source)
         .case_insensitive(flags & 2 != 0)
         .multi_line(flags & 8 != 0)
         .dot_matches_new_line(flags & 16 != 0)
@@ -1281,8 +1279,7 @@ fn re_call(
                 "fullmatch" => format!("\\A(?:{pattern})\\z"),
                 _ => pattern.clone(),
             };
-            compile_re(&pattern, flags)?;
-            let re = compile_re(&anchored, flags)?;
+            let re = compile_shown(&anchored, &pattern, flags)?;
             let string = text("string")?;
             Ok(match re.captures(&string) {
                 None => Value::from(()),
@@ -1315,10 +1312,7 @@ fn re_call(
             // 'a' * n)` makes n² bytes from 2n.
             let mut out = String::new();
             let mut last = 0;
-            for (i, c) in re.captures_iter(&string).enumerate() {
-                if count > 0 && i >= count {
-                    break;
-                }
+            for c in re.captures_iter(&string).take(at_most(count)) {
                 let m = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
                 out.push_str(&string[last..m.0]);
                 c.expand(&rep, &mut out);
@@ -1338,10 +1332,7 @@ fn re_call(
             let maxsplit = usize::try_from(int("maxsplit")?).unwrap_or(0);
             let mut out = Vec::new();
             let mut last = 0;
-            for (i, c) in re.captures_iter(&string).enumerate() {
-                if maxsplit > 0 && i >= maxsplit {
-                    break;
-                }
+            for c in re.captures_iter(&string).take(at_most(maxsplit)) {
                 let m = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
                 out.push(Value::from(&string[last..m.0]));
                 // Python keeps the captured groups between the pieces.
@@ -1355,6 +1346,11 @@ fn re_call(
         }
         _ => Err(Error::from(ErrorKind::UnknownMethod)),
     }
+}
+
+/// Python's `count=` and `maxsplit=`: 0 is no limit.
+fn at_most(n: usize) -> usize {
+    if n == 0 { usize::MAX } else { n }
 }
 
 /// A compiled pattern (`re.compile(p)`): its methods are the module's with
