@@ -2136,3 +2136,112 @@ create table mart.daily (day_ts timestamptz, kind varchar, amt decimal(14, 2), n
         assert_eq!(case.dump(&db), expected, "{}", db.dialect());
     }
 }
+
+#[test]
+fn partition_columns_named_with_quotes_or_reserved_words_restate_their_days() {
+    // A partition column whose name needs quotes (`"Order Day"`, `"order"`)
+    // was carried with its quotes, and a job grouping by it, or ranking
+    // within it, was read as grouped by no time: the plan was refused for
+    // want of a `start`, or restated all of time.
+    let case = Case {
+        setup: "create schema raw; create schema mart;
+create table raw.events (id integer, ts timestamp, amount integer);
+insert into raw.events values (1, '2026-03-02 09:00:00', 10), (2, '2026-03-02 18:00:00', 20), (3, '2026-03-03 08:00:00', 999), (4, '2026-03-03 12:00:00', 40), (5, '2026-03-04 07:00:00', 50);
+create table mart.stg (id integer, \"Order Day\" date, amount integer);
+create table mart.daily (\"day\" date, revenue bigint);
+create table mart.ranked (\"order\" date, id integer, rnk bigint);
+create table mart.top (\"order\" date, n bigint);",
+        jobs: &[
+            (
+                "stg",
+                "delete from mart.stg;\ninsert into mart.stg (id, \"Order Day\", amount) select id, cast(ts as date), amount from raw.events;\n",
+            ),
+            (
+                "daily",
+                "delete from mart.daily;\ninsert into mart.daily (\"day\", revenue) select \"Order Day\", sum(amount) from mart.stg group by \"Order Day\";\n",
+            ),
+            (
+                "ranked",
+                "delete from mart.ranked;\ninsert into mart.ranked (\"order\", id, rnk) select \"Order Day\", id, rank() over (partition by \"Order Day\" order by amount desc) from mart.stg;\n",
+            ),
+            (
+                "top",
+                "delete from mart.top;\ninsert into mart.top (\"order\", n) select \"order\", count(*) from mart.ranked where rnk = 1 group by 1;\n",
+            ),
+        ],
+        yml: "datasets:\n  raw.events: { grain: day, start: 2026-03-01, partition_column: ts }\n",
+        fix: "update raw.events set amount = 30 where id = 3;",
+        after: "",
+        changed: "raw.events",
+        day: "2026-03-03",
+        dumps: &[
+            "select * from mart.stg order by 1",
+            "select * from mart.daily order by 1",
+            "select * from mart.ranked order by 1, 2",
+            "select * from mart.top order by 1",
+        ],
+    };
+    for make in engines() {
+        let Some(db) = make() else { continue };
+        let dir = case.production(&db);
+        let expected = case.recompute(make);
+        assert_ne!(case.dump(&db), expected, "{}", db.dialect());
+        let script = case
+            .plan(dir.path())
+            .unwrap_or_else(|e| panic!("{}: {e}", db.dialect()));
+        // Each dataset restates the one day, not all of time.
+        for t in ["mart.daily", "mart.ranked", "mart.top"] {
+            assert!(script.contains(&format!("{t}@2026-03-03")), "{t}: {script}");
+        }
+        assert!(!script.contains("2026-03-02"), "{script}");
+        let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+        assert_eq!(code, 0, "{}: {err}", db.dialect());
+        assert_eq!(case.dump(&db), expected, "{}", db.dialect());
+    }
+}
+
+#[test]
+fn a_partition_column_read_through_a_search_path_is_carried_downstream() {
+    // `select "day" ... from daily_rev` under `search_path "Sales", public`:
+    // the column's lineage names `daily_rev`, the graph `Sales.daily_rev`
+    // (and `public.daily_rev`, which the path leaves open); the running
+    // total's partition column was unknown and its plan refused.
+    let case = Case {
+        setup: "create schema raw; create schema \"Sales\";
+create table raw.events (id integer, ts timestamp, amount integer);
+insert into raw.events values (1, '2026-03-01 09:00:00', 10), (2, '2026-03-02 18:00:00', 20), (3, '2026-03-03 08:00:00', 999), (4, '2026-03-03 12:00:00', 40), (5, '2026-03-04 07:00:00', 50);
+create table \"Sales\".daily_rev (\"day\" date primary key, rev bigint);",
+        jobs: &[
+            (
+                "daily",
+                "set search_path to \"Sales\", public;\ndelete from daily_rev;\ninsert into daily_rev (\"day\", rev) select cast(ts as date), sum(amount) from raw.events group by 1;\n",
+            ),
+            (
+                "running",
+                "set search_path to \"Sales\", public;\ndrop table if exists running_rev;\ncreate table running_rev as select \"day\", rev, sum(rev) over (order by \"day\") as running, lag(rev) over (order by \"day\") as prev from daily_rev;\n",
+            ),
+        ],
+        yml: "datasets:\n  raw.events: { grain: day, start: 2026-03-01, partition_column: ts }\n  Sales.daily_rev: { partition_column: day }\n",
+        fix: "update raw.events set amount = 30 where id = 3;",
+        after: "",
+        changed: "raw.events",
+        day: "2026-03-03",
+        dumps: &[
+            "select * from \"Sales\".daily_rev order by 1",
+            "select * from \"Sales\".running_rev order by 1",
+        ],
+    };
+    let make = || engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg);
+    let Some(db) = make() else { return };
+    let dir = case.production(&db);
+    let expected = case.recompute(make);
+    assert_ne!(case.dump(&db), expected);
+    let script = case.plan(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        script.contains("Sales.running_rev@2026-03-03..2026-03-04"),
+        "{script}"
+    );
+    let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(case.dump(&db), expected);
+}

@@ -83,6 +83,12 @@ struct RawWindow {
     hi: i64,
     unit: Option<Grain>,
     evidence: String,
+    /// The columns the rows are grouped or window-partitioned by, when none
+    /// reads as a time by its name: if one is an upstream's partition
+    /// column (`group by "Order Day"`, a text key `dk`), each group stays in
+    /// one of its partitions and the window does not apply.
+    #[serde(default)]
+    unless_keyed_by: Vec<String>,
 }
 
 /// Reads what the SQL of the job writing `n` says, if there is SQL.
@@ -111,7 +117,27 @@ pub(crate) fn infer(g: &LineageGraph, n: NodeIndex) -> Option<Inference> {
     {
         out.grain = Some((*gr, format!("inferred from SQL ({file}, SQL line {ev})")));
     }
+    // Upstreams' partition columns, read only for a window keyed by
+    // columns whose names do not say time (rare: it costs their SQL).
+    let mut keys: Option<Vec<String>> = None;
     for w in &v.windows {
+        if !w.unless_keyed_by.is_empty() {
+            let keys = keys.get_or_insert_with(|| {
+                let mut columns = super::partition::PartitionColumns::default();
+                ups.iter()
+                    .filter(|&&u| u != n)
+                    .filter_map(|&u| columns.of(g, u))
+                    .map(|p| crate::sql::rewrite::unquote_ident(&p.column))
+                    .collect()
+            });
+            let keyed = w
+                .unless_keyed_by
+                .iter()
+                .any(|c| keys.iter().any(|k| k.eq_ignore_ascii_case(c)));
+            if keyed {
+                continue;
+            }
+        }
         // The upstreams the window reads: those its qualifier names (a
         // name a search path leaves open names several); unqualified, or
         // naming none of them, every upstream: a window is never dropped.
@@ -658,14 +684,18 @@ impl Visitor for Finder {
             // session number): a group gathers its rows from any day, and
             // what it outputs (`min(activity_date)`) can land on any.
             if !grouped_by_time(s) {
-                self.push_all_of_time(
-                    None,
-                    format!(
-                        "{}: grouped by no time (`{}`): each group reads all of time",
+                self.windows.push(RawWindow {
+                    qualifier: None,
+                    lo: -UNBOUNDED,
+                    hi: UNBOUNDED,
+                    unit: None,
+                    evidence: format!(
+                        "{}: grouped by no time (`{}`): each group reads all of time; if it groups by a partition column under another name, declare `partition_column` (or `upstream:`) in ripple.yml",
                         s.span().start.line,
                         shorten_group(s)
                     ),
-                );
+                    unless_keyed_by: group_columns(s),
+                });
             }
             for e in exprs {
                 // `date_trunc('quarter', d)`: periods no grain of ripple's
@@ -793,12 +823,19 @@ impl Visitor for Finder {
             Expr::Function(f) if f.over.is_some() => {
                 let (lo, hi, unit) = over_reach(f);
                 if (lo, hi) != (0, 0) {
+                    let unless_keyed_by = match &f.over {
+                        Some(WindowType::WindowSpec(spec)) => {
+                            spec.partition_by.iter().filter_map(key_column).collect()
+                        }
+                        _ => Vec::new(),
+                    };
                     self.windows.push(RawWindow {
                         qualifier: None,
                         lo,
                         hi,
                         unit,
                         evidence: format!("{}: `{}`", line(e), shorten(e)),
+                        unless_keyed_by,
                     });
                 }
             }
@@ -901,6 +938,7 @@ impl Finder {
                     line(evidence),
                     shorten(evidence)
                 ),
+                unless_keyed_by: Vec::new(),
             });
         }
     }
@@ -1093,6 +1131,7 @@ impl Finder {
             hi: UNBOUNDED,
             unit: None,
             evidence,
+            unless_keyed_by: Vec::new(),
         });
     }
 
@@ -1106,6 +1145,7 @@ impl Finder {
             hi: 0,
             unit,
             evidence: format!("{}: `{}`", line(whole), shorten(whole)),
+            unless_keyed_by: Vec::new(),
         });
     }
 
@@ -1118,6 +1158,7 @@ impl Finder {
                 hi: n,
                 unit,
                 evidence: format!("{}: `{}`", line(whole), shorten(whole)),
+                unless_keyed_by: Vec::new(),
             });
         }
     }
@@ -1148,6 +1189,7 @@ impl Finder {
             hi: n,
             unit,
             evidence: format!("{}: `{}`", line(whole), shorten(whole)),
+            unless_keyed_by: Vec::new(),
         });
     }
 }
@@ -1157,7 +1199,14 @@ impl Finder {
 /// partitioned by one stays inside a partition, one ordered by one reads
 /// along time.
 pub(super) fn time_like(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
+    // A quoted name's words (`"Order Day"`, `"order-date"`) read as `_`-joined.
+    let n: String = name
+        .chars()
+        .map(|c| match c {
+            ' ' | '-' | '.' => '_',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
     matches!(
         n.as_str(),
         "d" | "ds"
@@ -1748,6 +1797,59 @@ fn grouped_by_time(s: &Select) -> bool {
             };
             timeish(e)
         }),
+    }
+}
+
+/// The columns a grouped select groups by, as plain columns (through
+/// casts, `group by 1` and aliases; `group by all`: the selected columns
+/// that are not aggregates), by the name the upstream gives them.
+fn group_columns(s: &Select) -> Vec<String> {
+    use sqlparser::ast::{GroupByExpr, SelectItem};
+    let selected: Vec<&Expr> = s
+        .projection
+        .iter()
+        .filter_map(|i| match i {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+            _ => None,
+        })
+        .collect();
+    let alias_of = |name: &str| {
+        s.projection.iter().find_map(|i| match i {
+            SelectItem::ExprWithAlias { expr, alias } if alias.value.eq_ignore_ascii_case(name) => {
+                Some(expr)
+            }
+            _ => None,
+        })
+    };
+    match &s.group_by {
+        GroupByExpr::All(_) => selected.into_iter().filter_map(key_column).collect(),
+        GroupByExpr::Expressions(es, _) => es
+            .iter()
+            .filter_map(|e| {
+                let e = match strip(e) {
+                    Expr::Value(v) => match &v.value {
+                        Value::Number(n, _) => n
+                            .parse::<usize>()
+                            .ok()
+                            .and_then(|i| selected.get(i.wrapping_sub(1)).copied())?,
+                        _ => return None,
+                    },
+                    Expr::Identifier(i) => alias_of(&i.value).unwrap_or(e),
+                    _ => e,
+                };
+                key_column(e)
+            })
+            .collect(),
+    }
+}
+
+/// The column `e` is, through casts and parentheses: what a group or a
+/// window partition keyed by it keeps one value of.
+fn key_column(e: &Expr) -> Option<String> {
+    match strip(e) {
+        Expr::Identifier(i) => Some(i.value.clone()),
+        Expr::CompoundIdentifier(parts) => parts.last().map(|i| i.value.clone()),
+        _ => None,
     }
 }
 

@@ -171,10 +171,17 @@ impl<'a> PartitionColumns<'a> {
             .neighbors_directed(n, Direction::Incoming)
             .filter(|&u| u != n)
             .collect();
-        for up in ups {
-            let Some(pc) = self.of(g, up) else {
-                continue;
-            };
+        // Those with a partition column, to tell which a name a search path
+        // left open (`daily_rev`: `sales.` or `public.`) stands for.
+        let keyed: Vec<(NodeIndex, PartitionColumn)> = ups
+            .iter()
+            .filter_map(|&u| self.of(g, u).map(|pc| (u, pc)))
+            .collect();
+        let upstreams: Vec<String> = keyed
+            .iter()
+            .map(|&(u, _)| g.graph[u].relation.to_lowercase())
+            .collect();
+        for (up, pc) in keyed {
             let relation = g.graph[up].relation.to_lowercase();
             let input = pc
                 .format
@@ -190,7 +197,7 @@ impl<'a> PartitionColumns<'a> {
                 .iter()
                 .filter_map(|c| {
                     let s = single_source(c)?;
-                    if s.relation.to_lowercase() != relation
+                    if !names(&s.relation, &relation, &upstreams)
                         || !s.column.eq_ignore_ascii_case(&pc.column)
                     {
                         return None;
@@ -230,7 +237,7 @@ impl<'a> PartitionColumns<'a> {
             .collect();
         let (derived, k) = out.lineage.columns.iter().find_map(|c| {
             let s = single_source(c)?;
-            if !relations.contains(&s.relation.to_lowercase()) {
+            if !relations.iter().any(|r| names(&s.relation, r, &relations)) {
                 return None;
             }
             let source = format!("{}.{}", s.relation, s.column);
@@ -253,6 +260,24 @@ impl<'a> PartitionColumns<'a> {
             derived_from: Some(source.clone()),
         })
     }
+}
+
+/// Whether the relation a column's lineage names (`daily_rev`, as the SQL
+/// wrote it under a `search_path`) is the upstream `relation` (lower case,
+/// as the graph resolved it): the same name, or its last part when no
+/// other of `upstreams` shares that last part.
+fn names(written: &str, relation: &str, upstreams: &[String]) -> bool {
+    let written = written.to_lowercase();
+    if written == relation {
+        return true;
+    }
+    let tail = format!(".{written}");
+    relation.ends_with(&tail)
+        && upstreams
+            .iter()
+            .filter(|u| **u == written || u.ends_with(&tail))
+            .count()
+            == 1
 }
 
 /// The one upstream column an output column reads, if it reads one.

@@ -200,7 +200,14 @@ impl VisitorMut for Rename<'_> {
 /// Prints `id` as the engine reads it: folded, unquoted.
 pub(crate) fn fold_ident(id: &mut Ident, dialect: SqlDialect) {
     if id.quote_style.is_some() || id.value.chars().any(char::is_uppercase) {
-        *id = Ident::new(ident_name(id, dialect));
+        let name = ident_name(id, dialect);
+        // A name that needs its quotes stays a quoted identifier, so that
+        // folding it again (a column resolved after its statement was
+        // folded) gives it back unchanged.
+        *id = match name.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            Some(inner) => Ident::with_quote('"', inner.replace("\"\"", "\"")),
+            None => Ident::new(name),
+        };
     }
 }
 
