@@ -2278,3 +2278,46 @@ fn output_dash_is_standard_output() {
         assert!(!dir.path().join("-").exists(), "{cmd:?} wrote a file `-`");
     }
 }
+
+#[test]
+fn a_dbt_alias_that_does_not_render_names_no_table() {
+    // `+alias: "{{ nosuch.thing }}"` printed nothing: the model's relation
+    // was `main.` and a plan addressed `"main".""` (dbt refuses it). With
+    // `modules` it was kept as written, with no warning.
+    for (alias, relation, refused) in [
+        ("{{ nosuch.thing }}", None, true),
+        ("{{ target.nosuch }}", None, true),
+        ("{{ modules.re.sub('a', 'b', 'aa') }}", Some("bb"), false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[
+                (
+                    "dbt_project.yml",
+                    &format!(
+                        "name: p\nversion: '1.0'\nprofile: p\nmodels:\n  p:\n    m:\n      +alias: \"{alias}\"\n"
+                    ),
+                ),
+                ("ripple.yml", "dialect: postgres\n"),
+                ("models/m.sql", "select 1 as x\n"),
+            ],
+        );
+        let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
+        let m = project.datasets.iter().find(|d| d.id == "model.m").unwrap();
+        let errors: Vec<&Diagnostic> = project
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == "render-error" && d.file.as_deref() == Some("models/m.sql"))
+            .collect();
+        assert_eq!(!errors.is_empty(), refused, "{alias}: {errors:?}");
+        if let Some(r) = relation {
+            assert_eq!(m.relation.rsplit('.').next(), Some(r), "{alias}");
+        } else {
+            assert!(
+                errors[0].message.contains("did not render to a name"),
+                "{errors:?}"
+            );
+        }
+    }
+}

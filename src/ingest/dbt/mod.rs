@@ -1433,6 +1433,33 @@ fn render_template(
         merge_config(&mut cfg, &k, v);
     }
     let relation = final_relation(renderer, &default_settings(config), &cfg, &t.name, t.kind);
+    // A name config whose Jinja did not render (kept as written) or that
+    // holds a placeholder names no relation dbt would: the model's table is
+    // unknown, and a plan must not address a made-up one.
+    for key in [
+        "alias",
+        "schema",
+        "database",
+        "target_schema",
+        "target_database",
+    ] {
+        let Some(v) = cfg.get(key).and_then(Value::as_str) else {
+            continue;
+        };
+        if jinja::holds_jinja(v) || v.contains(PLACEHOLDER) {
+            let shown: String = v.chars().take(120).collect();
+            diagnostics.push(Diagnostic::error(
+                "render-error",
+                Some(t.file.clone()),
+                t.first_line,
+                0,
+                format!(
+                    "`{}`'s `{key}` (`{shown}`) did not render to a name, so the table it builds is unknown; fix the value (ripple renders `var`, `env_var`, `target` and `modules` in it)",
+                    t.name
+                ),
+            ));
+        }
+    }
     let mut seen = BTreeSet::new();
     let reads: Vec<Reference> = capture
         .references

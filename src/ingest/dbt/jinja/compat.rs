@@ -471,9 +471,11 @@ pub(crate) fn python_formatter(
 fn is_python_value(value: &Value) -> bool {
     match value.kind() {
         ValueKind::Bool | ValueKind::None => true,
+        ValueKind::Number => super::guard::python_scalar(value).is_some(),
         ValueKind::Seq => {
             value.downcast_object_ref::<Vec<Value>>().is_some()
                 || value.downcast_object_ref::<List>().is_some()
+                || value.downcast_object_ref::<Tuple>().is_some()
         }
         ValueKind::Map => {
             value
@@ -490,8 +492,11 @@ fn is_python_value(value: &Value) -> bool {
 fn python_repr(value: &Value, out: &mut String, nested: bool) {
     use std::fmt::Write;
     match value.kind() {
-        ValueKind::Bool => out.push_str(if value.is_true() { "True" } else { "False" }),
-        ValueKind::None => out.push_str("None"),
+        ValueKind::Bool | ValueKind::None | ValueKind::Number
+            if let Some(s) = super::guard::python_scalar(value) =>
+        {
+            out.push_str(&s)
+        }
         ValueKind::String if nested => {
             let s = value.as_str().unwrap_or_default();
             let quote = if s.contains('\'') && !s.contains('"') {
@@ -516,14 +521,20 @@ fn python_repr(value: &Value, out: &mut String, nested: bool) {
             out.push(quote);
         }
         ValueKind::Seq if is_python_value(value) => {
-            out.push('[');
+            let tuple = value.downcast_object_ref::<Tuple>().is_some();
+            out.push(if tuple { '(' } else { '[' });
+            let mut n = 0;
             for (i, item) in value.try_iter().into_iter().flatten().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
                 python_repr(&item, out, true);
+                n += 1;
             }
-            out.push(']');
+            if tuple && n == 1 {
+                out.push(',');
+            }
+            out.push(if tuple { ')' } else { ']' });
         }
         ValueKind::Map if is_python_value(value) => {
             out.push('{');
@@ -541,6 +552,42 @@ fn python_repr(value: &Value, out: &mut String, nested: bool) {
             let _ = write!(out, "{value}");
         }
     }
+}
+
+/// A Python tuple (`re`'s groups, a span): a sequence printed `(a, b)`.
+#[derive(Debug)]
+pub(crate) struct Tuple(Vec<Value>);
+
+impl Object for Tuple {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let i = i64::try_from(key.clone()).ok()?;
+        let i = if i < 0 { self.0.len() as i64 + i } else { i };
+        self.0.get(usize::try_from(i).ok()?).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.0.clone())
+    }
+
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&repr(&Value::from_dyn_object(self.clone())))
+    }
+}
+
+/// `items` as a Python tuple.
+pub(crate) fn tuple(items: Vec<Value>) -> Value {
+    Value::from_object(Tuple(items))
+}
+
+/// Python's `repr()` of `value`.
+pub(crate) fn repr(value: &Value) -> String {
+    let mut out = String::new();
+    python_repr(value, &mut out, true);
+    out
 }
 
 /// Registers the functions [`prepare`]'s rewrites call.

@@ -820,7 +820,7 @@ pub(crate) fn install(
         ("escape", Value::from_function(f::escape)),
         ("e", Value::from_function(f::escape)),
         ("safe", Value::from_function(f::safe)),
-        ("string", Value::from_function(f::string)),
+        ("string", Value::from_function(python_string)),
     ];
     for (name, inner) in filters {
         env.add_filter(name, guarded(format!("the filter `{name}`"), inner));
@@ -872,15 +872,80 @@ pub(crate) const IN_FN: &str = "__ripple_in";
 /// `a < b in c` is `__ripple_cmp(a, '<', b, 'in', c)`.
 pub(crate) const COMPARE_FN: &str = "__ripple_cmp";
 
-/// `~`: the operands printed one after the other, safe when all are.
+/// The `string` filter, as Python's `str()` for numbers, booleans, none.
+fn python_string(state: &State, value: &Value) -> Result<Value, Error> {
+    match python_scalar(value) {
+        Some(s) => Ok(Value::from(s)),
+        None => minijinja::filters::string(state, value),
+    }
+}
+
+/// Python's `str()` of a float: the shortest digits that read back, fixed
+/// from 1e-4 up to 1e16 (`0.0001`, `1e+16`, `1e-05`), always with a point
+/// or an exponent; what `{{ x }}` and `~` print in dbt.
+pub(crate) fn python_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    // `{:e}` is Rust's shortest round-trip digits: `-1.2345e-7`.
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if (-4..16).contains(&exp) {
+        let point = exp + 1;
+        let text = if point <= 0 {
+            format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+        } else if point as usize >= digits.len() {
+            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
+        } else {
+            let (int, frac) = digits.split_at(point as usize);
+            format!("{int}.{frac}")
+        };
+        format!("{sign}{text}")
+    } else {
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{mantissa}e{esign}{:02}", exp.unsigned_abs())
+    }
+}
+
+/// Python's `str()` of a number, boolean or none; other values as the
+/// engine prints them.
+pub(crate) fn python_scalar(value: &Value) -> Option<String> {
+    match value.kind() {
+        ValueKind::Bool => Some(if value.is_true() { "True" } else { "False" }.to_string()),
+        ValueKind::None => Some("None".to_string()),
+        // The engine prints a float, never an integer, with a point (or as
+        // `inf`, `NaN`): how to tell `1e16` from `10000000000000000`.
+        ValueKind::Number
+            if value
+                .to_string()
+                .contains(|c: char| c == '.' || c.is_ascii_alphabetic()) =>
+        {
+            f64::try_from(value.clone()).ok().map(python_float)
+        }
+        _ => None,
+    }
+}
+
+/// `~`: the operands printed one after the other (as Python's `str()`),
+/// safe when all are.
 fn concat(state: &State, parts: Rest<Value>) -> Result<Value, Error> {
     use std::fmt::Write;
     check(state, "`~`", &parts)?;
     let mut out = String::new();
     for p in parts.iter() {
-        match p.as_str() {
-            Some(s) => out.push_str(s),
-            None => {
+        match (p.as_str(), python_scalar(p)) {
+            (Some(s), _) => out.push_str(s),
+            (None, Some(s)) => out.push_str(&s),
+            (None, None) => {
                 let _ = write!(out, "{p}");
             }
         }
@@ -1925,14 +1990,16 @@ impl Walk<'_, '_> {
                 }
                 r
             }
+            // `(1)|string`, `(a ~ b).upper()`: the brackets around what the
+            // filter, test, attribute or call applies to are part of it.
             Expr::Filter(f) => match &f.expr {
-                Some(inner) => join(own(f.span()), self.extent(inner)),
+                Some(inner) => join(own(f.span()), self.operand(inner)),
                 None => own(f.span()),
             },
-            Expr::Test(t) => join(own(t.span()), self.extent(&t.expr)),
-            Expr::GetAttr(g) => join(own(g.span()), self.extent(&g.expr)),
-            Expr::GetItem(g) => join(own(g.span()), self.extent(&g.expr)),
-            Expr::Call(c) => join(own(c.span()), self.extent(&c.expr)),
+            Expr::Test(t) => join(own(t.span()), self.operand(&t.expr)),
+            Expr::GetAttr(g) => join(own(g.span()), self.operand(&g.expr)),
+            Expr::GetItem(g) => join(own(g.span()), self.operand(&g.expr)),
+            Expr::Call(c) => join(own(c.span()), self.operand(&c.expr)),
             Expr::List(l) => own(l.span()),
             Expr::Tuple(t) => {
                 let mut r = own(t.span());

@@ -149,6 +149,16 @@ const CASES: &[(&str, &str, &str)] = &[
         "{{ modules.re.sub('(?P<base>[a-z]+)_x', '\\\\g<base>_final', 'pay_x pay_x', count=1) }} {{ modules.re.sub('a', 'b', 'AaA', flags=modules.re.I) }} {{ modules.re.split('(,)', 'a,b,c', maxsplit=1) }} {{ modules.datetime.date(2024, 3, 5).strftime('%-d/%-m %D %c') }} {{ modules.datetime.datetime(2024, 3, 5, 1, 2).isoformat(sep=' ') }} {{ modules.datetime.datetime(2024, 3, 5) == modules.datetime.date(2024, 3, 5) }} {{ modules.datetime.timedelta(seconds=0.0000025) }} {{ modules.re.compile('b').sub('c', 'abab', 1) }}",
         "pay_final pay_x bbb ['a', ',', 'b,c'] 5/3 03/05/24 Tue Mar  5 00:00:00 2024 2024-03-05 01:02:00 False 0:00:00.000002 acab",
     ),
+    (
+        "floats as Python prints them, in a concatenation, a filter and a list; a bracketed operand of a filter; a year before 1000",
+        "{{ 0.000001 }} {{ 'Z' ~ 1e16 ~ true }} {{ (123456789012345678.0)|string }} {{ [1e-5, 2.5, none] }} {{ 'Z' ~ ((1 + 2)|string) }} {{ 'Z' ~ (1)|string }} {{ ('a' ~ 'b').upper() ~ 'c' }} {{ modules.datetime.date(999, 1, 1).strftime('%Y') }} {{ modules.datetime.timedelta(microseconds=1).total_seconds() }} {{ 'x' ~ (1.5 * 2) }} {{ -0.0 }} {{ 1.5e300 * 1e10 }}",
+        "1e-06 Z1e+16True 1.2345678901234568e+17 [1e-05, 2.5, None] Z3 Z1 ABc 999 1e-06 x3.0 -0.0 inf",
+    ),
+    (
+        "re as Python reads it: empty matches after a match, brackets and set operators as characters, escape, tuples, negative counts, a match printed",
+        "{{ modules.re.sub('[^a-z]*', '_', 'daily-orders') }} {{ modules.re.sub('x*', '-', 'abxd') }} {{ modules.re.split('x*', 'axbc') }} {{ modules.re.findall('a|', 'ab') }} {{ modules.re.sub('[[:alpha:]]', 'X', 'ab[:a]]') }} {{ modules.re.sub('[a-c~~b]', 'X', 'ab~d') }} {{ modules.re.escape('a/b c-d') }} {{ modules.re.findall('(a)(b)?', 'aab') }} {{ modules.re.match('(a)(x)?', 'ab').groups() }} {{ modules.re.sub('a', 'b', 'aaa', count=-1) }} {{ modules.re.split(',', 'a,b', maxsplit=-1) }} {{ modules.re.search('b+', 'abbc') }} {{ modules.re.search('b', 'ab').span() }} {{ modules.re.sub('(a)', '\\g<1>\\0', 'a')|length }} {{ modules.re.sub('a{,2}', 'X', 'aaa') }} {{ modules.re.sub('\\s', '_', 'a\x1cb c') }}",
+        "_d_a_i_l_y__o_r_d_e_r_s_ -a-b--d- ['', 'a', '', 'b', 'c', ''] ['a', '', ''] ab[:X] XXXd a/b\\ c\\-d [('a', ''), ('a', 'b')] ('a', None) aaa ['a,b'] <re.Match object; span=(1, 3), match='bb'> (1, 2) 2 XXX a_b_c",
+    ),
 ];
 
 /// Renders each template with Python's jinja2 (dbt's extensions on), or

@@ -32,6 +32,7 @@ pub(crate) mod guard;
 #[cfg(test)]
 mod jinja2_cases;
 mod pymodules;
+mod pyre;
 mod scanner;
 
 use builtins::{Namespace, add_builtins, env_var, var};
@@ -927,7 +928,7 @@ fn model_fuel_left(cap: &Capture, state: &State, name: &str) -> Result<(), Error
 }
 
 /// Whether `text` holds a Jinja expression or statement to render.
-fn holds_jinja(text: &str) -> bool {
+pub(crate) fn holds_jinja(text: &str) -> bool {
     text.contains("{{") || text.contains("{%")
 }
 
@@ -959,9 +960,19 @@ impl ConfigRenderer {
         // process).
         env.set_unknown_method_callback(guard::python_method);
         env.set_formatter(|out, state, value| {
+            // dbt refuses to print what its context lacks
+            // (`+alias: "{{ target.nosuch }}"`): never an empty name.
+            if value.is_undefined() {
+                return Err(minijinja::Error::new(
+                    minijinja::ErrorKind::UndefinedError,
+                    "it prints a value that is not defined here",
+                ));
+            }
             guard::check(state, "printing a value", std::slice::from_ref(value))?;
             minijinja::escape_formatter(out, state, value)
         });
+        // dbt's `modules` are in a config value's context too.
+        pymodules::add(&mut env);
         env.add_global(
             "target",
             context! { name => target.name.clone(), schema => target.schema.clone(), database => target.database.clone() },
@@ -985,19 +996,22 @@ impl ConfigRenderer {
         if !holds_jinja(text) {
             return Ok(text.to_string());
         }
-        let text = guard::rewrite_operators(text);
+        let text = guard::rewrite_dbt_operators(text);
         // No macros here: only statements build values in loops.
         let loops = text.contains("{%");
         match guard::on_stack(&text, loops, || self.env.render_str(&text, ())) {
             Ok(Ok(out)) => Ok(out.trim().to_string()),
-            Ok(Err(e)) => Err((e.to_string(), guard::is_refusal(&e))),
+            Ok(Err(e)) => Err((
+                e.to_string(),
+                guard::is_refusal(&e) || e.kind() == minijinja::ErrorKind::UndefinedError,
+            )),
             Err(no_stack) => Err((no_stack.to_string(), true)),
         }
     }
 
     /// The values [`ConfigRenderer::render`] kept as written because a
-    /// bound refused their Jinja (a width of a billion), each once, with the
-    /// reason. Other failures (a hook calling a macro, which no config value
+    /// bound refused their Jinja (a width of a billion) or they print what is
+    /// not defined, each once, with the reason. Other failures (a hook calling a macro, which no config value
     /// can) are dbt's to report, as before.
     pub fn failures(&self) -> Vec<(String, String)> {
         lock(&self.failed)

@@ -218,7 +218,8 @@ impl PyTime {
                 continue;
             }
             let _ = match d {
-                'Y' => write!(out, "{:04}", dt.year()),
+                // glibc's, as dbt on Linux prints it: `999`, not `0999`.
+                'Y' => write!(out, "{}", dt.year()),
                 'y' => write!(out, "{:02}", dt.year() % 100),
                 'm' => write!(out, "{:02}", dt.month()),
                 'd' => write!(out, "{:02}", dt.day()),
@@ -749,7 +750,8 @@ impl Object for PyTime {
             (PyTime::Delta(m), "days") => m.div_euclid(MICROS_PER_DAY) as i64,
             (PyTime::Delta(m), "seconds") => (m.rem_euclid(MICROS_PER_DAY) / 1_000_000) as i64,
             (PyTime::Delta(m), "microseconds") => (m.rem_euclid(1_000_000)) as i64,
-            _ => return None,
+            // Python has more (`date.max`, `.resolution`): unknown here, said.
+            (t, other) => return unknown(&format!("{}.{other}", t.type_name())),
         };
         Some(Value::from(v))
     }
@@ -919,7 +921,7 @@ impl Object for Utc {
         match key.as_str()? {
             "zone" => Some(Value::from("UTC")),
             "utc" => Some(Value::from_object(Utc)),
-            _ => None,
+            other => unknown(&format!("modules.pytz.utc.{other}")),
         }
     }
 
@@ -946,6 +948,12 @@ impl Object for Utc {
     }
 }
 
+/// What Python has and ripple does not compute (`datetime.MAXYEAR`,
+/// `date.max`): a placeholder, named in a warning, never an empty value.
+fn unknown(name: &str) -> Option<Value> {
+    super::placeholder_namespace(name)
+}
+
 /// `modules`: the modules ripple computes; any other is unknown (a
 /// placeholder, and a warning), as before.
 #[derive(Debug)]
@@ -958,7 +966,7 @@ impl Object for Modules {
             "pytz" => Value::from_object(Module::Pytz),
             "re" => Value::from_object(Module::Re),
             // Unknown: a placeholder, named in a warning.
-            other => return super::placeholder_namespace(&format!("modules.{other}")),
+            other => return unknown(&format!("modules.{other}")),
         })
     }
 }
@@ -1001,11 +1009,12 @@ impl Object for Module {
             (Module::DatetimeClass | Module::DateClass, "min") => Value::from_object(
                 PyTime::DateTime(DateTime::constant(1, 1, 1, 0, 0, 0, 0), None),
             ),
-            (Module::Re, "IGNORECASE" | "I") => Value::from(2),
-            (Module::Re, "MULTILINE" | "M") => Value::from(8),
-            (Module::Re, "DOTALL" | "S") => Value::from(16),
-            (Module::Re, "VERBOSE" | "X") => Value::from(64),
-            _ => return None,
+            (Module::Re, "IGNORECASE" | "I") => Value::from(super::pyre::IGNORECASE),
+            (Module::Re, "MULTILINE" | "M") => Value::from(super::pyre::MULTILINE),
+            (Module::Re, "DOTALL" | "S") => Value::from(super::pyre::DOTALL),
+            (Module::Re, "VERBOSE" | "X") => Value::from(super::pyre::VERBOSE),
+            (Module::Re, "UNICODE" | "U") => Value::from(super::pyre::UNICODE),
+            (m, other) => return unknown(&format!("{}.{other}", m.name())),
         })
     }
 
@@ -1111,18 +1120,21 @@ fn shown_pattern(pattern: &str) -> String {
     crate::text::one_line(&format!("{shown:?}")).into_owned()
 }
 
-fn compile_re(pattern: &str, flags: i64) -> Result<regex::Regex, Error> {
-    compile_shown(pattern, pattern, flags)
-}
-
-/// [`compile_re`] of `source`, a wrapping of the user's `pattern` (an
-/// anchor), whose messages show `pattern` as written.
-fn compile_shown(source: &str, pattern: &str, flags: i64) -> Result<regex::Regex, Error> {
-    let re = regex::RegexBuilder::new(source)
-        .case_insensitive(flags & 2 != 0)
-        .multi_line(flags & 8 != 0)
-        .dot_matches_new_line(flags & 16 != 0)
-        .ignore_whitespace(flags & 64 != 0)
+/// `pattern` read as Python reads it ([`super::pyre`]) and compiled, with
+/// `wrap` around it (`\\A(?:{})` for `match`); with what it was read as.
+fn compile_re(
+    pattern: &str,
+    flags: i64,
+    wrap: fn(&str) -> String,
+) -> Result<(regex::Regex, super::pyre::Translated), Error> {
+    let refuse = |why: &str| {
+        type_error(format!(
+            "re: pattern {} is not one ripple's `re` reads as Python does: {why}",
+            shown_pattern(pattern)
+        ))
+    };
+    let translated = super::pyre::translate(pattern, flags).map_err(|e| refuse(&e))?;
+    let re = regex::RegexBuilder::new(&wrap(&translated.rust))
         .size_limit(RE_SIZE_LIMIT)
         .build()
         .map_err(|e| {
@@ -1134,14 +1146,17 @@ fn compile_shown(source: &str, pattern: &str, flags: i64) -> Result<regex::Regex
                 // line says what is wrong.
                 other => {
                     let text = other.to_string();
-                    let last: String = text.lines().last().unwrap_or_default().chars().take(200).collect();
+                    let last: String = text
+                        .lines()
+                        .last()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(200)
+                        .collect();
                     crate::text::one_line(&last).into_owned()
                 }
             };
-            type_error(format!(
-                "re: pattern {} is not one ripple's regex engine reads (no look-around or back-references): {why}",
-                shown_pattern(pattern)
-            ))
+            refuse(&why)
         })?;
     if re.captures_len() > RE_MAX_GROUPS + 1 {
         return Err(type_error(format!(
@@ -1150,54 +1165,112 @@ fn compile_shown(source: &str, pattern: &str, flags: i64) -> Result<regex::Regex
             re.captures_len() - 1
         )));
     }
-    Ok(re)
+    Ok((re, translated))
 }
 
-/// A `re.sub` replacement as the engine expands it: Python's `\1`, `\g<1>`,
-/// `\g<name>`, `\n`, `\\`; an escape Python refuses is refused.
-fn replacement(repl: &str) -> Result<String, Error> {
+/// What `pattern` answers on `text` is Python's, or the reason it may not be.
+fn answers(t: &super::pyre::Translated, pattern: &str, text: &str) -> Result<(), Error> {
+    t.answers(text).map_err(|why| {
+        type_error(format!(
+            "re: pattern {} on {}: {why}",
+            shown_pattern(pattern),
+            shown_pattern(text)
+        ))
+    })
+}
+
+/// A `re.sub` replacement as the engine expands it: Python's `\\1`, `\\g<1>`,
+/// `\\g<name>` (of a group `re` has), octal codes (`\\0`, `\\101`), `\\n`,
+/// `\\\\`; an escape or a group Python refuses is refused.
+fn replacement(repl: &str, re: &regex::Regex) -> Result<String, Error> {
+    let group = |name: &str| -> Result<String, Error> {
+        let known = match name.parse::<usize>() {
+            Ok(n) => n < re.captures_len(),
+            Err(_) => re.capture_names().flatten().any(|g| g == name),
+        };
+        if !known {
+            return Err(type_error(format!(
+                "re.error: invalid group reference {name}"
+            )));
+        }
+        Ok(format!("${{{name}}}"))
+    };
     let mut out = String::with_capacity(repl.len() + 8);
-    let mut chars = repl.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '$' => out.push_str("$$"),
-            '\\' => match chars.next() {
-                None => return Err(type_error("re.error: bad escape (end of pattern)")),
-                Some(d) if d.is_ascii_digit() => {
-                    let mut n = d.to_string();
-                    if let Some(e) = chars.peek().copied().filter(char::is_ascii_digit) {
-                        n.push(e);
-                        chars.next();
-                    }
-                    let _ = write!(out, "${{{n}}}");
+    let chars: Vec<char> = repl.chars().collect();
+    let octal = |i: usize| chars.get(i).and_then(|c| c.to_digit(8));
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if c == '$' {
+            out.push_str("$$");
+            continue;
+        }
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(&d) = chars.get(i) else {
+            return Err(type_error("re.error: bad escape (end of pattern)"));
+        };
+        i += 1;
+        match d {
+            // `\0`, `\012`, and three octal digits: a character's code.
+            '0' | '1'..='7' if d == '0' || (octal(i).is_some() && octal(i + 1).is_some()) => {
+                let mut v = d.to_digit(8).unwrap_or(0);
+                let mut n = 0;
+                while n < 2
+                    && let Some(o) = octal(i)
+                {
+                    v = v * 8 + o;
+                    i += 1;
+                    n += 1;
                 }
-                Some('g') => {
-                    if chars.next() != Some('<') {
-                        return Err(type_error("re.error: missing < in \\g<...>"));
-                    }
-                    let name: String = chars.by_ref().take_while(|c| *c != '>').collect();
-                    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-                        return Err(type_error(format!("re.error: bad group name {name:?}")));
-                    }
-                    let _ = write!(out, "${{{name}}}");
+                if v > 0o377 {
+                    return Err(type_error(
+                        "re.error: octal escape value outside of range 0-0o377",
+                    ));
                 }
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some('r') => out.push('\r'),
-                Some('f') => out.push('\u{c}'),
-                Some('v') => out.push('\u{b}'),
-                Some('a') => out.push('\u{7}'),
-                Some('b') => out.push('\u{8}'),
-                Some('\\') => out.push('\\'),
-                Some(e) if e.is_ascii_alphabetic() => {
-                    return Err(type_error(format!("re.error: bad escape \\{e}")));
+                out.push(char::from_u32(v).unwrap_or('\0'));
+            }
+            '1'..='9' => {
+                let mut n = d.to_string();
+                if let Some(e) = chars.get(i).filter(|e| e.is_ascii_digit()) {
+                    n.push(*e);
+                    i += 1;
                 }
-                Some(e) => {
-                    out.push('\\');
-                    out.push(e);
+                out.push_str(&group(&n)?);
+            }
+            'g' => {
+                if chars.get(i) != Some(&'<') {
+                    return Err(type_error("re.error: missing < in \\g<...>"));
                 }
-            },
-            c => out.push(c),
+                let name: String = chars[i + 1..].iter().take_while(|c| **c != '>').collect();
+                i += 1 + name.chars().count();
+                if chars.get(i) != Some(&'>') {
+                    return Err(type_error("re.error: missing >, unterminated name"));
+                }
+                i += 1;
+                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    return Err(type_error(format!("re.error: bad group name {name:?}")));
+                }
+                out.push_str(&group(&name)?);
+            }
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'f' => out.push('\u{c}'),
+            'v' => out.push('\u{b}'),
+            'a' => out.push('\u{7}'),
+            'b' => out.push('\u{8}'),
+            '\\' => out.push('\\'),
+            e if e.is_ascii_alphanumeric() => {
+                return Err(type_error(format!("re.error: bad escape \\{e}")));
+            }
+            e => {
+                out.push('\\');
+                out.push(e);
+            }
         }
     }
     Ok(out)
@@ -1259,80 +1332,96 @@ fn re_call(
         Some((p, f)) => (p.to_string(), f),
         None => (text("pattern")?, int("flags")?),
     };
+    let wrong = |e: String| type_error(format!("re: {e}"));
+    let plain: fn(&str) -> String = |p| p.to_string();
     match method {
-        "escape" => {
-            let mut out = String::with_capacity(pattern.len() * 2);
-            for c in pattern.chars() {
-                if !(c.is_alphanumeric() || c == '_') {
-                    out.push('\\');
-                }
-                out.push(c);
-            }
-            Ok(Value::from(out))
+        "escape" => Ok(Value::from(super::pyre::escape(&pattern))),
+        "compile" => {
+            // Read now, as Python compiles it: a pattern it refuses fails here.
+            compile_re(&pattern, flags, plain)?;
+            Ok(Value::from_object(Pattern(pattern, flags)))
         }
-        "compile" => Ok(Value::from_object(Pattern(pattern, flags))),
         "match" | "search" | "fullmatch" => {
             // Python anchors `match` at the start and `fullmatch` at both
             // ends (leftmost-first would stop `a|ab` short of `ab`).
-            let anchored = match method {
-                "match" => format!("\\A(?:{pattern})"),
-                "fullmatch" => format!("\\A(?:{pattern})\\z"),
-                _ => pattern.clone(),
+            let wrap: fn(&str) -> String = match method {
+                "match" => |p| format!("\\A(?:{p})"),
+                "fullmatch" => |p| format!("\\A(?:{p})\\z"),
+                _ => plain,
             };
-            let re = compile_shown(&anchored, &pattern, flags)?;
+            let (re, t) = compile_re(&pattern, flags, wrap)?;
             let string = text("string")?;
+            answers(&t, &pattern, &string)?;
             Ok(match re.captures(&string) {
                 None => Value::from(()),
-                Some(c) => Value::from_object(Match(
-                    c.iter()
-                        .map(|g| g.map(|m| m.as_str().to_string()))
-                        .collect(),
-                )),
+                Some(c) => Value::from_object(Match::of(&c, &string)),
             })
         }
         "findall" => {
-            let re = compile_re(&pattern, flags)?;
+            let (re, t) = compile_re(&pattern, flags, plain)?;
             let string = text("string")?;
+            answers(&t, &pattern, &string)?;
             let group = |g: Option<regex::Match<'_>>| Value::from(g.map_or("", |m| m.as_str()));
-            let items: Vec<Value> = re
-                .captures_iter(&string)
-                .map(|c| match c.len() {
+            let mut items = Vec::new();
+            let mut size = 0u64;
+            super::pyre::each_match(&re, &string, t.backtracks, |c| {
+                let item = match c.len() {
                     1 => group(c.get(0)),
                     2 => group(c.get(1)),
-                    _ => Value::from(c.iter().skip(1).map(group).collect::<Vec<_>>()),
-                })
-                .collect();
+                    _ => super::compat::tuple(c.iter().skip(1).map(group).collect()),
+                };
+                size += c.get(0).map_or(0, |m| m.len() as u64) + 8;
+                if size > limit {
+                    return Err(format!(
+                        "`re.findall()` would make more than {limit} bytes, more than this template has left of its fuel"
+                    ));
+                }
+                items.push(item);
+                Ok(true)
+            })
+            .map_err(wrong)?;
             Ok(Value::from(items))
         }
         "sub" => {
-            let re = compile_re(&pattern, flags)?;
-            let (rep, string) = (replacement(&text("repl")?)?, text("string")?);
-            let count = usize::try_from(int("count")?).unwrap_or(0);
+            let (re, t) = compile_re(&pattern, flags, plain)?;
+            let (rep, string) = (replacement(&text("repl")?, &re)?, text("string")?);
+            answers(&t, &pattern, &string)?;
+            let Some(count) = at_most(int("count")?) else {
+                return Ok(Value::from(string));
+            };
             // Built piece by piece against the bound: `sub('', 'b' * n,
             // 'a' * n)` makes n² bytes from 2n.
             let mut out = String::new();
             let mut last = 0;
-            for c in re.captures_iter(&string).take(at_most(count)) {
+            let mut n = 0;
+            super::pyre::each_match(&re, &string, t.backtracks, |c| {
                 let m = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
                 out.push_str(&string[last..m.0]);
                 c.expand(&rep, &mut out);
                 last = m.1;
                 if out.len() as u64 > limit {
-                    return Err(type_error(format!(
+                    return Err(format!(
                         "`re.sub()` would make more than {limit} bytes, more than this template has left of its fuel; is a pattern matching everywhere (an empty match) runaway?"
-                    )));
+                    ));
                 }
-            }
+                n += 1;
+                Ok(n < count)
+            })
+            .map_err(wrong)?;
             out.push_str(&string[last..]);
             Ok(Value::from(out))
         }
         "split" => {
-            let re = compile_re(&pattern, flags)?;
+            let (re, t) = compile_re(&pattern, flags, plain)?;
             let string = text("string")?;
-            let maxsplit = usize::try_from(int("maxsplit")?).unwrap_or(0);
+            answers(&t, &pattern, &string)?;
+            let Some(maxsplit) = at_most(int("maxsplit")?) else {
+                return Ok(Value::from(vec![Value::from(string)]));
+            };
             let mut out = Vec::new();
             let mut last = 0;
-            for c in re.captures_iter(&string).take(at_most(maxsplit)) {
+            let mut n = 0;
+            super::pyre::each_match(&re, &string, t.backtracks, |c| {
                 let m = c.get(0).map_or((0, 0), |m| (m.start(), m.end()));
                 out.push(Value::from(&string[last..m.0]));
                 // Python keeps the captured groups between the pieces.
@@ -1340,7 +1429,15 @@ fn re_call(
                     out.push(g.map_or(Value::from(()), |g| Value::from(g.as_str())));
                 }
                 last = m.1;
-            }
+                n += 1;
+                if out.len() as u64 > limit {
+                    return Err(format!(
+                        "`re.split()` would make more than {limit} pieces, more than this template has left of its fuel"
+                    ));
+                }
+                Ok(n < maxsplit)
+            })
+            .map_err(wrong)?;
             out.push(Value::from(&string[last..]));
             Ok(Value::from(out))
         }
@@ -1348,9 +1445,14 @@ fn re_call(
     }
 }
 
-/// Python's `count=` and `maxsplit=`: 0 is no limit.
-fn at_most(n: usize) -> usize {
-    if n == 0 { usize::MAX } else { n }
+/// Python's `count=` and `maxsplit=`: 0 is no limit; below 0, nothing is
+/// replaced or split (`None`).
+fn at_most(n: i64) -> Option<usize> {
+    match n {
+        0 => Some(usize::MAX),
+        n if n < 0 => None,
+        n => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+    }
 }
 
 /// A compiled pattern (`re.compile(p)`): its methods are the module's with
@@ -1360,7 +1462,10 @@ struct Pattern(String, i64);
 
 impl Object for Pattern {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        (key.as_str()? == "pattern").then(|| Value::from(self.0.clone()))
+        match key.as_str()? {
+            "pattern" => Some(Value::from(self.0.clone())),
+            other => unknown(&format!("modules.re.Pattern.{other}")),
+        }
     }
 
     fn call_method(
@@ -1379,42 +1484,79 @@ impl Object for Pattern {
     }
 }
 
-/// A match: `group(i)`, `groups()`, `start()`... as Python's.
+/// A match: `group(i)`, `groups()`, `start()`, `span()`... as Python's:
+/// each group's text and span (in characters), if it took part.
 #[derive(Debug)]
-struct Match(Vec<Option<String>>);
+struct Match(Vec<Option<(String, usize, usize)>>);
+
+impl Match {
+    fn of(c: &regex::Captures<'_>, text: &str) -> Match {
+        let chars = |byte: usize| text[..byte].chars().count();
+        Match(
+            c.iter()
+                .map(|g| g.map(|m| (m.as_str().to_string(), chars(m.start()), chars(m.end()))))
+                .collect(),
+        )
+    }
+}
 
 impl Object for Match {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        unknown(&format!("modules.re.Match.{}", key.as_str()?))
+    }
+
     fn call_method(
         self: &Arc<Self>,
         _state: &mut State<'_, '_>,
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
-        let group = |i: usize| -> Result<Value, Error> {
-            match self.0.get(i) {
-                Some(Some(s)) => Ok(Value::from(s.clone())),
-                Some(None) => Ok(Value::from(())),
-                None => Err(type_error("IndexError: no such group")),
+        let index = |args: &[Value]| -> Result<usize, Error> {
+            let i = match args.first() {
+                None => 0,
+                Some(v) => usize::try_from(v.clone())
+                    .map_err(|_| type_error("IndexError: ripple's re reads groups by number"))?,
+            };
+            if i < self.0.len() {
+                Ok(i)
+            } else {
+                Err(type_error("IndexError: no such group"))
             }
         };
+        let text = |i: usize| {
+            self.0[i]
+                .as_ref()
+                .map_or(Value::from(()), |(s, _, _)| Value::from(s.clone()))
+        };
+        // Python's -1 for a group that did not take part.
+        let at = |i: usize, end: bool| -> i64 {
+            self.0[i]
+                .as_ref()
+                .map_or(-1, |(_, a, b)| if end { *b } else { *a } as i64)
+        };
         match method {
-            "group" => {
-                match args.first() {
-                    None => group(0),
-                    Some(v) => group(usize::try_from(v.clone()).map_err(|_| {
-                        type_error("IndexError: ripple's re reads groups by number")
-                    })?),
-                }
+            "group" => Ok(text(index(args)?)),
+            "groups" => Ok(super::compat::tuple((1..self.0.len()).map(text).collect())),
+            "start" => Ok(Value::from(at(index(args)?, false))),
+            "end" => Ok(Value::from(at(index(args)?, true))),
+            "span" => {
+                let i = index(args)?;
+                Ok(super::compat::tuple(vec![
+                    Value::from(at(i, false)),
+                    Value::from(at(i, true)),
+                ]))
             }
-            "groups" => Ok(Value::from(
-                self.0
-                    .iter()
-                    .skip(1)
-                    .map(|g| g.clone().map_or(Value::from(()), Value::from))
-                    .collect::<Vec<_>>(),
-            )),
             _ => Err(Error::from(ErrorKind::UnknownMethod)),
         }
+    }
+
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (text, a, b) = self.0[0].clone().unwrap_or_default();
+        write!(
+            f,
+            "<re.Match object; span=({a}, {b}), match={}>",
+            super::compat::repr(&Value::from(text))
+        )
     }
 
     fn is_true(self: &Arc<Self>) -> bool {
@@ -1436,7 +1578,7 @@ mod tests {
     #[test]
     fn a_pattern_too_big_or_beyond_the_engine_is_an_error_not_a_hang() {
         let big = error("{{ modules.re.match('((a{100}){100}){100}', 'a') }}");
-        assert!(big.contains("not one ripple's regex engine reads"), "{big}");
+        assert!(big.contains("not one ripple's `re` reads"), "{big}");
         let back = error("{{ modules.re.sub('(a)\\\\1', 'b', 'aa') }}");
         assert!(back.contains("back-references"), "{back}");
     }
@@ -1449,7 +1591,7 @@ mod tests {
         assert!(e.contains("would make more than"), "{e}");
         let e = error("{{ modules.re.match('(a|b)' * 5000, 'a' * 5000) }}");
         assert!(
-            e.contains("not one ripple's regex engine reads") || e.contains("groups"),
+            e.contains("not one ripple's `re` reads") || e.contains("groups"),
             "{e}"
         );
         assert!(e.len() < 1000, "{} bytes", e.len());
