@@ -839,7 +839,10 @@ fn the_airflow_dag_imports_in(python: &Path) {
         );
         out.stdout
     };
-    std::fs::write(dir.path().join("plan.py"), render("airflow-dag")).unwrap();
+    let file = render("airflow-dag");
+    // The project's DAGs are production: a wait before each batch and the swap.
+    let guarded = String::from_utf8_lossy(&file).contains("PRODUCTION_DAGS = [");
+    std::fs::write(dir.path().join("plan.py"), file).unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&render("json")).unwrap();
     let count = |key: &str| doc[key].as_array().unwrap().len();
     let validations: usize = doc["tasks"]
@@ -848,7 +851,8 @@ fn the_airflow_dag_imports_in(python: &Path) {
         .iter()
         .map(|t| t["validations"].as_array().unwrap().len())
         .sum();
-    let want = count("setup") + count("tasks") + validations + count("swap_scripts") + 1;
+    let waits = if guarded { count("tasks") + 1 } else { 0 };
+    let want = count("setup") + count("tasks") + validations + count("swap_scripts") + 1 + waits;
     let out = Command::new(python)
         .current_dir(dir.path())
         .env("AIRFLOW_HOME", dir.path().join("airflow"))
@@ -866,11 +870,21 @@ fn the_airflow_dag_imports_in(python: &Path) {
     assert_eq!(report["tasks"], want, "{report}");
     // The swap waits for every validation and every run task (a task whose
     // checks are all off has no validation to wait on); cleanup for the swap.
-    assert_eq!(
-        report["swap_after"],
-        validations + count("tasks"),
-        "{report}"
-    );
+    if guarded {
+        assert_eq!(report["waits"].as_array().unwrap().len(), waits, "{report}");
+        assert_eq!(report["swap_after"], 1, "{report}");
+        assert_eq!(
+            report["wait_swap_after"],
+            validations + count("tasks"),
+            "{report}"
+        );
+    } else {
+        assert_eq!(
+            report["swap_after"],
+            validations + count("tasks"),
+            "{report}"
+        );
+    }
     assert_eq!(report["cleanup_after"], serde_json::json!(["swap_0"]));
     assert_eq!(report["templated"], serde_json::json!([]), "{report}");
     // A second DAG, triggered by hand, drops every shadow.
@@ -1136,6 +1150,8 @@ print(json.dumps({
     "errors": {k: str(v) for k, v in bag.import_errors.items()},
     "tasks": len(dag.tasks) if dag else 0,
     "swap_after": len(dag.get_task("swap_0").upstream_task_ids) if dag else 0,
+    "wait_swap_after": len(dag.get_task("wait_swap").upstream_task_ids) if dag and dag.has_task("wait_swap") else 0,
+    "waits": sorted(t.task_id for t in dag.tasks if t.task_id.startswith("wait")) if dag else [],
     "cleanup_after": sorted(dag.get_task("cleanup").upstream_task_ids) if dag else [],
     "templated": sorted(t.task_id for t in dag.tasks if t.template_fields) if dag else [],
     "rollback": [(t.task_id, len(t.sql)) for t in bag.dags["ripple_backfill_rollback"].tasks]
@@ -1567,19 +1583,23 @@ fn a_dbt_selector_addresses_exactly_the_planned_model_whatever_its_name() {
 /// Runs `airflow dags test ripple_backfill` with `python`'s Airflow on the
 /// DAG file in `dags/` under `home`, its `warehouse` connection to `db`:
 /// the run's output, and whether the run ended successful.
+/// `airflow ...` run by `python` in `home`, with the warehouse `conn`.
+fn airflow_command(python: &Path, home: &Path, conn: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(python);
+    c.args(["-m", "airflow"])
+        .args(args)
+        .env("AIRFLOW_HOME", home.join("airflow"))
+        .env("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT", "600")
+        .env("AIRFLOW__CORE__DAGS_FOLDER", home.join("dags"))
+        .env("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+        .env("AIRFLOW_CONN_WAREHOUSE", conn)
+        .env("PYTHONWARNINGS", "ignore");
+    c
+}
+
 fn airflow_dags_test(python: &Path, home: &Path, conn: &str) -> (String, bool) {
     let airflow = |args: &[&str]| {
-        let out = Command::new(python)
-            .args(["-m", "airflow"])
-            .args(args)
-            .env("AIRFLOW_HOME", home.join("airflow"))
-            .env("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT", "600")
-            .env("AIRFLOW__CORE__DAGS_FOLDER", home.join("dags"))
-            .env("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
-            .env("AIRFLOW_CONN_WAREHOUSE", conn)
-            .env("PYTHONWARNINGS", "ignore")
-            .output()
-            .unwrap();
+        let out = airflow_command(python, home, conn, args).output().unwrap();
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
@@ -1695,6 +1715,155 @@ fn the_airflow_dag_runs_in_airflow_on_postgres() {
             .collect();
         assert!(ok, "{name}: {tail}");
         assert_eq!(airflow_dump(&db), expected, "{name}");
+        assert!(leftovers(&db).is_empty(), "{name}: {:?}", leftovers(&db));
+    }
+}
+
+/// A production DAG run queued or running holds the backfill's batches
+/// before they start (Airflow's own metadata, read by the DAG's sensor);
+/// once it is gone, the backfill runs and converges.
+#[test]
+fn an_active_production_run_makes_the_airflow_backfill_wait() {
+    let Some(pg) = require(postgres(), "PostgreSQL") else {
+        return;
+    };
+    let conn = pg.airflow_conn();
+    let db = Db::Pg(pg);
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    airflow_project(&db, &project, false);
+    let expected = {
+        let good = Db::Pg(postgres().unwrap());
+        airflow_production(&good, &project, false);
+        airflow_dump(&good)
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "landing.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-12",
+        ])
+        .args([
+            "--as-of",
+            "2026-03-01",
+            "--format",
+            "airflow-dag",
+            "--executor",
+            "sql",
+        ])
+        .arg("--project")
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dag = String::from_utf8(out.stdout).unwrap();
+    // The project's own DAG is production.
+    assert!(dag.contains("PRODUCTION_DAGS = [\"orders\"]"), "{dag}");
+    let dag = dag.replace("POKE_SECONDS = 60", "POKE_SECONDS = 1");
+    for (n, (python, name)) in [
+        (engines::airflow_python(), "Airflow 3"),
+        (engines::airflow2_python(), "Airflow 2"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let Some(python) = require(python, name) else {
+            continue;
+        };
+        db.run("drop schema if exists landing cascade; drop schema if exists raw cascade; drop schema if exists mart cascade; drop schema if exists ops cascade")
+            .unwrap();
+        airflow_production(&db, &project, true);
+        db.run("update landing.orders set amount = amount / 100 where ordered_at >= timestamp '2026-01-10 00:00:00' and ordered_at < timestamp '2026-01-13 00:00:00'")
+            .unwrap();
+        let before = airflow_dump(&db);
+        let home = dir.path().join(format!("home{n}"));
+        std::fs::create_dir_all(home.join("dags")).unwrap();
+        std::fs::write(home.join("dags/plan.py"), &dag).unwrap();
+        std::fs::copy(project.join("dags/orders.py"), home.join("dags/orders.py")).unwrap();
+        let run = |args: &[&str]| {
+            let out = airflow_command(&python, &home, &conn, args)
+                .output()
+                .unwrap();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(out.status.success(), "{name}: airflow {args:?}: {text}");
+        };
+        run(&["db", "migrate"]);
+        run(&["dags", "reserialize"]);
+        // No scheduler runs here: the triggered run stays queued.
+        run(&["dags", "trigger", "orders"]);
+        let log = home.join("backfill.log");
+        let mut child = airflow_command(
+            &python,
+            &home,
+            &conn,
+            &["dags", "test", "ripple_backfill", "2026-03-01"],
+        )
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::from(
+            std::fs::File::create(home.join("backfill.err")).unwrap(),
+        ))
+        .spawn()
+        .unwrap();
+        let said = |what: &str| {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .contains(what)
+                || std::fs::read_to_string(home.join("backfill.err"))
+                    .unwrap_or_default()
+                    .contains(what)
+        };
+        let waiting = "production DAG(s) orders running; waiting";
+        let started = std::time::Instant::now();
+        while !said(waiting) && started.elapsed() < std::time::Duration::from_secs(600) {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{name}: the backfill ended without waiting"
+            );
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+        assert!(said(waiting), "{name}: never waited");
+        // A few checks later, still waiting: production is as it was.
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{name}: stopped waiting"
+        );
+        assert_eq!(
+            airflow_dump(&db),
+            before,
+            "{name}: production changed while waiting"
+        );
+        run(&["dags", "delete", "orders", "--yes"]);
+        let status = child.wait().unwrap();
+        let text = format!(
+            "{}{}",
+            std::fs::read_to_string(&log).unwrap_or_default(),
+            std::fs::read_to_string(home.join("backfill.err")).unwrap_or_default()
+        );
+        let tail: String = text
+            .chars()
+            .rev()
+            .take(6000)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        assert!(
+            status.success() && !text.contains("state=failed"),
+            "{name}: {tail}"
+        );
+        assert_eq!(airflow_dump(&db), expected, "{name}: {tail}");
         assert!(leftovers(&db).is_empty(), "{name}: {:?}", leftovers(&db));
     }
 }

@@ -1113,14 +1113,21 @@ fn the_airflow_dag_parses_and_encodes_the_task_graph() {
     };
     let mut up = task("orders_7d_2026-01-10..2026-01-18").upstream.clone();
     up.sort();
-    // After the task it reads, and after the shadows it writes and reads exist.
+    // After the task it reads, and after the shadows it writes and reads
+    // exist; and, the project having production DAGs, after its wait for
+    // them to be clear.
     assert_eq!(
         up,
         [
             "shadow__model.orders_7d",
             "shadow__model.stg_orders",
-            "stg_orders_2026-01-10..2026-01-12"
+            "stg_orders_2026-01-10..2026-01-12",
+            "wait__orders_7d_2026-01-10..2026-01-18"
         ]
+    );
+    assert_eq!(
+        task("wait__orders_7d_2026-01-10..2026-01-18").operator,
+        "ProductionClearSensor"
     );
     // One swap for the whole plan (PostgreSQL: one transaction), then cleanup.
     assert_eq!(task("swap_0").operator, "SQLExecuteQueryOperator");
@@ -1144,14 +1151,21 @@ fn the_airflow_dag_parses_and_encodes_the_task_graph() {
         );
         let dag = &dags.dags[0];
         let swap = dag.tasks.iter().find(|t| t.task_id == "swap_0").unwrap();
+        // Through the wait for production to be clear, when there is one.
+        let mut before = swap.upstream.clone();
+        if let Some(wait) = dag.tasks.iter().find(|t| t.task_id == "wait_swap") {
+            assert_eq!(swap.upstream, ["wait_swap"]);
+            before.extend(wait.upstream.iter().cloned());
+        }
         for t in &dag.tasks {
             let runs = !t.task_id.starts_with("shadow__")
                 && !t.task_id.starts_with("validate__")
+                && !t.task_id.starts_with("wait")
                 && !t.task_id.starts_with("swap_")
                 && t.task_id != "cleanup";
             if runs {
                 assert!(
-                    swap.upstream.contains(&t.task_id),
+                    before.contains(&t.task_id),
                     "{skipped:?}: swap_0 does not wait for {}: {:?}",
                     t.task_id,
                     swap.upstream

@@ -318,6 +318,7 @@ pub fn mermaid(plan: &PlanDocument) -> String {
 /// It is meant to be read and reviewed before it is deployed.
 pub fn airflow_dag(
     plan: &PlanDocument,
+    guard: &LiveGuard,
     executor: Option<Executor>,
     max_concurrency: u32,
 ) -> String {
@@ -337,7 +338,11 @@ pub fn airflow_dag(
             .collect()
     };
     let mut out = String::from(
-        "\"\"\"Backfill plan written by ripple: review, then deploy.\n\nTasks run the backfill into shadow tables, validations check every batch,\nswaps replace production only after all batches of a dataset passed.\nRollback: before the swap, trigger the DAG ripple_backfill_rollback (in this\nfile), which drops the shadows listed in ROLLBACK; production is never touched.\n\"\"\"\nfrom datetime import datetime\n\nfrom airflow import DAG\n\ntry:  # Airflow 3 (the standard provider); Airflow 2.10 below\n    from airflow.providers.standard.operators.bash import BashOperator as _Bash\nexcept ImportError:\n    from airflow.operators.bash import BashOperator as _Bash\nfrom airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLCheck\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as _SQLExecute\n\n",
+        "\"\"\"Backfill plan written by ripple: review, then deploy.\n\nTasks run the backfill into shadow tables, validations check every batch,\nswaps replace production only after all batches of a dataset passed.\nRollback: before the swap, trigger the DAG ripple_backfill_rollback (in this\nfile), which drops the shadows listed in ROLLBACK; production is never touched.\n\"\"\"\nfrom datetime import datetime\n\nfrom airflow import DAG\n\ntry:  # Airflow 3 (the standard provider); Airflow 2.10 below\n    from airflow.providers.standard.operators.bash import BashOperator as _Bash\nexcept ImportError:\n    from airflow.operators.bash import BashOperator as _Bash\ntry:
+    from airflow.sdk.bases.sensor import BaseSensorOperator as _Sensor
+except ImportError:
+    from airflow.sensors.base import BaseSensorOperator as _Sensor
+from airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLCheck\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as _SQLExecute\n\n",
     );
     // Airflow renders template fields as Jinja: a `{{ ... }}` in the SQL
     // (a string literal in a plain SQL job, a name) would be evaluated with
@@ -359,6 +364,21 @@ pub fn airflow_dag(
         "POOL = \"ripple_backfill\"  # create it with {max_concurrency} slots"
     );
     let _ = writeln!(out, "CONN_ID = \"warehouse\"\n");
+    if guard.guards() {
+        let windows: Vec<String> = guard
+            .windows
+            .iter()
+            .map(|(a, b)| format!("({a}, {b})"))
+            .collect();
+        let dags: Vec<String> = guard.production_dags.iter().map(|d| py(d)).collect();
+        let _ = writeln!(
+            out,
+            "# Allowed windows, [from, to) minutes of the day in UTC (ripple.yml's backfill.windows;\n# empty: any time), and the production DAGs the backfill never runs beside.\nWINDOWS = [{}]\nPRODUCTION_DAGS = [{}]",
+            windows.join(", "),
+            dags.join(", ")
+        );
+        out.push_str(PRODUCTION_CLEAR);
+    }
     if runs_dbt(plan, executor) {
         // Each dbt task builds its own overlay: tasks may run on other workers.
         let mut prelude = String::from("set -euo pipefail\n");
@@ -404,7 +424,10 @@ pub fn airflow_dag(
     // were both `shadow__table.mart.a_full`, which Airflow refuses.
     let run_id = |id: &str| {
         let made = task_id(id);
-        if made.starts_with("shadow__") || made.starts_with("validate__") {
+        if ["shadow__", "validate__", "wait__"]
+            .iter()
+            .any(|p| made.starts_with(p))
+        {
             format!("task__{made}")
         } else {
             made
@@ -454,6 +477,16 @@ pub fn airflow_dag(
                 var(i, "run"),
                 py(&run_id(&t.task.id)),
                 py(&command)
+            );
+        }
+        if guard.guards() {
+            let _ = writeln!(
+                out,
+                "    {} = ProductionClearSensor(task_id={})\n    {} >> {}",
+                var(i, "wait"),
+                py(&format!("wait__{}", run_id(&t.task.id))),
+                var(i, "wait"),
+                var(i, "run")
             );
         }
         let checks: Vec<String> = t
@@ -516,9 +549,17 @@ pub fn airflow_dag(
             // The run too: a task whose checks are all off has no
             // validation to wait for, and `[] >> swap_0` is no edge (the
             // swap once ran before a dimension's task and emptied it).
+            let before = if guard.guards() {
+                out.push_str(
+                    "    wait_swap = ProductionClearSensor(task_id=\"wait_swap\")\n    wait_swap >> swap_0\n",
+                );
+                "wait_swap"
+            } else {
+                "swap_0"
+            };
             for i in 0..plan.tasks.len() {
-                let _ = writeln!(out, "    {} >> swap_0", var(i, "run"));
-                let _ = writeln!(out, "    {} >> swap_0", var(i, "validate"));
+                let _ = writeln!(out, "    {} >> {before}", var(i, "run"));
+                let _ = writeln!(out, "    {} >> {before}", var(i, "validate"));
             }
         } else {
             let _ = writeln!(out, "    swap_{} >> swap_{k}", k - 1);
@@ -542,6 +583,87 @@ pub fn airflow_dag(
     }
     out
 }
+
+/// What the Airflow DAG checks live before each batch and before the swap:
+/// the allowed windows and the production DAGs that must not be running.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveGuard {
+    /// Allowed windows, `[from, to)` minutes of the day in UTC (`to` below
+    /// `from`: past midnight); empty: any time.
+    pub windows: Vec<(i64, i64)>,
+    /// Production DAG ids: the project's DAGs and `backfill.production`'s.
+    pub production_dags: Vec<String>,
+}
+
+impl LiveGuard {
+    /// The windows and production DAGs of `g`'s project.
+    pub fn of(g: &crate::graph::LineageGraph) -> LiveGuard {
+        let windows = g
+            .config
+            .backfill
+            .windows
+            .iter()
+            .filter_map(|w| crate::time::parse_window(w))
+            .collect();
+        let production_dags: std::collections::BTreeSet<String> = g
+            .dags
+            .iter()
+            .map(|d| d.dag_id.clone())
+            .chain(g.config.backfill.production.iter().map(|p| p.dag.clone()))
+            .collect();
+        LiveGuard {
+            windows,
+            production_dags: production_dags.into_iter().collect(),
+        }
+    }
+
+    fn guards(&self) -> bool {
+        !self.windows.is_empty() || !self.production_dags.is_empty()
+    }
+}
+
+/// The sensor the DAG waits in before each batch and before the swap.
+const PRODUCTION_CLEAR: &str = r#"
+# Before each batch and before the swap: inside an allowed window, and no run
+# of a production DAG queued or running (Airflow's own metadata); otherwise the
+# task waits, rescheduled (its pool slot freed between checks), up to
+# WAIT_TIMEOUT_SECONDS, then fails with production untouched.
+POKE_SECONDS = 60
+WAIT_TIMEOUT_SECONDS = 24 * 3600
+
+
+def _active_runs(context, dag_id):
+    ti = context["ti"]
+    if hasattr(ti, "get_dr_count"):  # Airflow 3: the task SDK asks the API server
+        return ti.get_dr_count(dag_id=dag_id, states=["queued", "running"])
+    from airflow.models.dagrun import DagRun  # Airflow 2.10: the metadata database
+    from airflow.utils.state import DagRunState
+
+    return sum(len(DagRun.find(dag_id=dag_id, state=s)) for s in (DagRunState.QUEUED, DagRunState.RUNNING))
+
+
+class ProductionClearSensor(_Sensor):
+    template_fields = ()
+
+    def __init__(self, **kwargs):
+        super().__init__(mode="reschedule", poke_interval=POKE_SECONDS, timeout=WAIT_TIMEOUT_SECONDS, **kwargs)
+
+    def poke(self, context):
+        from datetime import datetime, timezone
+
+        now = datetime.now(timezone.utc)
+        minute = now.hour * 60 + now.minute
+        inside = any(a <= minute < b if a < b else (minute >= a or minute < b) for a, b in WINDOWS)
+        if WINDOWS and not inside:
+            self.log.info("ripple: %02d:%02d UTC is outside the allowed windows; waiting", now.hour, now.minute)
+            return False
+        busy = [d for d in PRODUCTION_DAGS if _active_runs(context, d)]
+        if busy:
+            self.log.info("ripple: production DAG(s) %s running; waiting", ", ".join(busy))
+            return False
+        return True
+
+"#;
 
 /// A plan id as an Airflow task id (letters, digits, `-`, `_`, `.`).
 fn task_id(id: &str) -> String {
@@ -726,7 +848,12 @@ fn render_unchecked(
         Format::Mermaid => mermaid(plan),
         Format::Shell => shell(plan, executor),
         Format::Commands => commands(plan, executor),
-        Format::AirflowDag => airflow_dag(plan, executor, max_concurrency),
+        Format::AirflowDag => airflow_dag(
+            plan,
+            &LiveGuard::of(planned.graph),
+            executor,
+            max_concurrency,
+        ),
         Format::Svg => svg(plan, planned),
         Format::Html => html(plan, planned),
     }
