@@ -2321,3 +2321,25 @@ fn a_dbt_alias_that_does_not_render_names_no_table() {
         }
     }
 }
+
+#[test]
+fn files_dbt_never_reads_are_no_models() {
+    // dbt reads `[!.#~]*.sql`: `#f.sql` was a model of ripple's alone, and
+    // the dbt executor's `--select 'path:models/#f.sql'` selected nothing,
+    // with dbt's exit 0.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n"),
+            ("ripple.yml", "dialect: duckdb\n"),
+            ("models/a.sql", "select 1 as x\n"),
+            ("models/#f.sql", "select * from {{ ref('a') }}\n"),
+            ("models/~g.sql", "select * from {{ ref('a') }}\n"),
+            ("models/.h.sql", "select * from {{ ref('a') }}\n"),
+        ],
+    );
+    let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
+    let ids: Vec<&str> = project.datasets.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, ["model.a"]);
+}

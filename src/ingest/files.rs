@@ -39,15 +39,19 @@ fn entries(dir: &Path, extensions: &[&str]) -> std::io::Result<Entries> {
         let Ok(kind) = entry.file_type() else {
             continue;
         };
+        // dbt reads `[!.#~]*.sql` (and `.yml`): hidden files and editors' backups (`#f.sql`,
+        // `~f.sql`) are no models, and no jobs either. Airflow reads every
+        // `.py` file, whatever its name.
+        let backup = name.starts_with(['.', '#', '~']) && !name.ends_with(".py");
         if kind.is_dir() {
             if !name.starts_with('.') && !SKIPPED.contains(&name.as_ref()) {
                 dirs.push(entry.path());
             }
-        } else if kind.is_file() && extensions.iter().any(|e| name.ends_with(e)) {
+        } else if kind.is_file() && !backup && extensions.iter().any(|e| name.ends_with(e)) {
             files.push(entry.path());
         } else if kind.is_symlink()
             && !name.starts_with('.')
-            && (extensions.iter().any(|e| name.ends_with(e))
+            && ((!backup && extensions.iter().any(|e| name.ends_with(e)))
                 || std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()))
         {
             links.push(entry.path());
