@@ -1756,10 +1756,10 @@ fn odd_trunc(e: &Expr) -> bool {
     }
 }
 
-/// Whether a grouped select groups by some time (a time-like column, a
-/// truncation or cast of one), reading each group from its own partitions.
-/// `group by 1` and `group by all` look at the selected expressions.
-fn grouped_by_time(s: &Select) -> bool {
+/// What a grouped select groups by, each resolved to the selected
+/// expression it names (`group by 1`, an alias); `group by all`: every
+/// selected expression.
+fn grouped_exprs(s: &Select) -> Vec<&Expr> {
     use sqlparser::ast::{GroupByExpr, SelectItem};
     let selected: Vec<&Expr> = s
         .projection
@@ -1777,13 +1777,11 @@ fn grouped_by_time(s: &Select) -> bool {
             _ => None,
         })
     };
-    let timeish = |e: &Expr| {
-        time_expr(e) || date_trunc_grain(strip(e)).is_some() || cast_to_date(e).is_some()
-    };
     match &s.group_by {
-        GroupByExpr::All(_) => selected.iter().any(|e| timeish(e)),
-        GroupByExpr::Expressions(es, _) => es.iter().any(|e| {
-            let e = match strip(e) {
+        GroupByExpr::All(_) => selected,
+        GroupByExpr::Expressions(es, _) => es
+            .iter()
+            .map(|e| match strip(e) {
                 Expr::Value(v) => match &v.value {
                     Value::Number(n, _) => n
                         .parse::<usize>()
@@ -1794,53 +1792,28 @@ fn grouped_by_time(s: &Select) -> bool {
                 },
                 Expr::Identifier(i) => alias_of(&i.value).unwrap_or(e),
                 _ => e,
-            };
-            timeish(e)
-        }),
+            })
+            .collect(),
     }
+}
+
+/// Whether a grouped select groups by some time (a time-like column, a
+/// truncation or cast of one), reading each group from its own partitions.
+/// `group by 1` and `group by all` look at the selected expressions.
+fn grouped_by_time(s: &Select) -> bool {
+    grouped_exprs(s)
+        .into_iter()
+        .any(|e| time_expr(e) || date_trunc_grain(strip(e)).is_some() || cast_to_date(e).is_some())
 }
 
 /// The columns a grouped select groups by, as plain columns (through
 /// casts, `group by 1` and aliases; `group by all`: the selected columns
 /// that are not aggregates), by the name the upstream gives them.
 fn group_columns(s: &Select) -> Vec<String> {
-    use sqlparser::ast::{GroupByExpr, SelectItem};
-    let selected: Vec<&Expr> = s
-        .projection
-        .iter()
-        .filter_map(|i| match i {
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
-            _ => None,
-        })
-        .collect();
-    let alias_of = |name: &str| {
-        s.projection.iter().find_map(|i| match i {
-            SelectItem::ExprWithAlias { expr, alias } if alias.value.eq_ignore_ascii_case(name) => {
-                Some(expr)
-            }
-            _ => None,
-        })
-    };
-    match &s.group_by {
-        GroupByExpr::All(_) => selected.into_iter().filter_map(key_column).collect(),
-        GroupByExpr::Expressions(es, _) => es
-            .iter()
-            .filter_map(|e| {
-                let e = match strip(e) {
-                    Expr::Value(v) => match &v.value {
-                        Value::Number(n, _) => n
-                            .parse::<usize>()
-                            .ok()
-                            .and_then(|i| selected.get(i.wrapping_sub(1)).copied())?,
-                        _ => return None,
-                    },
-                    Expr::Identifier(i) => alias_of(&i.value).unwrap_or(e),
-                    _ => e,
-                };
-                key_column(e)
-            })
-            .collect(),
-    }
+    grouped_exprs(s)
+        .into_iter()
+        .filter_map(key_column)
+        .collect()
 }
 
 /// The column `e` is, through casts and parentheses: what a group or a
