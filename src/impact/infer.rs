@@ -22,12 +22,13 @@ use std::ops::ControlFlow;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use sqlparser::ast::{
-    BinaryOperator, DateTimeField, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Select,
-    Spanned, TableFactor, UnaryOperator, Value, Visit, Visitor, WindowFrameUnits, WindowType,
+    BinaryOperator, DateTimeField, Expr, Select, Spanned, TableFactor, UnaryOperator, Value, Visit,
+    Visitor, WindowFrameUnits, WindowType,
 };
 
 use crate::cache::{Cache, KeyBuilder, Table};
 use crate::graph::LineageGraph;
+use crate::sql::{now_like, positional, time_like};
 use crate::time::{Grain, TimeMapping};
 
 /// What the SQL of one dataset's job says.
@@ -1194,42 +1195,6 @@ impl Finder {
     }
 }
 
-/// Whether a column's name says it holds a date or time (`d`, `ds`,
-/// `order_date`, `created_at`, `event_ts`, `month_start`, ...): a window
-/// partitioned by one stays inside a partition, one ordered by one reads
-/// along time.
-pub(super) fn time_like(name: &str) -> bool {
-    // A quoted name's words (`"Order Day"`, `"order-date"`) read as `_`-joined.
-    let n: String = name
-        .chars()
-        .map(|c| match c {
-            ' ' | '-' | '.' => '_',
-            c => c.to_ascii_lowercase(),
-        })
-        .collect();
-    matches!(
-        n.as_str(),
-        "d" | "ds"
-            | "dt"
-            | "date"
-            | "day"
-            | "hour"
-            | "week"
-            | "month"
-            | "year"
-            | "ts"
-            | "time"
-            | "timestamp"
-            | "event_time"
-            | "period"
-    ) || [
-        "_date", "_day", "_at", "_ts", "_time", "_hour", "_dt", "_week", "_month", "_year",
-        "_start", "_period",
-    ]
-    .iter()
-    .any(|s| n.ends_with(s))
-}
-
 /// Whether `e` is a time column (by its name, see [`time_like`]), or a
 /// cast or truncation of one.
 fn time_expr(e: &Expr) -> bool {
@@ -1711,20 +1676,6 @@ fn last_ident(e: &Expr) -> String {
     }
 }
 
-/// `current_date`, `now`, `today`: the clock, not a column.
-fn now_like(name: &str) -> bool {
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "current_date"
-            | "current_timestamp"
-            | "now"
-            | "today"
-            | "sysdate"
-            | "getdate"
-            | "localtimestamp"
-    )
-}
-
 /// Two columns of two tables: at least one qualified, by different names.
 fn apart(a: &Expr, b: &Expr) -> bool {
     match (qualifier(strip(a)), qualifier(strip(b))) {
@@ -1943,20 +1894,6 @@ fn plus_offset(e: &Expr) -> Option<(&Expr, i64, Option<Grain>)> {
             }
         }
         _ => None,
-    }
-}
-
-fn positional(args: &FunctionArguments) -> Vec<&Expr> {
-    match args {
-        FunctionArguments::List(list) => list
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
     }
 }
 

@@ -575,7 +575,7 @@ fn key_source(
     }
     out.lineage.columns.iter().find_map(|c| {
         let s = single(c)?;
-        (of_up(&s) && super::infer::time_like(&c.name)).then(|| (c.name.clone(), s))
+        (of_up(&s) && crate::sql::time_like(&c.name)).then(|| (c.name.clone(), s))
     })
 }
 

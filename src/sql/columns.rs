@@ -1008,7 +1008,7 @@ impl Visitor for Collect {
 }
 
 /// The constraint of a join (`ON`, `USING`, ...), whatever its kind.
-fn join_constraint(op: &JoinOperator) -> Option<&JoinConstraint> {
+pub(crate) fn join_constraint(op: &JoinOperator) -> Option<&JoinConstraint> {
     use JoinOperator::*;
     match op {
         Join(c) | Inner(c) | Left(c) | LeftOuter(c) | Right(c) | RightOuter(c) | FullOuter(c)

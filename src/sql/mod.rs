@@ -1,6 +1,7 @@
 //! SQL statement lineage on sqlparser's AST: which tables each statement of
 //! a script reads and writes, and what the script as a whole reads and writes.
 
+mod bounds;
 mod canonical;
 mod columns;
 mod dialect;
@@ -15,6 +16,8 @@ mod session;
 mod split;
 pub mod tables;
 
+pub(crate) use bounds::positional;
+pub use bounds::{MovingBound, moving_bound, now_like, time_like};
 pub use canonical::canonical_text;
 pub use columns::{
     ColumnLineage, ColumnRef, KnownColumns, OutputColumn, column_lineage, unique_names,

@@ -626,6 +626,33 @@ pub fn guarded_script(
             ),
         ));
     }
+    // A job that keeps its table's history and rewrites only a recent slice
+    // of it (`where day >= current_date - 3`, or past another table's
+    // latest day) recomputes that slice whatever the plan restates: into
+    // the empty work table, the partitions before it come out empty and
+    // the swap would delete them. A job that replaces its table whole
+    // holds no more than its slice in production either.
+    let replaces_whole = lineage
+        .statements
+        .iter()
+        .any(|s| s.replaced.contains(&own) || s.dropped.contains(&own));
+    if !view
+        && !replaces_whole
+        && let Some(b) = crate::sql::moving_bound(job_sql, dialect, &own)
+    {
+        let follows = match &b.follows {
+            None => "the clock".to_string(),
+            Some(t) => format!("the data in `{t}`"),
+        };
+        return Err((
+            b.line,
+            b.statement,
+            format!(
+                "it writes `{relation}` only where `{}`, a bound that moves with {follows}, not with the partitions a plan restates: ripple runs the job into an empty table, so every restated partition outside that bound would come out empty and the swap would delete it from production. Give the job its range as a parameter (an Airflow SQL task templated on `{{{{ ds }}}}`, a dbt microbatch model), or restate `{relation}` outside ripple",
+                b.filter
+            ),
+        ));
+    }
     let mut out = Vec::new();
     if view {
         // A materialized view is dropped as one (`drop view` refuses it).
