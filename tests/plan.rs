@@ -2328,3 +2328,110 @@ fn a_model_whose_name_needs_quotes_is_read_like_any_other() {
         "{planned}"
     );
 }
+
+#[test]
+fn a_job_rewriting_only_a_moving_recent_slice_is_refused() {
+    // A job that keeps its table's history and rewrites only its last days
+    // (by the clock, or past another table's latest day), run once into an
+    // empty work table for a month, fills only those days: the swap would
+    // delete the rest of the month from production.
+    let refused = [
+        (
+            "delete from mart.daily where day >= current_date - 2;\n\
+             insert into mart.daily select day, sum(amount) as amount from raw.orders where day >= current_date - 2 group by day;",
+            "the clock",
+        ),
+        (
+            "delete from mart.daily where day >= (select max(day) - 2 from raw.orders);\n\
+             insert into mart.daily select day, sum(amount) as amount from raw.orders\n  where day >= (select max(day) - 2 from raw.orders) group by day;",
+            "the data in `raw.orders`",
+        ),
+        (
+            // The slice chosen in a staging table, the table filled from it.
+            "create temp table recent as select * from raw.orders where order_date > now() - interval '3 days';\n\
+             delete from mart.daily where day in (select order_date from recent);\n\
+             insert into mart.daily select order_date as day, sum(amount) as amount from recent group by 1;",
+            "the clock",
+        ),
+        (
+            "insert into mart.daily select day, sum(amount) as amount from raw.orders where day = current_date - 1 group by day\n\
+             on conflict (day) do update set amount = excluded.amount;",
+            "the clock",
+        ),
+    ];
+    for (job, follows) in refused {
+        let dir = temp_project(&[
+            ("jobs/daily.sql", job),
+            (
+                "ripple.yml",
+                "dialect: postgres\ndatasets:\n  mart.daily: { partition_column: day, start: 2026-01-01 }\n",
+            ),
+        ]);
+        let out = plan_src_like(dir.path(), "raw.orders").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "planned {job}: {err}");
+        assert!(
+            err.contains("jobs/daily.sql:")
+                && err.contains(&format!("a bound that moves with {follows}"))
+                && err.contains("would delete it from production"),
+            "{job}: {err}"
+        );
+    }
+    // The same jobs bounded only from above, reading their own high-water
+    // mark, or replacing their table whole are planned.
+    for job in [
+        "delete from mart.daily;\n\
+         insert into mart.daily select day, sum(amount) as amount from raw.orders where day >= current_date - 2 group by day;",
+        "truncate mart.daily;\n\
+         insert into mart.daily select day, sum(amount) as amount from raw.orders where day >= current_date - 2 group by day;",
+        "delete from mart.daily where day < current_date;\n\
+         insert into mart.daily select day, sum(amount) as amount from raw.orders where day < current_date group by day;",
+        "insert into mart.daily select day, sum(amount) as amount from raw.orders\n  where day > (select coalesce(max(day), date '1900-01-01') from mart.daily) group by day;",
+    ] {
+        let dir = temp_project(&[
+            ("jobs/daily.sql", job),
+            (
+                "ripple.yml",
+                "dialect: postgres\ndatasets:\n  mart.daily: { partition_column: day, start: 2026-01-01 }\n",
+            ),
+        ]);
+        let out = plan_src_like(dir.path(), "raw.orders").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{job}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_partition_column_declared_without_quotes_is_carried_downstream() {
+    // ripple.yml names the column as people say it (`Order Day`); the SQL
+    // quotes it. The job downstream carries it, so its partitions can be
+    // swapped in: without it the plan is refused for want of a column.
+    let dir = temp_project(&[
+        (
+            "jobs/stg.sql",
+            "delete from mart.stg;\ninsert into mart.stg (id, \"Order Day\", amount) select id, cast(ts as date), amount from raw.events;\n",
+        ),
+        (
+            "jobs/daily.sql",
+            "delete from mart.daily;\ninsert into mart.daily (\"day\", revenue) select \"Order Day\", sum(amount) from mart.stg group by \"Order Day\";\n",
+        ),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  raw.events: { grain: day, start: 2026-01-01, partition_column: ts }\n  mart.stg: { partition_column: Order Day }\n",
+        ),
+    ]);
+    let out = plan_src_like(dir.path(), "raw.events").output().unwrap();
+    let script = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        script.contains("from \"mart\".\"daily\" as ripple_row where \"day\" >= "),
+        "{script}"
+    );
+}

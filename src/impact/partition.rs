@@ -198,7 +198,7 @@ impl<'a> PartitionColumns<'a> {
                 .filter_map(|c| {
                     let s = single_source(c)?;
                     if !names(&s.relation, &relation, &upstreams)
-                        || !s.column.eq_ignore_ascii_case(&pc.column)
+                        || !same_column(&s.column, &pc.column)
                     {
                         return None;
                     }
@@ -209,7 +209,7 @@ impl<'a> PartitionColumns<'a> {
             // The column keeping the upstream's name first: `select order_date, ...`.
             let carried = candidates
                 .iter()
-                .find(|(c, _)| c.name.eq_ignore_ascii_case(&pc.column))
+                .find(|(c, _)| same_column(&c.name, &pc.column))
                 .or(candidates.first());
             if let Some((c, k)) = carried {
                 let how = match k.format {
@@ -278,6 +278,13 @@ fn names(written: &str, relation: &str, upstreams: &[String]) -> bool {
             .filter(|u| **u == written || u.ends_with(&tail))
             .count()
             == 1
+}
+
+/// Whether two spellings name one column: `"Order Day"` as SQL prints it
+/// and `Order Day` as ripple.yml may write it.
+fn same_column(a: &str, b: &str) -> bool {
+    use crate::sql::rewrite::unquote_ident;
+    unquote_ident(a).eq_ignore_ascii_case(&unquote_ident(b))
 }
 
 /// The one upstream column an output column reads, if it reads one.
