@@ -16,7 +16,7 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 # Lowest first: a module may import only from its own layer or below, and
 # never in a cycle. One flow: ingest -> project -> graph -> impact -> plan -> emit.
 LAYERS = [
-    ["error", "text", "input", "progress", "timings", "cache", "stack"],
+    ["error", "text", "input", "progress", "timings", "cache", "stack", "leftovers"],
     ["time", "sql"],
     ["config"],
     ["project"],

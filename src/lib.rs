@@ -39,6 +39,7 @@ pub mod graph;
 pub mod impact;
 pub mod ingest;
 pub mod input;
+pub mod leftovers;
 pub mod plan;
 pub mod post;
 pub mod project;

@@ -717,6 +717,60 @@ fn output_keeps_a_files_mode_and_gives_a_new_one_the_umasks() {
 }
 
 #[test]
+fn output_killed_by_a_file_size_limit_leaves_no_temporary_file() {
+    // `ulimit -f` sends SIGXFSZ when a write passes it: ripple's temporary
+    // file beside the target was left behind, the target kept whole.
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("graph.json");
+    std::fs::write(&target, "old").unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 4 && exec \"$0\" graph --no-cache --format json --project fixtures/shop --output \"$1\"")
+        .arg(bin())
+        .arg(&target)
+        .output()
+        .unwrap();
+    // Killed by the signal, or stopped by the write error it leaves once
+    // ripple watches it: either way nothing is left.
+    assert!(!out.status.success(), "15 KB written under a 4 KB limit");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["graph.json"]);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
+    // The warm cache's own temporary files, killed mid-write the same way.
+    let project = tempfile::tempdir().unwrap();
+    let copied = std::process::Command::new("cp")
+        .args(["-r", "fixtures/shop/."])
+        .arg(project.path())
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let _ = std::fs::remove_dir_all(project.path().join(".ripple_cache"));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 4 && exec \"$0\" graph --format json --project \"$1\" --output /dev/null")
+        .arg(bin())
+        .arg(project.path())
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "the cache written under a 4 KB limit"
+    );
+    let cache = project.path().join(".ripple_cache");
+    let left: Vec<String> = std::fs::read_dir(&cache)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".tmp"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in the cache: {left:?}");
+}
+
+#[test]
 fn output_over_a_hard_link_updates_every_name_and_never_keeps_setuid() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let dir = tempfile::tempdir().unwrap();

@@ -167,7 +167,13 @@ impl Folder {
             return Err(io(std::io::Error::other("the folder could not be made")));
         };
         let tmp = format!(".{name}.{:016x}.tmp", unpredictable());
+        // Listed while it exists: a signal (a CI timeout, `ulimit -f`)
+        // mid-write would leave it in the cache for good.
+        crate::leftovers::watch_signals();
+        let mut live = crate::leftovers::lock();
         let file = sys::create_file(dir, &tmp).map_err(io)?;
+        let _listed = crate::leftovers::list(&mut live, &self.path.join(&tmp));
+        drop(live);
         // The folder stays locked only while the file is made: the body
         // (a whole snapshot) is written beside other writes.
         let dir = sys::share(dir).map_err(io)?;

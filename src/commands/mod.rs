@@ -269,8 +269,19 @@ pub fn write_output_with(
         // what a file made by `>` would lose.
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    let mut tmp = match builder.tempfile_in(dir) {
-        Ok(tmp) => tmp,
+    // Made and listed under the lock a signal's clean-up takes: killed by
+    // SIGTERM or a file-size limit (SIGXFSZ) mid-write, ripple once left
+    // its `.ripple-XXXXXX` beside the target.
+    ripple::leftovers::watch_signals();
+    let mut live = ripple::leftovers::lock();
+    let made = builder.tempfile_in(dir).map(|tmp| {
+        let listed = ripple::leftovers::list(&mut live, tmp.path());
+        (listed, tmp)
+    });
+    drop(live);
+    // Bound first, dropped last: the file is gone before it leaves the list.
+    let (_listed, mut tmp) = match made {
+        Ok(made) => made,
         // A file ripple may write in a folder it may not add to (a shared
         // report in a locked folder): written in place, as `>` would.
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => match &existing {

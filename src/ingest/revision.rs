@@ -62,73 +62,10 @@ pub struct Revision {
     pub commit: String,
     /// The project folder inside the copy.
     pub root: PathBuf,
+    // Deleted before it leaves the list: a signal in between finds it listed.
     _dir: tempfile::TempDir,
+    _listed: crate::leftovers::Listed,
 }
-
-impl Drop for Revision {
-    fn drop(&mut self) {
-        let mut live = live();
-        if let Some(i) = live.iter().position(|p| p == self._dir.path()) {
-            live.swap_remove(i);
-        }
-    }
-}
-
-/// The revision copies this process has on disk, for [`clean_up_on_signals`]
-/// to delete. Writers hold the lock while they write a file: a deletion
-/// then never races a write that would make the folder again.
-static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Deletes this process's revision copies when a signal ends it (SIGINT,
-/// SIGTERM, SIGHUP, SIGQUIT, SIGXCPU from a CPU limit ...), then dies of the signal as it would have: `ripple
-/// diff` stopped by Ctrl-C or a CI timeout left both copies behind every
-/// time. The signals are waited for on a thread of their own, so the
-/// deletion is ordinary code, not a signal handler's.
-#[cfg(target_os = "linux")]
-fn clean_up_on_signals() {
-    use signal_hook::consts::*;
-    // Every signal whose default is to end the process that a handler may
-    // take (SIGKILL cannot be; the next run sweeps what it leaves). SIGPIPE
-    // is left to Rust's default (ignored: a closed pipe is a write error).
-    const ENDING: [i32; 12] = [
-        SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
-        SIGXFSZ, SIGIO,
-    ];
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let Ok(mut signals) = signal_hook::iterator::Signals::new(ENDING) else {
-            return;
-        };
-        let _ = std::thread::Builder::new()
-            .name("ripple-signals".to_string())
-            .spawn(move || {
-                if let Some(signal) = signals.forever().next() {
-                    // Held until the process ends: no writer starts another
-                    // file. A deletion that fails part way (seen under load:
-                    // a copy was left) is tried again until the copy is gone.
-                    let live = live();
-                    for path in live.iter() {
-                        for _ in 0..200 {
-                            let _ = std::fs::remove_dir_all(path);
-                            if !path.exists() {
-                                break;
-                            }
-                            std::thread::sleep(std::time::Duration::from_millis(5));
-                        }
-                    }
-                    let _ = signal_hook::low_level::emulate_default_handler(signal);
-                    std::process::exit(128 + signal);
-                }
-            });
-    });
-}
-
-#[cfg(not(target_os = "linux"))]
-fn clean_up_on_signals() {}
 
 /// The kinds of file a project is read from (SQL and Jinja, YAML, DAG files,
 /// manifests; seeds are written empty): a repository's other files (data,
@@ -171,9 +108,9 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
     // The handler first, and the folder made and listed under the lock the
     // handler takes: a signal between making and listing it once left the
     // copy behind (seen under load in tests/hardening.rs).
-    clean_up_on_signals();
-    let (dir, root) = {
-        let mut live = live();
+    crate::leftovers::watch_signals();
+    let (dir, listed, root) = {
+        let mut live = crate::leftovers::lock();
         let dir = builder
             .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
             .tempdir_in(&parent)
@@ -181,7 +118,7 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
                 path: parent.clone(),
                 source,
             })?;
-        live.push(dir.path().to_path_buf());
+        let listed = crate::leftovers::list(&mut live, dir.path());
         // The project folder too: made after a signal's deletion, it
         // brought the copy back (`create_dir_all` makes every folder above
         // it), and the run died leaving it.
@@ -190,13 +127,14 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
             path: root.clone(),
             source,
         })?;
-        (dir, root)
+        (dir, listed, root)
     };
     // Made first so that a failed write also leaves the list of live copies.
     let revision = Revision {
         commit,
         root,
         _dir: dir,
+        _listed: listed,
     };
     write_tree(&location, &revision.commit, revision._dir.path())?;
     Ok(revision)
@@ -414,7 +352,7 @@ fn write_file(path: &Path, from: &mut impl Read, size: u64) -> Result<(), Revisi
         path: path.to_path_buf(),
         source,
     };
-    let _writing = live();
+    let _writing = crate::leftovers::lock();
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io)?;
     }
