@@ -793,8 +793,9 @@ when not matched then insert values (s.session_id, s.first_day, s.hits);",
         )],
         // Grouped by session: a session gathers hits of any day, so it is
         // restated from its start; a session moving a day earlier leaves its
-        // old partition a row short, which the row-count check would flag.
-        yml: "datasets:\n  raw.hits: { grain: day, start: 2026-03-01, partition_column: event_day, partition_format: text_yyyy_mm_dd }\n  mart.sessions: { partition_column: first_day, partition_format: text_yyyy_mm_dd, start: 2026-03-01, checks: { row_count: false } }\n",
+        // old partition a row short (here: empty), which the row-count and
+        // the per-partition non-empty checks would flag.
+        yml: "datasets:\n  raw.hits: { grain: day, start: 2026-03-01, partition_column: event_day, partition_format: text_yyyy_mm_dd }\n  mart.sessions: { partition_column: first_day, partition_format: text_yyyy_mm_dd, start: 2026-03-01, checks: { row_count: false, non_empty: false } }\n",
         // A late hit: session s9 began a day earlier than production knew.
         fix: "insert into raw.hits values ('2026-03-03','s9');",
         after: "",
@@ -2244,4 +2245,58 @@ create table \"Sales\".daily_rev (\"day\" date primary key, rev bigint);",
     let (code, err) = run_plan(&db, dir.path(), &script, &[]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(case.dump(&db), expected);
+}
+
+#[test]
+fn a_job_rewriting_only_its_last_days_cannot_empty_the_rest() {
+    // The late-arriving-data job rewrites the days a reload queue names
+    // (the last three), through a temporary table and a join: a shape no
+    // reading of its SQL tells from a calendar join. Restated into an
+    // empty work table, it kept only the queued days; with the row count
+    // off, the plan ran to exit 0 and production lost the restated day.
+    // The non-empty check, partition by partition, stops it before the
+    // swap.
+    let case = Case {
+        setup: "create schema raw; create schema mart; create schema ctl;
+create table raw.changes (id integer, changed_at timestamp);
+insert into raw.changes select i, timestamp '2026-03-01 10:00:00' + (i % 8) * interval '1 day' from generate_series(1, 40) i;
+create table ctl.reload_days (day date);
+insert into ctl.reload_days values ('2026-03-06'), ('2026-03-07'), ('2026-03-08');
+create table mart.recent (day date, n bigint);",
+        jobs: &[(
+            "recent",
+            "create temp table todo as select day from ctl.reload_days;\ndelete from mart.recent using todo where mart.recent.day = todo.day;\ninsert into mart.recent select cast(c.changed_at as date), count(*) from raw.changes c join todo on cast(c.changed_at as date) = todo.day group by 1;\n",
+        )],
+        yml: "datasets:\n  raw.changes: { grain: day, start: 2026-03-01, partition_column: changed_at }\n  mart.recent: { partition_column: day, start: 2026-03-01, checks: { row_count: false } }\n",
+        fix: "delete from raw.changes where id = 3;",
+        after: "",
+        changed: "raw.changes",
+        day: "2026-03-03",
+        dumps: &["select * from mart.recent order by 1"],
+    };
+    let make = || engines::require(engines::postgres(), "PostgreSQL").map(Db::Pg);
+    let Some(db) = make() else { return };
+    // Production: eight days, run day by day as the job's schedule did.
+    db.run_file(case.setup).unwrap();
+    db.run("insert into mart.recent select cast(changed_at as date), count(*) from raw.changes group by 1")
+        .unwrap();
+    db.run_file(case.fix).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    std::fs::write(dir.path().join("jobs/recent.sql"), case.jobs[0].1).unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        format!(
+            "dialect: postgres\nmodels: [jobs]\ntables: [tables.jsonl]\n{}",
+            case.yml
+        ),
+    )
+    .unwrap();
+    describe_any(&db, dir.path());
+    let before = case.dump(&db);
+    let script = case.plan(dir.path()).unwrap();
+    let (code, err) = run_plan(&db, dir.path(), &script, &[]);
+    assert_ne!(code, 0, "the plan emptied partitions and passed");
+    assert!(err.contains("the task emptied it"), "{err}");
+    assert_eq!(case.dump(&db), before, "production changed");
 }

@@ -2358,6 +2358,12 @@ fn a_job_rewriting_only_a_moving_recent_slice_is_refused() {
              on conflict (day) do update set amount = excluded.amount;",
             "the clock",
         ),
+        (
+            // Shapes ripple does not order count as bounds.
+            "delete from mart.daily where not (day < current_date - 3);\n\
+             insert into mart.daily select day, sum(amount) as amount from raw.orders where coalesce(day >= date 'today' - 3, false) group by day;",
+            "the clock",
+        ),
     ];
     for (job, follows) in refused {
         let dir = temp_project(&[
@@ -2433,5 +2439,46 @@ fn a_partition_column_declared_without_quotes_is_carried_downstream() {
     assert!(
         script.contains("from \"mart\".\"daily\" as ripple_row where \"day\" >= "),
         "{script}"
+    );
+}
+
+#[test]
+fn an_incremental_model_whose_rebuild_keeps_only_a_recent_slice_is_refused() {
+    // A filter outside `is_incremental()` by the clock: every incremental
+    // run added its week and kept the rest, but `--full-refresh` rebuilds
+    // the last week alone into the shadow, and the swap would delete the
+    // restated days before it.
+    let edited = |from: &str, to: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(Path::new("fixtures/backfill_dbt"), dir.path());
+        let path = dir.path().join("models/fct_orders.sql");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from));
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        dir
+    };
+    let dir = edited(
+        "from {{ ref('stg_orders') }}\n",
+        "from {{ ref('stg_orders') }}\nwhere order_date >= current_date - 7\n",
+    );
+    let out = plan_output(dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`fct_orders` is incremental and keeps what every run added")
+            && err.contains("order_date >= current_date - 7")
+            && err.contains("a bound that moves with the clock"),
+        "{err}"
+    );
+    // Inside `is_incremental()` the filter never reaches a rebuild.
+    let dir = edited(
+        "where order_date > (select max(order_date) from {{ this }})",
+        "where order_date >= current_date - 7",
+    );
+    let out = plan_output(dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

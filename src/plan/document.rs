@@ -1033,7 +1033,7 @@ pub fn document(
         // the plan, whatever else would run the model.
         if job.is_some_and(|j| j.kind.is_dbt())
             && dbt_overlay.is_ok()
-            && let Some(reason) = super::executors::dbt_body_refusal(d, job, !python)
+            && let Some(reason) = super::executors::dbt_body_refusal(d, job, !python, g.config.dialect)
         {
             return Err(PlanError::NoCommand {
                 dataset: d.name.clone(),
@@ -1878,14 +1878,36 @@ fn validations(
         });
     }
     if non_empty && !skip(Check::NonEmpty) {
+        // Partition by partition too: a partition production has rows in
+        // and the shadow has none was emptied (a job that rewrites only "the
+        // last 3 days" of its table, run into an empty one, once kept 3 of
+        // 31 days with the row count skipped, and the range as a whole had
+        // rows).
+        let emptied = partition.map(|(column, grain, format, zone)| {
+            let k = super::sql::partition_key(dialect, column, grain, format, zone);
+            format!(
+                "(select p.k from (select distinct {k} as k from {p} where {f}) p where not exists (select 1 from {s} where ({f}) and {k} = p.k)) emptied"
+            )
+        });
+        let sql = match &emptied {
+            Some(e) => format!(
+                "select (select count(*) from {s} where {f}) > 0 and (select count(*) from {e}) = 0"
+            ),
+            None => format!("select (select count(*) from {s} where {f}) > 0"),
+        };
+        let partitions = emptied.as_ref().map_or(String::new(), |e| {
+            format!(
+                " when (select count(*) from {e}) > 0 then 'partition ' || (select min(cast(k as varchar)) from {e}) || ': shadow 0 rows, production has rows: the task emptied it (does the job rewrite only part of its table each run?), or skip the check (--skip-check non-empty) if the fix empties it'"
+            )
+        });
         out.push(Validation {
             check: "non_empty".to_string(),
             // Nothing on either side is a failure too: a filter that matches
             // no row at all (a partition key in a format ripple did not
             // expect) would otherwise restate nothing and pass.
-            sql: format!("select (select count(*) from {s} where {f}) > 0"),
+            sql,
             detail: Some(format!(
-                "select case when (select count(*) from {p} where {f}) = 0 then '{span}: the partition filter matches no row in the shadow nor in production: check the partition column and its format (docs/plan.md), or skip the check (--skip-check non-empty) if these partitions are truly empty' else '{span}: shadow 0 rows, production ' || cast((select count(*) from {p} where {f}) as varchar) || ' rows' end"
+                "select case when (select count(*) from {p} where {f}) = 0 then '{span}: the partition filter matches no row in the shadow nor in production: check the partition column and its format (docs/plan.md), or skip the check (--skip-check non-empty) if these partitions are truly empty'{partitions} else '{span}: shadow 0 rows, production ' || cast((select count(*) from {p} where {f}) as varchar) || ' rows' end"
             )),
         });
     }

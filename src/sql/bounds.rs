@@ -142,8 +142,12 @@ impl Finder<'_> {
         }
     }
 
-    /// A comparison in `e` (through `and`, `or`, `not` and brackets) that
-    /// bounds a time from below by something moving.
+    /// A comparison in `e` (through `and`, `or` and brackets) that bounds a
+    /// time from below by something moving; any other shape holding a time
+    /// and something moving (`not (day < current_date - 3)`, a `case`, a
+    /// `coalesce` of a comparison, `... is not true`) is taken as one:
+    /// ripple orders only the plain comparisons, and refusing a job is
+    /// safe where losing partitions is not.
     fn bounds(&self, e: &Expr) -> Option<(String, Option<String>)> {
         match e {
             Expr::BinaryOp {
@@ -151,9 +155,32 @@ impl Finder<'_> {
                 op: BinaryOperator::And | BinaryOperator::Or,
                 right,
             } => self.bounds(left).or_else(|| self.bounds(right)),
-            Expr::Nested(inner) | Expr::UnaryOp { expr: inner, .. } => self.bounds(inner),
-            Expr::BinaryOp { left, op, right } => {
+            Expr::Nested(inner) => self.bounds(inner),
+            Expr::BinaryOp {
+                left,
+                op:
+                    op @ (BinaryOperator::Eq
+                    | BinaryOperator::Gt
+                    | BinaryOperator::GtEq
+                    | BinaryOperator::Lt
+                    | BinaryOperator::LtEq),
+                right,
+            } => {
                 let follows = self.compare(left, op, right)?;
+                Some((e.to_string(), follows))
+            }
+            Expr::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | Expr::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let follows = self.compare(left, compare_op, right)?;
                 Some((e.to_string(), follows))
             }
             Expr::Between {
@@ -184,8 +211,22 @@ impl Finder<'_> {
                 }?;
                 Some((e.to_string(), follows))
             }
-            _ => None,
+            // A subquery's own conditions are read as its query's.
+            Expr::Exists { .. } | Expr::Subquery(_) => None,
+            other => self.unordered(other),
         }
+    }
+
+    /// A condition ripple does not order: a bound when it compares a time
+    /// with the clock, or with another table's data.
+    fn unordered(&self, e: &Expr) -> Option<(String, Option<String>)> {
+        let follows = self.moving(e)?;
+        let cols = columns(e);
+        let time = match &follows {
+            None => !cols.is_empty(),
+            Some(_) => cols.iter().any(|c| time_like(c)),
+        };
+        time.then(|| (e.to_string(), follows))
     }
 
     /// Whether `left op right` bounds a time column from below (or pins
@@ -314,13 +355,19 @@ fn clock(e: &Expr) -> bool {
             .last()
             .and_then(|p| p.as_ident())
             .is_some_and(|i| now_like(&i.value)),
-        Expr::Value(v) => matches!(
-            &v.value,
-            Value::SingleQuotedString(s)
-                if matches!(s.to_ascii_lowercase().as_str(), "now" | "today" | "yesterday" | "tomorrow")
-        ),
+        Expr::Value(v) => clock_word(&v.value),
+        Expr::TypedString(t) => clock_word(&t.value.value),
         _ => false,
     }
+}
+
+/// PostgreSQL's words for the clock in a date or time literal.
+fn clock_word(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::SingleQuotedString(s)
+            if matches!(s.to_ascii_lowercase().as_str(), "now" | "today" | "yesterday" | "tomorrow")
+    )
 }
 
 /// The columns `e` reads outside its subqueries (not the clock).
@@ -461,6 +508,15 @@ mod tests {
             "insert into mart.daily select * from (select * from raw.o where loaded_at > now() - interval '1 day') s",
             "merge into mart.daily t using raw.o s on t.day = s.day and s.day >= current_date - 2 when matched then delete",
             "insert into mart.daily select * from raw.o where day in (select max(day) from raw.o)",
+            // Shapes ripple does not order are taken as bounds.
+            "delete from mart.daily where not (day < current_date - 3)",
+            "delete from mart.daily where day not between date '1900-01-01' and current_date - 4",
+            "delete from mart.daily where (day < current_date - 3) is not true",
+            "delete from mart.daily where case when day >= current_date - 3 then true else false end",
+            "delete from mart.daily where coalesce(day >= current_date - 3, false)",
+            "delete from mart.daily where day >= date 'today' - 3",
+            "delete from mart.daily where day >= any (select max(day) - 2 from raw.o)",
+            "delete from mart.daily where date_trunc('month', day) = date_trunc('month', current_date)",
         ] {
             assert!(bound(sql).is_some(), "no bound found in {sql}");
         }

@@ -537,12 +537,14 @@ pub fn refusal(d: &crate::project::Dataset, shadows: &super::DbtShadows) -> Opti
 }
 
 /// Why the overlay cannot keep `d`'s body (its `job`) from writing
-/// production during its task, if it cannot; `statement_masked`: whether
-/// the overlay masks `statement` in this plan.
+/// production during its task, or why its rebuild would not be its
+/// history, if either; `statement_masked`: whether the overlay masks
+/// `statement` in this plan.
 pub fn body_refusal(
     d: &crate::project::Dataset,
     job: Option<&crate::project::Job>,
     statement_masked: bool,
+    dialect: crate::sql::SqlDialect,
 ) -> Option<String> {
     // What the overlay's masks cannot check: calls that write while dbt
     // compiles the body (before its materialization), during the task.
@@ -574,7 +576,39 @@ pub fn body_refusal(
             crate::text::one_line(bad)
         ));
     }
-    None
+    slice_refusal(d, job, dialect)
+}
+
+/// Why what `--full-refresh` builds of an incremental model is not its
+/// history, if it is not: a filter outside `is_incremental()` bounding a
+/// time by the clock or by another table (`where order_date >=
+/// current_date - 7`) keeps only a recent slice in a rebuild, while the
+/// incremental runs kept everything they ever added.
+fn slice_refusal(
+    d: &crate::project::Dataset,
+    job: Option<&crate::project::Job>,
+    dialect: crate::sql::SqlDialect,
+) -> Option<String> {
+    let incremental = d.config.get("materialized").and_then(|v| v.as_str()) == Some("incremental");
+    let microbatch = d
+        .config
+        .get("incremental_strategy")
+        .and_then(|v| v.as_str())
+        == Some("microbatch");
+    if !incremental || microbatch {
+        return None;
+    }
+    let sql = job?.sql.as_ref()?;
+    let b = crate::sql::moving_bound(sql, dialect, &d.relation)?;
+    let follows = match &b.follows {
+        None => "the clock".to_string(),
+        Some(t) => format!("the data in `{t}`"),
+    };
+    Some(format!(
+        "`{}` is incremental and keeps what every run added, but what `--full-refresh` rebuilds into its shadow holds only the rows where `{}`, a bound that moves with {follows}: every restated partition outside it would come out empty and the swap would delete it from production; put that filter inside `{{% if is_incremental() %}}`, make the model `microbatch`, or restate it yourself",
+        d.name,
+        crate::text::one_line(&b.filter)
+    ))
 }
 
 /// Why `d` cannot be rebuilt into its shadow at all, if it cannot.
