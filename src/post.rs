@@ -167,8 +167,13 @@ impl Endpoint {
             return Err(bad("credentials in the URL are not supported"));
         }
         let port_of = |p: &str| {
-            p.parse::<u16>()
-                .map_err(|_| bad("the port is not a number"))
+            p.parse::<u16>().map_err(|_| {
+                if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) {
+                    bad("the port is past 65535")
+                } else {
+                    bad("the port is not a number")
+                }
+            })
         };
         let (host, port) = match authority.strip_prefix('[') {
             // `[::1]:8080`: an IPv6 address in brackets.
@@ -190,8 +195,13 @@ impl Endpoint {
         if host.is_empty() {
             return Err(bad("no host"));
         }
-        if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(bad("the path holds white space"));
+        if path.chars().any(char::is_control) {
+            return Err(bad(
+                "the path holds a control character (a line break, an escape): percent-encode it",
+            ));
+        }
+        if path.chars().any(char::is_whitespace) {
+            return Err(bad("the path holds white space: percent-encode it (`%20`)"));
         }
         Ok(Endpoint {
             url: url.to_string(),
@@ -485,6 +495,9 @@ mod tests {
             ("ftp://x", "not an http:// URL"),
             ("http://:80/", "no host"),
             ("http://x:port/", "not a number"),
+            ("http://x:99999/", "past 65535"),
+            ("http://x/a\u{1b}[31m", "control character"),
+            ("http://x/a b", "white space"),
             ("http://u:p@x/", "credentials"),
         ] {
             let e = Endpoint::parse(url).unwrap_err().to_string();

@@ -1487,3 +1487,23 @@ fn dag_files_that_cannot_be_read_are_named_by_dags_and_fail_schedule() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_factory_calling_one_defined_below_it_is_read_at_its_call() {
+    // Python looks a name up when the call runs: `make` calls `load`,
+    // defined after it and before the DAG calls `make`. Read only in the
+    // other order, this DAG once had no task and a warning that `make` was
+    // never called.
+    let load = "def load(name):\n    SQL(task_id=f\"load_{name}\", conn_id=\"w\", sql=f\"insert into mart.{name} select * from raw.{name}\")\n";
+    let make = "def make(name):\n    load(name)\n";
+    let dag = "with DAG(dag_id=\"d\", schedule=\"@daily\") as dag:\n    make(\"orders\")\n";
+    for body in [format!("{load}{make}"), format!("{make}{load}")] {
+        let (dags, diags) = read(&[("d.py", &format!("{HEADER}{body}{dag}"))]);
+        let t = task(&dags[0], "load_orders");
+        assert_eq!(t.task_id, "load_orders");
+        assert!(
+            diags.iter().all(|d| !d.message.contains("never calls")),
+            "{diags:?}"
+        );
+    }
+}

@@ -2397,3 +2397,91 @@ fn files_dbt_never_reads_are_no_models() {
     let ids: Vec<&str> = project.datasets.iter().map(|d| d.id.as_str()).collect();
     assert_eq!(ids, ["model.a"]);
 }
+
+/// Values that share their parts (`[a, a]` nested sixty times) are
+/// exponential to walk: comparing, sorting or hashing two of them ran for
+/// hours on a 2 KB model (comparisons were charged no fuel), in a dbt
+/// model and in an Airflow SQL template alike. Each is refused now, and
+/// the models beside it read.
+#[test]
+fn comparing_values_that_share_their_parts_is_refused_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut tree = String::from("{% set a = [1] %}{% set b = [1] %}");
+    for _ in 0..60 {
+        tree.push_str("{% set a = [a, a] %}{% set b = [b, b] %}");
+    }
+    let forms = [
+        "{{ a == b }}",
+        "{{ a < b }}",
+        "{{ [a, b]|sort }}",
+        "{{ [a, b]|unique|list }}",
+        "{{ [a]|select('equalto', b)|list }}",
+        "{% if a != b %}x{% endif %}",
+    ];
+    let mut files: Vec<(String, String)> = forms
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            (
+                format!("models/m{i}.sql"),
+                format!("{tree}{f}\nselect 1 as x from {{{{ ref('base') }}}}\n"),
+            )
+        })
+        .collect();
+    files.push(("models/base.sql".into(), "select 1 as x\n".into()));
+    files.push((
+        "dbt_project.yml".into(),
+        "name: j\nversion: \"1.0\"\nprofile: j\nmodel-paths: [\"models\"]\n".into(),
+    ));
+    files.push((
+        "dags/d.py".into(),
+        format!(
+            "from datetime import datetime\nfrom airflow import DAG\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\nwith DAG(dag_id=\"d\", schedule=\"@daily\", start_date=datetime(2026, 1, 1)) as dag:\n    t = SQLExecuteQueryOperator(task_id=\"t\", conn_id=\"w\", sql=\"\"\"{tree}{{{{ a == b }}}} insert into m.x select * from m.y\"\"\")\n"
+        ),
+    ));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    write(root, &refs);
+    let run = |args: &[&str]| {
+        let mut child = std::process::Command::new(bin())
+            .args(args)
+            .arg("--project")
+            .arg(root)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("ripple {args:?} still comparing after 120 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        child.wait_with_output().unwrap()
+    };
+    let said = |out: std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let err = said(run(&["check", "--no-cache"]));
+    for i in 0..forms.len() {
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("models/m{i}.sql")))
+            .unwrap_or_else(|| panic!("m{i} not reported: {err}"));
+        assert!(line.contains("render-error"), "{line}");
+    }
+    let err = said(run(&["dags", "--format", "json"]));
+    assert!(
+        err.contains("dags/d.py") && err.contains("a comparison would print"),
+        "{err}"
+    );
+}

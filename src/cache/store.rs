@@ -191,7 +191,12 @@ impl Folder {
         if !matches!(written, Ok(true)) {
             let _ = sys::remove(&dir, &tmp);
         }
-        written.map_err(io)
+        // Past its making, what fails is the named file's (a folder in its
+        // place stops the rename): the message names that file.
+        written.map_err(|source| Error::Io {
+            path: self.path.join(name),
+            source,
+        })
     }
 
     /// Removes `name`, if it is there.
@@ -917,6 +922,27 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    }
+
+    #[test]
+    fn a_folder_in_a_file_s_place_is_named_in_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("c");
+        let f = folder(&at);
+        write(&f, "t", b"x");
+        std::fs::create_dir(at.join("columns.jsonl")).unwrap();
+        std::fs::write(at.join("columns.jsonl/x"), "x").unwrap();
+        let e = f
+            .write("columns.jsonl", "b1", |w| w.write_all(b"y").map(|()| true))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c/columns.jsonl"), "{e}");
+        let names: Vec<String> = std::fs::read_dir(&at)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use crate::diff::{Change, ChangeKind, DiffReport, FailOn};
 
 use super::escape::{code_span, github_message, github_property, markdown_text};
-use crate::text::plural;
+use crate::text::{one_line, plural};
 
 /// How a kind is counted in the summary line.
 fn counted(kind: ChangeKind) -> &'static str {
@@ -67,7 +67,6 @@ pub fn schema() -> String {
 /// Plain text for a terminal: each name on its own line only, line breaks
 /// in names escaped (a column named with one once forged a report line).
 pub fn text(report: &DiffReport) -> String {
-    use crate::text::one_line;
     let all = |names: &[String], sep: &str| {
         let names: Vec<_> = names.iter().map(|n| one_line(n)).collect();
         names.join(sep)
@@ -127,10 +126,12 @@ pub fn github(report: &DiffReport, fail_on: FailOn) -> String {
         let _ = writeln!(
             out,
             "::{level} file={},line={},title={}::{}",
-            github_property(&c.file),
+            github_property(&one_line(&c.file)),
             c.line,
             github_property(&format!("ripple diff: {}", c.kind.as_str())),
-            github_message(&message)
+            // A line break GitHub would show as one (`%0A`) is shown as
+            // `\n`, as in the text format: a name stays on its line.
+            github_message(&one_line(&message))
         );
     }
     out
@@ -396,6 +397,29 @@ mod tests {
         assert!(graph.contains("740 more affected datasets not drawn"));
         // The changed datasets are drawn before the impacted ones.
         assert!(graph.contains("model.changed_0"));
+    }
+
+    #[test]
+    fn a_line_break_in_a_name_stays_on_its_annotation_line() {
+        let report = DiffReport {
+            changes: vec![Change {
+                model: "model.a\nb".to_string(),
+                kind: ChangeKind::Breaking,
+                columns: vec!["removed: x\ny".to_string()],
+                downstream: Vec::new(),
+                possibly: Vec::new(),
+                file: "models/a\nb.sql".to_string(),
+                line: 1,
+                reason: "output column removed or renamed".to_string(),
+                writes: Vec::new(),
+                plan: None,
+            }],
+            edges: Vec::new(),
+        };
+        let out = github(&report, FailOn::None);
+        assert_eq!(out.lines().count(), 1, "{out}");
+        // GitHub shows `%0A` as a line break.
+        assert!(!out.contains("%0A") && out.contains("model.a\\nb"), "{out}");
     }
 }
 

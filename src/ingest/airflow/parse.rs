@@ -109,6 +109,10 @@ struct Reader<'a> {
     /// `@task_group` functions and plain task or DAG factories, by name
     /// (shared: each call reads the body, none copies it).
     group_fns: HashMap<String, Rc<GroupFn>>,
+    /// Functions that made no task when defined: one calling a factory
+    /// defined further down (`make` calling `load`, valid Python, which
+    /// looks names up when the call runs) becomes a factory once `load` is.
+    plain_fns: Vec<GroupFn>,
     /// Loop bodies read so far (see [`MAX_LOOP_READS`]).
     loop_reads: usize,
     /// Group ids already used: a `@task_group` called again gets `__1`,
@@ -267,6 +271,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         group_members: HashMap::new(),
         group_edges: Vec::new(),
         group_fns: HashMap::new(),
+        plain_fns: Vec::new(),
         group_prefixes: HashMap::new(),
         used_groups: std::collections::HashSet::new(),
         taskflow_ids: std::collections::HashSet::new(),
@@ -726,20 +731,21 @@ impl Reader<'_> {
                 // A plain function making tasks or DAGs (a factory): each
                 // call reads its body with the call's arguments, as Airflow
                 // runs it.
+                let factory = GroupFn {
+                    name: f.name.to_string(),
+                    group: false,
+                    group_id: String::new(),
+                    prefixed: false,
+                    params: parameter_names(f),
+                    body: f.body.to_vec(),
+                };
                 if self.contains_task_call(&f.body) {
-                    let params = parameter_names(f);
-                    self.group_fns.insert(
-                        f.name.to_string(),
-                        Rc::new(GroupFn {
-                            name: f.name.to_string(),
-                            group: false,
-                            group_id: String::new(),
-                            prefixed: false,
-                            params,
-                            body: f.body.to_vec(),
-                        }),
-                    );
+                    self.group_fns.insert(f.name.to_string(), Rc::new(factory));
                     self.promote(f.name.as_str());
+                } else {
+                    // A later definition of this name replaces it, as in Python.
+                    self.plain_fns.retain(|p| p.name != factory.name);
+                    self.plain_fns.push(factory);
                 }
             }
             Stmt::For(f)
@@ -2109,6 +2115,19 @@ impl Reader<'_> {
             self.maker_calls.insert(s);
             if task {
                 self.task_calls.insert(s);
+            }
+        }
+        // Functions defined before `key` was known to make tasks that call
+        // it make tasks too.
+        if task {
+            let (now, still): (Vec<GroupFn>, Vec<GroupFn>) = std::mem::take(&mut self.plain_fns)
+                .into_iter()
+                .partition(|p| self.contains_task_call(&p.body));
+            self.plain_fns = still;
+            for p in now {
+                let name = p.name.clone();
+                self.group_fns.insert(name.clone(), Rc::new(p));
+                self.promote(&name);
             }
         }
     }

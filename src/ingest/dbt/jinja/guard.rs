@@ -831,10 +831,46 @@ pub(crate) fn install(
     env.add_filter("join", join);
     env.add_filter("tojson", tojson);
     env.add_filter("pprint", pprint);
-    let tests: [(&str, Value); 3] = [
+    // What compares, sorts or hashes two values walks them whole, uncharged:
+    // values sharing their parts (`[a, a]` nested sixty times) took hours.
+    let comparing: [(&str, Value); 6] = [
+        ("sort", Value::from_function(f::sort)),
+        ("unique", Value::from_function(f::unique)),
+        ("min", Value::from_function(f::min)),
+        ("max", Value::from_function(f::max)),
+        ("dictsort", Value::from_function(f::dictsort)),
+        ("groupby", Value::from_function(f::groupby)),
+    ];
+    for (name, inner) in comparing {
+        env.add_filter(name, guarded(format!("the filter `{name}`"), inner));
+    }
+    let (eq, ne, lt, le, gt, ge) = (
+        Value::from_function(t::is_eq),
+        Value::from_function(t::is_ne),
+        Value::from_function(t::is_lt),
+        Value::from_function(t::is_le),
+        Value::from_function(t::is_gt),
+        Value::from_function(t::is_ge),
+    );
+    let tests: [(&str, Value); 18] = [
         ("startingwith", Value::from_function(t::is_startingwith)),
         ("endingwith", Value::from_function(t::is_endingwith)),
         ("in", Value::from_function(t::is_in)),
+        ("eq", eq.clone()),
+        ("equalto", eq.clone()),
+        ("==", eq),
+        ("ne", ne.clone()),
+        ("!=", ne),
+        ("lt", lt.clone()),
+        ("lessthan", lt.clone()),
+        ("<", lt),
+        ("le", le.clone()),
+        ("<=", le),
+        ("gt", gt.clone()),
+        ("greaterthan", gt.clone()),
+        (">", gt),
+        ("ge", ge.clone()),
+        (">=", ge),
     ];
     for (name, inner) in tests {
         env.add_test(name, guarded(format!("the test `{name}`"), inner));
@@ -979,7 +1015,7 @@ fn in_op(state: &State, needle: &Value, container: &Value) -> Result<Value, Erro
 /// A chain of comparisons: each pair compared in turn, false at the first
 /// pair that is.
 fn compare(state: &State, chain: Rest<Value>) -> Result<Value, Error> {
-    check(state, "`in`", &chain)?;
+    check(state, "a comparison", &chain)?;
     let mut i = 0;
     while i + 2 < chain.len() {
         let (a, op, b) = (&chain[i], &chain[i + 1], &chain[i + 2]);
@@ -1373,6 +1409,9 @@ fn tag_needs_rewrite(tag: &[u8]) -> bool {
         let c = body[i];
         match c {
             b'~' => return true,
+            // A comparison may walk two containers (see `Walk`).
+            b'<' | b'>' => return true,
+            b'=' | b'!' if body.get(i + 1) == Some(&b'=') => return true,
             b'\'' | b'"' => {
                 i = memchr::memchr(c, &body[i + 1..]).map_or(body.len(), |j| i + 1 + j + 1);
                 continue;
@@ -1420,11 +1459,16 @@ pub(crate) fn prints_values(tmpl: &minijinja::Template<'_, '_>) -> bool {
     std::iter::once(&compiled.instructions)
         .chain(compiled.blocks.values())
         .any(|code| {
+            let mut prev: Option<&I> = None;
             (0..).map_while(|i| code.get(i)).any(|op| {
+                // A comparison whose right side is a scalar constant ends at
+                // once; any other may walk two containers (see `Walk`).
+                let literal = matches!(prev, Some(I::LoadConst(v)) if !matches!(v.kind(), ValueKind::Seq | ValueKind::Map));
+                prev = Some(op);
                 matches!(
                     op,
                     I::StringConcat | I::In | I::SetAttr(_) | I::CompareAndPreserve(_)
-                )
+                ) || (matches!(op, I::Eq | I::Ne | I::Lt | I::Lte | I::Gt | I::Gte) && !literal)
             })
         })
 }
@@ -1519,6 +1563,12 @@ pub(crate) fn rewrite_found(text: &str, dates: bool) -> std::borrow::Cow<'_, str
         return Cow::Owned(format!("{{{{ {UNGUARDED_FN}() }}}}{text}"));
     }
     Cow::Owned(emit(text, (0, text.len()), &edits))
+}
+
+/// A constant that is no container (`'prod'`, `1`, `none`): comparing any
+/// value with it ends at once.
+fn scalar_const(e: &minijinja::machinery::ast::Expr<'_>) -> bool {
+    matches!(e, minijinja::machinery::ast::Expr::Const(k) if !matches!(k.value.kind(), ValueKind::Seq | ValueKind::Map))
 }
 
 /// A function no environment defines: calling it fails the render. What
@@ -1831,6 +1881,29 @@ impl Walk<'_, '_> {
                     self.expr(&b.left);
                     self.expr(&b.right);
                 }
+                // One comparison (a chain is `Expr::Compare`): measured first
+                // unless a side is a scalar constant (see `Compare` below).
+                BinOpKind::Eq
+                | BinOpKind::Ne
+                | BinOpKind::Lt
+                | BinOpKind::Lte
+                | BinOpKind::Gt
+                | BinOpKind::Gte
+                    if !scalar_const(&b.left) && !scalar_const(&b.right) =>
+                {
+                    let op = match b.op {
+                        BinOpKind::Eq => "==",
+                        BinOpKind::Ne => "!=",
+                        BinOpKind::Lt => "<",
+                        BinOpKind::Lte => "<=",
+                        BinOpKind::Gt => ">",
+                        _ => ">=",
+                    };
+                    let (left, right) = (self.operand(&b.left), self.operand(&b.right));
+                    self.push(left, right, EditKind::Compare(vec![left, right], vec![op]));
+                    self.expr(&b.left);
+                    self.expr(&b.right);
+                }
                 _ => {
                     self.expr(&b.left);
                     self.expr(&b.right);
@@ -1841,7 +1914,20 @@ impl Walk<'_, '_> {
                     .ops
                     .iter()
                     .any(|o| matches!(o.op, CompareOpKind::In | CompareOpKind::NotIn));
-                if holds_in {
+                // Comparing two values that may be containers walks them
+                // whole, uncharged, and values sharing their parts (`[a, a]`
+                // nested sixty times) are exponential to walk: measured
+                // first. A scalar literal on either side ends a comparison
+                // at once (`target.name == 'prod'`), so those stay as they are.
+                let scalar = scalar_const;
+                let mut sides = std::iter::once(&c.expr).chain(c.ops.iter().map(|o| &o.expr));
+                let mut prev = sides.next();
+                let mut containers = false;
+                for next in sides {
+                    containers |= prev.is_some_and(|p| !scalar(p)) && !scalar(next);
+                    prev = Some(next);
+                }
+                if holds_in || containers {
                     let mut operands = vec![self.operand(&c.expr)];
                     let mut ops = Vec::new();
                     for o in &c.ops {
