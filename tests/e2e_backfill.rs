@@ -852,7 +852,8 @@ fn the_airflow_dag_imports_in(python: &Path) {
         .map(|t| t["validations"].as_array().unwrap().len())
         .sum();
     let waits = if guarded { count("tasks") + 1 } else { 0 };
-    let want = count("setup") + count("tasks") + validations + count("swap_scripts") + 1 + waits;
+    // Setups, runs, checks, swaps, the cleanup, the summary, the waits.
+    let want = count("setup") + count("tasks") + validations + count("swap_scripts") + 2 + waits;
     let out = Command::new(python)
         .current_dir(dir.path())
         .env("AIRFLOW_HOME", dir.path().join("airflow"))
@@ -885,7 +886,34 @@ fn the_airflow_dag_imports_in(python: &Path) {
             "{report}"
         );
     }
-    assert_eq!(report["cleanup_after"], serde_json::json!(["swap_0"]));
+    // The summary ends the run after everything else, whatever happened;
+    // the cleanup waits for it (it reads the fingerprints) and the swap.
+    assert_eq!(
+        report["cleanup_after"],
+        serde_json::json!(["summary", "swap_0"])
+    );
+    assert_eq!(
+        report["summary_after"],
+        count("tasks") + validations + count("swap_scripts"),
+        "{report}"
+    );
+    assert!(
+        report["summary_rule"]
+            .as_str()
+            .unwrap_or_default()
+            .to_lowercase()
+            .contains("all_done"),
+        "{report}"
+    );
+    // Each batch says where it stands in Airflow's UI: one name per task.
+    let names = report["batch_names"].as_array().unwrap();
+    assert_eq!(names.len(), count("tasks"), "{report}");
+    assert!(
+        names
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("· batch 2 of ")),
+        "{report}"
+    );
     assert_eq!(report["templated"], serde_json::json!([]), "{report}");
     // A second DAG, triggered by hand, drops every shadow.
     assert_eq!(
@@ -1153,6 +1181,9 @@ print(json.dumps({
     "wait_swap_after": len(dag.get_task("wait_swap").upstream_task_ids) if dag and dag.has_task("wait_swap") else 0,
     "waits": sorted(t.task_id for t in dag.tasks if t.task_id.startswith("wait")) if dag else [],
     "cleanup_after": sorted(dag.get_task("cleanup").upstream_task_ids) if dag else [],
+    "summary_after": len(dag.get_task("summary").upstream_task_ids) if dag else 0,
+    "summary_rule": str(dag.get_task("summary").trigger_rule) if dag else "",
+    "batch_names": sorted({t.task_display_name for t in dag.tasks if " · batch " in t.task_display_name}) if dag else [],
     "templated": sorted(t.task_id for t in dag.tasks if t.template_fields) if dag else [],
     "rollback": [(t.task_id, len(t.sql)) for t in bag.dags["ripple_backfill_rollback"].tasks]
         if "ripple_backfill_rollback" in bag.dags else [],
@@ -1682,6 +1713,9 @@ fn the_airflow_dag_runs_in_airflow_on_postgres() {
         db.run(fix).unwrap();
         let before = airflow_dump(&db);
         assert_ne!(before, expected);
+        // What production's tables are: the plan keeps fingerprints, which
+        // the summary reads its rows from.
+        describe(&db, &dir.path().join("project"));
         let home = dir.path().join(format!("home{n}"));
         std::fs::create_dir_all(home.join("dags")).unwrap();
         std::fs::write(home.join("dags/plan.py"), dag()).unwrap();
@@ -1696,6 +1730,12 @@ fn the_airflow_dag_runs_in_airflow_on_postgres() {
             assert!(
                 text.contains("its detail query says") && text.contains("2026-01-11"),
                 "{name}: {text}"
+            );
+            // The summary says which checks failed, and that nothing swapped.
+            let line = summary_line(&text, "raw.orders");
+            assert!(
+                !line.contains(" 0 failed") && line.contains("not swapped: production unchanged"),
+                "{name}: {line}"
             );
             assert_eq!(airflow_dump(&db), before, "{name}: production changed");
             // Fixed, run again: the setup starts over and the run converges.
@@ -1716,6 +1756,69 @@ fn the_airflow_dag_runs_in_airflow_on_postgres() {
         assert!(ok, "{name}: {tail}");
         assert_eq!(airflow_dump(&db), expected, "{name}");
         assert!(leftovers(&db).is_empty(), "{name}: {:?}", leftovers(&db));
+        // The summary's rows are the engine's: the restated days before the
+        // run and after it, and the days whose rows changed.
+        let count = |dump: &str| {
+            dump.lines()
+                .filter(|l| ("2026-01-10".."2026-01-13").contains(&l.get(..10).unwrap_or("")))
+                .count()
+        };
+        let changed = (10..13)
+            .filter(|d| {
+                let day = format!("2026-01-{d}");
+                let rows = |dump: &str| {
+                    dump.lines()
+                        .filter(|l| l.starts_with(&day))
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                };
+                rows(&before.1) != rows(&expected.1)
+            })
+            .count();
+        let line = summary_line(&text, "mart.daily");
+        assert!(
+            line.contains("3 partition(s) (2026-01-10..2026-01-11, 2026-01-12) in 2 batch(es)")
+                && line.contains("0 failed, 0 not run")
+                && line.contains(&format!(
+                    "rows {} before, {} after, {changed} partition(s) changed",
+                    count(&before.1),
+                    count(&expected.1)
+                )),
+            "{name}: {line}"
+        );
+    }
+}
+
+/// The summary task's line for the dataset whose id ends with `dataset`.
+fn summary_line(log: &str, dataset: &str) -> String {
+    log.lines()
+        .find(|l| l.contains("ripple summary:") && l.contains(&format!("{dataset}:")))
+        .unwrap_or_else(|| panic!("no summary of {dataset}: {log}"))
+        .to_string()
+}
+
+/// Writes `tables.jsonl` (what `ripple tables` reads off `db`) into the
+/// project and names it in its ripple.yml.
+fn describe(db: &Db, project: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args(["tables", "--project"])
+        .arg(project)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = db.run(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    std::fs::write(project.join("tables.jsonl"), format!("{lines}\n")).unwrap();
+    let yml = std::fs::read_to_string(project.join("ripple.yml")).unwrap();
+    if !yml.contains("tables:") {
+        std::fs::write(
+            project.join("ripple.yml"),
+            format!("{yml}tables: [tables.jsonl]\n"),
+        )
+        .unwrap();
     }
 }
 

@@ -393,24 +393,6 @@ from airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLC
             py(&prelude)
         );
     }
-    out.push_str("ROLLBACK = [\n");
-    for r in &plan.rollback {
-        let _ = writeln!(out, "    {},", py(r));
-    }
-    out.push_str("]\n\n");
-    let _ = writeln!(
-        out,
-        "with DAG(\n    dag_id=\"ripple_backfill\",\n    schedule=None,\n    start_date=datetime(2024, 1, 1),\n    catchup=False,\n    max_active_tasks={max_concurrency},\n    default_args={{\"pool\": POOL, \"retries\": 0}},\n) as dag:"
-    );
-    let var = |i: usize, kind: &str| format!("{kind}_{i}");
-    let index = plan.positions();
-    let sql_list = |statements: &[String]| {
-        statements
-            .iter()
-            .map(|q| py(q))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let ids = task_ids(plan.tasks.iter().map(|t| t.task.id.as_str()));
     let dataset_ids = task_ids(plan.setup.iter().map(|s| s.dataset.as_str()));
     let task_id = |id: &str| {
@@ -433,6 +415,67 @@ from airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLC
             made
         }
     };
+    out.push_str("ROLLBACK = [\n");
+    for r in &plan.rollback {
+        let _ = writeln!(out, "    {},", py(r));
+    }
+    out.push_str("]\n\n");
+    // Per dataset, what the summary task reports: its tasks' partitions
+    // and batches, the validation tasks it counts, its swap, and the query
+    // reading its rows before and after.
+    let rows_of = |dataset: &str| {
+        plan.swaps
+            .iter()
+            .find(|s| s.dataset == dataset)
+            .and_then(|s| s.summary.as_deref())
+    };
+    out.push_str("# What the summary task reports, per dataset: its partitions, its batches, the\n# validation tasks it counts (by prefix), and the query reading its restated rows\n# before the setup and after the swap (None: no fingerprint kept).\nSUMMARY = [\n");
+    let mut seen = std::collections::BTreeSet::new();
+    for t in &plan.tasks {
+        let d = t.task.dataset.as_str();
+        if !seen.insert(d) {
+            continue;
+        }
+        let of: Vec<&DocTask> = plan.tasks.iter().filter(|x| x.task.dataset == d).collect();
+        let partitions: u64 = of.iter().map(|x| x.task.partitions).sum();
+        let ranges: Vec<String> = of.iter().map(|x| batch_span(&x.task)).collect();
+        let validations: Vec<String> = of
+            .iter()
+            .map(|x| py(&format!("validate__{}_", run_id(&x.task.id))))
+            .collect();
+        let _ = writeln!(
+            out,
+            "    {{\"dataset\": {}, \"partitions\": {partitions}, \"ranges\": {}, \"batches\": {}, \"validations\": [{}], \"rows\": {}}},",
+            py(d),
+            py(&ranges.join(", ")),
+            of.len(),
+            validations.join(", "),
+            rows_of(d).map_or("None".to_string(), py),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "]\n# The swap tasks, in order: rows after the swap are read once all succeeded.\nSWAPS = [{}]",
+        (0..plan.swap_scripts.len())
+            .map(|k| format!("\"swap_{k}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out.push_str("# A table to add one row per dataset to, after the summary is logged (created if\n# missing), e.g. \"ops.ripple_backfill_runs\"; None: the task log only.\nSUMMARY_TABLE = None\n");
+    out.push_str(SUMMARY_TASK);
+    let _ = writeln!(
+        out,
+        "with DAG(\n    dag_id=\"ripple_backfill\",\n    schedule=None,\n    start_date=datetime(2024, 1, 1),\n    catchup=False,\n    max_active_tasks={max_concurrency},\n    default_args={{\"pool\": POOL, \"retries\": 0}},\n) as dag:"
+    );
+    let var = |i: usize, kind: &str| format!("{kind}_{i}");
+    let index = plan.positions();
+    let sql_list = |statements: &[String]| {
+        statements
+            .iter()
+            .map(|q| py(q))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for (k, s) in plan.setup.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -447,14 +490,29 @@ from airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLC
         .enumerate()
         .map(|(k, s)| (s.dataset.as_str(), k))
         .collect();
+    // "batch 2 of 5" per dataset, in the names Airflow's UI shows.
+    let mut of_dataset: std::collections::HashMap<&str, (usize, usize)> =
+        std::collections::HashMap::new();
+    for t in &plan.tasks {
+        of_dataset.entry(t.task.dataset.as_str()).or_default().1 += 1;
+    }
     for (i, t) in plan.tasks.iter().enumerate() {
+        let position = of_dataset.entry(t.task.dataset.as_str()).or_default();
+        position.0 += 1;
+        let display = py(&format!(
+            "{} · batch {} of {} · {}",
+            t.task.dataset,
+            position.0,
+            position.1,
+            batch_span(&t.task)
+        ));
         let wants_sql = executor == Some(Executor::Sql)
             || (t.commands.airflow2.is_none() && t.commands.dbt.is_none());
         if wants_sql && !t.commands.sql.is_empty() {
             let statements: Vec<String> = t.commands.sql.iter().map(|q| py(q)).collect();
             let _ = writeln!(
                 out,
-                "    {} = SQLExecuteQueryOperator(task_id={}, conn_id=CONN_ID, sql=[{}])",
+                "    {} = SQLExecuteQueryOperator(task_id={}, task_display_name={display}, conn_id=CONN_ID, sql=[{}])",
                 var(i, "run"),
                 py(&run_id(&t.task.id)),
                 statements.join(", ")
@@ -473,7 +531,7 @@ from airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLC
             };
             let _ = writeln!(
                 out,
-                "    {} = {operator}(task_id={}, bash_command={})",
+                "    {} = {operator}(task_id={}, task_display_name={display}, bash_command={})",
                 var(i, "run"),
                 py(&run_id(&t.task.id)),
                 py(&command)
@@ -573,6 +631,19 @@ from airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLC
         );
         let _ = writeln!(out, "    swap_{} >> cleanup", plan.swap_scripts.len() - 1);
     }
+    // The summary ends the run whatever happened; the cleanup waits for it
+    // (it reads the setup's fingerprints), and for the swap.
+    out.push_str("    summary = RippleSummary(task_id=\"summary\", conn_id=CONN_ID)\n");
+    for i in 0..plan.tasks.len() {
+        let _ = writeln!(out, "    {} >> summary", var(i, "run"));
+        let _ = writeln!(out, "    {} >> summary", var(i, "validate"));
+    }
+    for k in 0..plan.swap_scripts.len() {
+        let _ = writeln!(out, "    swap_{k} >> summary");
+    }
+    if !plan.cleanup.is_empty() && !plan.swap_scripts.is_empty() {
+        out.push_str("    summary >> cleanup\n");
+    }
     // Triggered by hand, never by the backfill: dropping the shadows while
     // it runs would fail its tasks (never production, which the swap alone
     // changes, in one transaction).
@@ -622,6 +693,59 @@ impl LiveGuard {
     }
 }
 
+/// The task that ends the DAG: a summary per dataset in the task log (and
+/// SUMMARY_TABLE), failing when a validation or a swap did not succeed, so
+/// that the run's state is the backfill's.
+const SUMMARY_TASK: &str = r#"
+
+def _task_states(context):
+    ti, run = context["ti"], context["dag_run"]
+    if hasattr(ti, "get_task_states"):  # Airflow 3: the task SDK asks the API server
+        found = ti.get_task_states(dag_id=run.dag_id, run_ids=[run.run_id])
+        states = found.get(run.run_id, found) if isinstance(found, dict) else {}
+        return {str(k): str(v) for k, v in states.items()}
+    return {t.task_id: str(t.state) for t in run.get_task_instances()}  # Airflow 2.10
+
+
+class RippleSummary(SQLExecuteQueryOperator):
+    """Logs, per dataset, the partitions restated, the validations passed and
+    failed, and the restated rows before and after the swap; then fails if the
+    backfill did not finish, so that the DAG run's state says so."""
+
+    def __init__(self, **kwargs):
+        super().__init__(sql="select 1", trigger_rule="all_done", **kwargs)
+
+    def execute(self, context):
+        states = _task_states(context)
+        state = lambda t: states.get(t, "none").rsplit(".", 1)[-1].lower()
+        swapped = bool(SWAPS) and all(state(s) == "success" for s in SWAPS)
+        hook = self.get_db_hook()
+        rows, bad = [], []
+        for d in SUMMARY:
+            checks = [t for t in states if any(t.startswith(p) for p in d["validations"])]
+            passed = sum(state(t) == "success" for t in checks)
+            failed = sum(state(t) == "failed" for t in checks)
+            before = after = changed = None
+            if swapped and d["rows"]:
+                before, after, changed = hook.get_first(d["rows"])
+            rows.append((d["dataset"], d["partitions"], d["batches"], passed, failed, before, after, changed, swapped))
+            if failed or not swapped:
+                bad.append(d["dataset"])
+            self.log.info(
+                "ripple summary: %s: %s partition(s) (%s) in %s batch(es); validations %s passed, %s failed, %s not run; %s",
+                d["dataset"], d["partitions"], d["ranges"], d["batches"], passed, failed, len(checks) - passed - failed,
+                ("rows %s before, %s after, %s partition(s) changed" % (before, after, changed)) if before is not None
+                else ("swapped" if swapped else "not swapped: production unchanged"),
+            )
+        if SUMMARY_TABLE:
+            hook.run(
+                ["create table if not exists %s (run_id varchar, dataset varchar, partitions bigint, batches bigint, validations_passed bigint, validations_failed bigint, rows_before bigint, rows_after bigint, partitions_changed bigint, swapped boolean)" % SUMMARY_TABLE]
+                + ["insert into %s values (%s)" % (SUMMARY_TABLE, ", ".join(["'%s'" % str(context["dag_run"].run_id).replace("'", "''"), "'%s'" % r[0].replace("'", "''")] + ["null" if v is None else str(v).lower() if isinstance(v, bool) else str(int(v)) for v in r[1:]])) for r in rows]
+            )
+        if bad:
+            raise RuntimeError("ripple: the backfill did not finish for " + ", ".join(bad) + " (see the lines above); production is as the swap left it")
+"#;
+
 /// The sensor the DAG waits in before each batch and before the swap.
 const PRODUCTION_CLEAR: &str = r#"
 # Before each batch and before the swap: inside an allowed window, and no run
@@ -664,6 +788,15 @@ class ProductionClearSensor(_Sensor):
         return True
 
 "#;
+
+/// The partitions a task restates, as people read them.
+fn batch_span(t: &crate::plan::PlanTask) -> String {
+    match (&t.from, &t.to) {
+        (Some(a), Some(b)) if a == b => a.clone(),
+        (Some(a), Some(b)) => format!("{a}..{b}"),
+        _ => "all".to_string(),
+    }
+}
 
 /// A plan id as an Airflow task id (letters, digits, `-`, `_`, `.`).
 fn task_id(id: &str) -> String {

@@ -109,6 +109,12 @@ pub struct Swap {
     /// table's swap.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub refreshes: bool,
+    /// A query run after the swap, before the cleanup, answering one row:
+    /// the restated partitions' rows before the setup, their rows now, and
+    /// how many partitions changed (read off the setup's fingerprint; only
+    /// where the plan knows the table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
 }
 
 /// The whole plan.
@@ -1154,6 +1160,7 @@ pub fn document(
                     finally: Vec::new(),
                     fires: Vec::new(),
                     refreshes: true,
+                    summary: None,
                 }));
             }
             let filter = swap_filter(id);
@@ -1173,6 +1180,7 @@ pub fn document(
                     finally: Vec::new(),
                     fires: Vec::new(),
                     refreshes: false,
+                    summary: None,
                 }));
             };
             let partition = swap_partition(id);
@@ -1215,6 +1223,13 @@ pub fn document(
                 finally,
                 fires: k.triggers(),
                 refreshes: false,
+                summary: Some(super::table::summary_query(
+                    dialect,
+                    &d.relation,
+                    &shadow,
+                    partition,
+                    filter.as_deref(),
+                )),
             }))
         })
         .collect();

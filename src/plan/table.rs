@@ -831,6 +831,23 @@ pub fn check_fingerprint(
     )
 }
 
+/// The query a plan's summary runs after the swap: one row of the restated
+/// partitions' rows at the setup (its fingerprint), their rows now, and the
+/// partitions whose rows changed.
+pub fn summary_query(
+    dialect: SqlDialect,
+    relation: &str,
+    shadow: &str,
+    partition: Option<(&str, Grain, crate::time::KeyFormat, Option<&str>)>,
+    filter: Option<&str>,
+) -> String {
+    let f = quote_relation(dialect, &fingerprint_table(dialect, shadow));
+    let now = fingerprint_query(dialect, relation, partition, filter);
+    format!(
+        "select coalesce(sum(b.n), 0) as rows_before, coalesce(sum(a.n), 0) as rows_after, coalesce(sum(case when a.n is distinct from b.n or a.h is distinct from b.h then 1 else 0 end), 0) as partitions_changed from ({now}) a full join {f} b on a.k = b.k"
+    )
+}
+
 /// The lock a swap takes on production before its checks: readers go on,
 /// writers wait until the swap commits (PostgreSQL; DuckDB has one writer).
 pub fn lock(dialect: SqlDialect, relations: &[&str]) -> Option<String> {
