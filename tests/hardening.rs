@@ -2411,21 +2411,43 @@ fn comparing_values_that_share_their_parts_is_refused_not_run() {
     for _ in 0..60 {
         tree.push_str("{% set a = [a, a] %}{% set b = [b, b] %}");
     }
+    // Just small enough to measure: walked in a loop, each walk is paid.
+    let mut small = String::from("{% set a = [1] %}{% set b = [1] %}");
+    for _ in 0..20 {
+        small.push_str("{% set a = [a, a] %}{% set b = [b, b] %}");
+    }
     let forms = [
-        "{{ a == b }}",
-        "{{ a < b }}",
-        "{{ [a, b]|sort }}",
-        "{{ [a, b]|unique|list }}",
-        "{{ [a]|select('equalto', b)|list }}",
-        "{% if a != b %}x{% endif %}",
+        (&tree, "{{ a == b }}"),
+        (&tree, "{{ a < b }}"),
+        (&tree, "{{ [a, b]|sort }}"),
+        (&tree, "{{ [a, b]|unique|list }}"),
+        (&tree, "{{ [a]|select('equalto', b)|list }}"),
+        (&tree, "{% if a != b %}x{% endif %}"),
+        (
+            &tree,
+            "{% for x in [a, b] %}{% if loop.changed(x) %}{% endif %}{% endfor %}",
+        ),
+        (&tree, "{% set d = {a: 1} %}"),
+        (
+            &small,
+            "{% for i in range(100) %}{% if a == b %}{% endif %}{% endfor %}",
+        ),
+        (
+            &small,
+            "{% for i in range(100) %}{% if a in [b] %}{% endif %}{% endfor %}",
+        ),
+        (
+            &small,
+            "{% for i in range(100) %}{{ [a, b]|unique|list|length }}{% endfor %}",
+        ),
     ];
     let mut files: Vec<(String, String)> = forms
         .iter()
         .enumerate()
-        .map(|(i, f)| {
+        .map(|(i, (t, f))| {
             (
                 format!("models/m{i}.sql"),
-                format!("{tree}{f}\nselect 1 as x from {{{{ ref('base') }}}}\n"),
+                format!("{t}{f}\nselect 1 as x from {{{{ ref('base') }}}}\n"),
             )
         })
         .collect();
@@ -2484,4 +2506,37 @@ fn comparing_values_that_share_their_parts_is_refused_not_run() {
         err.contains("dags/d.py") && err.contains("a comparison would print"),
         "{err}"
     );
+}
+
+/// `ripple tables` run away from the project said "ripple reads no
+/// catalog of generic"; it now says which folder it read and how to name
+/// the project or the engine.
+#[test]
+fn tables_away_from_a_project_says_to_name_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(bin())
+        .arg("tables")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("holds no ripple.yml") && err.contains("--project DIR"),
+        "{err}"
+    );
+    let out = std::process::Command::new(bin())
+        .args(["tables", "--dialect", "postgres"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    write(dir.path(), &[("ripple.yml", "dialect: snowflake\n")]);
+    let out = std::process::Command::new(bin())
+        .arg("tables")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("reads no catalog of snowflake"), "{err}");
 }

@@ -795,6 +795,20 @@ fn guarded(
     }
 }
 
+/// [`guarded`] for what compares, sorts or hashes its values: they are
+/// walked first at the template's cost too ([`pay_walk`]).
+fn guarded_paid(
+    what: String,
+    inner: Value,
+) -> impl Fn(&mut State, Rest<ValueOrKwargs>) -> Result<Value, Error> + Send + Sync + 'static {
+    move |state: &mut State, args: Rest<ValueOrKwargs>| {
+        let args = values(args);
+        check(state, &what, &args)?;
+        pay_walk(state, &what, &args)?;
+        inner.call(state, &args)
+    }
+}
+
 /// Puts every filter, test and function of `env` that turns a value into
 /// text behind [`check`], and adds the calls [`rewrite_operators`] writes
 /// for `~`, `in` and namespace assignments (`is_dict` tells the
@@ -842,7 +856,7 @@ pub(crate) fn install(
         ("groupby", Value::from_function(f::groupby)),
     ];
     for (name, inner) in comparing {
-        env.add_filter(name, guarded(format!("the filter `{name}`"), inner));
+        env.add_filter(name, guarded_paid(format!("the filter `{name}`"), inner));
     }
     let (eq, ne, lt, le, gt, ge) = (
         Value::from_function(t::is_eq),
@@ -873,7 +887,7 @@ pub(crate) fn install(
         (">=", ge),
     ];
     for (name, inner) in tests {
-        env.add_test(name, guarded(format!("the test `{name}`"), inner));
+        env.add_test(name, guarded_paid(format!("the test `{name}`"), inner));
     }
     // Every function (dbt's, the project's macros, minijinja's `range`,
     // `dict`, `debug`...): the only globals that are neither values nor
@@ -892,6 +906,7 @@ pub(crate) fn install(
     env.add_function(CONCAT_FN, concat);
     env.add_function(IN_FN, contains);
     env.add_function(COMPARE_FN, compare);
+    env.add_function(SIZED_FN, sized);
     env.add_function(
         ASSIGN_FN,
         move |state: &State, namespaces: Value, value: Value| {
@@ -996,8 +1011,31 @@ fn concat(state: &State, parts: Rest<Value>) -> Result<Value, Error> {
 /// `needle in container`, as the engine's operator answers it.
 fn contains(state: &State, needle: Value, container: Value) -> Result<Value, Error> {
     check(state, "`in`", &[needle.clone(), container.clone()])?;
+    pay_walk(state, "`in`", &[needle.clone(), container.clone()])?;
     in_op(state, &needle, &container)
 }
+
+/// Walks `values` whole, paying for the walk with the template's fuel (see
+/// [`holds`]): what compares, hashes or sorts them walks them as far, and
+/// minijinja charges it nothing. Values sharing their parts, just small
+/// enough to print, once were compared in a loop for minutes.
+fn pay_walk(state: &State, what: &str, values: &[Value]) -> Result<(), Error> {
+    for v in values.iter().filter(|v| !inert(v)) {
+        holds(state, what, v, |_| false)?;
+    }
+    Ok(())
+}
+
+/// The function [`EditKind::Sized`] writes: `value`, measured and paid for.
+fn sized(state: &State, value: Value) -> Result<Value, Error> {
+    let both = std::slice::from_ref(&value);
+    check(state, "a dict key or `loop.changed`", both)?;
+    pay_walk(state, "a dict key or `loop.changed`", both)?;
+    Ok(value)
+}
+
+/// The function a value the engine hashes or compares uncharged becomes.
+pub(crate) const SIZED_FN: &str = "__ripple_sized";
 
 fn in_op(state: &State, needle: &Value, container: &Value) -> Result<Value, Error> {
     if matches!(
@@ -1016,6 +1054,7 @@ fn in_op(state: &State, needle: &Value, container: &Value) -> Result<Value, Erro
 /// pair that is.
 fn compare(state: &State, chain: Rest<Value>) -> Result<Value, Error> {
     check(state, "a comparison", &chain)?;
+    pay_walk(state, "a comparison", &chain)?;
     let mut i = 0;
     while i + 2 < chain.len() {
         let (a, op, b) = (&chain[i], &chain[i + 1], &chain[i + 2]);
@@ -1411,6 +1450,9 @@ fn tag_needs_rewrite(tag: &[u8]) -> bool {
             b'~' => return true,
             // A comparison may walk two containers (see `Walk`).
             b'<' | b'>' => return true,
+            // A dict literal (its keys are hashed) or `loop.changed(...)`.
+            b'{' => return true,
+            b'(' if body[..i].ends_with(b"changed") => return true,
             b'=' | b'!' if body.get(i + 1) == Some(&b'=') => return true,
             b'\'' | b'"' => {
                 i = memchr::memchr(c, &body[i + 1..]).map_or(body.len(), |j| i + 1 + j + 1);
@@ -1469,6 +1511,9 @@ pub(crate) fn prints_values(tmpl: &minijinja::Template<'_, '_>) -> bool {
                     op,
                     I::StringConcat | I::In | I::SetAttr(_) | I::CompareAndPreserve(_)
                 ) || (matches!(op, I::Eq | I::Ne | I::Lt | I::Lte | I::Gt | I::Gte) && !literal)
+                    // A dict literal hashes its keys; `loop.changed` compares.
+                    || matches!(op, I::BuildMap(n) if *n > 0)
+                    || matches!(op, I::CallMethod("changed", _))
             })
         })
 }
@@ -1513,6 +1558,9 @@ enum EditKind {
     Assign(Vec<(usize, usize)>, (usize, usize)),
     /// `a + b` or `a - b` in a template that uses dates.
     Arith((usize, usize), (usize, usize), &'static str),
+    /// A value the engine compares or hashes without charging for it (a
+    /// dict literal's key, `loop.changed`'s argument): measured and paid for.
+    Sized((usize, usize)),
 }
 
 /// `text` with its `~` and `in` operators written as calls of
@@ -1591,6 +1639,7 @@ fn well_nested(text: &str, edits: &[Edit]) -> bool {
             // The namespaces are copied from before the edit, as written.
             EditKind::Assign(_, value) => vec![*value],
             EditKind::Arith(a, b, _) => vec![*a, *b],
+            EditKind::Sized(a) => vec![*a],
         }
     };
     let mut open: Vec<&Edit> = Vec::new();
@@ -1672,6 +1721,9 @@ fn render_edit(text: &str, e: &Edit, inner: &[Edit], out: &mut String) {
         }
         EditKind::Arith(a, b, op) => {
             out.push_str(&format!("{}({}, '{op}', {})", ARITH_FN, part(*a), part(*b)));
+        }
+        EditKind::Sized(value) => {
+            out.push_str(&format!("{SIZED_FN}({})", part(*value)));
         }
         EditKind::Assign(targets, value) => {
             let targets: Vec<String> = targets.iter().map(|&r| part(r)).collect();
@@ -1977,12 +2029,33 @@ impl Walk<'_, '_> {
                 self.expr(&g.subscript_expr);
             }
             Expr::Call(c) => {
+                // `loop.changed(x)` compares `x` with the last one, uncharged.
+                if let Expr::GetAttr(g) = &c.expr
+                    && g.name == "changed"
+                    && matches!(&g.expr, Expr::Var(v) if v.id == "loop")
+                {
+                    use minijinja::machinery::ast::CallArg;
+                    for a in &c.args {
+                        if let CallArg::Pos(e) = a
+                            && !scalar_const(e)
+                        {
+                            // Its extent: the call's own brackets are not its.
+                            let r = self.extent(e);
+                            self.push(r, r, EditKind::Sized(r));
+                        }
+                    }
+                }
                 self.expr(&c.expr);
                 self.args(&c.args);
             }
             Expr::List(l) => l.items.iter().for_each(|i| self.expr(i)),
             Expr::Tuple(t) => t.items.iter().for_each(|i| self.expr(i)),
             Expr::Map(m) => {
+                // A key is hashed whole, uncharged.
+                for k in m.keys.iter().filter(|k| !scalar_const(k)) {
+                    let r = self.extent(k);
+                    self.push(r, r, EditKind::Sized(r));
+                }
                 for e in m.keys.iter().chain(&m.values) {
                     self.expr(e);
                 }
