@@ -70,7 +70,8 @@ pub(crate) fn python_literals(text: &str) -> Cow<'_, str> {
     let unary = has_unary_plus(text);
     let macros = text.contains("macro");
     let do_if = text.contains("do ");
-    if !odd_space && !mutates && !unary && !macros && !do_if {
+    let big = has_long_number(text);
+    if !odd_space && !mutates && !unary && !macros && !do_if && !big {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 64);
@@ -81,7 +82,7 @@ pub(crate) fn python_literals(text: &str) -> Cow<'_, str> {
             continue;
         }
         let body = &tag[2..tag.len() - 2];
-        let new = rewrite_tag(body, mutates, unary);
+        let new = rewrite_tag(body, mutates, unary, big);
         let statement = tag.starts_with("{%");
         let defaults = (macros && statement).then(|| late_defaults(&new)).flatten();
         if let Some((header, prelude)) = defaults {
@@ -111,7 +112,7 @@ pub(crate) fn python_literals(text: &str) -> Cow<'_, str> {
 
 /// One tag's body, rewritten; borrowed when unchanged, and when its
 /// brackets do not balance (then minijinja reports the tag as written).
-fn rewrite_tag(body: &str, wrap: bool, unary: bool) -> Cow<'_, str> {
+fn rewrite_tag(body: &str, wrap: bool, unary: bool, big: bool) -> Cow<'_, str> {
     let mut out = String::with_capacity(body.len() + 32);
     let mut changed = false;
     // Open brackets: the closing text each needs.
@@ -166,6 +167,32 @@ fn rewrite_tag(body: &str, wrap: bool, unary: bool) -> Cow<'_, str> {
             // Jinja2's unary plus (`interval = +1`), which minijinja lacks:
             // the value unchanged.
             '+' if unary && starts_literal(&body[..i]) => changed = true,
+            // A Python integer past 128 bits (a `uint256` bound, a 78-digit
+            // default), which minijinja's lexer refuses, and with it the
+            // whole template: a value that prints its digits.
+            c if big
+                && c.is_ascii_digit()
+                && !body[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|p| p.is_alphanumeric() || p == '_' || p == '.') =>
+            {
+                let len = body[i..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(body.len() - i);
+                let literal = &body[i..i + len];
+                match long_integer(literal) {
+                    Some(digits) => {
+                        out.push_str(&format!("{BIGINT_FN}('{digits}')"));
+                        changed = true;
+                    }
+                    None => out.push_str(literal),
+                }
+                // The literal's other characters are consumed here.
+                for _ in 1..literal.chars().count() {
+                    chars.next();
+                }
+            }
             c => out.push(c),
         }
     }
@@ -173,6 +200,98 @@ fn rewrite_tag(body: &str, wrap: bool, unary: bool) -> Cow<'_, str> {
         return Cow::Borrowed(body);
     }
     Cow::Owned(out)
+}
+
+/// The global function a Python integer past 128 bits becomes.
+const BIGINT_FN: &str = "__ripple_bigint";
+
+/// Whether `text` may hold an integer literal past 128 bits: a run of 39
+/// digits, or a hexadecimal, octal or binary one of more than 32 hex
+/// digits' worth. Cheap; [`long_integer`] decides.
+fn has_long_number(text: &str) -> bool {
+    let mut run = 0;
+    for b in text.bytes() {
+        if b.is_ascii_hexdigit() || b == b'_' {
+            run += 1;
+            if run >= 33 {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
+}
+
+/// The decimal digits of Python integer literal `literal` when it does
+/// not fit minijinja's 128 bits; `None` when it fits or is no integer.
+fn long_integer(literal: &str) -> Option<String> {
+    let clean: String = literal.chars().filter(|&c| c != '_').collect();
+    let lower = clean.to_ascii_lowercase();
+    let (radix, digits) = match lower.get(..2) {
+        Some("0x") => (16, &lower[2..]),
+        Some("0o") => (8, &lower[2..]),
+        Some("0b") => (2, &lower[2..]),
+        _ => (10, lower.as_str()),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    if u128::from_str_radix(digits, radix).is_ok_and(|v| v <= i128::MAX as u128) {
+        return None;
+    }
+    // Base 10^9 limbs, least significant first: radix conversion by hand
+    // (no big-integer crate for one rare literal).
+    let mut limbs: Vec<u64> = vec![0];
+    for c in digits.chars() {
+        let mut carry = u64::from(c.to_digit(radix)?);
+        for limb in &mut limbs {
+            let v = *limb * u64::from(radix) + carry;
+            *limb = v % 1_000_000_000;
+            carry = v / 1_000_000_000;
+        }
+        while carry > 0 {
+            limbs.push(carry % 1_000_000_000);
+            carry /= 1_000_000_000;
+        }
+    }
+    let mut out = limbs.last().map(u64::to_string).unwrap_or_default();
+    for limb in limbs.iter().rev().skip(1) {
+        out.push_str(&format!("{limb:09}"));
+    }
+    Some(out)
+}
+
+/// A Python integer past minijinja's 128 bits: it prints its digits
+/// (where dbt projects use such numbers: a default written into SQL) and
+/// compares as Python compares it; arithmetic is refused by the engine.
+#[derive(Debug)]
+struct BigInt(String);
+
+impl Object for BigInt {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Plain
+    }
+
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+
+    // Two of them by value (digits without leading zeros: longer is
+    // larger); against any number minijinja has, the engine already puts an
+    // object above it, which a literal past 128 bits is.
+    fn custom_cmp(
+        self: &Arc<Self>,
+        other: &minijinja::value::DynObject,
+    ) -> Option<std::cmp::Ordering> {
+        let other = other.downcast_ref::<BigInt>()?;
+        Some(
+            self.0
+                .len()
+                .cmp(&other.0.len())
+                .then_with(|| self.0.cmp(&other.0)),
+        )
+    }
 }
 
 /// Whether a `+` may be a unary plus somewhere in `text`: after an
@@ -592,6 +711,9 @@ pub(crate) fn repr(value: &Value) -> String {
 
 /// Registers the functions [`prepare`]'s rewrites call.
 pub(crate) fn add_mutable_containers(env: &mut Environment<'static>) {
+    env.add_function(BIGINT_FN, |digits: String| {
+        Value::from_object(BigInt(digits))
+    });
     env.add_function(LIST_FN, |items: Value| -> Result<Value, Error> {
         let items: Vec<Value> = items.try_iter()?.collect();
         Ok(Value::from_object(List(Mutex::new(items))))

@@ -10,6 +10,16 @@ use super::{MacroFile, Renderer, strip_non_macro_blocks};
 /// (what, template, what Jinja2 renders).
 const CASES: &[(&str, &str, &str)] = &[
     (
+        "loop.changed and dict keys computed from values",
+        "{% for x in [1, 1, 2, [3], [3]] %}{{ loop.changed(x) }},{% endfor %} {% set k = 'a' %}{% set d = {k: 1, (k ~ 'b'): 2, 'c': 3} %}{{ d }} {{ {[1,2]|length: 'x'} }}",
+        "True,False,True,True,False, {'a': 1, 'ab': 2, 'c': 3} {2: 'x'}",
+    ),
+    (
+        "integers past 128 bits print their digits",
+        "{% macro m(x=0xa020d57ffffffffffffffffffffffffffffffffffffffffffffffffffffffff) %}{{ x }}{% endmacro %}{{ m() }} {{ 123456789012345678901234567890123456789012345678901234567890123456789012345678 }} {{ 1_000_000 }} {{ 340282366920938463463374607431768211455 }} {{ x1 is defined }} {% set big = 123456789012345678901234567890123456789012345678901234567890123456789012345678 %}{% set big2 = 923456789012345678901234567890123456789012345678901234567890123456789012345678 %}{{ big > 5 }}{{ 5 < big }}{{ big < 5 }} {{ big == big2 }}{{ big < big2 }}{{ big2 > big }}{{ big == 5 }}",
+        "4526754275140035638977946779426894496608394888280683169303150537644303187967 123456789012345678901234567890123456789012345678901234567890123456789012345678 1000000 340282366920938463463374607431768211455 False TrueTrueFalse FalseTrueTrueFalse",
+    ),
+    (
         "unary plus",
         "{% set i = +1 %}{{ i }} {{ 2 * +3 }} {{ -(+4) }} {{ [+5][0] }} {{ 1 + +2 }}",
         "1 6 -4 5 3",
