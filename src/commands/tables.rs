@@ -30,6 +30,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             write_stdout(&format!("{query}\n"))?;
             Ok(ExitCode::SUCCESS)
         }
+        // No dialect given and none in a ripple.yml: the likely slip is the
+        // folder, not the engine.
+        None if args.dialect.is_none()
+            && dialect == ripple::sql::SqlDialect::Generic
+            && !args.project.join("ripple.yml").is_file() =>
+        {
+            eprintln!(
+                "error: {} holds no ripple.yml to say the engine; pass the project's folder (--project DIR) or the engine (--dialect postgres or duckdb)",
+                ripple::text::one_line(&args.project.to_string_lossy())
+            );
+            Ok(ExitCode::from(EXIT_BAD_INPUT))
+        }
         None => {
             eprintln!(
                 "error: ripple reads no catalog of {dialect}; describe its tables with DDL files under `tables:` in ripple.yml (docs/plan.md)"
