@@ -1087,6 +1087,40 @@ fn the_shell_script_runs_in_order_and_stops_at_a_failed_validation() {
 #[test]
 fn the_airflow_dag_parses_and_encodes_the_task_graph() {
     let text = plan_cli("airflow-dag");
+    // Every task runs through Airflow's own operators: `run_sql` exists
+    // only in the shell script (planned without `--executor`, the DAG's
+    // SQL tasks once called it and failed with "command not found").
+    assert!(!text.contains("run_sql"), "{text}");
+    for project in ["fixtures/backfill_airflow", "fixtures/shop"] {
+        let out = assert_cmd::Command::cargo_bin("ripple")
+            .unwrap()
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-11",
+                "--as-of",
+                "2026-03-01",
+                "--format",
+                "airflow-dag",
+                "--project",
+                project,
+            ])
+            .output()
+            .unwrap();
+        let dag = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !dag.contains("run_sql") && dag.contains("SQLExecuteQueryOperator"),
+            "{project}"
+        );
+    }
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("dags")).unwrap();
     std::fs::write(dir.path().join("dags/plan.py"), &text).unwrap();

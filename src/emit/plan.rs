@@ -506,8 +506,11 @@ from airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLC
             position.1,
             batch_span(&t.task)
         ));
+        // Whatever the shell script would run through `run_sql` runs here
+        // through the SQL operator: the DAG file defines no `run_sql` (an
+        // Airflow task planned without `--executor` once failed so).
         let wants_sql = executor == Some(Executor::Sql)
-            || (t.commands.airflow2.is_none() && t.commands.dbt.is_none());
+            || crate::plan::executors::chosen(t, executor) == Some(Executor::Sql);
         if wants_sql && !t.commands.sql.is_empty() {
             let statements: Vec<String> = t.commands.sql.iter().map(|q| py(q)).collect();
             let _ = writeln!(

@@ -234,10 +234,8 @@ impl Executor {
 /// The command lines that run `task` with `executor` when its job supports
 /// it, else with whatever runs its job (Airflow 2, then dbt, then SQL).
 pub fn command_lines(t: &super::DocTask, executor: Option<Executor>) -> Vec<ShellLine> {
-    executor
-        .into_iter()
-        .chain(Executor::FALLBACK)
-        .find_map(|e| e.lines(&t.commands))
+    chosen(t, executor)
+        .and_then(|e| e.lines(&t.commands))
         .unwrap_or_else(|| {
             vec![
                 ShellLine::new("echo")
@@ -246,6 +244,15 @@ pub fn command_lines(t: &super::DocTask, executor: Option<Executor>) -> Vec<Shel
                     .then_fail(),
             ]
         })
+}
+
+/// The executor that runs `t`: `executor` when it runs its job, else the
+/// first of [`Executor::FALLBACK`] that does; `None` when none does.
+pub fn chosen(t: &super::DocTask, executor: Option<Executor>) -> Option<Executor> {
+    executor
+        .into_iter()
+        .chain(Executor::FALLBACK)
+        .find(|e| e.lines(&t.commands).is_some())
 }
 
 /// When `executor` was asked for and does not run `task`'s job, what runs
