@@ -594,6 +594,105 @@ fn a_namespace_value_sharing_its_parts_is_paid_per_path() {
     );
 }
 
+/// `check_limited` with the CPU time limited too (`ulimit -t`): what once
+/// ran for minutes is killed, and the test fails, instead of hanging.
+fn check_timed(project: &Path, kib: u64, cpu_secs: u64) -> Vec<serde_json::Value> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {kib}; ulimit -t {cpu_secs}; exec \"$0\" check --format json --no-cache --project \"$1\""
+        ))
+        .arg(bin())
+        .arg(project)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "{:?} (killed past {cpu_secs} s of CPU?): {}",
+        out.status,
+        stderr(&out)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    doc["findings"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn reading_a_value_made_once_is_paid_for_on_every_read() {
+    // Each read below walks a 30 MB string or 500,000 items and was charged
+    // one step or none: 100,000 turns of a loop ran for minutes (a 93-byte
+    // model). Now each read pays for what it walks, and the fuel ends it.
+    let setup = "{% set s = 'x' * 30000000 %}{% set t = 'x' * 30000000 %}{% set b = range(100000)|list %}{% set a = (b + b + b + b + b)|list %}{% set lazy = b + b + b + b + b %}{% set n = 29999999 %}";
+    let reads = [
+        "s[-1] == 'y'",
+        "s[n] == 'y'",
+        "s == t",
+        "s < t",
+        "s[1:2] == 'y'",
+        "s is lower",
+        "modules.re.search('y', s)",
+        "(a + [2])[-1] == 3",
+        "a[1:][-1] == 3",
+        "lazy[-1] == 3",
+        "a[n // 100:][0] == 3",
+        "a|lower == 'x'",
+        "7 in a",
+    ];
+    let mut files: Vec<(String, String)> = vec![
+        (DBT_PROJECT.0.into(), DBT_PROJECT.1.into()),
+        (
+            "models/ok.sql".into(),
+            // A slice read in a loop is made once: each read is one step.
+            "{% set b = range(100000)|list %}{% set a = (b + b + b + b + b)|list %}{% set c = a[499999:] %}{% for i in range(100000) %}{% if c[0] == 3 %}{% endif %}{% endfor %}select {{ a[-1] }} as x".into(),
+        ),
+    ];
+    for (i, read) in reads.iter().enumerate() {
+        files.push((
+            format!("models/read{i}.sql"),
+            format!("{setup}{{% for i in range(100000) %}}{{% if {read} %}}{{% endif %}}{{% endfor %}}select 1 as y"),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = temp_project(&files);
+    let findings = check_timed(dir.path(), 8_000_000, 60);
+    for (i, read) in reads.iter().enumerate() {
+        let f = finding_for(&findings, &format!("models/read{i}.sql"))
+            .unwrap_or_else(|| panic!("{read}: no render error in {findings:#?}"));
+        let message = f["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("fuel") || message.contains("bytes"),
+            "{read}: {message}"
+        );
+    }
+    assert!(
+        finding_for(&findings, "models/ok.sql").is_none(),
+        "{findings:#?}"
+    );
+}
+
+#[test]
+fn a_dag_files_templates_pay_for_what_they_read() {
+    // A 398-byte SQL template indexing a string it made once ran for
+    // minutes; it is now stopped by its fuel and named.
+    let body = format!(
+        "{DAG_HEAD}    SQL(task_id='bomb', sql=\"{{% set s = 'x' * 15000000 %}}{{% for i in range(100000) %}}{{% if s[-1] == 'y' or s[1:] == s %}}{{% endif %}}{{% endfor %}}insert into s.u select 1\")\n    SQL(task_id='ok', sql='insert into s.t select 1')\n"
+    )
+    .replace(
+        "from airflow.operators.empty import EmptyOperator as E",
+        "from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as SQL",
+    );
+    let dir = temp_project(&[("dags/d.py", &body), ("ripple.yml", "dags: [dags]\n")]);
+    let findings = check_timed(dir.path(), 3_000_000, 60);
+    assert!(
+        findings.iter().any(|f| f["code"] == "airflow-template"
+            && f["message"].as_str().unwrap_or_default().contains("fuel")),
+        "{findings:#?}"
+    );
+}
+
 #[test]
 fn a_dag_files_sql_templates_are_bounded_too() {
     let body = format!(

@@ -576,7 +576,7 @@ pub(crate) fn python_formatter(
     value: &Value,
 ) -> Result<(), Error> {
     // Printed whole before the engine charges for it: measured first.
-    super::guard::check(state, "printing a value", std::slice::from_ref(value))?;
+    super::guard::check_shown(state, "printing a value", std::slice::from_ref(value))?;
     if is_python_value(value) {
         let mut text = String::new();
         python_repr(value, &mut text, false);

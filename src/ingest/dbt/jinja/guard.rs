@@ -590,7 +590,7 @@ pub(crate) fn check_method(
     args: &[Value],
 ) -> Result<(), Error> {
     check(state, format_args!("`.{method}()`"), args)?;
-    check(
+    check_shown(
         state,
         format_args!("`.{method}()`"),
         std::slice::from_ref(value),
@@ -622,15 +622,35 @@ pub(crate) fn python_method(
 
 /// Refuses `values` (what `what` is handed) if printing them would take
 /// more bytes than the template has left, or if one is nested deeper than
-/// [`MAX_DEPTH`]. Strings and numbers pass at once: they exist already, and
-/// only containers multiply what they hold.
+/// [`MAX_DEPTH`], and pays for reading them: what is handed a string may
+/// read all of it (a search, a comparison), and a 60 MB string made once
+/// and searched in a loop cost minutes at one step a call.
 pub(crate) fn check(
     state: &State,
     what: impl std::fmt::Display,
     values: &[Value],
 ) -> Result<(), Error> {
+    pay_reads(state, values)?;
+    let used = measured(state, &what, values)?;
+    // Measuring walked what it measured: a value at least 4 bytes an item.
+    state.consume_fuel(used / (4 * BYTES_PER_FUEL))
+}
+
+/// [`check`] for a value about to be printed (or the string a method is
+/// called on), whose reading the engine charges itself.
+pub(crate) fn check_shown(
+    state: &State,
+    what: impl std::fmt::Display,
+    values: &[Value],
+) -> Result<(), Error> {
+    measured(state, &what, values).map(drop)
+}
+
+/// What printing the containers of `values` would take, refused past what
+/// the template has left.
+fn measured(state: &State, what: impl std::fmt::Display, values: &[Value]) -> Result<u64, Error> {
     if values.iter().all(inert) {
-        return Ok(());
+        return Ok(0);
     }
     let limit = bytes_left(state);
     let mut used = 0u64;
@@ -640,7 +660,22 @@ pub(crate) fn check(
             Err(over) => return Err(refusal(what, over, limit)),
         }
     }
-    Ok(())
+    Ok(used)
+}
+
+/// Pays for reading the strings among `values` whole, a step per
+/// [`BYTES_PER_FUEL`] bytes, as the engine pays for the string a filter
+/// is applied to.
+pub(crate) fn pay_reads(state: &State, values: &[Value]) -> Result<(), Error> {
+    let bytes: u64 = values
+        .iter()
+        .filter(|v| matches!(v.kind(), ValueKind::String | ValueKind::Bytes))
+        .map(|v| v.as_str().map_or_else(|| v.len().unwrap_or(0), str::len) as u64)
+        .sum();
+    if bytes < BYTES_PER_FUEL {
+        return Ok(());
+    }
+    state.consume_fuel(bytes / BYTES_PER_FUEL)
 }
 
 /// Whether `v` cannot print as more than it is: not a container (strings
@@ -889,6 +924,14 @@ pub(crate) fn install(
     for (name, inner) in tests {
         env.add_test(name, guarded_paid(format!("the test `{name}`"), inner));
     }
+    // They read a string whole, and the engine charges a test nothing.
+    let reading: [(&str, Value); 2] = [
+        ("lower", Value::from_function(t::is_lower)),
+        ("upper", Value::from_function(t::is_upper)),
+    ];
+    for (name, inner) in reading {
+        env.add_test(name, guarded(format!("the test `{name}`"), inner));
+    }
     // Every function (dbt's, the project's macros, minijinja's `range`,
     // `dict`, `debug`...): the only globals that are neither values nor
     // dbt's objects, which are maps and check their own methods' arguments.
@@ -907,6 +950,8 @@ pub(crate) fn install(
     env.add_function(IN_FN, contains);
     env.add_function(COMPARE_FN, compare);
     env.add_function(SIZED_FN, sized);
+    env.add_function(ITEM_FN, item);
+    env.add_function(SLICE_FN, slice);
     env.add_function(
         ASSIGN_FN,
         move |state: &State, namespaces: Value, value: Value| {
@@ -1036,6 +1081,111 @@ fn sized(state: &State, value: Value) -> Result<Value, Error> {
 
 /// The function a value the engine hashes or compares uncharged becomes.
 pub(crate) const SIZED_FN: &str = "__ripple_sized";
+
+/// The function `x[k]` becomes when `k` is not a string or a non-negative
+/// integer written out.
+pub(crate) const ITEM_FN: &str = "__ripple_item";
+
+/// The function `x[a:b:c]` becomes (a part left out is `none`).
+pub(crate) const SLICE_FN: &str = "__ripple_slice";
+
+/// Items a step of fuel pays for walking (the engine's own rate).
+const ITEMS_PER_FUEL: u64 = 2;
+
+/// `container[key]`, paid for: the engine walks a string up to an index
+/// (all of it for a negative one) and a lazy sequence (`a + [x]`, `a[1:]`)
+/// item by item, and charges either nothing or one item for `[-1]`; a
+/// 60 MB string indexed in a loop took minutes.
+fn item(state: &State, container: Value, key: Value) -> Result<Value, Error> {
+    // As the engine: `x[k]` of an undefined `x` is undefined where
+    // undefined values chain (ripple's environments), an error elsewhere.
+    if container.is_undefined() {
+        return match state.undefined_behavior() {
+            minijinja::UndefinedBehavior::Chainable => Ok(Value::UNDEFINED),
+            _ => Err(Error::from(ErrorKind::UndefinedError)),
+        };
+    }
+    if let Some(i) = key.as_i64() {
+        let at = |len: u64| match u64::try_from(i) {
+            Ok(i) => i.saturating_add(1).min(len),
+            Err(_) => len,
+        };
+        if let Some(s) = container.as_str() {
+            // A character is at most 4 bytes: the index bounds the walk.
+            let len = s.len() as u64;
+            let walked = match u64::try_from(i) {
+                Ok(i) => i.saturating_add(1).saturating_mul(4).min(len),
+                Err(_) => len,
+            };
+            state.consume_fuel(walked / BYTES_PER_FUEL)?;
+        } else if let Some(obj) = container.as_object()
+            && obj.repr() == ObjectRepr::Iterable
+        {
+            let len = obj.enumerator_len().unwrap_or(0) as u64;
+            state.consume_fuel(at(len) / ITEMS_PER_FUEL)?;
+        }
+    }
+    container.get_item(&key)
+}
+
+/// `value[start:stop:step]` as the engine slices it, made whole and paid
+/// for: the engine's slice of a list is lazy and skips to `start` again
+/// each time it is read, uncharged (`a[n:][0]` in a loop walked `n` items
+/// a turn).
+fn slice(
+    state: &State,
+    value: Value,
+    start: Value,
+    stop: Value,
+    step: Value,
+) -> Result<Value, Error> {
+    if value.is_undefined() && state.undefined_behavior() == minijinja::UndefinedBehavior::Strict {
+        return Err(Error::from(ErrorKind::UndefinedError));
+    }
+    pay_reads(state, std::slice::from_ref(&value))?;
+    let lazy = value.as_object().is_some_and(|o| {
+        matches!(o.repr(), ObjectRepr::Seq | ObjectRepr::Iterable) && !value.is_tuple()
+    });
+    // What the slice walks: up to its end, at most the whole value.
+    let known = value.len().filter(|_| lazy);
+    if let Some(len) = known {
+        state.consume_fuel(len as u64 / ITEMS_PER_FUEL)?;
+    }
+    let sliced = engine_slice(value, start, stop, step)?;
+    if !lazy || sliced.is_tuple() {
+        return Ok(sliced);
+    }
+    let mut items = Vec::new();
+    for (n, v) in sliced.try_iter()?.enumerate() {
+        if known.is_none() && n % 4096 == 4095 {
+            state.consume_fuel(4096 / ITEMS_PER_FUEL)?;
+        }
+        items.push(v);
+    }
+    Ok(Value::from(items))
+}
+
+/// The engine's own slicing, through a fixed expression: its rules for
+/// strings, negative steps and bounds are the ones templates rely on.
+fn engine_slice(value: Value, start: Value, stop: Value, step: Value) -> Result<Value, Error> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    static EXPR: OnceLock<Option<minijinja::Expression<'static, 'static>>> = OnceLock::new();
+    let expr = EXPR.get_or_init(|| {
+        let env = ENV.get_or_init(|| {
+            let mut env = Environment::empty();
+            env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
+            env
+        });
+        env.compile_expression("v[a:b:c]").ok()
+    });
+    let Some(expr) = expr else {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "slicing is unavailable",
+        ));
+    };
+    expr.eval(minijinja::context! { v => value, a => start, b => stop, c => step })
+}
 
 fn in_op(state: &State, needle: &Value, container: &Value) -> Result<Value, Error> {
     if matches!(
@@ -1454,6 +1604,17 @@ fn tag_needs_rewrite(tag: &[u8]) -> bool {
             b'{' => return true,
             b'(' if body[..i].ends_with(b"changed") => return true,
             b'=' | b'!' if body.get(i + 1) == Some(&b'=') => return true,
+            // A subscript (not a list): unless its key is written out.
+            b'[' if body[..i]
+                .iter()
+                .rev()
+                .find(|c| !c.is_ascii_whitespace())
+                .is_some_and(|&c| ident(c) || c == b')' || c == b']')
+                && !after_keyword(&body[..i])
+                && !written_key(&body[i + 1..]) =>
+            {
+                return true;
+            }
             b'\'' | b'"' => {
                 i = memchr::memchr(c, &body[i + 1..]).map_or(body.len(), |j| i + 1 + j + 1);
                 continue;
@@ -1491,6 +1652,38 @@ fn tag_needs_rewrite(tag: &[u8]) -> bool {
     }
 }
 
+/// Whether `before` ends with a keyword after which `[` opens a list
+/// (`in [1, 2]`), not a subscript.
+fn after_keyword(before: &[u8]) -> bool {
+    let before = before.trim_ascii_end();
+    let start = before
+        .iter()
+        .rposition(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .map_or(0, |i| i + 1);
+    matches!(
+        &before[start..],
+        b"in" | b"and" | b"or" | b"not" | b"if" | b"else" | b"is" | b"set" | b"do" | b"return"
+    )
+}
+
+/// Whether `rest` (what follows a subscript's `[`) starts with a key
+/// written out and the closing `]`: `'a']`, `0]`.
+fn written_key(rest: &[u8]) -> bool {
+    let rest = rest.trim_ascii_start();
+    let after = match rest.first() {
+        Some(&q @ (b'\'' | b'"')) => match memchr::memchr(q, &rest[1..]) {
+            Some(j) if !rest[1..1 + j].contains(&b'\\') => &rest[j + 2..],
+            _ => return false,
+        },
+        Some(c) if c.is_ascii_digit() => {
+            let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+            &rest[n..]
+        }
+        _ => return false,
+    };
+    after.trim_ascii_start().first() == Some(&b']')
+}
+
 /// Whether a compiled template runs an operator that prints values (`~`,
 /// `in`, a comparison chain) or assigns to a namespace: what
 /// [`rewrite_operators`] rewrites. Read off its instructions (a few per
@@ -1506,6 +1699,8 @@ pub(crate) fn prints_values(tmpl: &minijinja::Template<'_, '_>) -> bool {
                 // A comparison whose right side is a scalar constant ends at
                 // once; any other may walk two containers (see `Walk`).
                 let literal = matches!(prev, Some(I::LoadConst(v)) if !matches!(v.kind(), ValueKind::Seq | ValueKind::Map));
+                // A key written out: a string or an integer from 0.
+                let key = matches!(prev, Some(I::LoadConst(v)) if v.kind() == ValueKind::String || v.as_i64().is_some_and(|i| i >= 0));
                 prev = Some(op);
                 matches!(
                     op,
@@ -1514,6 +1709,9 @@ pub(crate) fn prints_values(tmpl: &minijinja::Template<'_, '_>) -> bool {
                     // A dict literal hashes its keys; `loop.changed` compares.
                     || matches!(op, I::BuildMap(n) if *n > 0)
                     || matches!(op, I::CallMethod("changed", _))
+                    // Indexing that walks, slicing (see `item`, `slice`).
+                    || (matches!(op, I::GetItem) && !key)
+                    || matches!(op, I::Slice)
             })
         })
 }
@@ -1561,6 +1759,10 @@ enum EditKind {
     /// A value the engine compares or hashes without charging for it (a
     /// dict literal's key, `loop.changed`'s argument): measured and paid for.
     Sized((usize, usize)),
+    /// `x[k]` with a computed or negative `k`: the container, the key.
+    Item((usize, usize), (usize, usize)),
+    /// `x[a:b:c]`: the value, and each part written.
+    Slice((usize, usize), [Option<(usize, usize)>; 3]),
 }
 
 /// `text` with its `~` and `in` operators written as calls of
@@ -1619,6 +1821,19 @@ fn scalar_const(e: &minijinja::machinery::ast::Expr<'_>) -> bool {
     matches!(e, minijinja::machinery::ast::Expr::Const(k) if !matches!(k.value.kind(), ValueKind::Seq | ValueKind::Map))
 }
 
+/// A key written out that indexing reaches at once or walks to at the
+/// engine's charge: a string, or an integer from 0.
+fn fixed_key(e: &minijinja::machinery::ast::Expr<'_>) -> bool {
+    match e {
+        minijinja::machinery::ast::Expr::Const(k) => match k.value.kind() {
+            ValueKind::String => true,
+            ValueKind::Number => k.value.as_i64().is_some_and(|i| i >= 0),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// A function no environment defines: calling it fails the render. What
 /// [`rewrite_operators`] writes before a template whose edits it could not
 /// place (never seen; it would be a bug in finding the operands).
@@ -1640,6 +1855,10 @@ fn well_nested(text: &str, edits: &[Edit]) -> bool {
             EditKind::Assign(_, value) => vec![*value],
             EditKind::Arith(a, b, _) => vec![*a, *b],
             EditKind::Sized(a) => vec![*a],
+            EditKind::Item(a, b) => vec![*a, *b],
+            EditKind::Slice(a, parts) => std::iter::once(*a)
+                .chain(parts.iter().flatten().copied())
+                .collect(),
         }
     };
     let mut open: Vec<&Edit> = Vec::new();
@@ -1724,6 +1943,20 @@ fn render_edit(text: &str, e: &Edit, inner: &[Edit], out: &mut String) {
         }
         EditKind::Sized(value) => {
             out.push_str(&format!("{SIZED_FN}({})", part(*value)));
+        }
+        EditKind::Item(container, key) => {
+            out.push_str(&format!("{ITEM_FN}({}, {})", part(*container), part(*key)));
+        }
+        EditKind::Slice(value, parts) => {
+            let parts: Vec<String> = parts
+                .iter()
+                .map(|p| p.map_or_else(|| "none".to_string(), part))
+                .collect();
+            out.push_str(&format!(
+                "{SLICE_FN}({}, {})",
+                part(*value),
+                parts.join(", ")
+            ));
         }
         EditKind::Assign(targets, value) => {
             let targets: Vec<String> = targets.iter().map(|&r| part(r)).collect();
@@ -1875,6 +2108,17 @@ impl Walk<'_, '_> {
         match e {
             Expr::Var(_) | Expr::Const(_) => {}
             Expr::Slice(s) => {
+                // Sliced whole and paid for (see `slice`).
+                let value = self.operand(&s.expr);
+                let parts =
+                    [&s.start, &s.stop, &s.step].map(|p| p.as_ref().map(|e| self.extent(e)));
+                let end = self.extent(e).1;
+                self.edits.push(Edit {
+                    start: value.0,
+                    end,
+                    rank: 1,
+                    kind: EditKind::Slice(value, parts),
+                });
                 self.expr(&s.expr);
                 for p in [&s.start, &s.stop, &s.step].into_iter().flatten() {
                     self.expr(p);
@@ -2025,6 +2269,19 @@ impl Walk<'_, '_> {
             }
             Expr::GetAttr(g) => self.expr(&g.expr),
             Expr::GetItem(g) => {
+                // A key written out (`x['a']`, `x[0]`) walks at most to it,
+                // and the engine charges that; any other is paid for (see
+                // `item`).
+                if !fixed_key(&g.subscript_expr) {
+                    let (container, key) = (self.operand(&g.expr), self.extent(&g.subscript_expr));
+                    let end = self.extent(e).1;
+                    self.edits.push(Edit {
+                        start: container.0,
+                        end,
+                        rank: 1,
+                        kind: EditKind::Item(container, key),
+                    });
+                }
                 self.expr(&g.expr);
                 self.expr(&g.subscript_expr);
             }
@@ -2384,6 +2641,21 @@ mod tests {
                 "{% set ns.a = __ripple_assign((ns,), __ripple_cat(x, y)) %}",
             ),
             ("{{ 'a~b in c' }}", "{{ 'a~b in c' }}"),
+            ("{{ x[i] }}", "{{ __ripple_item(x, i) }}"),
+            ("{{ (a + [2])[-1] }}", "{{ __ripple_item((a + [2]), -1) }}"),
+            (
+                "{{ x[i][j] }}",
+                "{{ __ripple_item(__ripple_item(x, i), j) }}",
+            ),
+            (
+                "{{ x['a'][0] ~ y[1:] }}",
+                "{{ __ripple_cat(x['a'][0], __ripple_slice(y, 1, none, none)) }}",
+            ),
+            ("{{ s[::-1] }}", "{{ __ripple_slice(s, none, none, -1) }}"),
+            (
+                "{{ a[1:][i - 1] }}",
+                "{{ __ripple_item(__ripple_slice(a, 1, none, none), i - 1) }}",
+            ),
         ] {
             assert_eq!(rewrite_operators(text), rewritten, "{text}");
         }
@@ -2401,6 +2673,13 @@ mod tests {
             ("{% if x in y %}", true),
             ("{{ join(x) ~ y }}", true),
             ("{{ x.index }}", false),
+            ("{{ x['a'] ~ '' }}", true),
+            ("{{ x['a'] }}{{ y[0] }}{{ z [ \"b\" ] }}", false),
+            ("{{ x[i] }}", true),
+            ("{{ x[-1] }}", true),
+            ("{{ x[1:] }}", true),
+            ("{{ f(x)[i] }}", true),
+            ("{% for c in ['a', 'b'] %}", false),
         ] {
             assert_eq!(may_need_rewrite(text), may, "{text}");
         }
@@ -2418,11 +2697,17 @@ mod tests {
             "{{ not 1 in [1] }}{{ 1 < 2 in [2] }}{{ 3 < 2 in [2] }}{{ 1 == 1 not in [2] }}",
             "{% set ns = namespace(a=1) %}{% set ns.a = ns.a ~ 'x' %}{{ ns.a }}",
             "{% for c in 'a' ~ 'b' %}{{ c }}{% endfor %}",
+            "{% set xs = [1, 2, 3] %}{% set i = 1 %}{{ xs[i] }}{{ xs[-1] }}{{ xs[1:] }}{{ xs[::-1] }}{{ 'abc'[i:] }}{{ (xs + [4])[-1] }}{{ xs[1:][-1] }}{{ nothing[1:] }}{{ {'a': 1}['a'] }}",
         ] {
             let plain = env.render_str(text, ()).unwrap();
             let ours = guarded.render_str(&rewrite_operators(text), ()).unwrap();
             assert_eq!(ours, plain, "{text}");
         }
+        // An undefined value indexed: an error where undefined values do
+        // not chain, as the engine's own.
+        let text = "{% set i = 0 %}{{ nothing[i] }}";
+        assert!(env.render_str(text, ()).is_err());
+        assert!(guarded.render_str(&rewrite_operators(text), ()).is_err());
     }
 
     #[test]

@@ -968,7 +968,7 @@ impl ConfigRenderer {
                     "it prints a value that is not defined here",
                 ));
             }
-            guard::check(state, "printing a value", std::slice::from_ref(value))?;
+            guard::check_shown(state, "printing a value", std::slice::from_ref(value))?;
             minijinja::escape_formatter(out, state, value)
         });
         // dbt's `modules` are in a config value's context too.
