@@ -1737,6 +1737,12 @@ fn the_airflow_dag_runs_in_airflow_on_postgres() {
                 !line.contains(" 0 failed") && line.contains("not swapped: production unchanged"),
                 "{name}: {line}"
             );
+            // And the run's failure says why production is as it was.
+            assert!(
+                text.contains("the backfill did not finish for")
+                    && text.contains("production unchanged: the swap did not run"),
+                "{name}: {text}"
+            );
             assert_eq!(airflow_dump(&db), before, "{name}: production changed");
             // Fixed, run again: the setup starts over and the run converges.
             db.run(

@@ -242,7 +242,9 @@ fn check_python(dag: &[u8], work: &Path) -> Result<(), TestCaseError> {
             "before",
             "changed",
             "checks",
+            "done",
             "failed",
+            "failed_swaps",
             "found",
             "hook",
             "k",
@@ -259,6 +261,7 @@ fn check_python(dag: &[u8], work: &Path) -> Result<(), TestCaseError> {
             "t",
             "ti",
             "v",
+            "where",
         ]
         .contains(&name)
             || ["setup_", "run_", "validate_", "swap_", "cleanup"]

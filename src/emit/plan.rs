@@ -746,7 +746,15 @@ class RippleSummary(SQLExecuteQueryOperator):
                 + ["insert into %s values (%s)" % (SUMMARY_TABLE, ", ".join(["'%s'" % str(context["dag_run"].run_id).replace("'", "''"), "'%s'" % r[0].replace("'", "''")] + ["null" if v is None else str(v).lower() if isinstance(v, bool) else str(int(v)) for v in r[1:]])) for r in rows]
             )
         if bad:
-            raise RuntimeError("ripple: the backfill did not finish for " + ", ".join(bad) + " (see the lines above); production is as the swap left it")
+            done = [s for s in SWAPS if state(s) == "success"]
+            failed_swaps = [s for s in SWAPS if state(s) == "failed"]
+            if done:
+                where = "swapped by " + ", ".join(done) + "; not by " + ", ".join(s for s in SWAPS if s not in done)
+            elif failed_swaps:
+                where = "production unchanged: the swap failed and rolled back whole"
+            else:
+                where = "production unchanged: the swap did not run"
+            raise RuntimeError("ripple: the backfill did not finish for " + ", ".join(bad) + " (see the lines above); " + where)
 "#;
 
 /// The sensor the DAG waits in before each batch and before the swap.
