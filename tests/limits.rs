@@ -300,25 +300,7 @@ fn a_task_group_function_called_many_times_reads_in_linear_time() {
 /// to `kib` (what a hostile model once exceeded by gigabytes); its
 /// findings, after asserting that it ended by itself.
 fn check_limited(project: &Path, kib: u64) -> Vec<serde_json::Value> {
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {kib}; exec \"$0\" check --format json --no-cache --project \"$1\""
-        ))
-        .arg(bin())
-        .arg(project)
-        .output()
-        .unwrap();
-    // Findings (exit 1 or 2), never a signal or a panic.
-    assert!(
-        matches!(out.status.code(), Some(0..=2)),
-        "{:?}: {}",
-        out.status,
-        stderr(&out)
-    );
-    let doc: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
-    doc["findings"].as_array().cloned().unwrap_or_default()
+    check_timed(project, kib, None)
 }
 
 fn finding_for<'a>(findings: &'a [serde_json::Value], file: &str) -> Option<&'a serde_json::Value> {
@@ -594,21 +576,24 @@ fn a_namespace_value_sharing_its_parts_is_paid_per_path() {
     );
 }
 
-/// `check_limited` with the CPU time limited too (`ulimit -t`): what once
-/// ran for minutes is killed, and the test fails, instead of hanging.
-fn check_timed(project: &Path, kib: u64, cpu_secs: u64) -> Vec<serde_json::Value> {
+/// `check_limited` with the CPU time limited too (`ulimit -t`) where
+/// given: what once ran for minutes is killed, and the test fails, instead
+/// of hanging.
+fn check_timed(project: &Path, kib: u64, cpu_secs: Option<u64>) -> Vec<serde_json::Value> {
+    let cpu = cpu_secs.map_or_else(String::new, |s| format!("ulimit -t {s}; "));
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "ulimit -v {kib}; ulimit -t {cpu_secs}; exec \"$0\" check --format json --no-cache --project \"$1\""
+            "ulimit -v {kib}; {cpu}exec \"$0\" check --format json --no-cache --project \"$1\""
         ))
         .arg(bin())
         .arg(project)
         .output()
         .unwrap();
+    // Findings (exit 1 or 2), never a signal or a panic.
     assert!(
         matches!(out.status.code(), Some(0..=2)),
-        "{:?} (killed past {cpu_secs} s of CPU?): {}",
+        "{:?} (killed past {cpu_secs:?} s of CPU?): {}",
         out.status,
         stderr(&out)
     );
@@ -657,7 +642,7 @@ fn reading_a_value_made_once_is_paid_for_on_every_read() {
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
     let dir = temp_project(&files);
-    let findings = check_timed(dir.path(), 8_000_000, 60);
+    let findings = check_timed(dir.path(), 8_000_000, Some(60));
     for (i, read) in reads.iter().enumerate() {
         let f = finding_for(&findings, &format!("models/read{i}.sql"))
             .unwrap_or_else(|| panic!("{read}: no render error in {findings:#?}"));
@@ -685,7 +670,7 @@ fn a_dag_files_templates_pay_for_what_they_read() {
         "from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator as SQL",
     );
     let dir = temp_project(&[("dags/d.py", &body), ("ripple.yml", "dags: [dags]\n")]);
-    let findings = check_timed(dir.path(), 3_000_000, 60);
+    let findings = check_timed(dir.path(), 3_000_000, Some(60));
     assert!(
         findings.iter().any(|f| f["code"] == "airflow-template"
             && f["message"].as_str().unwrap_or_default().contains("fuel")),

@@ -818,28 +818,20 @@ impl minijinja::value::Object for Guarded {
     }
 }
 
-/// `inner` (a filter or test) behind [`check`].
+/// `inner` (a filter or test) behind [`check`]; `paid`: for what
+/// compares, sorts or hashes its values, which are walked first at the
+/// template's cost too ([`pay_walk`]).
 fn guarded(
     what: String,
     inner: Value,
+    paid: bool,
 ) -> impl Fn(&mut State, Rest<ValueOrKwargs>) -> Result<Value, Error> + Send + Sync + 'static {
     move |state: &mut State, args: Rest<ValueOrKwargs>| {
         let args = values(args);
         check(state, &what, &args)?;
-        inner.call(state, &args)
-    }
-}
-
-/// [`guarded`] for what compares, sorts or hashes its values: they are
-/// walked first at the template's cost too ([`pay_walk`]).
-fn guarded_paid(
-    what: String,
-    inner: Value,
-) -> impl Fn(&mut State, Rest<ValueOrKwargs>) -> Result<Value, Error> + Send + Sync + 'static {
-    move |state: &mut State, args: Rest<ValueOrKwargs>| {
-        let args = values(args);
-        check(state, &what, &args)?;
-        pay_walk(state, &what, &args)?;
+        if paid {
+            pay_walk(state, &what, &args)?;
+        }
         inner.call(state, &args)
     }
 }
@@ -872,7 +864,7 @@ pub(crate) fn install(
         ("string", Value::from_function(python_string)),
     ];
     for (name, inner) in filters {
-        env.add_filter(name, guarded(format!("the filter `{name}`"), inner));
+        env.add_filter(name, guarded(format!("the filter `{name}`"), inner, false));
     }
     env.add_filter("indent", indent);
     env.add_filter("replace", replace);
@@ -891,7 +883,7 @@ pub(crate) fn install(
         ("groupby", Value::from_function(f::groupby)),
     ];
     for (name, inner) in comparing {
-        env.add_filter(name, guarded_paid(format!("the filter `{name}`"), inner));
+        env.add_filter(name, guarded(format!("the filter `{name}`"), inner, true));
     }
     let (eq, ne, lt, le, gt, ge) = (
         Value::from_function(t::is_eq),
@@ -922,7 +914,7 @@ pub(crate) fn install(
         (">=", ge),
     ];
     for (name, inner) in tests {
-        env.add_test(name, guarded_paid(format!("the test `{name}`"), inner));
+        env.add_test(name, guarded(format!("the test `{name}`"), inner, true));
     }
     // They read a string whole, and the engine charges a test nothing.
     let reading: [(&str, Value); 2] = [
@@ -930,7 +922,7 @@ pub(crate) fn install(
         ("upper", Value::from_function(t::is_upper)),
     ];
     for (name, inner) in reading {
-        env.add_test(name, guarded(format!("the test `{name}`"), inner));
+        env.add_test(name, guarded(format!("the test `{name}`"), inner, false));
     }
     // Every function (dbt's, the project's macros, minijinja's `range`,
     // `dict`, `debug`...): the only globals that are neither values nor
