@@ -653,7 +653,15 @@ fn strptime(text: &str, format: &str) -> Result<PyTime, Error> {
                     rest = &rest[1..];
                     let hh = take_num(&mut rest, 2).ok_or_else(fail)?;
                     rest = rest.strip_prefix(':').unwrap_or(rest);
-                    let mm = take_num(&mut rest, 2).ok_or_else(fail)?;
+                    let mm = take_num(&mut rest, 2)
+                        .filter(|mm| *mm < 60)
+                        .ok_or_else(fail)?;
+                    // Python's `timezone` refuses a day or more.
+                    if hh >= 24 {
+                        return Err(type_error(
+                            "ValueError: offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24)",
+                        ));
+                    }
                     offset = Some(sign * (hh * 3600 + mm * 60) as i32);
                 }
             }
@@ -1606,6 +1614,23 @@ mod tests {
         ] {
             error(bad);
         }
+    }
+
+    #[test]
+    fn an_offset_of_a_day_or_more_is_python_s_value_error() {
+        // Python: hours below 24, minutes below 60 (`+99:00` was read as
+        // four days and three hours).
+        for bad in ["+99:00", "+24:00", "-99:99", "+05:60"] {
+            let e = error(&format!(
+                "{{{{ modules.datetime.datetime.fromisoformat('2024-01-01T00:00:00{bad}') }}}}"
+            ));
+            assert!(e.contains("ValueError"), "{bad}: {e}");
+        }
+        let (sql, _) = render(
+            &[],
+            "{{ modules.datetime.datetime.fromisoformat('2024-01-01T00:00:00+23:59').hour }}",
+        );
+        assert_eq!(sql.unwrap(), "0");
     }
 
     #[test]
