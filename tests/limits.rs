@@ -803,6 +803,93 @@ fn a_statement_of_too_many_set_operations_is_reported_and_the_rest_read() {
 }
 
 #[test]
+fn deep_case_not_and_brackets_read_to_250_levels_and_are_named_past_it() {
+    // sqlparser stopped at 50 levels: 60 nested CASEs or NOTs did not parse,
+    // and the message named a token (`found: not`), not the depth.
+    let case = |n: usize| {
+        format!(
+            "insert into mart.c{n} select {}1{} from raw.src;",
+            "case when v > 0 then ".repeat(n),
+            " end".repeat(n)
+        )
+    };
+    let not = |n: usize| {
+        format!(
+            "insert into mart.n{n} select d from raw.src where {}v > 0;",
+            "not ".repeat(n)
+        )
+    };
+    let brackets = |n: usize| {
+        format!(
+            "insert into mart.b{n} select {}v{} from raw.src;",
+            "(".repeat(n),
+            ")".repeat(n)
+        )
+    };
+    let files = [
+        (
+            "ripple.yml".to_string(),
+            "dialect: postgres\nsql: [jobs]\n".to_string(),
+        ),
+        ("jobs/case60.sql".into(), case(60)),
+        ("jobs/not60.sql".into(), not(60)),
+        ("jobs/case250.sql".into(), case(250)),
+        ("jobs/not250.sql".into(), not(250)),
+        ("jobs/brackets250.sql".into(), brackets(250)),
+        ("jobs/case300.sql".into(), case(300)),
+        ("jobs/not300.sql".into(), not(300)),
+        ("jobs/brackets300.sql".into(), brackets(300)),
+        (
+            "jobs/signs250.sql".into(),
+            format!(
+                "insert into mart.s select {}v from raw.src;",
+                "- ".repeat(250)
+            ),
+        ),
+        (
+            "jobs/signs300.sql".into(),
+            format!(
+                "insert into mart.s select {}v from raw.src;",
+                "- ".repeat(300)
+            ),
+        ),
+    ];
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = temp_project(&files);
+    let findings = check_limited(dir.path(), 4_000_000);
+    for ok in [
+        "case60",
+        "not60",
+        "case250",
+        "not250",
+        "brackets250",
+        "signs250",
+    ] {
+        assert!(
+            parse_error(&findings, &format!("jobs/{ok}.sql")).is_none(),
+            "{ok}: {findings:#?}"
+        );
+    }
+    for deep in ["case300", "not300", "brackets300", "signs300"] {
+        let message = parse_error(&findings, &format!("jobs/{deep}.sql"))
+            .unwrap_or_else(|| panic!("{deep}: no parse error in {findings:#?}"));
+        assert!(
+            message.contains("nested too deeply") && message.contains("250 levels"),
+            "{deep}: {message}"
+        );
+    }
+    let out = ripple(&["graph", "--format", "json"], dir.path());
+    let graph = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        graph.contains("mart.c60") && graph.contains("mart.n250"),
+        "{graph}"
+    );
+}
+
+#[test]
 fn a_statement_whose_stack_cannot_be_mapped_is_reported_and_the_rest_read() {
     // 300,000 terms of `1+1+...` (1.2 MB) need a stack of 1.2 GB (more in
     // a debug build): under `ulimit -v 1000000` stacker could not map it

@@ -6,10 +6,9 @@
 //! fits under an address-space limit.
 
 use sqlparser::ast::Statement;
-use sqlparser::parser::Parser;
 
 use super::dialect::SqlDialect;
-use super::script::{StatementError, on_statement_stack, too_large};
+use super::script::{StatementError, deep_parser, on_statement_stack, too_large};
 use super::split::{Chunk, split_statements};
 
 /// Parses every statement of `sql` and hands them to `work`, whose result
@@ -67,7 +66,7 @@ pub fn with_located_statements<R>(
         let mut lines = Vec::new();
         for (n, (start, tokens)) in chunks.into_iter().enumerate() {
             let mut parser =
-                Parser::new(parser_dialect.as_ref()).with_tokens_with_locations(tokens);
+                deep_parser(parser_dialect.as_ref()).with_tokens_with_locations(tokens);
             let parsed = parser.parse_statements().map_err(|e| StatementError {
                 statement: n + 1,
                 line: start.line,
@@ -108,7 +107,7 @@ pub fn for_each_statement(sql: &str, dialect: SqlDialect, mut work: impl FnMut(u
         }
         let _skipped = on_statement_stack(significant, || {
             let mut parser =
-                Parser::new(parser_dialect.as_ref()).with_tokens_with_locations(tokens);
+                deep_parser(parser_dialect.as_ref()).with_tokens_with_locations(tokens);
             if let Ok(parsed) = parser.parse_statements() {
                 for s in &parsed {
                     work(start.line, s);

@@ -559,6 +559,16 @@ fn analyse_chunk(
             .collect(),
         _ => Vec::new(),
     };
+    if nested_past_limit(&tokens) {
+        *index += 1;
+        errors.push(parse_error(
+            *index,
+            ParserError::RecursionLimitExceeded,
+            start,
+            end,
+        ));
+        return;
+    }
     let mut parser = new_parser(reading).with_tokens_with_locations(tokens);
     let error = match parse_all(&mut parser) {
         Ok(parsed) => return push_parsed(&parsed, (start, &starts), reading, index, statements),
@@ -618,9 +628,50 @@ fn analyse_chunk(
     errors.push(parse_error(*index, error, start, end));
 }
 
+/// Levels of nesting a statement may have (sqlparser's own limit is 50).
+const PARSE_DEPTH: usize = 250;
+
+/// A parser that reads statements nested up to [`PARSE_DEPTH`] levels.
+pub(crate) fn deep_parser(dialect: &dyn sqlparser::dialect::Dialect) -> Parser<'_> {
+    // sqlparser stops at 50 levels: 60 nested CASEs or NOTs are real
+    // generated SQL. A statement's stack is sized by its tokens (see
+    // `STACK_PER_TOKEN`), and a level takes at least one token.
+    // The parser counts a `CASE` or a subquery as more than one level: its
+    // own limit is past what `nested_past_limit` lets through.
+    Parser::new(dialect).with_recursion_limit(4 * PARSE_DEPTH + 64)
+}
+
+/// Whether brackets, `CASE`s or a run of `NOT`s or signs nest deeper than
+/// [`PARSE_DEPTH`]: past it sqlparser reports some of them as a token it
+/// did not expect (`found: not`), not as depth.
+fn nested_past_limit(tokens: &[TokenWithSpan]) -> bool {
+    use sqlparser::keywords::Keyword;
+    let (mut brackets, mut cases, mut nots) = (0usize, 0usize, 0usize);
+    for t in tokens {
+        match &t.token {
+            Token::Whitespace(_) => continue,
+            Token::LParen => brackets += 1,
+            Token::RParen => brackets = brackets.saturating_sub(1),
+            Token::Word(w) if w.keyword == Keyword::CASE => cases += 1,
+            Token::Word(w) if w.keyword == Keyword::END => cases = cases.saturating_sub(1),
+            _ => {}
+        }
+        // A run of prefix operators nests one level a token.
+        nots = match &t.token {
+            Token::Word(w) if w.keyword == Keyword::NOT => nots + 1,
+            Token::Minus | Token::Plus | Token::Tilde | Token::ExclamationMark => nots + 1,
+            _ => 0,
+        };
+        if brackets.max(cases).max(nots) > PARSE_DEPTH {
+            return true;
+        }
+    }
+    false
+}
+
 /// A parser for one chunk of `reading`'s dialect.
 fn new_parser<'a>(reading: &Reading<'a>) -> Parser<'a> {
-    let parser = Parser::new(reading.parser_dialect);
+    let parser = deep_parser(reading.parser_dialect);
     if reading.dialect != SqlDialect::MsSql {
         return parser;
     }
@@ -846,7 +897,9 @@ fn parse_error(index: usize, err: ParserError, start: Location, end: Location) -
                 statement: index,
                 line: start.line,
                 column: start.column,
-                message: "statement nested too deeply to analyse (recursion limit exceeded)".into(),
+                message: format!(
+                    "statement nested too deeply to analyse: more than {PARSE_DEPTH} levels of brackets, subqueries, CASE, NOT or signs; split it with a CTE or a view"
+                ),
             };
         }
     };
