@@ -1652,6 +1652,179 @@ fn airflow_dags_test(python: &Path, home: &Path, conn: &str) -> (String, bool) {
     (text, succeeded)
 }
 
+/// What Airflow 2.10 renders for a scheduled run of a `@daily` DAG, task
+/// by task, read from its own code (a DagRun made in memory, each task's
+/// template context, `render_template_fields`): the oracle for the SQL a
+/// plan renders for each run. `prev_ds` was once the fixed run's in every
+/// run, and `macros.ds_format` returned its input.
+#[test]
+fn airflow_renders_a_runs_templates_as_ripple_does() {
+    let Some(python) = require(engines::airflow2_python(), "Airflow 2") else {
+        return;
+    };
+    let templates = [
+        "{{ ds }}|{{ ds_nodash }}|{{ ts }}|{{ ts_nodash }}|{{ ts_nodash_with_tz }}",
+        "{{ data_interval_start }}|{{ data_interval_end }}|{{ logical_date }}|{{ execution_date }}",
+        "{{ prev_ds }}|{{ next_ds }}|{{ prev_ds_nodash }}|{{ next_ds_nodash }}|{{ yesterday_ds }}|{{ yesterday_ds_nodash }}|{{ tomorrow_ds }}|{{ tomorrow_ds_nodash }}",
+        "{{ prev_execution_date }}|{{ next_execution_date }}",
+        "{{ macros.ds_add(ds, -3) }}|{{ macros.ds_add(ds, 40) }}|{{ macros.ds_format(ds, '%Y-%m-%d', '%d/%m/%Y') }}|{{ macros.ds_format(ds_nodash, '%Y%m%d', '%Y-%m') }}",
+        "{{ logical_date.year }}|{{ data_interval_end.month }}|{{ data_interval_start.day }}|{{ logical_date.strftime('%Y%m%d') }}|{{ data_interval_end.isoformat() }}",
+        "delete from {{ params.schema }}.t where d > '{{ prev_ds }}' and d <= '{{ ds }}'",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+    let tasks: String = templates
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            format!(
+                "    SQLExecuteQueryOperator(task_id='t{i}', conn_id='warehouse', params={{'schema': 'raw'}}, sql={t:?})\n"
+            )
+        })
+        .collect();
+    std::fs::write(
+        dir.path().join("dags/r.py"),
+        format!(
+            "from datetime import datetime\nfrom airflow import DAG\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\nwith DAG(dag_id='render_check', schedule='@daily', start_date=datetime(2026, 1, 1), catchup=False) as dag:\n{tasks}"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("render.py"),
+        r#"import sys, json
+from datetime import datetime, timezone
+from airflow.models import DagBag, DagRun, TaskInstance
+from airflow.utils.types import DagRunType
+from airflow.utils.state import DagRunState
+dag = DagBag(dag_folder=sys.argv[1], include_examples=False).get_dag("render_check")
+out = {}
+written = {task.task_id: task.sql for task in dag.tasks}
+for day in sys.argv[2:]:
+    at = datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+    interval = dag.infer_automated_data_interval(at)
+    run = DagRun(dag_id=dag.dag_id, run_id="scheduled__" + day, run_type=DagRunType.SCHEDULED,
+                 execution_date=at, data_interval=(interval.start, interval.end), state=DagRunState.RUNNING)
+    run.dag = dag
+    for task in dag.tasks:
+        task.sql = written[task.task_id]
+        ti = TaskInstance(task, run_id=run.run_id)
+        ti.dag_run = run
+        task.render_template_fields(ti.get_template_context())
+        out[day + "/" + task.task_id] = task.sql
+print(json.dumps(out))
+"#,
+    )
+    .unwrap();
+    let days = ["2026-01-10", "2026-02-28", "2026-12-31"];
+    let airflow = |args: &[&str]| {
+        let out = Command::new(&python)
+            .args(args)
+            .env("AIRFLOW_HOME", dir.path().join("airflow"))
+            .env("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+            .env("PYTHONWARNINGS", "ignore")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    airflow(&["-m", "airflow", "db", "migrate"]);
+    let mut args = vec![
+        dir.path().join("render.py").display().to_string(),
+        dir.path().join("dags").display().to_string(),
+    ];
+    args.extend(days.iter().map(|d| format!("{d}T00:00:00")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let printed = airflow(&args);
+    let line = printed.lines().rfind(|l| l.starts_with('{')).unwrap();
+    let rendered: std::collections::BTreeMap<String, String> = serde_json::from_str(line).unwrap();
+    let params = [("schema".to_string(), "raw".to_string())].into();
+    for day in days {
+        let start = ripple::time::TimeKey::parse(day).unwrap().start;
+        let at = |h: i64| format!("{}T00:00:00", ripple::time::Grain::Day.key(h));
+        for (i, template) in templates.iter().enumerate() {
+            let theirs = &rendered[&format!("{day}T00:00:00/t{i}")];
+            let ours = ripple::ingest::airflow::render_for_run(
+                template,
+                &params,
+                &at(start),
+                &at(start + 24),
+            )
+            .unwrap_or_else(|e| panic!("{day} {template}: {e}"));
+            assert_eq!(&ours, theirs, "{day}: {template}");
+        }
+    }
+}
+
+/// A task whose runs ripple cannot render as its DAG makes them is refused
+/// with the reason: a DAG at 02:30 reading its data interval (ripple's run
+/// of a partition starts at midnight), or a value only a running Airflow
+/// has (`dag.dag_id` once rendered as nothing, and the plan ran).
+#[test]
+fn airflow_runs_ripple_cannot_render_as_the_dag_makes_them_are_refused() {
+    let plan = |schedule: &str, expr: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("dags")).unwrap();
+        std::fs::write(
+            dir.path().join("dags/p.py"),
+            format!(
+                "from datetime import datetime\nfrom airflow import DAG\nfrom airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\nwith DAG(dag_id='p', schedule='{schedule}', start_date=datetime(2026, 1, 1)) as dag:\n    SQLExecuteQueryOperator(task_id='a', conn_id='w', sql=\"delete from mart.p1 where order_date = '{{{{ ds }}}}'; insert into mart.p1 (order_date, v) select cast(ordered_at as date), '{expr}' from raw.orders where cast(ordered_at as date) = '{{{{ ds }}}}'\")\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("ripple.yml"),
+            "dialect: duckdb\ndatasets:\n  raw.orders: { grain: day, start: 2026-01-01, partition_column: ordered_at }\n  mart.p1: { grain: day, partition_column: order_date }\n",
+        )
+        .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_ripple"))
+            .args([
+                "plan",
+                "raw.orders",
+                "--from",
+                "2026-01-10",
+                "--to",
+                "2026-01-10",
+                "--as-of",
+                "2026-02-01",
+                "--format",
+                "json",
+                "--no-cache",
+                "--project",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = plan("30 2 * * *", "{{ data_interval_start }}");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("runs on `30 2 * * *`") && err.contains("`data_interval_start`"),
+        "{err}"
+    );
+    // `ds` alone is the same day at 02:30 as at midnight.
+    let (code, err) = plan("30 2 * * *", "{{ ds_nodash }}");
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err) = plan("@daily", "{{ data_interval_start }} {{ prev_ds }}");
+    assert_eq!(code, Some(0), "{err}");
+    for unknown in [
+        "{{ dag.dag_id }}",
+        "{{ run_id }}",
+        "{{ logical_date.format(1) }}",
+    ] {
+        let (code, err) = plan("@daily", unknown);
+        assert_eq!(code, Some(2), "{unknown}: {err}");
+        assert!(err.contains("Airflow task p.a"), "{unknown}: {err}");
+    }
+}
+
 /// The generated DAG, run by Airflow itself (3, and 2.10) against
 /// PostgreSQL: production equals the from-scratch recompute, row for row;
 /// a failing validation stops the run before the swap with production as

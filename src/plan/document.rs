@@ -1069,9 +1069,10 @@ pub fn document(
         {
             return Err(PlanError::NoCommand {
                 dataset: d.name.clone(),
-                reason: warning
+                // The executor's own reason first: it says what to change.
+                reason: note
                     .clone()
-                    .or_else(|| note.clone())
+                    .or_else(|| warning.clone())
                     .unwrap_or_else(|| "no executor runs its job into a shadow".to_string()),
             });
         }

@@ -1,22 +1,28 @@
-//! Airflow's template variables, rendered to representative values so the
-//! SQL a task carries can be read: `ds`, `ds_nodash`, `ts`,
-//! `data_interval_start` / `_end`, `logical_date`, `params.*`,
-//! `macros.ds_add(...)`. The values are fixed (a run on 2026-01-01), so the
-//! result never depends on when ripple runs. Anything else renders as a
-//! placeholder identifier; a template that fails keeps its raw text.
+//! Airflow's template variables, rendered to the values of a run so the
+//! SQL a task carries can be read: the run's dates (`ds`, `ts`,
+//! `data_interval_start` / `_end`, `logical_date`, `prev_ds`, `next_ds`,
+//! `yesterday_ds`, ... and their `_nodash` forms), `params.*`,
+//! `macros.ds_add(...)`, `macros.ds_format(...)`. Reading the graph
+//! renders a fixed run (2026-01-01), so the result never depends on when
+//! ripple runs; anything only a running Airflow has (`var`, `conn`, `ti`,
+//! `dag`, `run_id`, ...) renders as a placeholder. A plan renders each run
+//! it makes with undefined values as errors (Airflow's own
+//! `StrictUndefined`), so a value ripple does not know is refused, never
+//! printed as nothing.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use jiff::civil::DateTime;
 use minijinja::value::Object;
 use minijinja::{Environment, Error, ErrorKind, State, UndefinedBehavior, Value, context};
 
 use crate::ingest::dbt::jinja::guard;
 use crate::project::UNKNOWN_PLACEHOLDER;
 
-/// The representative run: its logical date.
-const DS: &str = "2026-01-01";
+/// The representative run: its data interval.
+const REPRESENTATIVE: (&str, &str) = ("2026-01-01T00:00:00", "2026-01-02T00:00:00");
 
 /// Jinja fuel one template may use.
 const RENDER_FUEL: u64 = 1_000_000;
@@ -26,51 +32,150 @@ const RENDER_FUEL: u64 = 1_000_000;
 /// (a 480-byte file).
 pub(super) const FILE_FUEL: u64 = 10_000_000;
 
+/// Airflow's context values that only a running Airflow has.
+const RUNTIME_ONLY: &[&str] = &[
+    "var",
+    "conn",
+    "ti",
+    "task_instance",
+    "task_instance_key_str",
+    "dag",
+    "task",
+    "dag_run",
+    "run_id",
+    "conf",
+    "inlets",
+    "outlets",
+    "triggering_dataset_events",
+    "triggering_asset_events",
+    "prev_data_interval_start_success",
+    "prev_data_interval_end_success",
+    "prev_start_date_success",
+    "prev_end_date_success",
+    "test_mode",
+    "expanded_ti_count",
+    "map_index_template",
+];
+
+/// The environment reading the graph (`undefined` chains, as a plain
+/// render does) or rendering a plan's runs (undefined is an error).
+fn build_env(undefined: UndefinedBehavior) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(undefined);
+    env.set_fuel(Some(RENDER_FUEL));
+    env.add_global("macros", Value::from_object(Macros));
+    for name in RUNTIME_ONLY {
+        env.add_global(*name, Value::from_object(Unknown));
+    }
+    env.set_unknown_method_callback(|_, _, _, _| {
+        Ok(Value::from_safe_string(UNKNOWN_PLACEHOLDER.to_string()))
+    });
+    // What a template prints, and what `~`, `in` and the filters turn
+    // into text, is measured before it is built (jinja/guard.rs).
+    env.set_formatter(|out, state, value| {
+        guard::check_shown(state, "printing a value", std::slice::from_ref(value))?;
+        minijinja::escape_formatter(out, state, value)
+    });
+    guard::install(&mut env, |_| false, &|_| false);
+    env
+}
+
 fn env() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Chainable);
-        env.set_fuel(Some(RENDER_FUEL));
-        env.add_global("ds", DS);
-        env.add_global("ds_nodash", DS.replace('-', ""));
-        env.add_global("ts", format!("{DS}T00:00:00+00:00"));
-        env.add_global("ts_nodash", format!("{}T000000", DS.replace('-', "")));
-        for name in ["data_interval_start", "logical_date", "execution_date"] {
-            env.add_global(name, format!("{DS}T00:00:00+00:00"));
-        }
-        env.add_global("data_interval_end", "2026-01-02T00:00:00+00:00");
-        env.add_global("prev_ds", "2025-12-31");
-        env.add_global("next_ds", "2026-01-02");
-        env.add_global("macros", Value::from_object(Macros));
-        env.add_global("var", Value::from_object(Unknown));
-        env.add_global("conn", Value::from_object(Unknown));
-        env.add_global("ti", Value::from_object(Unknown));
-        env.set_unknown_method_callback(|_, _, _, _| {
-            Ok(Value::from_safe_string(UNKNOWN_PLACEHOLDER.to_string()))
-        });
-        // What a template prints, and what `~`, `in` and the filters turn
-        // into text, is measured before it is built (jinja/guard.rs).
-        env.set_formatter(|out, state, value| {
-            guard::check_shown(state, "printing a value", std::slice::from_ref(value))?;
-            minijinja::escape_formatter(out, state, value)
-        });
-        guard::install(&mut env, |_| false, &|_| false);
-        env
-    })
+    ENV.get_or_init(|| build_env(UndefinedBehavior::Chainable))
+}
+
+fn run_env() -> &'static Environment<'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    ENV.get_or_init(|| build_env(UndefinedBehavior::Strict))
+}
+
+/// Airflow's context for the run whose data interval is `[start, end)`
+/// (UTC): the previous run's interval is taken to be as long (a fixed
+/// schedule: the plan refuses others where the template reads them).
+fn run_context(params: &BTreeMap<String, String>, start: DateTime, end: DateTime) -> Value {
+    let day = jiff::Span::new().days(1);
+    let iso = |t: DateTime| format!("{}+00:00", t.strftime("%Y-%m-%dT%H:%M:%S"));
+    let ds = |t: DateTime| t.date().to_string();
+    let nodash = |t: DateTime| t.date().strftime("%Y%m%d").to_string();
+    let time = |t: DateTime| Value::from_object(AirflowTime(t));
+    let prev = start
+        .checked_sub(end.duration_since(start))
+        .unwrap_or(start);
+    let yesterday = start.checked_sub(day).unwrap_or(start);
+    let tomorrow = start.checked_add(day).unwrap_or(start);
+    context! {
+        params => params,
+        ds => ds(start),
+        ds_nodash => nodash(start),
+        ts => iso(start),
+        ts_nodash => start.strftime("%Y%m%dT%H%M%S").to_string(),
+        ts_nodash_with_tz => format!("{}+0000", start.strftime("%Y%m%dT%H%M%S")),
+        data_interval_start => time(start),
+        data_interval_end => time(end),
+        logical_date => time(start),
+        execution_date => time(start),
+        prev_execution_date => time(prev),
+        next_execution_date => time(end),
+        prev_ds => ds(prev),
+        prev_ds_nodash => nodash(prev),
+        next_ds => ds(end),
+        next_ds_nodash => nodash(end),
+        yesterday_ds => ds(yesterday),
+        yesterday_ds_nodash => nodash(yesterday),
+        tomorrow_ds => ds(tomorrow),
+        tomorrow_ds_nodash => nodash(tomorrow),
+    }
+}
+
+/// A date of the run as Airflow hands it (a pendulum `DateTime`): printed
+/// as pendulum prints it (`2026-01-10 00:00:00+00:00`, as Airflow 2.10
+/// renders it), its fields and `strftime` as Python's.
+#[derive(Debug)]
+struct AirflowTime(DateTime);
+
+impl AirflowTime {
+    fn python(&self) -> Value {
+        crate::ingest::dbt::jinja::utc_datetime(self.0)
+    }
+}
+
+impl Object for AirflowTime {
+    fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
+        let found = self.python().get_attr(key.as_str()?).ok()?;
+        (!found.is_undefined()).then_some(found)
+    }
+
+    fn call_method(
+        self: &std::sync::Arc<Self>,
+        state: &mut State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        self.python().call_method(state, method, args)
+    }
+
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}+00:00", self.0.strftime("%Y-%m-%d %H:%M:%S"))
+    }
 }
 
 /// `sql` rendered with `ctx`, its operators guarded, on a stack sized for
 /// its longest chain and, when it has statements (loops build values), for
 /// the deepest value its fuel allows: `{{ ds }}` maps no stack per run.
 fn render(sql: &str, ctx: Value) -> Result<String, Error> {
-    render_metered(sql, ctx, &Cell::new(RENDER_FUEL))
+    render_metered(run_env(), sql, ctx, &Cell::new(RENDER_FUEL))
 }
 
 /// [`render`] paying from `fuel`, what the file has left: the render gets
 /// at most that much, and what it used (all it was given, when it failed)
 /// is taken off.
-fn render_metered(sql: &str, ctx: Value, fuel: &Cell<u64>) -> Result<String, Error> {
+fn render_metered(
+    env: &'static Environment<'static>,
+    sql: &str,
+    ctx: Value,
+    fuel: &Cell<u64>,
+) -> Result<String, Error> {
     let given = fuel.get().min(RENDER_FUEL);
     if given == 0 {
         return Err(Error::new(
@@ -84,12 +189,12 @@ fn render_metered(sql: &str, ctx: Value, fuel: &Cell<u64>) -> Result<String, Err
     let loops = sql.contains("{%");
     let lowered;
     let env = if given < RENDER_FUEL {
-        let mut e = env().clone();
+        let mut e = env.clone();
         e.set_fuel(Some(given));
         lowered = e;
         &lowered
     } else {
-        env()
+        env
     };
     let result = guard::on_stack(&sql, loops, || {
         let mut captured = env.template_from_str(&sql)?.render_captured(ctx)?;
@@ -118,24 +223,12 @@ pub fn render_for_run(
     start: &str,
     end: &str,
 ) -> Result<String, String> {
-    let ds = &start[..10];
-    let next = &end[..10];
-    let rendered = render(
-        sql,
-        context! {
-            params => params,
-            ds => ds,
-            ds_nodash => ds.replace('-', ""),
-            ts => format!("{start}+00:00"),
-            ts_nodash => start.replace(['-', ':'], ""),
-            data_interval_start => format!("{start}+00:00"),
-            logical_date => format!("{start}+00:00"),
-            execution_date => format!("{start}+00:00"),
-            data_interval_end => format!("{end}+00:00"),
-            next_ds => next,
-        },
-    )
-    .map_err(|e| format!("its template does not render: {e}"))?;
+    let instant = |t: &str| {
+        t.parse::<DateTime>()
+            .map_err(|e| format!("its run's dates do not read ({t}: {e})"))
+    };
+    let rendered = render(sql, run_context(params, instant(start)?, instant(end)?))
+        .map_err(|e| format!("its template does not render as Airflow would: {e}"))?;
     if rendered.contains(UNKNOWN_PLACEHOLDER) {
         return Err(
             "its template uses a value only a running Airflow has (a Variable, a connection, XCom, a macro ripple does not know)".to_string(),
@@ -156,7 +249,12 @@ pub(super) fn render_sql(
     if !sql.contains("{{") && !sql.contains("{%") {
         return (sql.to_string(), None);
     }
-    match render_metered(sql, context! { params => params }, fuel) {
+    let (start, end) = REPRESENTATIVE;
+    let ctx = match (start.parse(), end.parse()) {
+        (Ok(a), Ok(b)) => run_context(params, a, b),
+        _ => context! { params => params },
+    };
+    match render_metered(env(), sql, ctx, fuel) {
         Ok(rendered) => (rendered, None),
         Err(e) => (sql.to_string(), Some(e.to_string())),
     }
@@ -180,11 +278,41 @@ impl Object for Macros {
                     .and_then(|d| d.parse::<jiff::civil::Date>().ok())
                     .zip(i32::try_from(days.as_i64().unwrap_or(0)).ok())
                     .and_then(|(d, n)| d.checked_add(jiff::Span::new().days(n)).ok());
-                Ok(Value::from(
-                    shifted.map_or(DS.to_string(), |d| d.to_string()),
-                ))
+                shifted.map(|d| Value::from(d.to_string())).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::InvalidOperation,
+                        "macros.ds_add needs a date and a number of days",
+                    )
+                })
             }
-            ("ds_format", [ds, ..]) => Ok(ds.clone()),
+            // Python's strptime then strftime.
+            ("ds_format", [ds, input, output]) => {
+                let (Some(ds), Some(input), Some(output)) =
+                    (ds.as_str(), input.as_str(), output.as_str())
+                else {
+                    return Err(Error::new(
+                        ErrorKind::InvalidOperation,
+                        "macros.ds_format needs three strings",
+                    ));
+                };
+                jiff::fmt::strtime::parse(input, ds)
+                    .and_then(|t| t.to_date())
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorKind::InvalidOperation,
+                            format!("macros.ds_format: {e}"),
+                        )
+                    })
+                    .and_then(|d| {
+                        jiff::fmt::strtime::format(output, d).map_err(|e| {
+                            Error::new(
+                                ErrorKind::InvalidOperation,
+                                format!("macros.ds_format: {e}"),
+                            )
+                        })
+                    })
+                    .map(Value::from)
+            }
             _ => Ok(Value::from_safe_string(UNKNOWN_PLACEHOLDER.to_string())),
         }
     }
@@ -231,7 +359,7 @@ mod tests {
         let sql = "delete from {{ params.schema }}.orders where d = '{{ ds }}' and d > '{{ macros.ds_add(ds, -1) }}' and t < '{{ data_interval_end }}'";
         assert_eq!(
             render_for_run(sql, &params, "2026-01-10T00:00:00", "2026-01-11T00:00:00").unwrap(),
-            "delete from raw.orders where d = '2026-01-10' and d > '2026-01-09' and t < '2026-01-11T00:00:00+00:00'"
+            "delete from raw.orders where d = '2026-01-10' and d > '2026-01-09' and t < '2026-01-11 00:00:00+00:00'"
         );
         assert!(
             render_for_run(
@@ -242,6 +370,39 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_run_renders_every_date_of_its_own_and_refuses_what_it_does_not_know() {
+        let run = |sql: &str| {
+            render_for_run(
+                sql,
+                &BTreeMap::new(),
+                "2026-01-10T00:00:00",
+                "2026-01-11T00:00:00",
+            )
+        };
+        // `prev_ds` was the fixed run's (2025-12-31) in every run.
+        assert_eq!(
+            run("{{ prev_ds }} {{ next_ds }} {{ prev_ds_nodash }} {{ next_ds_nodash }} {{ yesterday_ds }} {{ tomorrow_ds_nodash }} {{ ts_nodash_with_tz }}").unwrap(),
+            "2026-01-09 2026-01-11 20260109 20260111 2026-01-09 20260111 20260110T000000+0000"
+        );
+        assert_eq!(
+            run("{{ logical_date }} {{ logical_date.year }} {{ data_interval_end.month }} {{ data_interval_end.day }} {{ logical_date.strftime('%Y%m') }} {{ macros.ds_format(ds, '%Y-%m-%d', '%d/%m/%Y') }}").unwrap(),
+            "2026-01-10 00:00:00+00:00 2026 1 11 202601 10/01/2026"
+        );
+        // What ripple does not know is refused, never printed as nothing.
+        for unknown in [
+            "{{ dag.dag_id }}",
+            "{{ run_id }}",
+            "{{ dag_run.conf['x'] }}",
+            "{{ task_instance_key_str }}",
+            "{{ not_a_variable }}",
+            "{{ logical_date.format('YYYY') }}",
+            "{{ params.missing }}",
+        ] {
+            assert!(run(unknown).is_err(), "{unknown}: {:?}", run(unknown));
+        }
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub(super) fn airflow_commands(
         crate::time::Grain::None => crate::time::Grain::Day,
         g => g,
     };
+    if let Some(why) = unaligned_schedule(g, cx, &template.text, grain) {
+        return Ok(Some(why));
+    }
     let runs: Vec<(crate::time::Hour, crate::time::Hour)> = if cx.task.full {
         // A full rebuild runs once, as the last day before --as-of.
         crate::time::TimeKey::parse(cx.range.0)
@@ -132,6 +135,70 @@ pub(super) fn airflow_commands(
         " (in its SQL as rendered for the plan's dates)",
     )?;
     Ok(None)
+}
+
+/// Why the runs ripple would render for a partition are not the runs the
+/// task's DAG makes, if its template reads more of a run than its date: a
+/// run covers one partition from its midnight (or its hour), so a DAG
+/// scheduled at another time (`30 2 * * *`: data interval 02:30 to 02:30)
+/// or at irregular times (weekdays only: `prev_ds` of a Monday is a
+/// Friday) would read other rows than production did.
+fn unaligned_schedule(
+    g: &LineageGraph,
+    cx: &TaskContext,
+    template: &str,
+    grain: crate::time::Grain,
+) -> Option<String> {
+    const BEYOND_THE_DATE: &[&str] = &[
+        "ts",
+        "ts_nodash",
+        "ts_nodash_with_tz",
+        "data_interval_start",
+        "data_interval_end",
+        "logical_date",
+        "execution_date",
+        "prev_ds",
+        "prev_ds_nodash",
+        "next_ds",
+        "next_ds_nodash",
+        "prev_execution_date",
+        "next_execution_date",
+    ];
+    let airflow = cx.job.airflow.as_ref()?;
+    let dag = g.dags.iter().find(|d| d.dag_id == airflow.dag_id)?;
+    let schedule = dag.schedule.as_deref()?.trim();
+    let aligned: &[&str] = match grain {
+        crate::time::Grain::Hour => &["@hourly", "0 * * * *"],
+        crate::time::Grain::Day => &["@daily", "@midnight", "0 0 * * *"],
+        _ => &[],
+    };
+    if aligned.contains(&schedule) {
+        return None;
+    }
+    let word = |w: &str| {
+        template.match_indices(w).any(|(i, _)| {
+            let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+            !template[..i].ends_with(ident) && !template[i + w.len()..].starts_with(ident)
+        })
+    };
+    let read: Vec<&str> = BEYOND_THE_DATE
+        .iter()
+        .copied()
+        .filter(|w| word(w))
+        .collect();
+    if read.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "`{}` (Airflow task {}): its DAG runs on `{schedule}`, not once a {grain} from its start, and its SQL reads {}: a run ripple renders for a partition would not read the rows the DAG's run read. Restate it with the DAG itself (`airflow dags backfill`), or template it on `ds` alone",
+        cx.dataset.name,
+        cx.job.id.trim_start_matches("airflow:"),
+        read.iter()
+            .map(|w| format!("`{w}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        grain = grain.as_str(),
+    ))
 }
 
 /// Whether every statement of the job that creates `own` is a plain

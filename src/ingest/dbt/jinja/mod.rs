@@ -36,6 +36,7 @@ mod pyre;
 mod scanner;
 
 use builtins::{Namespace, add_builtins, env_var, var};
+pub(crate) use pymodules::utc_datetime;
 pub(crate) use scanner::*;
 
 pub(crate) use crate::project::UNKNOWN_PLACEHOLDER as PLACEHOLDER;

@@ -92,6 +92,12 @@ fn offset_text(offset: i32, colon: bool) -> String {
     }
 }
 
+/// A UTC `datetime` as Python's, for templates outside dbt (Airflow's
+/// `logical_date` and the like).
+pub(crate) fn utc_datetime(dt: DateTime) -> Value {
+    Value::from_object(PyTime::DateTime(dt, Some(0)))
+}
+
 impl PyTime {
     fn micro(dt: &DateTime) -> i32 {
         dt.subsec_nanosecond() / 1000
