@@ -2516,3 +2516,59 @@ fn an_incremental_model_whose_rebuild_keeps_only_a_recent_slice_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A table named as wrong that the plan restates by re-running a load
+/// script (a job reading no table) is warned about: a new user's seed
+/// script, left among the jobs, overwrote the fix they had put into the
+/// table, with no word.
+#[test]
+fn restating_a_named_table_by_its_load_script_is_warned() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |p: &str, text: &str| {
+        let path = dir.path().join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "ripple.yml",
+        "dialect: postgres\ndatasets:\n  landing.orders: { grain: day, start: 2026-01-01, partition_column: d }\n  mart.s: { grain: day, partition_column: d }\n",
+    );
+    write(
+        "ddl/seed.sql",
+        "insert into landing.orders (d, v) values (date '2026-01-01', 1);",
+    );
+    write(
+        "jobs/s.sql",
+        "insert into mart.s (d, v) select d, sum(v) as v from landing.orders group by d;",
+    );
+    let plan = |named: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ripple"))
+            .args([
+                "plan",
+                named,
+                "--from",
+                "2026-01-01",
+                "--to",
+                "2026-01-02",
+                "--as-of",
+                "2026-02-01",
+                "--format",
+                "text",
+                "--no-cache",
+                "--project",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let text = plan("landing.orders");
+    assert!(
+        text.contains("re-running `ddl/seed.sql`") && text.contains("overwrites it"),
+        "{text}"
+    );
+    // Named downstream, nothing re-runs the load: no warning.
+    let text = plan("mart.s");
+    assert!(!text.contains("overwrites it"), "{text}");
+}

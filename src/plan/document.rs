@@ -1144,6 +1144,31 @@ pub fn document(
         }
         doc_tasks.push(task);
     }
+    // A dataset named as wrong (the fix went into it) that the plan restates
+    // by re-running a job reading no table (a seed or load script the
+    // project's folders hold) would be overwritten by that run: said, as
+    // the user may have fixed it by hand.
+    for named in &impact.changed {
+        let Some(job) = g.writer(named) else { continue };
+        let restated = doc_tasks.iter().any(|t| &t.task.dataset == named);
+        let node = g.index.get(named.as_str());
+        let reads_none = node.is_some_and(|&n| {
+            g.graph
+                .neighbors_directed(n, Direction::Incoming)
+                .next()
+                .is_none()
+        });
+        if restated && reads_none {
+            let name = g.dataset(named).map_or(named.as_str(), |d| d.name.as_str());
+            let w = format!(
+                "`{name}` is named as wrong, and the plan restates it by re-running `{}`, which writes it from no table (a load or seed script): if the fix went into `{name}` itself, that run overwrites it. If so, leave the script out of the jobs (`models:` in ripple.yml names the job folders) or plan from the tables it feeds",
+                job.file
+            );
+            if seen.insert(w.clone()) {
+                warnings.push(w);
+            }
+        }
+    }
 
     // Each dataset's swap on all cores, in dataset order.
     let swaps: Vec<Result<Swap, PlanError>> = order
