@@ -1140,6 +1140,29 @@ fn a_folder_a_link_moves_outside_the_project_is_refused_warm_too() {
     assert_same_answers(&place.root, &place.cache, "moved back");
 }
 
+/// `dbt_project.yml` replaced by a link to the same text outside the
+/// project: the cold run refuses it (`path-outside-project`); a warm run,
+/// whose file's text is as it was, once answered as before.
+#[cfg(unix)]
+#[test]
+fn a_settings_file_a_link_moves_outside_the_project_is_refused_warm_too() {
+    let place = Place::new();
+    let mut state = State::new();
+    state.write(&place.root);
+    assert_same_answers(&place.root, &place.cache, "before");
+    let settings = place.root.join("dbt_project.yml");
+    let outside = place.elsewhere.join("dbt_project.yml");
+    std::fs::copy(&settings, &outside).unwrap();
+    remove(&settings);
+    symlink(&outside, &settings);
+    let (check, _) = run(&place.root, None, &["check"]);
+    assert!(String::from_utf8_lossy(&check).contains("path-outside-project"));
+    assert_same_answers(&place.root, &place.cache, "linked out");
+    remove(&settings);
+    std::fs::copy(&outside, &settings).unwrap();
+    assert_same_answers(&place.root, &place.cache, "back in");
+}
+
 /// A file of a folder both `model-paths` and `snapshot-paths` name is a
 /// model and a snapshot file: when it gains a `{% snapshot %}` block the
 /// project gains a snapshot, which rendering the model alone never gives.

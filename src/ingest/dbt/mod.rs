@@ -190,6 +190,9 @@ enum Question {
     },
     /// [`packages_in`]: which folders under the install path hold a package.
     Packages { dir: PathBuf },
+    /// Whether a settings file (`dbt_project.yml`) lies in the project:
+    /// where a link at its name leads, which its text does not show.
+    Settings { root: PathBuf, path: PathBuf },
 }
 
 impl Question {
@@ -212,6 +215,27 @@ fn answer(question: &Question) -> String {
         Question::Packages { dir } => {
             serde_json::to_string(&packages_in(dir).1).unwrap_or_default()
         }
+        Question::Settings { root, path } => settings_answer(root, path),
+    }
+}
+
+/// [`Question::Settings`]'s answer: the refusal, if any.
+fn settings_answer(root: &Path, path: &Path) -> String {
+    match crate::input::settings_inside(root, path) {
+        Ok(_) => "inside".to_string(),
+        Err(e) => format!("refused: {e}"),
+    }
+}
+
+/// Notes with `rec` whether the settings file at `path` lies in the
+/// project, for a warm run to ask again.
+pub(crate) fn note_settings(rec: Option<&Recorder>, root: &Path, path: &Path) {
+    if let Some(rec) = rec {
+        let question = Question::Settings {
+            root: root.to_path_buf(),
+            path: path.to_path_buf(),
+        };
+        rec.probe(question.text(), settings_answer(root, path));
     }
 }
 

@@ -430,6 +430,7 @@ pub(crate) fn read_project_file(
 ) -> Result<(ProjectFile, Option<Diagnostic>), Diagnostic> {
     let path = dir.join("dbt_project.yml");
     let file = super::super::files::relative(root, &path);
+    super::note_settings(rec, root, &path);
     crate::input::settings_inside(root, &path).map_err(|e| {
         let message = match e {
             crate::Error::LinkOutside { message, .. } => message,
