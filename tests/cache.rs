@@ -1147,7 +1147,7 @@ fn a_folder_a_link_moves_outside_the_project_is_refused_warm_too() {
 #[test]
 fn a_settings_file_a_link_moves_outside_the_project_is_refused_warm_too() {
     let place = Place::new();
-    let mut state = State::new();
+    let state = State::new();
     state.write(&place.root);
     assert_same_answers(&place.root, &place.cache, "before");
     let settings = place.root.join("dbt_project.yml");
