@@ -2572,3 +2572,44 @@ fn restating_a_named_table_by_its_load_script_is_warned() {
     let text = plan("mart.s");
     assert!(!text.contains("overwrites it"), "{text}");
 }
+
+/// A table whose name holds a NUL character (a quoted identifier can) is
+/// refused: bash cut the shell plan's `$'...\x00...'` at it, and the SQL
+/// client received half a statement.
+#[test]
+fn a_name_holding_a_nul_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "dialect: duckdb\nmodels: [jobs]\ndatasets:\n  raw.orders: { grain: day, start: 2026-01-01, partition_column: order_date }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("jobs/j.sql"),
+        "delete from mart.\"nul\0b\" where order_date between '2026-01-01' and '2026-01-31';\ninsert into mart.\"nul\0b\" (order_date, amount) select order_date, amount from raw.orders;\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "plan",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-11",
+            "--as-of",
+            "2026-02-01",
+            "--format",
+            "shell",
+            "--no-cache",
+            "--project",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("NUL character"), "{err}");
+    assert!(out.stdout.is_empty());
+}

@@ -999,6 +999,14 @@ pub fn document(
         let Some(d) = g.dataset(&t.dataset) else {
             return Ok(None);
         };
+        // A command line is C strings: bash cut `$'...\x00...'` at the NUL,
+        // and the client got half the statement.
+        if d.relation.contains('\0') || d.name.contains('\0') {
+            return Err(PlanError::NoCommand {
+                dataset: d.name.replace('\0', "\\0"),
+                reason: "its name holds a NUL character, which no command line or SQL client can carry; rename the table".to_string(),
+            });
+        }
         let node = g.index[&t.dataset];
         let mut reads = BTreeMap::new();
         for up in g.graph.neighbors_directed(node, Direction::Incoming) {
