@@ -1001,3 +1001,34 @@ fn a_line_break_in_a_name_cannot_forge_a_text_report_line() {
         "a forged line:\n{text}"
     );
 }
+
+/// A base revision whose `ripple.yml` does not load is named as in the
+/// repository, once: the message named the revision's temporary copy
+/// (deleted by the time it was read), twice.
+#[test]
+fn a_revision_that_does_not_load_is_named_as_in_the_repository() {
+    for sub in ["", "analytics/"] {
+        let files: Vec<(String, &str)> = BASE
+            .iter()
+            .map(|(p, t)| (format!("{sub}{p}"), *t))
+            .chain(std::iter::once((
+                format!("{sub}ripple.yml"),
+                "datasets:\n  orders:\n    cost: -1\n",
+            )))
+            .collect();
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+        let repo = GitRepo::new(&files);
+        let project = if sub.is_empty() { "." } else { "analytics" };
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ripple"))
+            .args(["diff", "--base", "HEAD", "--project", project])
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let expected = format!("base (`HEAD`): {sub}ripple.yml:3:");
+        assert!(err.contains(&expected), "{err}");
+        assert!(!err.contains("ripple-rev"), "{err}");
+        assert_eq!(err.matches("not a number").count(), 1, "{err}");
+    }
+}

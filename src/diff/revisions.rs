@@ -38,13 +38,31 @@ pub enum DiffError {
     #[error(transparent)]
     Revision(#[from] RevisionError),
     /// One side does not load (a broken `ripple.yml`, an unreadable folder).
-    #[error("{side}: {source}")]
+    #[error("{side}: {message}")]
     Load {
         /// Which side, as the user named it.
         side: String,
-        /// What went wrong.
-        source: crate::Error,
+        /// What went wrong, its files named as in the project (not in the
+        /// revision's temporary copy, gone when this is read).
+        message: String,
     },
+}
+
+/// `message` with the paths under `root` (a side's folder) written as in
+/// the repository (`prefix` then the path), and said once where it named
+/// its file twice (`f:3:1: m: f:3:1: m`).
+fn as_in_project(message: &str, root: &Path, prefix: &str) -> String {
+    let root = root.display().to_string();
+    let text = message.replace(&format!("{}/", root.trim_end_matches('/')), prefix);
+    let half = text.len().saturating_sub(2) / 2;
+    match (
+        text.get(..half),
+        text.get(half..half + 2),
+        text.get(half + 2..),
+    ) {
+        (Some(a), Some(": "), Some(b)) if a == b => a.to_string(),
+        _ => text,
+    }
 }
 
 /// Compares the two versions named by `sides`. Files in the report are
@@ -92,8 +110,11 @@ pub fn diff_sides(sides: &Sides) -> Result<DiffReport, DiffError> {
         }
     };
     let load = |root: &Path, side: String| -> Result<LineageGraph, DiffError> {
-        let project = load_project(root, &LoadOptions::default())
-            .map_err(|source| DiffError::Load { side, source })?;
+        let project =
+            load_project(root, &LoadOptions::default()).map_err(|source| DiffError::Load {
+                message: as_in_project(&source.to_string(), root, &prefix),
+                side,
+            })?;
         Ok(LineageGraph::build(project))
     };
     let (base, head) = rayon::join(
