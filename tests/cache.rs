@@ -1140,6 +1140,39 @@ fn a_folder_a_link_moves_outside_the_project_is_refused_warm_too() {
     assert_same_answers(&place.root, &place.cache, "moved back");
 }
 
+/// A folder on the way to the cache that is a link (a committed `.cache
+/// -> ../outside`, named by a fixed `--cache-dir .cache/ripple`) is
+/// refused as a link at the cache folder is: the cache was written
+/// outside the checkout.
+#[cfg(unix)]
+#[test]
+fn a_link_on_the_way_to_the_cache_folder_is_refused() {
+    let place = Place::new();
+    let state = State::new();
+    state.write(&place.root);
+    symlink(&place.elsewhere, &place.root.join(".cache"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ripple"))
+        .args([
+            "graph",
+            "--format",
+            "json",
+            "--cache-dir",
+            ".cache/ripple",
+            "--project",
+            ".",
+        ])
+        .current_dir(&place.root)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(".cache is a link"), "{err}");
+    assert!(
+        !place.elsewhere.join("ripple").exists(),
+        "the cache was written through the link"
+    );
+}
+
 /// `dbt_project.yml` replaced by a link to the same text outside the
 /// project: the cold run refuses it (`path-outside-project`); a warm run,
 /// whose file's text is as it was, once answered as before.

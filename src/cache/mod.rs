@@ -179,9 +179,24 @@ impl Cache {
     /// with the reason kept ([`Cache::refused`]), when `dir` is not a
     /// folder ripple made or the running build cannot be told.
     pub fn open(dir: PathBuf) -> Cache {
-        let opened = match store::build_id() {
-            Ok(_) => store::Folder::open(dir),
-            Err(e) => Err(Error::Build {
+        // A relative path's folders are the checkout's: one of them that is
+        // a link (a committed `.cache -> ../elsewhere`) would take the
+        // cache out of it, as a link at the cache folder itself would.
+        let linked = dir
+            .is_relative()
+            .then(|| {
+                dir.ancestors().skip(1).find(|a| {
+                    !a.as_os_str().is_empty()
+                        && a.file_name().is_some()
+                        && std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink())
+                })
+            })
+            .flatten()
+            .map(std::path::Path::to_path_buf);
+        let opened = match (store::build_id(), linked) {
+            (_, Some(path)) => Err(Error::Link { path }),
+            (Ok(_), None) => store::Folder::open(dir),
+            (Err(e), None) => Err(Error::Build {
                 source: std::io::Error::new(e.kind(), e.to_string()),
             }),
         };
