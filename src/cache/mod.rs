@@ -185,9 +185,9 @@ impl Cache {
         let linked = dir
             .is_relative()
             .then(|| {
+                // `file_name` is none for `.`, `..` and the empty path.
                 dir.ancestors().skip(1).find(|a| {
-                    !a.as_os_str().is_empty()
-                        && a.file_name().is_some()
+                    a.file_name().is_some()
                         && std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink())
                 })
             })

@@ -22,7 +22,10 @@ use crate::ingest::dbt::jinja::guard;
 use crate::project::UNKNOWN_PLACEHOLDER;
 
 /// The representative run: its data interval.
-const REPRESENTATIVE: (&str, &str) = ("2026-01-01T00:00:00", "2026-01-02T00:00:00");
+const REPRESENTATIVE: (DateTime, DateTime) = (
+    DateTime::constant(2026, 1, 1, 0, 0, 0, 0),
+    DateTime::constant(2026, 1, 2, 0, 0, 0, 0),
+);
 
 /// Jinja fuel one template may use.
 const RENDER_FUEL: u64 = 1_000_000;
@@ -250,11 +253,7 @@ pub(super) fn render_sql(
         return (sql.to_string(), None);
     }
     let (start, end) = REPRESENTATIVE;
-    let ctx = match (start.parse(), end.parse()) {
-        (Ok(a), Ok(b)) => run_context(params, a, b),
-        _ => context! { params => params },
-    };
-    match render_metered(env(), sql, ctx, fuel) {
+    match render_metered(env(), sql, run_context(params, start, end), fuel) {
         Ok(rendered) => (rendered, None),
         Err(e) => (sql.to_string(), Some(e.to_string())),
     }
@@ -297,21 +296,14 @@ impl Object for Macros {
                 };
                 jiff::fmt::strtime::parse(input, ds)
                     .and_then(|t| t.to_date())
+                    .and_then(|d| jiff::fmt::strtime::format(output, d))
+                    .map(Value::from)
                     .map_err(|e| {
                         Error::new(
                             ErrorKind::InvalidOperation,
                             format!("macros.ds_format: {e}"),
                         )
                     })
-                    .and_then(|d| {
-                        jiff::fmt::strtime::format(output, d).map_err(|e| {
-                            Error::new(
-                                ErrorKind::InvalidOperation,
-                                format!("macros.ds_format: {e}"),
-                            )
-                        })
-                    })
-                    .map(Value::from)
             }
             _ => Ok(Value::from_safe_string(UNKNOWN_PLACEHOLDER.to_string())),
         }

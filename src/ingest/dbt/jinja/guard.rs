@@ -636,6 +636,13 @@ pub(crate) fn check(
     state.consume_fuel(used / (4 * BYTES_PER_FUEL))
 }
 
+/// [`check`], then [`pay_walk`]: for what compares, sorts or hashes
+/// `values`, which walks them as far again.
+fn check_paid(state: &State, what: &str, values: &[Value]) -> Result<(), Error> {
+    check(state, what, values)?;
+    pay_walk(state, what, values)
+}
+
 /// [`check`] for a value about to be printed (or the string a method is
 /// called on), whose reading the engine charges itself.
 pub(crate) fn check_shown(
@@ -828,9 +835,10 @@ fn guarded(
 ) -> impl Fn(&mut State, Rest<ValueOrKwargs>) -> Result<Value, Error> + Send + Sync + 'static {
     move |state: &mut State, args: Rest<ValueOrKwargs>| {
         let args = values(args);
-        check(state, &what, &args)?;
         if paid {
-            pay_walk(state, &what, &args)?;
+            check_paid(state, &what, &args)?;
+        } else {
+            check(state, &what, &args)?;
         }
         inner.call(state, &args)
     }
@@ -1047,8 +1055,7 @@ fn concat(state: &State, parts: Rest<Value>) -> Result<Value, Error> {
 
 /// `needle in container`, as the engine's operator answers it.
 fn contains(state: &State, needle: Value, container: Value) -> Result<Value, Error> {
-    check(state, "`in`", &[needle.clone(), container.clone()])?;
-    pay_walk(state, "`in`", &[needle.clone(), container.clone()])?;
+    check_paid(state, "`in`", &[needle.clone(), container.clone()])?;
     in_op(state, &needle, &container)
 }
 
@@ -1065,9 +1072,11 @@ fn pay_walk(state: &State, what: &str, values: &[Value]) -> Result<(), Error> {
 
 /// The function [`EditKind::Sized`] writes: `value`, measured and paid for.
 fn sized(state: &State, value: Value) -> Result<Value, Error> {
-    let both = std::slice::from_ref(&value);
-    check(state, "a dict key or `loop.changed`", both)?;
-    pay_walk(state, "a dict key or `loop.changed`", both)?;
+    check_paid(
+        state,
+        "a dict key or `loop.changed`",
+        std::slice::from_ref(&value),
+    )?;
     Ok(value)
 }
 
@@ -1098,23 +1107,20 @@ fn item(state: &State, container: Value, key: Value) -> Result<Value, Error> {
         };
     }
     if let Some(i) = key.as_i64() {
-        let at = |len: u64| match u64::try_from(i) {
-            Ok(i) => i.saturating_add(1).min(len),
+        // How far the walk goes, in units of `per` an item: to the index
+        // (all of it for a negative one), at most `len`.
+        let reach = |len: u64, per: u64| match u64::try_from(i) {
+            Ok(i) => i.saturating_add(1).saturating_mul(per).min(len),
             Err(_) => len,
         };
         if let Some(s) = container.as_str() {
-            // A character is at most 4 bytes: the index bounds the walk.
-            let len = s.len() as u64;
-            let walked = match u64::try_from(i) {
-                Ok(i) => i.saturating_add(1).saturating_mul(4).min(len),
-                Err(_) => len,
-            };
-            state.consume_fuel(walked / BYTES_PER_FUEL)?;
+            // A character is at most 4 bytes.
+            state.consume_fuel(reach(s.len() as u64, 4) / BYTES_PER_FUEL)?;
         } else if let Some(obj) = container.as_object()
             && obj.repr() == ObjectRepr::Iterable
         {
             let len = obj.enumerator_len().unwrap_or(0) as u64;
-            state.consume_fuel(at(len) / ITEMS_PER_FUEL)?;
+            state.consume_fuel(reach(len, 1) / ITEMS_PER_FUEL)?;
         }
     }
     container.get_item(&key)
@@ -1195,8 +1201,7 @@ fn in_op(state: &State, needle: &Value, container: &Value) -> Result<Value, Erro
 /// A chain of comparisons: each pair compared in turn, false at the first
 /// pair that is.
 fn compare(state: &State, chain: Rest<Value>) -> Result<Value, Error> {
-    check(state, "a comparison", &chain)?;
-    pay_walk(state, "a comparison", &chain)?;
+    check_paid(state, "a comparison", &chain)?;
     let mut i = 0;
     while i + 2 < chain.len() {
         let (a, op, b) = (&chain[i], &chain[i + 1], &chain[i + 2]);
@@ -1692,7 +1697,7 @@ pub(crate) fn prints_values(tmpl: &minijinja::Template<'_, '_>) -> bool {
                 // once; any other may walk two containers (see `Walk`).
                 let literal = matches!(prev, Some(I::LoadConst(v)) if !matches!(v.kind(), ValueKind::Seq | ValueKind::Map));
                 // A key written out: a string or an integer from 0.
-                let key = matches!(prev, Some(I::LoadConst(v)) if v.kind() == ValueKind::String || v.as_i64().is_some_and(|i| i >= 0));
+                let key = matches!(prev, Some(I::LoadConst(v)) if fixed_key_value(v));
                 prev = Some(op);
                 matches!(
                     op,
@@ -1816,12 +1821,14 @@ fn scalar_const(e: &minijinja::machinery::ast::Expr<'_>) -> bool {
 /// A key written out that indexing reaches at once or walks to at the
 /// engine's charge: a string, or an integer from 0.
 fn fixed_key(e: &minijinja::machinery::ast::Expr<'_>) -> bool {
-    match e {
-        minijinja::machinery::ast::Expr::Const(k) => match k.value.kind() {
-            ValueKind::String => true,
-            ValueKind::Number => k.value.as_i64().is_some_and(|i| i >= 0),
-            _ => false,
-        },
+    matches!(e, minijinja::machinery::ast::Expr::Const(k) if fixed_key_value(&k.value))
+}
+
+/// [`fixed_key`] for the constant's value (what a compiled template loads).
+fn fixed_key_value(v: &Value) -> bool {
+    match v.kind() {
+        ValueKind::String => true,
+        ValueKind::Number => v.as_i64().is_some_and(|i| i >= 0),
         _ => false,
     }
 }
