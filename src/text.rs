@@ -465,6 +465,27 @@ pub fn mean_hint(suggested: &str) -> String {
     format!("; did you mean `{}`?", one_line(suggested))
 }
 
+/// Bytes of a value an error message quotes (see [`clipped`]).
+pub const MESSAGE_QUOTE: usize = 1_000;
+
+/// `s` cut to at most `max` bytes on a character boundary, saying how much
+/// was left out: an error quoting a 60 MB value (a bad date, a token) once
+/// printed all of it, a line per model, until memory ran out.
+pub fn clipped(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut cut = max;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{}… ({} more bytes left out)",
+        &s[..cut],
+        s.len() - cut
+    ))
+}
+
 /// `s` on one line for a person to read: [`inert`], and line breaks and
 /// tabs shown as `\n`, `\r`, `\t` too, so a name cannot start a line of
 /// its own in text output.

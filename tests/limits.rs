@@ -622,6 +622,10 @@ fn reading_a_value_made_once_is_paid_for_on_every_read() {
         "a[n // 100:][0] == 3",
         "a|lower == 'x'",
         "7 in a",
+        "s[29999999] == 'y'",
+        "s is sameas t",
+        "a.x() == 1",
+        "s.startswith('y')",
     ];
     let mut files: Vec<(String, String)> = vec![
         (DBT_PROJECT.0.into(), DBT_PROJECT.1.into()),
@@ -656,6 +660,93 @@ fn reading_a_value_made_once_is_paid_for_on_every_read() {
         finding_for(&findings, "models/ok.sql").is_none(),
         "{findings:#?}"
     );
+}
+
+#[test]
+fn what_a_template_makes_is_bounded_and_its_errors_are_short() {
+    // Each model made tens of millions of values (gigabytes: killed under
+    // 4 GB), grew a dict or a list quadratically (minutes), or failed
+    // with an error quoting a 60 MB value. Each ends in seconds now, with
+    // an error that says why and quotes at most a little of the value.
+    let stopped = [
+        "{% set s = 'x' * 30000000 %}{{ zip(s, s)|length }}",
+        "{% set s = 'x' * 60000000 %}{{ s.split('x')|length }}",
+        "{% set s = '\\n' * 60000000 %}{{ s.splitlines()|length }}",
+        "{% set s = 'x ' * 30000000 %}{{ s.split()|length }}",
+        "{% set a = [[0] * 10] * 200000 %}{{ (a|sum(start=[]))|length }}",
+        "{% set d = {} %}{% for i in range(2000000) %}{% do d.update({i: i}) %}{% endfor %}",
+        "{% set s = 'x' * 60000000 %}{{ modules.datetime.date.fromisoformat(s) }}",
+        "{% set s = 'x' * 60000000 %}{{ modules.datetime.datetime.strptime(s, '%Y') }}",
+        "{% set s = 'x' * 60000000 %}{{ exceptions.raise_compiler_error(s) }}",
+    ];
+    // And these are quick and right: each names the table it reads.
+    let made = [
+        (
+            "{% set a = [[0] * 100] * 1000 %}{{ (a|sum(start=[]))|length }}",
+            "100000",
+        ),
+        (
+            "{% set d = {} %}{% for i in range(100000) %}{% do d.update({i: i}) %}{% endfor %}{{ d|length }}",
+            "100000",
+        ),
+        (
+            "{% set d = {} %}{% for i in range(20000) %}{% do d.setdefault(i, i * 2) %}{% endfor %}{{ d.get(19999) }}",
+            "39998",
+        ),
+        (
+            "{% set d = {} %}{% do d.update(zip(range(100000)|list, range(100000)|list)) %}{{ d|length }}",
+            "100000",
+        ),
+        (
+            "{% set d = {'b': 1, 'a': 2} %}{% do d.update([('c', 3), ('b', 4)]) %}{% do d.pop('a') %}{{ d|join('_') }}_{{ d.b }}",
+            "b_c_4",
+        ),
+        (
+            "{{ zip([1, 2, 3], 'ab')|map('join', '')|join('_') }}",
+            "1a_2b",
+        ),
+        ("{{ [[1], [2, 3]]|sum(start=[0])|join('_') }}", "0_1_2_3"),
+        ("{{ ('a_b' ~ ('c'|upper) ~ 'd') }}", "a_bCd"),
+    ];
+    let mut files: Vec<(String, String)> = vec![(DBT_PROJECT.0.into(), DBT_PROJECT.1.into())];
+    for (i, m) in stopped.iter().enumerate() {
+        files.push((format!("models/stop{i}.sql"), format!("{m}select 1 as y")));
+    }
+    for (i, (m, name)) in made.iter().enumerate() {
+        files.push((
+            format!("models/made{i}.sql"),
+            format!(
+                "{{% set r %}}{m}{{% endset %}}select 1 as y from {{{{ ref('t_' ~ r|trim) }}}}"
+            ),
+        ));
+        files.push((format!("models/t_{name}.sql"), "select 1 as y".into()));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = temp_project(&files);
+    let findings = check_timed(dir.path(), 4_000_000, Some(120));
+    for (i, m) in stopped.iter().enumerate() {
+        let f = finding_for(&findings, &format!("models/stop{i}.sql"))
+            .unwrap_or_else(|| panic!("{m}: no render error in {findings:#?}"));
+        let message = f["message"].as_str().unwrap_or_default();
+        assert!(message.len() < 2_000, "{m}: {} bytes", message.len());
+    }
+    let graph = ripple(&["graph", "--format", "json"], dir.path());
+    let graph_err = stderr(&graph);
+    let graph = String::from_utf8_lossy(&graph.stdout);
+    for (i, (m, name)) in made.iter().enumerate() {
+        assert!(
+            finding_for(&findings, &format!("models/made{i}.sql")).is_none(),
+            "{m}: {findings:#?}"
+        );
+        let edge = format!("\"from\": \"model.t_{name}\",\n      \"to\": \"model.made{i}\"");
+        assert!(
+            graph.contains(&edge),
+            "{m}: no t_{name} read: {graph} {graph_err}"
+        );
+    }
 }
 
 #[test]

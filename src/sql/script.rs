@@ -904,9 +904,11 @@ fn parse_error(index: usize, err: ParserError, start: Location, end: Location) -
         }
     };
     let (message, location) = match raw.rfind(" at Line: ") {
-        Some(at) => (raw[..at].to_string(), parse_location(&raw[at + 10..])),
-        None => (raw.clone(), None),
+        Some(at) => (&raw[..at], parse_location(&raw[at + 10..])),
+        None => (raw.as_str(), None),
     };
+    // `found: 'xxxx...'` quotes the token whole, however long.
+    let message = crate::text::clipped(message, crate::text::MESSAGE_QUOTE).into_owned();
     // The parser points at "EOF" without a position when the statement ends
     // early; the end of its last token is where the reader should look.
     let location = location.unwrap_or(end);

@@ -230,8 +230,12 @@ pub fn render_for_run(
         t.parse::<DateTime>()
             .map_err(|e| format!("its run's dates do not read ({t}: {e})"))
     };
-    let rendered = render(sql, run_context(params, instant(start)?, instant(end)?))
-        .map_err(|e| format!("its template does not render as Airflow would: {e}"))?;
+    let rendered =
+        render(sql, run_context(params, instant(start)?, instant(end)?)).map_err(|e| {
+            let e = e.to_string();
+            let e = crate::text::clipped(&e, crate::text::MESSAGE_QUOTE);
+            format!("its template does not render as Airflow would: {e}")
+        })?;
     if rendered.contains(UNKNOWN_PLACEHOLDER) {
         return Err(
             "its template uses a value only a running Airflow has (a Variable, a connection, XCom, a macro ripple does not know)".to_string(),
@@ -255,7 +259,10 @@ pub(super) fn render_sql(
     let (start, end) = REPRESENTATIVE;
     match render_metered(env(), sql, run_context(params, start, end), fuel) {
         Ok(rendered) => (rendered, None),
-        Err(e) => (sql.to_string(), Some(e.to_string())),
+        Err(e) => (
+            sql.to_string(),
+            Some(crate::text::clipped(&e.to_string(), crate::text::MESSAGE_QUOTE).into_owned()),
+        ),
     }
 }
 

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, Output, State, Value};
 
+use super::guard::MAX_ITEMS;
 use super::lock;
 use super::scanner::tags;
 
@@ -30,10 +31,6 @@ use super::scanner::tags;
 const LIST_FN: &str = "__ripple_list";
 /// The global function that turns a dict literal into a mutable [`Dict`].
 const DICT_FN: &str = "__ripple_dict";
-
-/// Items one mutable list or dict may hold: a loop that doubles a list
-/// stops here instead of exhausting memory.
-const MAX_ITEMS: usize = 1_000_000;
 
 /// Methods that mutate a list or dict in Python.
 const MUTATING: &[&str] = &[
@@ -719,10 +716,10 @@ pub(crate) fn add_mutable_containers(env: &mut Environment<'static>) {
         Ok(Value::from_object(List(Mutex::new(items))))
     });
     env.add_function(DICT_FN, |map: Value| -> Result<Value, Error> {
-        let mut pairs = Vec::new();
+        let mut pairs = Pairs::default();
         for key in map.try_iter()? {
             let value = map.get_item(&key)?;
-            pairs.push((key, value));
+            pairs.insert(key, value);
         }
         Ok(Value::from_object(Dict(Mutex::new(pairs))))
     });
@@ -758,10 +755,7 @@ pub(crate) fn is_mutable_dict(v: &Value) -> bool {
 }
 
 fn too_many() -> Error {
-    Error::new(
-        ErrorKind::InvalidOperation,
-        format!("a list or dict grew past {MAX_ITEMS} items; is a loop runaway?"),
-    )
+    super::guard::too_many("growing it")
 }
 
 fn bad_args(method: &str) -> Error {
@@ -815,6 +809,17 @@ impl Object for List {
             })?;
         }
         let mut items = lock(&self.0);
+        // What walks, moves or copies the list is paid for by the item.
+        if matches!(
+            method,
+            "insert" | "pop" | "remove" | "index" | "count" | "sort" | "reverse" | "copy"
+        ) {
+            let steps = match method {
+                "remove" | "index" | "count" | "sort" => items.len() as u64 / 2,
+                _ => items.len() as u64 / MOVES_PER_FUEL,
+            };
+            state.consume_fuel(steps)?;
+        }
         let none = Value::from(());
         match (method, args) {
             ("append", [v]) => {
@@ -838,6 +843,7 @@ impl Object for List {
                 if items.len() + more.len() > MAX_ITEMS {
                     return Err(too_many());
                 }
+                state.consume_fuel(more.len() as u64 / MOVES_PER_FUEL)?;
                 items.extend(more);
                 Ok(none)
             }
@@ -890,18 +896,22 @@ impl Object for List {
     }
 }
 
+/// A dict's pairs in insertion order, found by hash: a dict grown key by
+/// key in a loop was quadratic when each key was looked for in a list.
+type Pairs = indexmap::IndexMap<Value, Value>;
+
 /// A Python dict: mutable in place, in insertion order.
 #[derive(Debug)]
-pub(crate) struct Dict(Mutex<Vec<(Value, Value)>>);
+pub(crate) struct Dict(Mutex<Pairs>);
 
 impl Dict {
-    fn set(pairs: &mut Vec<(Value, Value)>, key: Value, value: Value) -> Result<(), Error> {
-        if let Some(slot) = pairs.iter_mut().find(|(k, _)| *k == key) {
-            slot.1 = value;
+    fn set(pairs: &mut Pairs, key: Value, value: Value) -> Result<(), Error> {
+        if let Some(slot) = pairs.get_mut(&key) {
+            *slot = value;
         } else if pairs.len() >= MAX_ITEMS {
             return Err(too_many());
         } else {
-            pairs.push((key, value));
+            pairs.insert(key, value);
         }
         Ok(())
     }
@@ -913,14 +923,11 @@ impl Object for Dict {
     }
 
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        lock(&self.0)
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
+        lock(&self.0).get(key).cloned()
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Values(lock(&self.0).iter().map(|(k, _)| k.clone()).collect())
+        Enumerator::Values(lock(&self.0).keys().cloned().collect())
     }
 
     fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
@@ -949,9 +956,23 @@ impl Object for Dict {
             ("update", [] | [_]) => {
                 let mut new = Vec::new();
                 if let Some(other) = args.first() {
-                    for key in other.try_iter()? {
-                        let value = other.get_item(&key)?;
-                        new.push((key, value));
+                    if other.kind() == ValueKind::Map {
+                        for key in other.try_iter()? {
+                            let value = other.get_item(&key)?;
+                            new.push((key, value));
+                        }
+                    } else {
+                        // Python's `d.update([(k, v), ...])`: pairs.
+                        for pair in other.try_iter()? {
+                            match (
+                                pair.len(),
+                                pair.get_item(&Value::from(0)),
+                                pair.get_item(&Value::from(1)),
+                            ) {
+                                (Some(2), Ok(k), Ok(v)) => new.push((k, v)),
+                                _ => return Err(bad_args(method)),
+                            }
+                        }
                     }
                 }
                 if let Some(kw) = kwargs {
@@ -960,6 +981,7 @@ impl Object for Dict {
                         new.push((Value::from(key), kw.peek::<Value>(key)?));
                     }
                 }
+                state.consume_fuel(new.len() as u64 / 2)?;
                 let mut pairs = lock(&self.0);
                 for (k, v) in new {
                     Dict::set(&mut pairs, k, v)?;
@@ -968,7 +990,7 @@ impl Object for Dict {
             }
             ("setdefault", [key, rest @ ..]) if rest.len() <= 1 => {
                 let mut pairs = lock(&self.0);
-                if let Some((_, v)) = pairs.iter().find(|(k, _)| k == key) {
+                if let Some(v) = pairs.get(key) {
                     return Ok(v.clone());
                 }
                 let value = rest.first().cloned().unwrap_or(none);
@@ -977,10 +999,12 @@ impl Object for Dict {
             }
             ("pop", [key, rest @ ..]) if rest.len() <= 1 => {
                 let mut pairs = lock(&self.0);
-                match pairs.iter().position(|(k, _)| k == key) {
-                    Some(i) => Ok(pairs.remove(i).1),
-                    None => rest.first().cloned().ok_or_else(|| bad_args(method)),
-                }
+                // Keeping the order moves every later pair: paid for.
+                let Some(i) = pairs.get_index_of(key) else {
+                    return rest.first().cloned().ok_or_else(|| bad_args(method));
+                };
+                state.consume_fuel((pairs.len() - i) as u64 / MOVES_PER_FUEL)?;
+                Ok(pairs.shift_remove_index(i).map_or(none, |(_, v)| v))
             }
             ("popitem", []) => {
                 let (k, v) = lock(&self.0).pop().ok_or_else(|| bad_args(method))?;
@@ -990,11 +1014,18 @@ impl Object for Dict {
                 lock(&self.0).clear();
                 Ok(none)
             }
-            ("copy", []) => Ok(Value::from_object(Dict(Mutex::new(lock(&self.0).clone())))),
+            ("copy", []) => {
+                let pairs = lock(&self.0).clone();
+                state.consume_fuel(pairs.len() as u64 / MOVES_PER_FUEL)?;
+                Ok(Value::from_object(Dict(Mutex::new(pairs))))
+            }
             _ => Err(Error::from(ErrorKind::UnknownMethod)),
         }
     }
 }
+
+/// Items a list or dict method moves or copies for one step of fuel.
+const MOVES_PER_FUEL: u64 = 64;
 
 #[cfg(test)]
 mod tests {

@@ -31,6 +31,21 @@ use minijinja::{Environment, Error, ErrorKind, State};
 /// Jinja2 itself fails.
 pub(crate) const MAX_DEPTH: usize = 1_000;
 
+/// Items one list or dict a template makes may hold: a loop that doubles a
+/// list, or a split of a 60 MB string, stops here instead of exhausting
+/// memory.
+pub(crate) const MAX_ITEMS: usize = 1_000_000;
+
+/// The error for a list or dict that would pass [`MAX_ITEMS`].
+pub(crate) fn too_many(what: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::InvalidOperation,
+        format!(
+            "{what} would make a list or dict of more than {MAX_ITEMS} items; is a loop runaway?"
+        ),
+    )
+}
+
 /// Bytes one unit of fuel pays for (minijinja's `UNITS_PER_FUEL`).
 const BYTES_PER_FUEL: u64 = 64;
 
@@ -590,7 +605,9 @@ pub(crate) fn check_method(
     args: &[Value],
 ) -> Result<(), Error> {
     check(state, format_args!("`.{method}()`"), args)?;
-    check_shown(
+    // What a method is called on is read too, often whole (`a.get(k)` of a
+    // dict measured 50,000 keys a call, uncharged, in a loop of 100,000).
+    check(
         state,
         format_args!("`.{method}()`"),
         std::slice::from_ref(value),
@@ -598,6 +615,13 @@ pub(crate) fn check_method(
     let Some(s) = value.as_str() else {
         return Ok(());
     };
+    if matches!(method, "split" | "rsplit" | "splitlines") {
+        let pieces = pieces(s, method, args);
+        if pieces > MAX_ITEMS as u64 {
+            return Err(too_many(format_args!("`.{method}()`")));
+        }
+        state.consume_fuel(pieces / ITEMS_PER_FUEL)?;
+    }
     let limit = bytes_left(state);
     let size = match (method, args) {
         ("format", _) => formatted_len(s, args, limit),
@@ -606,6 +630,30 @@ pub(crate) fn check_method(
     };
     size.map(drop)
         .map_err(|over| refusal(format_args!("`.{method}()`"), over, limit))
+}
+
+/// How many strings `s.split(...)`, `.rsplit(...)` or `.splitlines()` makes
+/// at most: a 60 MB string of separators made 60 million (1.7 GB).
+fn pieces(s: &str, method: &str, args: &[Value]) -> u64 {
+    let sep = args
+        .first()
+        .and_then(Value::as_str)
+        .filter(|sep| !sep.is_empty());
+    let found = match (method, sep) {
+        ("splitlines", _) => s
+            .bytes()
+            .filter(|b| matches!(b, b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e))
+            .count()
+            // Breaks outside ASCII (U+0085, U+2028, U+2029): a piece each at most.
+            .saturating_add(
+                s.chars()
+                    .filter(|c| matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}'))
+                    .count(),
+            ),
+        (_, Some(sep)) => memchr::memmem::find_iter(s.as_bytes(), sep.as_bytes()).count(),
+        _ => s.split_whitespace().count(),
+    };
+    found as u64 + 1
 }
 
 /// Python's string, list and dict methods (minijinja-contrib's
@@ -880,6 +928,7 @@ pub(crate) fn install(
     env.add_filter("join", join);
     env.add_filter("tojson", tojson);
     env.add_filter("pprint", pprint);
+    env.add_filter("sum", sum);
     // What compares, sorts or hashes two values walks them whole, uncharged:
     // values sharing their parts (`[a, a]` nested sixty times) took hours.
     let comparing: [(&str, Value); 6] = [
@@ -925,9 +974,11 @@ pub(crate) fn install(
         env.add_test(name, guarded(format!("the test `{name}`"), inner, true));
     }
     // They read a string whole, and the engine charges a test nothing.
-    let reading: [(&str, Value); 2] = [
+    let reading: [(&str, Value); 3] = [
         ("lower", Value::from_function(t::is_lower)),
         ("upper", Value::from_function(t::is_upper)),
+        // Two strings are the same if equal: compared whole.
+        ("sameas", Value::from_function(t::is_sameas)),
     ];
     for (name, inner) in reading {
         env.add_test(name, guarded(format!("the test `{name}`"), inner, false));
@@ -962,6 +1013,10 @@ pub(crate) fn install(
 
 /// The function `a ~ b ~ c` becomes.
 pub(crate) const CONCAT_FN: &str = "__ripple_cat";
+
+/// The most parts one [`CONCAT_FN`] call is written with (the engine's
+/// parser refuses calls of more than 2,000 arguments).
+const CONCAT_GROUP: usize = 1000;
 /// The function `a in b` becomes (`a not in b`: `not` of it).
 pub(crate) const IN_FN: &str = "__ripple_in";
 /// The function a chain of comparisons holding `in` becomes:
@@ -1051,6 +1106,70 @@ fn concat(state: &State, parts: Rest<Value>) -> Result<Value, Error> {
     } else {
         Value::from(out)
     })
+}
+
+/// `values|sum(attribute, start)`: the engine's, except that lists are
+/// joined once, not a new list per item (`|sum(start=[])` of 100,000
+/// lists was quadratic), paid for by the item and held to [`MAX_ITEMS`].
+fn sum(
+    state: &State,
+    values: Value,
+    attribute: Option<Value>,
+    start: Option<Value>,
+    kwargs: minijinja::value::Kwargs,
+) -> Result<Value, Error> {
+    let list_start = start
+        .clone()
+        .or_else(|| kwargs.peek::<Option<Value>>("start").ok().flatten())
+        .filter(|v| matches!(v.kind(), ValueKind::Seq | ValueKind::Iterable));
+    let Some(list_start) = list_start else {
+        let attribute = attribute.map(|a| a.to_string());
+        return minijinja::filters::sum(state, values, attribute.as_deref(), start, kwargs);
+    };
+    let attribute = match attribute {
+        Some(a) => Some(a),
+        None => kwargs.get::<Option<Value>>("attribute")?,
+    };
+    let _: Option<Value> = kwargs.get("start")?;
+    kwargs.assert_all_used()?;
+    let mut out: Vec<Value> = list_start.try_iter()?.collect();
+    if values.is_undefined() {
+        if state.undefined_behavior() == minijinja::UndefinedBehavior::Strict {
+            return Err(Error::from(ErrorKind::UndefinedError));
+        }
+        return Ok(Value::from(out));
+    }
+    for item in values.try_iter()? {
+        let item =
+            match &attribute {
+                Some(path) => path.to_string().split('.').try_fold(item, |v, part| {
+                    match part.parse::<i64>() {
+                        Ok(i) => v.get_item(&Value::from(i)),
+                        Err(_) => v.get_attr(part),
+                    }
+                })?,
+                None => item,
+            };
+        if item.is_undefined() {
+            continue;
+        }
+        if !matches!(item.kind(), ValueKind::Seq | ValueKind::Iterable) {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "can only concatenate lists, not {} (`|sum` of lists)",
+                    item.kind()
+                ),
+            ));
+        }
+        let len = item.len().unwrap_or(0);
+        if out.len().saturating_add(len) > MAX_ITEMS {
+            return Err(too_many("`|sum`"));
+        }
+        state.consume_fuel(1 + len as u64 / ITEMS_PER_FUEL)?;
+        out.extend(item.try_iter()?);
+    }
+    Ok(Value::from(out))
 }
 
 /// `needle in container`, as the engine's operator answers it.
@@ -1674,6 +1793,13 @@ fn written_key(rest: &[u8]) -> bool {
         },
         Some(c) if c.is_ascii_digit() => {
             let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+            let small = std::str::from_utf8(&rest[..n])
+                .ok()
+                .and_then(|d| d.parse::<i64>().ok())
+                .is_some_and(|i| i < SMALL_INDEX);
+            if !small {
+                return false;
+            }
             &rest[n..]
         }
         _ => return false,
@@ -1798,6 +1924,7 @@ pub(crate) fn rewrite_found(text: &str, dates: bool) -> std::borrow::Cow<'_, str
         text,
         edits: &mut edits,
         dates,
+        extents: Default::default(),
     }
     .stmt(&ast);
     drop(ast);
@@ -1818,8 +1945,10 @@ fn scalar_const(e: &minijinja::machinery::ast::Expr<'_>) -> bool {
     matches!(e, minijinja::machinery::ast::Expr::Const(k) if !matches!(k.value.kind(), ValueKind::Seq | ValueKind::Map))
 }
 
-/// A key written out that indexing reaches at once or walks to at the
-/// engine's charge: a string, or an integer from 0.
+/// A key written out that indexing reaches at once or in a few steps: a
+/// string, or a small integer from 0 (the engine walks a string to the
+/// index a character at a time, uncharged: `s[29999999]` in a loop ran for
+/// minutes).
 fn fixed_key(e: &minijinja::machinery::ast::Expr<'_>) -> bool {
     matches!(e, minijinja::machinery::ast::Expr::Const(k) if fixed_key_value(&k.value))
 }
@@ -1828,10 +1957,13 @@ fn fixed_key(e: &minijinja::machinery::ast::Expr<'_>) -> bool {
 fn fixed_key_value(v: &Value) -> bool {
     match v.kind() {
         ValueKind::String => true,
-        ValueKind::Number => v.as_i64().is_some_and(|i| i >= 0),
+        ValueKind::Number => v.as_i64().is_some_and(|i| (0..SMALL_INDEX).contains(&i)),
         _ => false,
     }
 }
+
+/// Integer keys below this are read as written (see [`fixed_key`]).
+const SMALL_INDEX: i64 = 256;
 
 /// A function no environment defines: calling it fails the render. What
 /// [`rewrite_operators`] writes before a template whose edits it could not
@@ -1910,17 +2042,25 @@ fn emit(text: &str, range: (usize, usize), edits: &[Edit]) -> String {
 }
 
 fn render_edit(text: &str, e: &Edit, inner: &[Edit], out: &mut String) {
+    // Well nested and sorted: the edits inside an operand are those starting
+    // in it, one run of `inner` (filtering a copy for each operand was
+    // quadratic in time and memory on 5,000 bracketed operands).
     let part = |r: (usize, usize)| -> String {
-        let within: Vec<Edit> = inner
-            .iter()
-            .filter(|x| x.start >= r.0 && x.end <= r.1)
-            .cloned()
-            .collect();
-        emit(text, r, &within)
+        let from = inner.partition_point(|x| x.start < r.0);
+        let to = from + inner[from..].partition_point(|x| x.start < r.1);
+        emit(text, r, &inner[from..to])
     };
     match &e.kind {
         EditKind::Concat(parts) => {
-            let parts: Vec<String> = parts.iter().map(|&r| part(r)).collect();
+            let mut parts: Vec<String> = parts.iter().map(|&r| part(r)).collect();
+            // The engine's parser takes at most 2,000 arguments in a call;
+            // joining is associative, so a longer chain is joined in groups.
+            while parts.len() > CONCAT_GROUP {
+                parts = parts
+                    .chunks(CONCAT_GROUP)
+                    .map(|g| format!("{CONCAT_FN}({})", g.join(", ")))
+                    .collect();
+            }
             out.push_str(&format!("{CONCAT_FN}({})", parts.join(", ")));
         }
         EditKind::In(needle, container, negated) => {
@@ -1974,6 +2114,9 @@ struct Walk<'t, 'e> {
     edits: &'e mut Vec<Edit>,
     /// Whether `+` and `-` are rewritten ([`rewrite_dbt_operators`]).
     dates: bool,
+    /// Each expression's extent by its address: a chain of `~` asks for its
+    /// left part's at every link, quadratic without it.
+    extents: std::cell::RefCell<std::collections::HashMap<usize, Range>>,
 }
 
 type Range = (usize, usize);
@@ -2368,6 +2511,20 @@ impl Walk<'_, '_> {
     /// it start at the expression (not for comparisons and conditionals,
     /// whose spans start at the token before), joined with its parts'.
     fn extent(&self, e: &minijinja::machinery::ast::Expr<'_>) -> Range {
+        let key = std::ptr::from_ref(e) as usize;
+        if let Some(&r) = self.extents.borrow().get(&key) {
+            return r;
+        }
+        let r = self.measure(e);
+        self.extents.borrow_mut().insert(key, r);
+        r
+    }
+
+    /// [`Walk::extent`] worked out. A part's brackets are the part's
+    /// (`'a' ~ ('b'|lower)` ends at its last bracket), so an extent is
+    /// balanced and [`Walk::operand`] never takes a call's brackets for a
+    /// group's.
+    fn measure(&self, e: &minijinja::machinery::ast::Expr<'_>) -> Range {
         use minijinja::machinery::ast::Expr;
         let own = |s: minijinja::machinery::Span| (s.start_offset as usize, s.end_offset as usize);
         let join = |a: Range, b: Range| (a.0.min(b.0), a.1.max(b.1));
@@ -2375,33 +2532,32 @@ impl Walk<'_, '_> {
             Expr::Var(v) => own(v.span()),
             Expr::Const(c) => own(c.span()),
             Expr::Slice(s) => {
-                let mut r = join(own(s.span()), self.extent(&s.expr));
+                let mut r = join(own(s.span()), self.operand(&s.expr));
                 for p in [&s.start, &s.stop, &s.step].into_iter().flatten() {
-                    r = join(r, self.extent(p));
+                    r = join(r, self.operand(p));
                 }
                 r
             }
             Expr::UnaryOp(u) => {
-                let inner = self.extent(&u.expr);
                 if self.is_not_in(u) {
                     // Its span starts at the token before the comparison.
-                    inner
+                    self.extent(&u.expr)
                 } else {
-                    join(own(u.span()), inner)
+                    join(own(u.span()), self.operand(&u.expr))
                 }
             }
-            Expr::BinOp(b) => join(self.extent(&b.left), self.extent(&b.right)),
+            Expr::BinOp(b) => join(self.operand(&b.left), self.operand(&b.right)),
             Expr::Compare(c) => {
-                let mut r = self.extent(&c.expr);
+                let mut r = self.operand(&c.expr);
                 for o in &c.ops {
-                    r = join(r, self.extent(&o.expr));
+                    r = join(r, self.operand(&o.expr));
                 }
                 r
             }
             Expr::IfExpr(i) => {
-                let mut r = join(self.extent(&i.test_expr), self.extent(&i.true_expr));
+                let mut r = join(self.operand(&i.test_expr), self.operand(&i.true_expr));
                 if let Some(f) = &i.false_expr {
-                    r = join(r, self.extent(f));
+                    r = join(r, self.operand(f));
                 }
                 r
             }
@@ -2419,7 +2575,7 @@ impl Walk<'_, '_> {
             Expr::Tuple(t) => {
                 let mut r = own(t.span());
                 for i in &t.items {
-                    r = join(r, self.extent(i));
+                    r = join(r, self.operand(i));
                 }
                 r
             }
@@ -2652,12 +2808,28 @@ mod tests {
             ),
             ("{{ s[::-1] }}", "{{ __ripple_slice(s, none, none, -1) }}"),
             (
+                "{{ ref('ba' ~ ('s'|lower) ~ 'e') }}",
+                "{{ ref(__ripple_cat('ba', ('s'|lower), 'e')) }}",
+            ),
+            (
+                "{{ f(('a') ~ (b|c)) }}{{ g(x ~ (y)) }}",
+                "{{ f(__ripple_cat(('a'), (b|c))) }}{{ g(__ripple_cat(x, (y))) }}",
+            ),
+            (
+                "{{ f(a[(i)]) ~ (x if (c) else (d)) }}",
+                "{{ __ripple_cat(f(__ripple_item(a, i)), (x if (c) else (d))) }}",
+            ),
+            (
                 "{{ a[1:][i - 1] }}",
                 "{{ __ripple_item(__ripple_slice(a, 1, none, none), i - 1) }}",
             ),
         ] {
             assert_eq!(rewrite_operators(text), rewritten, "{text}");
         }
+        // Past the engine's 2,000 arguments a call, a chain is joined in groups.
+        let chain = vec!["'ab'"; 2500].join(" ~ ");
+        let (sql, _) = render(&[], &format!("{{{{ ({chain})|length }}}}"));
+        assert_eq!(sql.unwrap(), "5000");
         // No operator, no second parse.
         assert!(matches!(
             rewrite_operators("{% for x in y %}{{ x }}{% endfor %}"),
@@ -2676,6 +2848,9 @@ mod tests {
             ("{{ x['a'] }}{{ y[0] }}{{ z [ \"b\" ] }}", false),
             ("{{ x[i] }}", true),
             ("{{ x[-1] }}", true),
+            ("{{ x[255] }}", false),
+            ("{{ x[256] }}", true),
+            ("{{ x[29999999] }}", true),
             ("{{ x[1:] }}", true),
             ("{{ f(x)[i] }}", true),
             ("{% for c in ['a', 'b'] %}", false),

@@ -781,7 +781,11 @@ fn compile_error(e: &Error) -> RenderError {
         (ErrorKind::OutOfFuel, _) => format!(
             "the template ran out of fuel: it ran more than ripple's limit of {FUEL} steps (a byte made costs 1/64 of a step) and was stopped; is a loop, a `range()` or a repetition runaway?"
         ),
-        (_, Some(d)) => format!("{}: {d}", e.kind()),
+        (_, Some(d)) => format!(
+            "{}: {}",
+            e.kind(),
+            crate::text::clipped(&d, crate::text::MESSAGE_QUOTE)
+        ),
         (kind, None) => kind.to_string(),
     };
     RenderError {
