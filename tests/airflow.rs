@@ -118,6 +118,38 @@ fn sql_in_every_form_is_read_and_rendered() {
 }
 
 #[test]
+fn names_built_with_plus_and_plus_equals_are_followed() {
+    // `t += "_v2"` was ignored: the task was read as reading `raw.a`, with
+    // no warning. A name given an unknown value is no longer its old one.
+    let (dags, warnings) = read(&[(
+        "plus.py",
+        &format!(
+            "{HEADER}import os
+t = 'raw.a'
+t += '_v2'
+u = 'raw.' + 'b'
+w = 'raw.c'
+w += os.environ['SUFFIX']
+with DAG('d') as d:
+    SQL(task_id='aug', sql=f'insert into mart.x select * from {{t}}')
+    SQL(task_id='plus', sql='insert into mart.y select * from ' + u)
+    SQL(task_id='unknown', sql=f'insert into mart.z select * from {{w}}')
+"
+        ),
+    )]);
+    let d = &dags[0];
+    assert_eq!(task(d, "aug").reads, ["raw.a_v2"]);
+    assert_eq!(task(d, "plus").reads, ["raw.b"]);
+    assert!(task(d, "unknown").reads.is_empty());
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.message.contains("runtime values") && w.line == 13),
+        "{warnings:?}"
+    );
+}
+
+#[test]
 fn taskflow_task_groups_datasets_and_sensors() {
     let (dags, warnings) = read(&[(
         "tf.py",

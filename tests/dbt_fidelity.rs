@@ -17,7 +17,7 @@ use temp_project::temp_project;
 const FILES: &[(&str, &str)] = &[
     (
         "dbt_project.yml",
-        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n  app: \"{{ ref('a') }}\"\n  src: \"{{ source('raw', 'u') }}\"\n  chained: \"{{ var('app') }}\"\n  tuva_on: true\n  tuva_off: false\n  scoped_on: false\n  fid:\n    scoped_on: true\n  pkg:\n    pkg_src: b\n  twice: a\n  twice: b\nsources:\n  fid:\n    blk:\n      +enabled: false\n    sub:\n      blk2:\n        off_t:\n          +enabled: false\n    blk2:\n      on_t:\n        +enabled: false\n",
+        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n  app: \"{{ ref('a') }}\"\n  src: \"{{ source('raw', 'u') }}\"\n  chained: \"{{ var('app') }}\"\n  names: [a]\n  tuva_on: true\n  tuva_off: false\n  scoped_on: false\n  fid:\n    scoped_on: true\n  pkg:\n    pkg_src: b\n  twice: a\n  twice: b\nsources:\n  fid:\n    blk:\n      +enabled: false\n    sub:\n      blk2:\n        off_t:\n          +enabled: false\n    blk2:\n      on_t:\n        +enabled: false\n",
     ),
     ("models/a.sql", "select 1 as id, 'x' as c\n"),
     ("models/b.sql", "select 2 as id\n"),
@@ -153,6 +153,20 @@ const FILES: &[(&str, &str)] = &[
         "models/m_jinja2.sql",
         "{% set step = +1 %}{% set xs = [] %}{% do xs.append(step) if step > 0 %}\nselect {{ xs | join(',') }} as n from {{ pick('t') }} join {{ ref('b') }} using (id)\n",
     ),
+    // Lists from a var, `|list` and `.split()` are Python lists in dbt:
+    // appended to in place (the appends were dropped).
+    (
+        "models/m_var_list.sql",
+        "{% set xs = var('names') %}{% do xs.append('b') %}select * from {{ ref(xs[-1]) }}\n",
+    ),
+    (
+        "models/m_list_filter.sql",
+        "{% set xs = ('a',)|list %}{% do xs.append('b') %}select * from {{ ref(xs|last) }}\n",
+    ),
+    (
+        "models/m_split_list.sql",
+        "{% set xs = 'a,x'.split(',') %}{% do xs.insert(0, 'b') %}select * from {{ ref(xs[0]) }}\n",
+    ),
     // A var written twice: the last value, as dbt's YAML loader keeps.
     (
         "models/m_twice.sql",
@@ -234,6 +248,9 @@ const EDGES: &[(&str, &str)] = &[
     ("model.b", "model.m_own_ns"),
     ("source.opt.on_t", "model.m_opt"),
     ("model.b", "model.m_dates"),
+    ("model.b", "model.m_var_list"),
+    ("model.b", "model.m_list_filter"),
+    ("model.b", "model.m_split_list"),
 ];
 
 fn ripple(args: &[&str], dir: &std::path::Path) -> std::process::Output {
@@ -356,13 +373,13 @@ fn check_names_the_warehouse_model_and_counts_coverage() {
     }
     assert!(!text.contains("DuplicateKeyPolicy"), "{text}");
     assert!(
-        text.contains("dbt models: 23 read: 22 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
+        text.contains("dbt models: 26 read: 25 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
         "{text}"
     );
     let json = ripple(&["check", "--format", "json"], dir.path());
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["coverage"]["need_warehouse"], 1);
-    assert_eq!(doc["coverage"]["rendered_fully"], 22);
+    assert_eq!(doc["coverage"]["rendered_fully"], 25);
     assert_eq!(doc["coverage"]["python"], 1);
 }
 

@@ -579,17 +579,24 @@ fn a_namespace_value_sharing_its_parts_is_paid_per_path() {
 /// `check_limited` with the CPU time limited too (`ulimit -t`) where
 /// given: what once ran for minutes is killed, and the test fails, instead
 /// of hanging.
-fn check_timed(project: &Path, kib: u64, cpu_secs: Option<u64>) -> Vec<serde_json::Value> {
+/// `ripple ARGS --no-cache --project PROJECT` under an address-space limit
+/// of `kib` and, if given, a CPU-time limit.
+fn run_timed(project: &Path, args: &[&str], kib: u64, cpu_secs: Option<u64>) -> Output {
     let cpu = cpu_secs.map_or_else(String::new, |s| format!("ulimit -t {s}; "));
-    let out = std::process::Command::new("sh")
+    std::process::Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "ulimit -v {kib}; {cpu}exec \"$0\" check --format json --no-cache --project \"$1\""
+            "ulimit -v {kib}; {cpu}exec \"$0\" \"$@\" --no-cache --project \"{}\"",
+            project.display()
         ))
         .arg(bin())
-        .arg(project)
+        .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn check_timed(project: &Path, kib: u64, cpu_secs: Option<u64>) -> Vec<serde_json::Value> {
+    let out = run_timed(project, &["check", "--format", "json"], kib, cpu_secs);
     // Findings (exit 1 or 2), never a signal or a panic.
     assert!(
         matches!(out.status.code(), Some(0..=2)),
@@ -747,6 +754,147 @@ fn what_a_template_makes_is_bounded_and_its_errors_are_short() {
             "{m}: no t_{name} read: {graph} {graph_err}"
         );
     }
+}
+
+#[test]
+fn a_config_value_is_rendered_once_however_many_models_it_applies_to() {
+    // A slow value in dbt_project.yml, or a YAML anchor naming 300 source
+    // tables, was rendered again with fresh fuel for each model or table:
+    // 500 models took minutes. It is rendered once now.
+    let slow = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}x";
+    let project = format!(
+        "name: p\nversion: '1.0'\nprofile: p\nmodels:\n  p:\n    +alias: \"{slow}\"\n    +schema: \"{slow}\"\n    +tags: \"{slow}\"\n"
+    );
+    let tables: String = (0..300)
+        .map(|i| format!("      - {{name: t{i}, identifier: *j}}\n"))
+        .collect();
+    let sources = format!(
+        "version: 2\nsources:\n  - name: s\n    schema: &j \"{slow}\"\n    tables:\n{tables}"
+    );
+    let mut files: Vec<(String, String)> = vec![
+        ("dbt_project.yml".into(), project),
+        ("models/src.yml".into(), sources),
+        (
+            "models/m.sql".into(),
+            "select 1 as x from {{ source('s', 't1') }}".into(),
+        ),
+    ];
+    for i in 0..300 {
+        files.push((format!("models/m{i}.sql"), "select 1 as x".into()));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = temp_project(&files);
+    let findings = check_timed(dir.path(), 4_000_000, Some(60));
+    // Each model still says its name did not render.
+    let f = finding_for(&findings, "models/m299.sql").unwrap_or_else(|| panic!("{findings:#?}"));
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`alias`"),
+        "{f}"
+    );
+}
+
+#[test]
+fn many_edges_from_little_text_stay_linear() {
+    // 600 models each reading 600 others through a loop (360,000 edges from
+    // 150 KB): each edge copied its model's whole time inference (out of
+    // memory at 2,000), and column lineage copied what 600 tables listed
+    // with commas see, once per table (an HTML impact took 25 s at 1,200).
+    let n = 600;
+    let mut files: Vec<(String, String)> = vec![(DBT_PROJECT.0.into(), DBT_PROJECT.1.into())];
+    for i in 0..n {
+        files.push((format!("models/a{i}.sql"), "select 1 as x".into()));
+        files.push((
+            format!("models/b{i}.sql"),
+            format!("select 1 as x from {{% for i in range({n}) %}}{{{{ ref('a' ~ i) }}}}{{{{ ',' if not loop.last }}}}{{% endfor %}}"),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = temp_project(&files);
+    let out = run_timed(
+        dir.path(),
+        &[
+            "impact",
+            "a0",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-02",
+            "--format",
+            "html",
+        ],
+        4_000_000,
+        Some(60),
+    );
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    let html = String::from_utf8_lossy(&out.stdout);
+    assert!(html.contains("b599"), "every reader of a0 is affected");
+}
+
+#[test]
+fn a_renamed_wide_model_is_paired_in_linear_time() {
+    // 30,000 columns renamed: each removed one looked through every added
+    // one (45 s; 50,000: past 120 s). They are paired by what they compute now.
+    let dir = tempfile::tempdir().unwrap();
+    for (side, c) in [("base", "c"), ("head", "d")] {
+        let p = dir.path().join(side);
+        std::fs::create_dir_all(p.join("models")).unwrap();
+        std::fs::write(p.join("dbt_project.yml"), DBT_PROJECT.1).unwrap();
+        std::fs::write(
+            p.join("models/m.sql"),
+            format!("select {{% for i in range(30000) %}}a.x{{{{ i }}}} as {c}{{{{ i }}}}, {{% endfor %}}1 as z from t a"),
+        )
+        .unwrap();
+    }
+    let (base, head) = (dir.path().join("base"), dir.path().join("head"));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4000000; ulimit -t 60; exec \"$0\" diff --base-dir \"$1\" --head-dir \"$2\" --format json --fail-on none")
+        .arg(bin())
+        .arg(&base)
+        .arg(&head)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\"c29999 → d29999\""),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+}
+
+#[test]
+fn a_group_edge_written_again_is_made_once() {
+    // `g1 >> g2` between two groups of 1,000 tasks, written 600 times: a
+    // million pairs checked again each time (44 s for 2,000).
+    let repeats = "    g1 >> g2\n".repeat(600);
+    let body = format!(
+        "from airflow.utils.task_group import TaskGroup\n{DAG_HEAD}    with TaskGroup('g1') as g1:\n        a = [E(task_id=f'a{{i}}') for i in range(1000)]\n    with TaskGroup('g2') as g2:\n        b = [E(task_id=f'b{{i}}') for i in range(1000)]\n{repeats}"
+    );
+    let dir = temp_project(&[("dags/d.py", &body), ("ripple.yml", "dags: [dags]\n")]);
+    let out = run_timed(
+        dir.path(),
+        &["dags", "--format", "json"],
+        4_000_000,
+        Some(60),
+    );
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = doc.to_string();
+    assert!(
+        text.contains("g2.b999"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
 }
 
 #[test]

@@ -163,17 +163,18 @@ fn compare_columns(b: &ColumnLineage, h: &ColumnLineage, line: u64) -> Verdict {
         .collect();
     if !removed.is_empty() {
         // A removed column computed exactly like an added one was renamed.
+        // Each removed column takes the first added one (by name) computed
+        // as it was, found by computation: scanning the added columns for
+        // each removed one was quadratic (50,000 renamed: minutes).
+        let mut by_computation: BTreeMap<&String, std::collections::VecDeque<&String>> =
+            BTreeMap::new();
+        for a in &added {
+            by_computation.entry(&hm[*a]).or_default().push_back(*a);
+        }
         let mut columns = Vec::new();
-        let mut renamed = BTreeSet::new();
         for r in &removed {
-            match added
-                .iter()
-                .find(|a| hm[**a] == bm[*r] && !renamed.contains(**a))
-            {
-                Some(a) => {
-                    renamed.insert((*a).clone());
-                    columns.push(format!("{r} → {a}"));
-                }
+            match by_computation.get_mut(&bm[*r]).and_then(|q| q.pop_front()) {
+                Some(a) => columns.push(format!("{r} → {a}")),
                 None => columns.push(format!("removed: {r}")),
             }
         }

@@ -1,7 +1,7 @@
 //! The static reading of one DAG file's syntax tree.
 
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -837,6 +837,34 @@ impl Reader<'_> {
                     self.extend_tasks(var, new);
                 }
             }
+            // `table += "_v2"`: the name's new value as `table + "_v2"`,
+            // or no value known at all (kept, it named the old table).
+            // Tasks stay as they were (`ts += others` adds, never removes).
+            Stmt::AugAssign(a) => {
+                if let Some(var) = name_of(&a.target)
+                    && matches!(
+                        self.names.get(&var),
+                        Some(Binding::Str(_) | Binding::Strs(_) | Binding::Dict(_))
+                    )
+                {
+                    let sum = Expr::BinOp(ruff_python_ast::ExprBinOp {
+                        node_index: Default::default(),
+                        range: a.range,
+                        left: a.target.clone(),
+                        op: a.op,
+                        right: a.value.clone(),
+                    });
+                    match self.value(&sum, dag, prefix) {
+                        Some(v) => {
+                            self.names.insert(var, v);
+                        }
+                        None => {
+                            self.names.remove(&var);
+                            self.unbound.insert(var);
+                        }
+                    }
+                }
+            }
             Stmt::Return(r) => {
                 self.returned = r.value.as_deref().and_then(|v| self.value(v, dag, prefix));
             }
@@ -962,6 +990,9 @@ impl Reader<'_> {
             // Its body runs when it is called: a lambda bound to a name is
             // read at its calls (see `Stmt::Assign`).
             Expr::Lambda(_) => None,
+            Expr::BinOp(b) if matches!(b.op, Operator::Add) && !self.has_task_call(e) => {
+                self.string(e).map(Binding::Str)
+            }
             // Anything else that makes tasks (`Op(...).output`, `a or
             // Op(...)`, `[Op(...)] + [Op(...)]`): what is inside it is
             // evaluated, as Python does, and it stands for those tasks.
@@ -2374,9 +2405,10 @@ impl Reader<'_> {
     /// byte `at`), unless the dependencies would cost more than the bytes the
     /// file has left: their number is counted before any is made, and an
     /// error names the statement.
-    fn depend(&mut self, dag: Option<usize>, up: &[String], down: &[String], at: usize) {
+    /// Returns how many dependencies it made that were not there.
+    fn depend(&mut self, dag: Option<usize>, up: &[String], down: &[String], at: usize) -> usize {
         let Some(d) = dag.or_else(|| self.dags.len().checked_sub(1)) else {
-            return;
+            return 0;
         };
         if up.iter().chain(down).any(|t| t.starts_with(GROUP_MARK)) {
             // Kept until every task is known: counted as ids now.
@@ -2384,7 +2416,7 @@ impl Reader<'_> {
             if self.spend_at(ids, at).is_some() {
                 self.group_edges.push((d, up.to_vec(), down.to_vec(), at));
             }
-            return;
+            return 0;
         }
         // By index, not by a scan of the DAG's tasks: a file of 100,000
         // `a >> b` lines would otherwise take minutes.
@@ -2426,9 +2458,10 @@ impl Reader<'_> {
                     ),
                 ));
             }
-            return;
+            return 0;
         }
         self.built.set(self.built.get() + cost);
+        let mut made = 0;
         for name in down {
             let Some(found) = index.by_id.get(name) else {
                 continue;
@@ -2438,10 +2471,12 @@ impl Reader<'_> {
                 for u in up {
                     if index.upstream.insert((i, u.clone())) {
                         t.upstream.push(u.clone());
+                        made += 1;
                     }
                 }
             }
         }
+        made
     }
 
     /// Makes the dependencies that have a TaskGroup at an end: upstream, a
@@ -2450,16 +2485,41 @@ impl Reader<'_> {
     /// roots). In the order written, so a group built from other groups
     /// sees their edges.
     fn group_dependencies(&mut self) {
+        // The same group edge written again (`g1 >> g2` a thousand times)
+        // makes the same pairs: a million of them checked again each time
+        // took 44 s. Made once for each expansion.
+        // An expansion reads every member's upstreams (a million for a
+        // group of 1,000 after a group edge to it): kept until a dependency
+        // is added to that DAG.
+        let mut made: HashSet<(usize, Vec<String>, Vec<String>)> = HashSet::new();
+        let mut expanded: HashMap<(usize, Vec<String>, bool), Vec<String>> = HashMap::new();
         for (d, up, down, at) in std::mem::take(&mut self.group_edges) {
-            // Each expansion reads the DAG's tasks: counted, or 10,000
-            // group edges of a DAG of 100,000 tasks read a billion.
-            let tasks = self.dags[d].tasks.len();
-            if self.spend_at(tasks.saturating_mul(8), at).is_none() {
+            let mut expand = |reader: &mut Self, ids: Vec<String>, leaves: bool| {
+                let key = (d, ids, leaves);
+                if let Some(done) = expanded.get(&key) {
+                    return Some(done.clone());
+                }
+                // Each expansion reads the DAG's tasks: counted, or 10,000
+                // group edges of a DAG of 100,000 tasks read a billion.
+                let tasks = reader.dags[d].tasks.len();
+                reader.spend_at(tasks.saturating_mul(8), at)?;
+                let done = reader.expand_groups(d, &key.1, leaves);
+                expanded.insert(key, done.clone());
+                Some(done)
+            };
+            let Some(up) = expand(self, up, true) else {
                 break;
+            };
+            let Some(down) = expand(self, down, false) else {
+                break;
+            };
+            if made.contains(&(d, up.clone(), down.clone())) {
+                continue;
             }
-            let up = self.expand_groups(d, &up, true);
-            let down = self.expand_groups(d, &down, false);
-            self.depend(Some(d), &up, &down, at);
+            if self.depend(Some(d), &up, &down, at) > 0 {
+                expanded.retain(|k, _| k.0 != d);
+            }
+            made.insert((d, up, down));
         }
     }
 
@@ -2554,6 +2614,13 @@ impl Reader<'_> {
                     }
                 }
                 Some(out)
+            }
+            // `"insert into " + table`: both sides known.
+            Expr::BinOp(b) if matches!(b.op, Operator::Add) => {
+                let left = self.string(&b.left)?;
+                let right = self.string(&b.right)?;
+                self.spend(left.len() + right.len(), e)?;
+                Some(left + &right)
             }
             _ => None,
         }

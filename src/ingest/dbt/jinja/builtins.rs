@@ -129,7 +129,7 @@ pub(super) fn add_builtins(
                         None => named(&e.kind()),
                     }),
                 Some(Err(message)) => Err(named(message)),
-                None => Ok(var(values, &key.1, default)),
+                None => super::compat::mutable(var(values, &key.1, default)),
             }
         },
     );

@@ -706,8 +706,75 @@ pub(crate) fn repr(value: &Value) -> String {
     out
 }
 
+/// `value` as a list or dict the template may change in place, as Python's
+/// are: a list or dict the engine holds (from `var()`, `|list`,
+/// `.split()`) is copied, once, into a [`List`] or [`Dict`]; anything
+/// else is returned as it is. dbt's `{% do cols.append(c) %}` on such a
+/// list was dropped.
+pub(crate) fn mutable(value: Value) -> Result<Value, Error> {
+    if value.downcast_object_ref::<List>().is_some()
+        || value.downcast_object_ref::<Dict>().is_some()
+        || value.is_tuple()
+    {
+        return Ok(value);
+    }
+    Ok(match value.kind() {
+        ValueKind::Seq => Value::from_object(List(Mutex::new(value.try_iter()?.collect()))),
+        ValueKind::Map
+            if value
+                .as_object()
+                .is_some_and(|o| o.repr() == ObjectRepr::Map) =>
+        {
+            let mut pairs = Pairs::default();
+            for key in value.try_iter()? {
+                let v = value.get_item(&key)?;
+                pairs.insert(key, v);
+            }
+            Value::from_object(Dict(Mutex::new(pairs)))
+        }
+        _ => value,
+    })
+}
+
+/// The error for a method that changes a list or dict in place called on
+/// one ripple cannot change (made by `*`, `+` or a filter): dbt would
+/// change it, and dropping the change would print other SQL than dbt.
+pub(crate) fn immutable(value: &Value, method: &str) -> Option<Error> {
+    let changes = MUTATING
+        .iter()
+        .any(|m| m.strip_prefix('.').and_then(|m| m.strip_suffix('(')) == Some(method));
+    let container = matches!(
+        value.kind(),
+        ValueKind::Seq | ValueKind::Iterable | ValueKind::Map
+    ) && value.downcast_object_ref::<List>().is_none()
+        && value.downcast_object_ref::<Dict>().is_none();
+    (changes && container).then(|| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "`.{method}()` changes a list or dict in place, and ripple cannot change this one (made by `*`, `+`, `zip()` or a filter other than `list`): build it with a literal (`{{% set xs = [] %}}`) and `.extend()` or `.update()` it"
+            ),
+        )
+    })
+}
+
 /// Registers the functions [`prepare`]'s rewrites call.
 pub(crate) fn add_mutable_containers(env: &mut Environment<'static>) {
+    // `xs|list` is a new list the template may change (dbt's is Python's).
+    env.add_filter(
+        "list",
+        |state: &State, value: Value| -> Result<Value, Error> {
+            // Counted before it is made: a 60 MB string is 60 million items.
+            let items = match value.as_str() {
+                Some(s) => s.chars().count(),
+                None => value.len().unwrap_or(0),
+            };
+            if items > super::guard::MAX_ITEMS {
+                return Err(super::guard::too_many("`|list`"));
+            }
+            mutable(minijinja::filters::list(state, value)?)
+        },
+    );
     env.add_function(BIGINT_FN, |digits: String| {
         Value::from_object(BigInt(digits))
     });
@@ -1030,6 +1097,28 @@ const MOVES_PER_FUEL: u64 = 64;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_the_engine_holds_are_changed_in_place_or_refused() {
+        use super::super::tests::render;
+        // Made by `|list` or `.split()`: Python lists, appended to in place.
+        let (sql, _) = render(
+            &[],
+            "{% set a = (1, 2)|list %}{% do a.append(3) %}{% set b = 'x,y'.split(',') %}{% do b.insert(0, 'w') %}{{ a|join }} {{ b|join }}",
+        );
+        assert_eq!(sql.unwrap(), "123 wxy");
+        // Made by `*`: the engine's own, which ripple cannot change; refused
+        // rather than printed without the change.
+        let (sql, _) = render(
+            &[],
+            "{% set a = ['x'] * 2 %}{% do a.append('y') %}{{ a|join }}",
+        );
+        let err = sql.unwrap_err().message;
+        assert!(
+            err.contains("`.append()` changes a list or dict in place"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn unicode_spaces_in_tags_become_spaces_and_strings_keep_theirs() {

@@ -811,7 +811,16 @@ fn unknown_method(
     // (`'{:>1000000000}'.format(1)`): measured first, and refused as the
     // model's error, never as a placeholder.
     guard::check_method(state, value, method, args)?;
-    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args).or_else(|_| {
+    if let Some(refused) = compat::immutable(value, method) {
+        return Err(refused);
+    }
+    let called = minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args);
+    // `.split()` makes a list the template may append to, as in Python.
+    let called = match called {
+        Ok(made) if matches!(method, "split" | "rsplit" | "splitlines") => compat::mutable(made),
+        other => other,
+    };
+    called.or_else(|_| {
         if let Some(cap) = capture(state) {
             lock(&cap.unknown).insert(format!(".{method}()"));
         }
@@ -937,12 +946,19 @@ pub(crate) fn holds_jinja(text: &str) -> bool {
     text.contains("{{") || text.contains("{%")
 }
 
+/// A config value rendered, or why not and whether a bound refused it.
+type Rendered = Result<String, (String, bool)>;
+
 /// Renders the Jinja in `dbt_project.yml` and property values
 /// (`+enabled: "{{ var('x', false) }}"`) with `var`, `env_var` and `target`.
 pub(crate) struct ConfigRenderer {
     env: Environment<'static>,
     /// Values whose Jinja failed to render (kept as written), and why.
     failed: Mutex<BTreeMap<String, String>>,
+    /// Each text's rendering: a value is the same wherever it applies (its
+    /// context is the project's), and one in `dbt_project.yml` applies to
+    /// every model: rendered again for each, a slow one cost minutes.
+    rendered: Mutex<HashMap<String, Rendered>>,
 }
 
 impl ConfigRenderer {
@@ -986,6 +1002,7 @@ impl ConfigRenderer {
         ConfigRenderer {
             env,
             failed: Mutex::default(),
+            rendered: Mutex::default(),
         }
     }
 
@@ -997,10 +1014,20 @@ impl ConfigRenderer {
 
     /// [`ConfigRenderer::render_name`], the reason saying too whether a
     /// bound refused the text (what it would make, its nesting, its stack).
-    fn render_text(&self, text: &str) -> Result<String, (String, bool)> {
+    fn render_text(&self, text: &str) -> Rendered {
         if !holds_jinja(text) {
             return Ok(text.to_string());
         }
+        if let Some(done) = lock(&self.rendered).get(text) {
+            return done.clone();
+        }
+        let done = self.render_once(text);
+        lock(&self.rendered).insert(text.to_string(), done.clone());
+        done
+    }
+
+    /// [`ConfigRenderer::render_text`] the first time `text` is met.
+    fn render_once(&self, text: &str) -> Rendered {
         let text = guard::rewrite_dbt_operators(text);
         // No macros here: only statements build values in loops.
         let loops = text.contains("{%");
