@@ -686,6 +686,16 @@ fn what_a_template_makes_is_bounded_and_its_errors_are_short() {
         "{% set s = 'x' * 60000000 %}{{ modules.datetime.datetime.strptime(s, '%Y') }}",
         "{% set s = 'x' * 60000000 %}{{ exceptions.raise_compiler_error(s) }}",
     ];
+    let mut files_long: Vec<(String, String)> = Vec::new();
+    // An expression of 30,000 `~` or 20,000 `and`: the engine compiles it
+    // in time growing with the square (9 s, 45 s). Refused at once.
+    let long = [
+        format!("{{{{ {} }}}}", vec!["1"; 30_000].join("~")),
+        format!("{{{{ {} }}}}", vec!["(x == y)"; 20_000].join(" and ")),
+    ];
+    for (i, m) in long.iter().enumerate() {
+        files_long.push((format!("models/long{i}.sql"), format!("{m}select 1 as y")));
+    }
     // And these are quick and right: each names the table it reads.
     let made = [
         (
@@ -716,6 +726,7 @@ fn what_a_template_makes_is_bounded_and_its_errors_are_short() {
         ("{{ ('a_b' ~ ('c'|upper) ~ 'd') }}", "a_bCd"),
     ];
     let mut files: Vec<(String, String)> = vec![(DBT_PROJECT.0.into(), DBT_PROJECT.1.into())];
+    files.append(&mut files_long);
     for (i, m) in stopped.iter().enumerate() {
         files.push((format!("models/stop{i}.sql"), format!("{m}select 1 as y")));
     }
@@ -739,6 +750,12 @@ fn what_a_template_makes_is_bounded_and_its_errors_are_short() {
             .unwrap_or_else(|| panic!("{m}: no render error in {findings:#?}"));
         let message = f["message"].as_str().unwrap_or_default();
         assert!(message.len() < 2_000, "{m}: {} bytes", message.len());
+    }
+    for i in 0..long.len() {
+        let f = finding_for(&findings, &format!("models/long{i}.sql"))
+            .unwrap_or_else(|| panic!("long{i}: no render error in {findings:#?}"));
+        let message = f["message"].as_str().unwrap_or_default();
+        assert!(message.contains("chains more than"), "long{i}: {message}");
     }
     let graph = ripple(&["graph", "--format", "json"], dir.path());
     let graph_err = stderr(&graph);

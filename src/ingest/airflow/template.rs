@@ -188,6 +188,9 @@ fn render_metered(
             ),
         ));
     }
+    if let Some((_, message)) = guard::chain_too_long(sql) {
+        return Err(Error::new(ErrorKind::InvalidOperation, message));
+    }
     let sql = guard::rewrite_operators(sql);
     let loops = sql.contains("{%");
     let lowered;

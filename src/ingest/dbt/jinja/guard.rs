@@ -1595,6 +1595,86 @@ fn tag_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
+/// Binary operators (`~`, `+`, `and`, ...) one expression may chain: the
+/// engine folds constants by walking each operator's operands again, so
+/// compiling a chain takes time growing with its square (30,000 `~`: 9 s;
+/// 40,000 `and`: 45 s).
+pub(crate) const MAX_CHAIN: usize = 4_000;
+
+/// The line of `text` and a message for the first tag holding an
+/// expression that chains more than [`MAX_CHAIN`] operators, if any. Cheap:
+/// only tags long enough to hold such a chain are read.
+pub(crate) fn chain_too_long(text: &str) -> Option<(u32, String)> {
+    let shortest = 2 * MAX_CHAIN;
+    if text.len() < shortest {
+        return None;
+    }
+    let b = text.as_bytes();
+    tag_spans(text)
+        .filter(|(start, end)| end - start >= shortest)
+        .find(|&(start, end)| longest_chain(&b[start..end]) > MAX_CHAIN)
+        .map(|(start, _)| {
+            let line = memchr::memchr_iter(b'\n', &b[..start]).count() as u32 + 1;
+            (
+                line,
+                format!(
+                    "an expression in the tag at line {line} chains more than {MAX_CHAIN} operators (`~`, `+`, `and`, ...), which the template engine takes time growing with their square to compile; build the value in a loop or in parts (`{{% set part = ... %}}`)"
+                ),
+            )
+        })
+}
+
+/// The most binary operators between two separators (a bracket, a comma, a
+/// colon) in one tag, its strings skipped.
+fn longest_chain(tag: &[u8]) -> usize {
+    let mut counts: Vec<usize> = vec![0];
+    let mut longest = 0;
+    let mut i = 2;
+    while i < tag.len() {
+        let c = tag[i];
+        let mut bump = false;
+        match c {
+            b'\'' | b'"' => {
+                i += 1;
+                while i < tag.len() && tag[i] != c {
+                    i += if tag[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'(' | b'[' | b'{' => counts.push(0),
+            b')' | b']' | b'}' if counts.len() > 1 => {
+                counts.pop();
+            }
+            b',' | b':' => *counts.last_mut().unwrap_or(&mut 0) = 0,
+            b'~' | b'+' | b'-' | b'*' | b'/' | b'%' | b'<' | b'>' | b'=' | b'!' => {
+                // `==`, `<=`, `**`, `//`: one operator.
+                if tag
+                    .get(i + 1)
+                    .is_some_and(|&n| n == b'=' || (n == c && matches!(c, b'*' | b'/')))
+                {
+                    i += 1;
+                }
+                bump = true;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i + 1 < tag.len()
+                    && (tag[i + 1].is_ascii_alphanumeric() || tag[i + 1] == b'_')
+                {
+                    i += 1;
+                }
+                bump = matches!(&tag[start..=i], b"and" | b"or" | b"in" | b"is" | b"not");
+            }
+            _ => {}
+        }
+        if bump && let Some(n) = counts.last_mut() {
+            *n += 1;
+            longest = longest.max(*n);
+        }
+        i += 1;
+    }
+    longest
+}
+
 /// The length in bytes of the longest tag (`{{ }}`, `{% %}`) in `text`:
 /// the most an expression in it can nest.
 pub(crate) fn longest_tag(text: &str) -> usize {
@@ -2752,6 +2832,46 @@ mod tests {
             "{% set xs = [1] %}{% do xs.extend(xs) %}{% set a = namespace() %}{% set b = namespace(x=1) %}{% set a.b = b %}{{ xs|length }}{{ a.b.x }}",
         );
         assert_eq!(sql.unwrap(), "21");
+    }
+
+    #[test]
+    fn chains_past_the_limit_are_found_and_only_they() {
+        let chain = |n: usize, op: &str| vec!["x"; n + 1].join(op);
+        let found = |t: String| chain_too_long(&t).map(|(line, _)| line);
+        assert_eq!(
+            found(format!("a\n{{{{ {} }}}}", chain(MAX_CHAIN + 1, " ~ "))),
+            Some(2)
+        );
+        assert_eq!(
+            found(format!("{{% if {} %}}", chain(MAX_CHAIN + 1, " and "))),
+            Some(1)
+        );
+        assert_eq!(
+            found(format!("{{{{ {} }}}}", chain(MAX_CHAIN + 1, "=="))),
+            Some(1)
+        );
+        assert_eq!(found(format!("{{{{ {} }}}}", chain(MAX_CHAIN, "~"))), None);
+        // Separated by commas or brackets, in strings, or words holding
+        // `and`: no chain.
+        assert_eq!(
+            found(format!("{{{{ [{}] }}}}", chain(3 * MAX_CHAIN, ", -"))),
+            None
+        );
+        assert_eq!(
+            found(format!(
+                "{{{{ f({}) }}}}",
+                vec!["(a ~ b)"; 3 * MAX_CHAIN].join(", ")
+            )),
+            None
+        );
+        assert_eq!(
+            found(format!("{{{{ '{}' }}}}", chain(3 * MAX_CHAIN, "~"))),
+            None
+        );
+        assert_eq!(
+            found(format!("{{{{ {} }}}}", chain(3 * MAX_CHAIN, " band "))),
+            None
+        );
     }
 
     #[test]

@@ -409,6 +409,9 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
             );
             // Compiled on a stack sized for its longest chain.
             let added = guard::on_stack(&source, false, || {
+                if let Some((line, message)) = guard::chain_too_long(&source) {
+                    return Err(RenderError { line, message });
+                }
                 env.add_template_owned(template.clone(), source.clone())
                     .map_err(|e| compile_error(&e))
             })
@@ -474,6 +477,9 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
         let template = format!("{MACRO_PREFIX}vars/{scope}{name}#{VAR_MACRO}");
         let text = format!("{{% macro {VAR_MACRO}() %}}{raw}{{% endmacro %}}");
         let added = guard::on_stack(&text, false, || {
+            if let Some((_, message)) = guard::chain_too_long(&text) {
+                return Err(message);
+            }
             let source = rename_definitions(&compat::prepare(&text));
             env.add_template_owned(template.clone(), source)
                 .map_err(|e| compile_error(&e).message)
@@ -651,6 +657,9 @@ impl Renderer {
         // compiled again with those written as guarded calls.
         let result = guard::on_stack_for_text(text, true, || {
             let prepared = compat::python_literals(text);
+            if let Some((line, message)) = guard::chain_too_long(&prepared) {
+                return Err(RenderError { line, message });
+            }
             let tmpl = self
                 .env
                 .template_from_named_str(name, &prepared)
@@ -1028,6 +1037,9 @@ impl ConfigRenderer {
 
     /// [`ConfigRenderer::render_text`] the first time `text` is met.
     fn render_once(&self, text: &str) -> Rendered {
+        if let Some((_, message)) = guard::chain_too_long(text) {
+            return Err((message, true));
+        }
         let text = guard::rewrite_dbt_operators(text);
         // No macros here: only statements build values in loops.
         let loops = text.contains("{%");
