@@ -6,11 +6,16 @@ use graphviz_rust::dot_structures::{
 };
 use graphviz_rust::printer::{DotPrinter, PrinterContext};
 
-use super::escape::dot_string;
+use super::escape::{dot_lines, dot_string};
 
 /// `key="value"`.
 pub fn attr(key: &str, value: &str) -> Attribute {
     Attribute(Id::Plain(key.to_string()), Id::Escaped(dot_string(value)))
+}
+
+/// `key="line1\nline2"`: a label drawn on several lines.
+pub fn attr_lines(key: &str, lines: &[&str]) -> Attribute {
+    Attribute(Id::Plain(key.to_string()), Id::Escaped(dot_lines(lines)))
 }
 
 /// A node statement.

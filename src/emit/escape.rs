@@ -3,19 +3,32 @@
 
 /// A DOT double-quoted string, quotes included.
 pub fn dot_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
+    dot_lines(&[s])
+}
+
+/// A DOT quoted string of `lines`, each escaped as [`dot_string`] escapes,
+/// drawn one under the other: the only line breaks are the ones ripple
+/// puts there (a name holding a newline is shown with `\n`, as in the text
+/// formats, never drawn on two lines).
+pub fn dot_lines(lines: &[&str]) -> String {
+    let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 2).sum::<usize>() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            // Shown, not acted on: `\r` would justify the line, a raw tab
-            // look like spaces.
-            '\r' => out.push_str("\\\\r"),
-            '\t' => out.push_str("\\\\t"),
-            c if crate::text::acts(c) => out.push_str(&format!("\\\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
+    for (i, s) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\\n");
+        }
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                // Shown, not acted on: `\n` would break the line, `\r`
+                // justify it, a raw tab look like spaces.
+                '\n' => out.push_str("\\\\n"),
+                '\r' => out.push_str("\\\\r"),
+                '\t' => out.push_str("\\\\t"),
+                c if crate::text::acts(c) => out.push_str(&format!("\\\\u{{{:x}}}", c as u32)),
+                c => out.push(c),
+            }
         }
     }
     out.push('"');
@@ -183,7 +196,8 @@ mod tests {
     #[test]
     fn hostile_names_stay_inside_their_quotes() {
         assert_eq!(dot_string(r#"a"b\c"#), r#""a\"b\\c""#);
-        assert_eq!(dot_string("x\n}"), "\"x\\n}\"");
+        assert_eq!(dot_string("x\n}"), "\"x\\\\n}\"");
+        assert_eq!(dot_lines(&["a\nb", "c"]), "\"a\\\\nb\\nc\"");
         assert_eq!(mermaid_label(r#"a"]-->b["#), "a#quot;]--#gt;b[");
         assert_eq!(markdown_cell("a|b\n<c>"), "a\\|b\\n&lt;c&gt;");
         assert_eq!(

@@ -185,10 +185,13 @@ pub fn dot(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> String {
     let affected: HashSet<&str> = impact.datasets.iter().map(|d| d.id.as_str()).collect();
     let mut stmts = Vec::new();
     for d in &impact.datasets {
-        let label = format!("{}\n{}", d.name, range(d));
+        let range = range(d);
         stmts.push(dot::node(
             &d.id,
-            vec![dot::attr("label", &label), dot::attr("shape", "box")],
+            vec![
+                dot::attr_lines("label", &[&d.name, &range]),
+                dot::attr("shape", "box"),
+            ],
         ));
     }
     for ((from, to), label) in edges(g, model, &affected) {

@@ -1118,10 +1118,21 @@ fn sum(
     start: Option<Value>,
     kwargs: minijinja::value::Kwargs,
 ) -> Result<Value, Error> {
-    let list_start = start
+    let given = start
         .clone()
-        .or_else(|| kwargs.peek::<Option<Value>>("start").ok().flatten())
-        .filter(|v| matches!(v.kind(), ValueKind::Seq | ValueKind::Iterable));
+        .or_else(|| kwargs.peek::<Option<Value>>("start").ok().flatten());
+    if given
+        .as_ref()
+        .is_some_and(|v| v.kind() == ValueKind::String)
+    {
+        // Python's words; joining a string per item made a new one each
+        // time (100,000 strings of 1,000 bytes: minutes).
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "sum() can't sum strings [use ''.join(seq) instead]",
+        ));
+    }
+    let list_start = given.filter(|v| matches!(v.kind(), ValueKind::Seq | ValueKind::Iterable));
     let Some(list_start) = list_start else {
         let attribute = attribute.map(|a| a.to_string());
         return minijinja::filters::sum(state, values, attribute.as_deref(), start, kwargs);
