@@ -1910,6 +1910,9 @@ fn the_airflow_dag_runs_in_airflow_on_postgres() {
                 !line.contains(" 0 failed") && line.contains("not swapped: production unchanged"),
                 "{name}: {line}"
             );
+            // What reads the failed batches waits for their checks: not run.
+            let down = summary_line(&text, "mart.daily");
+            assert!(!down.contains(" 0 not run"), "{name}: {down}");
             // And the run's failure says why production is as it was.
             assert!(
                 text.contains("the backfill did not finish for")

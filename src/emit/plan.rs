@@ -576,9 +576,12 @@ from airflow.providers.common.sql.operators.sql import SQLCheckOperator as _SQLC
         for k in needs {
             let _ = writeln!(out, "    setup_{k} >> {}", var(i, "run"));
         }
+        // And after its upstreams' batches are validated: a batch read from a
+        // shadow that failed its checks is work the swap will never use.
         for d in &t.task.depends_on {
             if let Some(&j) = index.get(d.as_str()) {
                 let _ = writeln!(out, "    {} >> {}", var(j, "run"), var(i, "run"));
+                let _ = writeln!(out, "    {} >> {}", var(j, "validate"), var(i, "run"));
             }
         }
         // Batches of one model run by dbt share its temporary relations:
