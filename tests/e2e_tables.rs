@@ -2297,6 +2297,6 @@ create table mart.recent (day date, n bigint);",
     let script = case.plan(dir.path()).unwrap();
     let (code, err) = run_plan(&db, dir.path(), &script, &[]);
     assert_ne!(code, 0, "the plan emptied partitions and passed");
-    assert!(err.contains("the task emptied it"), "{err}");
+    assert!(err.contains("the rebuild emptied it"), "{err}");
     assert_eq!(case.dump(&db), before, "production changed");
 }

@@ -1946,7 +1946,7 @@ fn validations(
         };
         let partitions = emptied.as_ref().map_or(String::new(), |e| {
             format!(
-                " when (select count(*) from {e}) > 0 then 'partition ' || (select min(cast(k as varchar)) from {e}) || ': shadow 0 rows, production has rows: the task emptied it (does the job rewrite only part of its table each run?), or skip the check (--skip-check non-empty) if the fix empties it'"
+                " when (select count(*) from {e}) > 0 then 'partition ' || (select min(cast(k as varchar)) from {e}) || ': shadow 0 rows, production has rows: the rebuild emptied it. Are its source rows there (an upstream that lost them)? Does the job rewrite only part of its table each run? Skip the check (--skip-check non-empty) only if the fix empties it'"
             )
         });
         out.push(Validation {
@@ -1956,7 +1956,7 @@ fn validations(
             // expect) would otherwise restate nothing and pass.
             sql,
             detail: Some(format!(
-                "select case when (select count(*) from {p} where {f}) = 0 then '{span}: the partition filter matches no row in the shadow nor in production: check the partition column and its format (docs/plan.md), or skip the check (--skip-check non-empty) if these partitions are truly empty'{partitions} else '{span}: shadow 0 rows, production ' || cast((select count(*) from {p} where {f}) as varchar) || ' rows' end"
+                "select case when (select count(*) from {p} where {f}) = 0 then '{span}: the partition filter matches no row in the shadow nor in production: check the partition column and its format (docs/plan.md), or skip the check (--skip-check non-empty) if these partitions are truly empty'{partitions} else '{span}: shadow 0 rows, production ' || cast((select count(*) from {p} where {f}) as varchar) || ' rows: are the source rows of these partitions there (an upstream that lost them)?' end"
             )),
         });
     }
