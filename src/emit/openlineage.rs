@@ -454,13 +454,13 @@ impl Names {
     /// `@stage/path`) for the rest.
     fn of_name(&self, relation: &str, path: bool) -> (String, String) {
         if path && let Some((scheme, rest)) = relation.split_once("://") {
-            let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
-            // Credentials written into a URL (`s3://KEY:SECRET@bucket`) are
-            // no part of the dataset's name, and must not be sent to a
-            // lineage server; what a URI cannot hold is encoded.
-            let host = authority
-                .rsplit_once('@')
-                .map_or(authority, |(_, host)| host);
+            // Credentials written into a URL (`s3://KEY:SECRET@bucket`, the
+            // secret perhaps holding a `/`) and a signed URL's query
+            // (`?sig=`) are no part of the dataset's name, and must not be
+            // sent to a lineage server; what a URI cannot hold is encoded.
+            let rest = crate::sql::userinfo_end(rest).map_or(rest, |at| &rest[at + 1..]);
+            let rest = rest.split(['?', '#']).next().unwrap_or(rest);
+            let (host, key) = rest.split_once('/').unwrap_or((rest, ""));
             return (
                 format!("{scheme}://{}", uri_authority(host)),
                 key.to_string(),

@@ -30,7 +30,7 @@ pub use script::{
     ScriptLineage, ScriptReading, StatementError, StatementLineage, WholeLineage, read_cached,
     script_column_edges, script_lineage, script_lineage_with_columns, script_semantics,
 };
-pub use secrets::mask_secrets;
+pub use secrets::{mask_secrets, userinfo_end};
 pub use session::sets_time_zone;
 pub use split::statement_count;
 

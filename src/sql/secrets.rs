@@ -90,7 +90,8 @@ pub fn mask_secrets(sql: &str, dialect: SqlDialect) -> Cow<'_, str> {
 }
 
 /// `s` with the user part of every `scheme://user:password@host` in it
-/// masked, when there is one.
+/// masked, and the signatures of signed URLs (`?sig=`, `X-Amz-Signature=`),
+/// when there is one.
 fn url_password(s: &str) -> Option<String> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -98,21 +99,75 @@ fn url_password(s: &str) -> Option<String> {
     while let Some(at) = rest.find("://") {
         let (head, tail) = rest.split_at(at + 3);
         out.push_str(head);
-        let authority_end = tail.find(['/', '?', '#', ' ', '\'']).unwrap_or(tail.len());
-        let authority = &tail[..authority_end];
+        let token_end = tail.find([' ', '\'', '"']).unwrap_or(tail.len());
+        let token = &tail[..token_end];
         // The whole user part: `s3://KEY:SECRET@`, `https://TOKEN@`.
-        match authority.rfind('@') {
+        let after_user = match userinfo_end(token) {
             Some(at) => {
                 out.push_str(MASK);
-                out.push_str(&authority[at..]);
+                found = true;
+                at
+            }
+            None => 0,
+        };
+        let url = &token[after_user..];
+        match signed_query(url) {
+            Some(masked) => {
+                out.push_str(&masked);
                 found = true;
             }
-            None => out.push_str(authority),
+            None => out.push_str(url),
         }
-        rest = &tail[authority_end..];
+        rest = &tail[token_end..];
     }
     out.push_str(rest);
     found.then_some(out)
+}
+
+/// Where the user part of a URL ends (the index of its `@`), given what
+/// follows `scheme://`: the last `@` of the authority, or, when the part
+/// before the first `/`, `?` or `#` holds a `:`, the last `@` of all. A
+/// secret key is often written raw and holds a `/` (`s3://KEY:SE/CRET@bucket`):
+/// taken at the first `/`, it once went to a lineage server whole. A path
+/// holding `@` after a port is masked too: more is hidden, never less.
+pub fn userinfo_end(url: &str) -> Option<usize> {
+    let first = url.find(['/', '?', '#']).unwrap_or(url.len());
+    if let Some(at) = url[..first].rfind('@') {
+        return Some(at);
+    }
+    let colon = url[..first].find(':')?;
+    url.rfind('@').filter(|&at| at > colon)
+}
+
+/// Query parameters whose values sign a URL: whoever holds one may read.
+const SIGNATURE_PARAMETERS: &[&str] = &[
+    "sig",
+    "signature",
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-amz-security-token",
+    "x-goog-signature",
+    "x-goog-credential",
+    "access_token",
+    "token",
+];
+
+/// `url` with the values of its signature parameters masked, if it has any.
+fn signed_query(url: &str) -> Option<String> {
+    let q = url.find('?')?;
+    let (base, query) = url.split_at(q + 1);
+    let mut found = false;
+    let parts: Vec<String> = query
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some((k, _)) if SIGNATURE_PARAMETERS.contains(&k.to_ascii_lowercase().as_str()) => {
+                found = true;
+                format!("{k}={MASK}")
+            }
+            _ => p.to_string(),
+        })
+        .collect();
+    found.then(|| format!("{base}{}", parts.join("&")))
 }
 
 #[cfg(test)]
@@ -121,6 +176,34 @@ mod tests {
 
     fn pg(s: &str) -> String {
         mask_secrets(s, SqlDialect::Postgres).into_owned()
+    }
+
+    #[test]
+    fn raw_secrets_in_urls_are_masked_whatever_they_hold() {
+        for (sql, masked) in [
+            (
+                "select * from read_parquet('s3://AKIA:wJal/K7+bP@lake/e/x.parquet')",
+                "select * from read_parquet('s3://***@lake/e/x.parquet')",
+            ),
+            (
+                "select * from read_parquet('s3://AKIA:sec#ret@lake/x.parquet')",
+                "select * from read_parquet('s3://***@lake/x.parquet')",
+            ),
+            (
+                "select * from read_parquet('s3://AKIA:sec?ret@lake/x.parquet')",
+                "select * from read_parquet('s3://***@lake/x.parquet')",
+            ),
+            (
+                "select * from read_parquet('https://a.blob.core.windows.net/c/x.parquet?sv=2020&sig=SAS')",
+                "select * from read_parquet('https://a.blob.core.windows.net/c/x.parquet?sv=2020&sig=***')",
+            ),
+        ] {
+            assert_eq!(pg(sql), masked);
+        }
+        // No user part: nothing masked, however many `@` and `:` the path has.
+        assert_eq!(userinfo_end("lake/a@b/c:d"), None);
+        assert_eq!(userinfo_end("host:9000/p"), None);
+        assert_eq!(userinfo_end("u:p@host/x"), Some(3));
     }
 
     #[test]
