@@ -80,11 +80,14 @@ fn breaks_shown(s: &str) -> String {
 }
 
 /// Markdown prose in which GitHub links nothing: `@org/team` would notify
-/// a team and `https://...` or `www.` become a link, from a table's name.
-/// Entities show the same characters and link nothing. (Names in table
-/// cells are code spans, which GitHub never links.)
+/// a team, `a@b.io` become a `mailto:` link and `https://...` or `www.` a
+/// link, from a table's name. Entities show the same characters and link
+/// nothing, except after `@`: GitHub decodes them before it finds e-mail
+/// addresses and mentions, so an empty HTML comment (shown as nothing)
+/// parts the `@` from what follows. (Names in table cells are code spans,
+/// which GitHub never links.)
 fn unlinked(s: &str) -> String {
-    s.replace('@', "&#64;")
+    s.replace('@', "&#64;<!-- -->")
         .replace("://", "&#58;//")
         .replace("www.", "www&#46;")
 }
@@ -239,8 +242,8 @@ mod tests {
         );
         assert_eq!(xml("a\rb\u{200b}"), "a\\u{d}b\\u{200b}");
         assert_eq!(
-            markdown_text("@org/team https://x.io www.y.io"),
-            "&#64;org/team https&#58;//x.io www&#46;y.io"
+            markdown_text("@org/team https://x.io www.y.io mail@evil.example"),
+            "&#64;<!-- -->org/team https&#58;//x.io www&#46;y.io mail&#64;<!-- -->evil.example"
         );
 
         assert_eq!(
