@@ -487,6 +487,18 @@ impl Config {
                     ),
                 ));
             }
+            // An empty name filtered on `""`, which no engine takes: the
+            // plan failed in its setup, nothing said why at plan time.
+            if d.partition_column
+                .as_deref()
+                .is_some_and(|c| c.trim().is_empty())
+            {
+                return Some(BadValue::of_dataset(
+                    name,
+                    "partition_column",
+                    "an empty name is no column; write the column partitions are selected by, or leave the key out".to_string(),
+                ));
+            }
             if d.max_concurrency == Some(0) {
                 return Some(BadValue::of_dataset(
                     name,
@@ -1015,6 +1027,10 @@ mod tests {
             );
         }
         assert!(err("datasets:\n  a: { cost: -5 }\n").contains("datasets.a.cost"));
+        assert!(
+            err("datasets:\n  a: { partition_column: '' }\n")
+                .contains("datasets.a.partition_column")
+        );
         // Every place is a line and a column, dotted dataset names too.
         assert!(
             err("datasets:\n  raw.orders: { grain: day, start: 2024-13-01 }\n").starts_with(
