@@ -167,6 +167,12 @@ pub fn github_property(s: &str) -> String {
     github_message(s).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// [`xml`] for a name or id: on one line, a line feed or tab in it shown as
+/// `\n`, `\t` (kept raw, `s."a<TAB>c<LF>d"` showed as `s."a c d"`).
+pub fn xml_line(s: &str) -> String {
+    xml(&crate::text::one_line(s))
+}
+
 /// Text or an attribute value in HTML and SVG (XML): markup characters and
 /// both quotes as entities; control characters XML forbids shown as `?`, so
 /// a standalone SVG stays well-formed whatever a name holds.
@@ -241,6 +247,7 @@ mod tests {
             "#37;#37;{init: {'securityLevel':'loose'}}#37;#37;"
         );
         assert_eq!(xml("a\rb\u{200b}"), "a\\u{d}b\\u{200b}");
+        assert_eq!(xml_line("s.\"a\tc\nd\""), "s.&quot;a\\tc\\nd&quot;");
         assert_eq!(
             markdown_text("@org/team https://x.io www.y.io mail@evil.example"),
             "&#64;<!-- -->org/team https&#58;//x.io www&#46;y.io mail&#64;<!-- -->evil.example"

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::escape::xml;
+use super::escape::{xml, xml_line};
 use crate::schedule::Minute;
 use crate::time::{Grain, Hour};
 
@@ -185,9 +185,9 @@ pub fn strips(rows: &[Strip<'_>], axis: (Hour, Hour), as_of: Hour) -> String {
         let _ = write!(
             out,
             "<details class=\"rp-strip\" data-id=\"{id}\" data-state=\"{st}\"><summary><span class=\"mono\">{name}</span><svg class=\"rp-timeline\" width=\"{w}\" height=\"14\" role=\"img\" aria-label=\"{name}: {range}\"><rect class=\"rp-tl-bg\" x=\"0\" y=\"0.5\" width=\"{w}\" height=\"13\"/>",
-            id = xml(s.id),
+            id = xml_line(s.id),
             st = s.state,
-            name = xml(s.name),
+            name = xml_line(s.name),
             range = xml(&s.range),
             w = TIMELINE_WIDTH,
         );
@@ -276,8 +276,8 @@ pub fn strips(rows: &[Strip<'_>], axis: (Hour, Hour), as_of: Hour) -> String {
             let _ = write!(
                 out,
                 "<tr data-id=\"{}\"><td class=\"mono\">{}</td><td>{}</td><td>{}</td></tr>",
-                xml(s.id),
-                xml(s.name),
+                xml_line(s.id),
+                xml_line(s.name),
                 xml(&s.range),
                 xml(&s.partitions)
             );
@@ -460,7 +460,7 @@ pub fn gantt(rows: &[String], bars: &[Bar<'_>], clock: &Clock<'_>) -> String {
             (x1 - x0).max(1.5),
             row_h - 6.0,
             st = b.state,
-            task = xml(b.task),
+            task = xml_line(b.task),
             tip = xml(b.tooltip),
         );
     }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::escape::xml;
+use super::escape::{xml, xml_line};
 use super::layout;
 
 /// One box of a diagram.
@@ -345,11 +345,11 @@ pub fn render(d: &Diagram, standalone: bool) -> String {
             out,
             r#"<g class="rp-node st-{s}" data-id="{id}" data-state="{s}" tabindex="0"><title>{tip}</title><rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" rx="5"/><text x="{tx:.1}" y="{ty:.1}" font-weight="600">{t}</text>"#,
             s = n.state,
-            id = xml(&n.id),
+            id = xml_line(&n.id),
             tip = xml(&n.tooltip),
             tx = x + 10.0,
             ty = y + 17.0,
-            t = xml(&clip(&n.title)),
+            t = xml_line(&clip(&n.title)),
         );
         if let Some(detail) = &n.detail {
             let _ = write!(
@@ -357,7 +357,7 @@ pub fn render(d: &Diagram, standalone: bool) -> String {
                 r#"<text class="rp-detail" x="{:.1}" y="{:.1}">{}</text>"#,
                 x + 10.0,
                 y + 32.0,
-                xml(&clip(detail))
+                xml_line(&clip(detail))
             );
         }
         out.push_str("</g>");

@@ -25,6 +25,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "3 5 4 [2, 3, 4, 5] [1, 2, 3] [1, 3, 5] [5, 4, 3, 2, 1] 5 3 6 e o el olleh llo v 1 False 2,3,4,5,9 4 7 4 45 24",
     ),
     (
+        "`~` of constants the engine folds: floats, booleans and none as Python prints them",
+        "{{ 't_' ~ 1e16 }} {{ 't_' ~ (1/1000000) }} {{ 'x' ~ True }} {{ 'n' ~ none }} {{ 2.5 ~ 'a' }} {{ 'q' ~ 1e300 }}",
+        "t_1e+16 t_1e-06 xTrue nNone 2.5a q1e+300",
+    ),
+    (
         "unary plus",
         "{% set i = +1 %}{{ i }} {{ 2 * +3 }} {{ -(+4) }} {{ [+5][0] }} {{ 1 + +2 }}",
         "1 6 -4 5 3",

@@ -665,7 +665,10 @@ impl Renderer {
                 .template_from_named_str(name, &prepared)
                 .map_err(|e| render_error(&e))?;
             let dates = guard::uses_dates(&prepared);
-            if !dates && !guard::prints_values(&tmpl) {
+            // A `~` of constants is folded as the engine prints them
+            // (`'t_' ~ 1e16` → `t_10000000000000000.0`, Python's `t_1e+16`)
+            // and leaves no instruction to find: a `~` anywhere is looked at.
+            if !dates && !guard::prints_values(&tmpl) && !prepared.contains('~') {
                 return tmpl.render(ctx).map_err(|e| render_error(&e));
             }
             let guarded = guard::rewrite_found(&prepared, dates);
