@@ -112,6 +112,17 @@ pub enum PlanError {
     /// The schedule cannot be made.
     #[error(transparent)]
     Schedule(#[from] schedule::ScheduleError),
+    /// More SQL than one plan may render for its tasks.
+    #[error(
+        "the plan would render more than {max} MiB of SQL for its tasks (`{dataset}` alone {megabytes} MiB); a plan that size cannot be reviewed: plan a shorter range at a time (an Airflow task's template is rendered once a partition; for other jobs, larger batches also help: `backfill.batch` in ripple.yml)",
+        max = MAX_PLAN_SQL_BYTES >> 20
+    )]
+    TooMuchSql {
+        /// The dataset with the most of it.
+        dataset: String,
+        /// Its SQL, in MiB.
+        megabytes: u64,
+    },
     /// More tasks than one plan may hold.
     #[error(
         "the plan would hold more than {max} tasks (`{dataset}` alone has {count} so far); a plan that size cannot be reviewed: plan a shorter range at a time, or make the batches larger (`backfill.batch` in ripple.yml)",
@@ -500,7 +511,51 @@ pub fn tasks(g: &LineageGraph, model: &TimeModel, impact: &Impact) -> Result<Tas
         }
     }
     wavefront(g, model, &mut tasks);
+    sql_within_bound(g, &tasks)?;
     Ok(Tasks { assumed, tasks })
+}
+
+/// Bytes of SQL one plan may render and read for its tasks, all together.
+pub const MAX_PLAN_SQL_BYTES: u64 = 64 << 20;
+
+/// Refuses a plan whose tasks would render more SQL than
+/// [`MAX_PLAN_SQL_BYTES`], counted from each job's SQL before any is
+/// rendered: a task of an Airflow template renders it once a partition.
+/// A 300 KB template over a year of days took two minutes to plan (each
+/// rendered script is parsed to write into its shadow), and a millennium of
+/// small tasks wrote 231 MB.
+fn sql_within_bound(g: &LineageGraph, tasks: &[PlanTask]) -> Result<(), PlanError> {
+    let mut total = 0u64;
+    let mut by_dataset: HashMap<&str, u64> = HashMap::new();
+    for t in tasks {
+        let Some(job) = g.writer(&t.dataset) else {
+            continue;
+        };
+        let (bytes, per_partition) = match job.airflow.as_ref().and_then(|a| a.template.as_ref()) {
+            Some(template) => (template.text.len() as u64, true),
+            None => (job.sql.as_deref().map_or(0, str::len) as u64, false),
+        };
+        let runs = if per_partition && !t.full {
+            t.partitions.max(1)
+        } else {
+            1
+        };
+        let task_bytes = bytes.saturating_mul(runs);
+        total = total.saturating_add(task_bytes);
+        *by_dataset.entry(t.dataset.as_str()).or_default() += task_bytes;
+        if total > MAX_PLAN_SQL_BYTES {
+            let (dataset, bytes) = by_dataset
+                .iter()
+                .max_by_key(|(id, b)| (**b, std::cmp::Reverse(**id)))
+                .map_or((t.dataset.as_str(), task_bytes), |(d, b)| (*d, *b));
+            let name = g.dataset(dataset).map_or(dataset, |d| d.name.as_str());
+            return Err(PlanError::TooMuchSql {
+                dataset: crate::text::one_line(name).into_owned(),
+                megabytes: bytes >> 20,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Whether the job writing `dataset` restates only the dates it is given
