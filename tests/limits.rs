@@ -695,6 +695,7 @@ fn what_a_template_makes_is_bounded_and_its_errors_are_short() {
         "{% set s = 'x ' * 30000000 %}{{ s.split()|length }}",
         "{% set a = [[0] * 10] * 200000 %}{{ (a|sum(start=[]))|length }}",
         "{% set a = ['x' * 1000] * 100000 %}{{ (a|sum(start=''))|length }}",
+        "{{ 'x'|center(1000000000000) }}",
         "{% set d = {} %}{% for i in range(2000000) %}{% do d.update({i: i}) %}{% endfor %}",
         "{% set s = 'x' * 60000000 %}{{ modules.datetime.date.fromisoformat(s) }}",
         "{% set s = 'x' * 60000000 %}{{ modules.datetime.datetime.strptime(s, '%Y') }}",

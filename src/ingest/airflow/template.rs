@@ -79,6 +79,7 @@ fn build_env(undefined: UndefinedBehavior) -> Environment<'static> {
         guard::check_shown(state, "printing a value", std::slice::from_ref(value))?;
         minijinja::escape_formatter(out, state, value)
     });
+    crate::ingest::dbt::jinja::filters::add(&mut env);
     guard::install(&mut env, |_| false, &|_| false);
     env
 }

@@ -134,6 +134,7 @@ pub(super) fn add_builtins(
         },
     );
     env.add_function("env_var", env_var);
+    filters::add(env);
     // dbt's type filters mark a value for its native renderer (YAML
     // configs); a model's SQL and its `config()` are rendered as text, where
     // dbt defines all four as the value unchanged.

@@ -30,6 +30,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "t_1e+16 t_1e-06 xTrue nNone 2.5a q1e+300",
     ),
     (
+        "center, wordcount, truncate, forceescape, urlencode, filesizeformat",
+        "[{{ 'ab'|center(7) }}][{{ 'abc'|center(6) }}][{{ 'x'|center(width=4) }}][{{ 'long'|center(2) }}] {{ 'a b_c, d-e é1'|wordcount }} {{ 'hello big world here'|truncate(12) }}|{{ 'hello big world here'|truncate(12, True) }}|{{ 'hello big world here'|truncate(12, end='~') }}|{{ 'short'|truncate(3, leeway=2) }}|{{ 'abcdef'|truncate(4, killwords=True, end='.', leeway=0) }} {{ '<b>&\"x\"</b>'|forceescape }}{{ \"it's\"|forceescape }} {{ 'a b/c?d=é&x'|urlencode }} {{ {'k v': 'a&b', 'n': 1}|urlencode }} {{ [('a', True), ('b', 2.5)]|urlencode }} {{ 1|filesizeformat }} {{ 999|filesizeformat }} {{ 1500|filesizeformat }} {{ 1500|filesizeformat(true) }} {{ 123456789|filesizeformat }} {{ (10**30)|filesizeformat }}",
+        "[   ab  ][ abc  ][ x  ][long] 5 hello...|hello big...|hello big~|short|abc. &lt;b&gt;&amp;&#34;x&#34;&lt;/b&gt;it&#39;s a%20b/c%3Fd%3D%C3%A9%26x k+v=a%26b&n=1 a=True&b=2.5 1 Byte 999 Bytes 1.5 kB 1.5 KiB 123.5 MB 1000000.0 YB",
+    ),
+    (
         "unary plus",
         "{% set i = +1 %}{{ i }} {{ 2 * +3 }} {{ -(+4) }} {{ [+5][0] }} {{ 1 + +2 }}",
         "1 6 -4 5 3",

@@ -28,6 +28,7 @@ use crate::project::Target;
 
 mod builtins;
 mod compat;
+pub(crate) mod filters;
 pub(crate) mod guard;
 #[cfg(test)]
 mod jinja2_cases;
