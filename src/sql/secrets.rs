@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 
 use super::dialect::SqlDialect;
 
@@ -27,6 +27,11 @@ const SECRET_WORDS: &[&str] = &[
     "CREDENTIALS",
     "KEY_ID",
     "MASTER_KEY",
+    "MASTER_SYMMETRIC_KEY",
+    "API_KEY",
+    "APIKEY",
+    "ENCRYPTION_KEY",
+    "PASSPHRASE",
     "PASSWORD",
     "PRIVATE_KEY",
     "SAS_TOKEN",
@@ -50,9 +55,38 @@ pub fn mask_secrets(sql: &str, dialect: SqlDialect) -> Cow<'_, str> {
     // The last two words before a literal, `=` and `TO` skipped over.
     let mut last: [Option<String>; 2] = [None, None];
     for (i, t) in tokens.iter().enumerate() {
+        let named = || {
+            last[1]
+                .as_deref()
+                .is_some_and(|w| SECRET_WORDS.contains(&w))
+                || (last[0].as_deref() == Some("IDENTIFIED") && last[1].as_deref() == Some("BY"))
+        };
         match t {
+            // A comment may say anything (`/* password = '...' */`): one that
+            // names a secret is shown as `***`.
+            Token::Whitespace(Whitespace::SingleLineComment { comment, prefix })
+                if names_secret(comment) =>
+            {
+                found = true;
+                out[i] = Token::Whitespace(Whitespace::SingleLineComment {
+                    comment: format!(" {MASK}"),
+                    prefix: prefix.clone(),
+                });
+            }
+            Token::Whitespace(Whitespace::MultiLineComment(c)) if names_secret(c) => {
+                found = true;
+                out[i] = Token::Whitespace(Whitespace::MultiLineComment(format!(" {MASK} ")));
+            }
             Token::Whitespace(_) | Token::Eq => {}
             Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("to") => {}
+            // `IDENTIFIED BY "pw"` (a quoted word in some dialects).
+            Token::Word(w) if w.quote_style.is_some() && named() => {
+                found = true;
+                let mut masked = w.clone();
+                masked.value = MASK.to_string();
+                out[i] = Token::Word(masked);
+                last = [None, None];
+            }
             Token::Word(w) => {
                 last = [last[1].take(), Some(w.value.to_ascii_uppercase())];
                 continue;
@@ -61,15 +95,10 @@ pub fn mask_secrets(sql: &str, dialect: SqlDialect) -> Cow<'_, str> {
             | Token::DoubleQuotedString(s)
             | Token::EscapedStringLiteral(s)
             | Token::NationalStringLiteral(s) => {
-                let named = last[1]
-                    .as_deref()
-                    .is_some_and(|w| SECRET_WORDS.contains(&w))
-                    || (last[0].as_deref() == Some("IDENTIFIED")
-                        && last[1].as_deref() == Some("BY"));
-                let masked = if named {
+                let masked = if named() {
                     Some(MASK.to_string())
                 } else {
-                    url_password(s)
+                    string_secrets(s)
                 };
                 if let Some(m) = masked {
                     found = true;
@@ -80,18 +109,43 @@ pub fn mask_secrets(sql: &str, dialect: SqlDialect) -> Cow<'_, str> {
                 }
                 last = [None, None];
             }
+            // `PASSWORD $$pw$$`, `$q$https://...?sig=...$q$`.
+            Token::DollarQuotedString(d) => {
+                let masked = if named() {
+                    Some(MASK.to_string())
+                } else {
+                    string_secrets(&d.value)
+                };
+                if let Some(m) = masked {
+                    found = true;
+                    let mut d = d.clone();
+                    d.value = m;
+                    out[i] = Token::DollarQuotedString(d);
+                }
+                last = [None, None];
+            }
             _ => last = [None, None],
         }
     }
     if !found {
         return Cow::Borrowed(sql);
     }
-    Cow::Owned(out.iter().map(ToString::to_string).collect())
+    Cow::Owned(
+        out.iter()
+            .map(|t| match t {
+                // Its line break is a token of its own: sqlparser's printing
+                // adds a second.
+                Token::Whitespace(Whitespace::SingleLineComment { comment, prefix }) => {
+                    format!("{prefix}{comment}")
+                }
+                t => t.to_string(),
+            })
+            .collect(),
+    )
 }
 
 /// `s` with the user part of every `scheme://user:password@host` in it
-/// masked, and the signatures of signed URLs (`?sig=`, `X-Amz-Signature=`),
-/// when there is one.
+/// masked, when there is one.
 fn url_password(s: &str) -> Option<String> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -110,14 +164,7 @@ fn url_password(s: &str) -> Option<String> {
             }
             None => 0,
         };
-        let url = &token[after_user..];
-        match signed_query(url) {
-            Some(masked) => {
-                out.push_str(&masked);
-                found = true;
-            }
-            None => out.push_str(url),
-        }
+        out.push_str(&token[after_user..]);
         rest = &tail[token_end..];
     }
     out.push_str(rest);
@@ -139,35 +186,156 @@ pub fn userinfo_end(url: &str) -> Option<usize> {
     url.rfind('@').filter(|&at| at > colon)
 }
 
-/// Query parameters whose values sign a URL: whoever holds one may read.
-const SIGNATURE_PARAMETERS: &[&str] = &[
+/// Keys whose values are secrets in `key=value` text: a URL's query or
+/// fragment (`?sig=`, `#access_token=`), a connection string
+/// (`host=db password=pw`, `;Pwd=pw;`). A key ending in one after `_`, `-`
+/// or `.` is one too (`db_password`).
+const SECRET_KEYS: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "client_secret",
+    "api_key",
+    "apikey",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "token",
+    "code",
     "sig",
     "signature",
+    "sas_token",
     "x-amz-signature",
     "x-amz-credential",
     "x-amz-security-token",
     "x-goog-signature",
     "x-goog-credential",
-    "access_token",
-    "token",
 ];
 
-/// `url` with the values of its signature parameters masked, if it has any.
-fn signed_query(url: &str) -> Option<String> {
-    let q = url.find('?')?;
-    let (base, query) = url.split_at(q + 1);
+/// Words that make a comment a secret's (`-- password is ...`).
+const COMMENT_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "bearer",
+    "credential",
+    "api_key",
+    "apikey",
+    "private",
+    "access_key",
+];
+
+/// Whether a comment names a secret.
+fn names_secret(comment: &str) -> bool {
+    let lower = comment.to_ascii_lowercase();
+    COMMENT_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// A string literal's secrets masked: a URL's user part, the values of
+/// [`SECRET_KEYS`] and what follows `Bearer ` or `Basic `.
+fn string_secrets(s: &str) -> Option<String> {
+    let urls = url_password(s);
+    let text = urls.as_deref().unwrap_or(s);
+    let pairs = key_values(text);
+    let text = pairs.as_deref().unwrap_or(text);
+    let auth = authorization(text);
+    auth.or(pairs).or(urls)
+}
+
+/// `text` with the value of every `key=value` whose key is a secret's
+/// masked (keys percent-decoded: `%73ig=` is `sig=`).
+fn key_values(text: &str) -> Option<String> {
+    let separator =
+        |c: char| matches!(c, '?' | '&' | '#' | ';' | ',' | '\'' | '"') || c.is_whitespace();
+    let mut out = String::with_capacity(text.len());
     let mut found = false;
-    let parts: Vec<String> = query
-        .split('&')
-        .map(|p| match p.split_once('=') {
-            Some((k, _)) if SIGNATURE_PARAMETERS.contains(&k.to_ascii_lowercase().as_str()) => {
+    let mut rest = text;
+    loop {
+        let end = rest.find(separator).unwrap_or(rest.len());
+        let piece = &rest[..end];
+        match piece.split_once('=') {
+            Some((key, value)) if !value.is_empty() && secret_key(key) => {
+                out.push_str(key);
+                out.push('=');
+                out.push_str(MASK);
                 found = true;
-                format!("{k}={MASK}")
             }
-            _ => p.to_string(),
-        })
-        .collect();
-    found.then(|| format!("{base}{}", parts.join("&")))
+            _ => out.push_str(piece),
+        }
+        let Some(sep) = rest[end..].chars().next() else {
+            break;
+        };
+        out.push(sep);
+        rest = &rest[end + sep.len_utf8()..];
+    }
+    found.then_some(out)
+}
+
+/// Whether `key` (percent-decoded, any case) is one of [`SECRET_KEYS`],
+/// or ends in one after `_`, `-` or `.`.
+fn secret_key(key: &str) -> bool {
+    let mut decoded = Vec::with_capacity(key.len());
+    let b = key.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                b.get(i + 1).and_then(|&c| hex(c)),
+                b.get(i + 2).and_then(|&c| hex(c)),
+            )
+        {
+            decoded.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        decoded.push(b[i]);
+        i += 1;
+    }
+    let key = String::from_utf8_lossy(&decoded)
+        .trim()
+        .to_ascii_lowercase();
+    SECRET_KEYS.iter().any(|s| {
+        key == *s
+            || key
+                .strip_suffix(s)
+                .is_some_and(|head| head.ends_with(['_', '-', '.']))
+    })
+}
+
+/// `text` with what follows `Bearer ` or `Basic ` (an HTTP authorization)
+/// masked.
+fn authorization(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    let mut found = false;
+    let mut i = 0;
+    while i < text.len() {
+        let hit = ["bearer ", "basic "].iter().find(|s| {
+            lower[i..].starts_with(**s)
+                && (i == 0 || !text.as_bytes()[i - 1].is_ascii_alphanumeric())
+        });
+        if let Some(scheme) = hit {
+            let start = i + scheme.len();
+            let len = text[start..]
+                .find(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ',' | ';'))
+                .unwrap_or(text.len() - start);
+            if len > 0 {
+                out.push_str(&text[at..start]);
+                out.push_str(MASK);
+                at = start + len;
+                found = true;
+                i = at;
+                continue;
+            }
+        }
+        i += text[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    out.push_str(&text[at..]);
+    found.then_some(out)
 }
 
 #[cfg(test)]
@@ -200,6 +368,41 @@ mod tests {
         ] {
             assert_eq!(pg(sql), masked);
         }
+        for (sql, masked) in [
+            (
+                "alter user loader password $$pw1$$",
+                "alter user loader password $$***$$",
+            ),
+            (
+                "copy raw.e from 's3://b/e/' iam_role 'r' master_symmetric_key 'k2' encrypted",
+                "copy raw.e from 's3://b/e/' iam_role 'r' master_symmetric_key '***' encrypted",
+            ),
+            (
+                "select * from dblink('host=db user=etl password=pw3 dbname=prod', 'q')",
+                "select * from dblink('host=db user=etl password=*** dbname=prod', 'q')",
+            ),
+            (
+                "select * from read_csv('https://f.io/x.csv?api_key=k4&v=1#access_token=t5')",
+                "select * from read_csv('https://f.io/x.csv?api_key=***&v=1#access_token=***')",
+            ),
+            (
+                "select * from read_csv($q$https://f.io/x?%73ig=s6$q$)",
+                "select * from read_csv($q$https://f.io/x?%73ig=***$q$)",
+            ),
+            ("select 1; /* password = 'pw7' */", "select 1; /* *** */"),
+            (
+                "select 'Authorization: Bearer tok8' as h, 'x;Pwd=pw9;' as c",
+                "select 'Authorization: Bearer ***' as h, 'x;Pwd=***;' as c",
+            ),
+        ] {
+            assert_eq!(pg(sql), masked);
+        }
+        assert_eq!(
+            pg("select 1 -- the password is pw10\nfrom t"),
+            "select 1 -- ***\nfrom t"
+        );
+        // Nothing secret: as written.
+        assert_eq!(pg("select 'a=b' /* note */"), "select 'a=b' /* note */");
         // No user part: nothing masked, however many `@` and `:` the path has.
         assert_eq!(userinfo_end("lake/a@b/c:d"), None);
         assert_eq!(userinfo_end("host:9000/p"), None);
