@@ -150,6 +150,28 @@ with DAG('d') as d:
 }
 
 #[test]
+fn a_name_an_if_rebinds_is_the_branch_that_runs_or_unknown() {
+    // `if False: t = "mart.never"` left `t` naming it (review round 21): the
+    // production table was dropped from the graph, with no warning.
+    let (dags, warnings) = read(&[(
+        "ifs.py",
+        &format!(
+            "{HEADER}import os\nENV = os.environ.get('E', 'dev')\nsrc = 'raw.orders'\nif ENV != 'prod':\n    src = 'raw.sample'\ntgt = 'mart.daily'\nif False:\n    tgt = 'mart.never'\nDEBUG = False\naudit = 'raw.audit'\nif DEBUG:\n    audit = 'raw.audit_debug'\nelif not DEBUG:\n    audit = 'raw.audit_v2'\nwith DAG('d') as d:\n    SQL(task_id='a', sql=f'insert into {{tgt}} select * from raw.x')\n    SQL(task_id='b', sql=f'insert into mart.audit select * from {{audit}}')\n    SQL(task_id='c', sql=f'insert into mart.c select * from {{src}}')\n"
+        ),
+    )]);
+    let d = &dags[0];
+    assert_eq!(task(d, "a").writes, ["mart.daily"]);
+    assert_eq!(task(d, "b").reads, ["raw.audit_v2"]);
+    assert!(task(d, "c").reads.is_empty());
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.message.contains("runtime values")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
 fn taskflow_task_groups_datasets_and_sensors() {
     let (dags, warnings) = read(&[(
         "tf.py",

@@ -89,6 +89,9 @@ struct Reader<'a> {
     /// None`): in a dependency they stand for nothing, not for a task of
     /// that name.
     unbound: std::collections::HashSet<String>,
+    /// Names bound to `True` or `False` (`DEBUG = False`), for the `if`s
+    /// that test them.
+    bools: HashMap<String, bool>,
     taskflows: HashMap<String, TaskFlow>,
     /// `from m import Name as Alias`: Alias → Name.
     aliases: HashMap<String, String>,
@@ -262,6 +265,7 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         dag_settings: Vec::new(),
         names: HashMap::new(),
         unbound: std::collections::HashSet::new(),
+        bools: HashMap::new(),
         taskflows: HashMap::new(),
         aliases: HashMap::new(),
         warnings: Vec::new(),
@@ -513,6 +517,14 @@ impl Reader<'_> {
                 self.open_groups.truncate(keep);
             }
             Stmt::Assign(a) => {
+                for t in &a.targets {
+                    if let Some(var) = name_of(t) {
+                        match a.value.as_ref() {
+                            Expr::BooleanLiteral(b) => self.bools.insert(var, b.value),
+                            _ => self.bools.remove(&var),
+                        };
+                    }
+                }
                 // `mk = lambda n: Op(task_id=n, ...)`: a task factory, read
                 // at each call like a function's.
                 if let Expr::Lambda(l) = a.value.as_ref()
@@ -869,18 +881,87 @@ impl Reader<'_> {
                 self.returned = r.value.as_deref().and_then(|v| self.value(v, dag, prefix));
             }
             Stmt::If(i) => {
-                // `if (t := Op(...)):`.
-                if self.has_task_call(&*i.test) {
-                    self.value(&i.test, dag, prefix);
-                }
-                self.body(&i.body, dag, prefix);
+                // Every branch is read for its tasks, but a name a branch
+                // binds is that branch's only if the branch runs: after
+                // `t = "mart.daily"`, `if False: t = "mart.never"` left `t`
+                // naming the table production never writes. A test known
+                // statically picks its branch; otherwise a name the branches
+                // leave different stands for nothing known (its SQL is then
+                // reported as depending on runtime values).
+                let mut assigned = Vec::new();
+                assigned_names(&i.body, &mut assigned);
                 for clause in &i.elif_else_clauses {
-                    if let Some(test) = &clause.test
+                    assigned_names(&clause.body, &mut assigned);
+                }
+                assigned.sort();
+                assigned.dedup();
+                let before: Vec<Option<Binding>> = assigned
+                    .iter()
+                    .map(|n| self.names.get(n).cloned())
+                    .collect();
+                let tests = std::iter::once(Some(&*i.test))
+                    .chain(i.elif_else_clauses.iter().map(|c| c.test.as_ref()));
+                let bodies =
+                    std::iter::once(&i.body).chain(i.elif_else_clauses.iter().map(|c| &c.body));
+                // What each branch that may run leaves, and whether running
+                // none may happen.
+                let mut outcomes: Vec<Vec<Option<Binding>>> = Vec::new();
+                let mut decided = false;
+                for (test, body) in tests.zip(bodies) {
+                    // `if (t := Op(...)):`.
+                    if let Some(test) = test
                         && self.has_task_call(test)
                     {
                         self.value(test, dag, prefix);
                     }
-                    self.body(&clause.body, dag, prefix);
+                    for (n, b) in assigned.iter().zip(&before) {
+                        match b {
+                            Some(b) => self.names.insert(n.clone(), b.clone()),
+                            None => self.names.remove(n),
+                        };
+                    }
+                    self.body(body, dag, prefix);
+                    let known = match test {
+                        Some(t) => self.truth(t),
+                        None => Some(true),
+                    };
+                    if decided || known == Some(false) {
+                        continue;
+                    }
+                    outcomes.push(
+                        assigned
+                            .iter()
+                            .map(|n| self.names.get(n).cloned())
+                            .collect(),
+                    );
+                    decided = known == Some(true);
+                }
+                if !decided {
+                    outcomes.push(before);
+                }
+                let text = |b: &Option<Binding>| match b {
+                    Some(Binding::Str(s)) => Some(format!("s{s}")),
+                    Some(Binding::Strs(v)) => Some(format!("l{v:?}")),
+                    Some(Binding::Dict(d)) => Some(format!("d{d:?}")),
+                    _ => None,
+                };
+                for (k, n) in assigned.iter().enumerate() {
+                    let first = &outcomes[0][k];
+                    let agree = outcomes.iter().all(|o| text(&o[k]) == text(first));
+                    match (agree, first) {
+                        (true, Some(b)) => {
+                            self.names.insert(n.clone(), b.clone());
+                        }
+                        (true, None) => {
+                            self.names.remove(n);
+                        }
+                        // Tasks a branch makes stay (every branch is read).
+                        (false, _) if outcomes.iter().all(|o| text(&o[k]).is_none()) => {}
+                        (false, _) => {
+                            self.names.remove(n);
+                            self.unbound.insert(n.clone());
+                        }
+                    }
                 }
             }
             _ => {}
@@ -1926,6 +2007,20 @@ impl Reader<'_> {
             }
             crate::input::read_text(&path).ok()
         })
+    }
+
+    /// What an `if`'s test is, when known statically: `True`, `False`,
+    /// `None`, a name bound to one, `not` of those.
+    fn truth(&self, e: &Expr) -> Option<bool> {
+        match e {
+            Expr::BooleanLiteral(b) => Some(b.value),
+            Expr::NoneLiteral(_) => Some(false),
+            Expr::Name(n) => self.bools.get(n.id.as_str()).copied(),
+            Expr::UnaryOp(u) if u.op == ruff_python_ast::UnaryOp::Not => {
+                self.truth(&u.operand).map(|b| !b)
+            }
+            _ => None,
+        }
     }
 
     fn dag_from_call(
@@ -3062,6 +3157,26 @@ fn dotted(e: &Expr) -> String {
         Expr::Name(n) => n.id.to_string(),
         Expr::Attribute(a) => format!("{}.{}", dotted(&a.value), a.attr),
         _ => String::new(),
+    }
+}
+
+/// The names `stmts` (and the `if`s and `with`s in them) bind with `=`,
+/// `+=` or an annotation.
+fn assigned_names(stmts: &[Stmt], out: &mut Vec<String>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign(a) => out.extend(a.targets.iter().filter_map(name_of)),
+            Stmt::AugAssign(a) => out.extend(name_of(&a.target)),
+            Stmt::AnnAssign(a) => out.extend(name_of(&a.target)),
+            Stmt::If(i) => {
+                assigned_names(&i.body, out);
+                for c in &i.elif_else_clauses {
+                    assigned_names(&c.body, out);
+                }
+            }
+            Stmt::With(w) => assigned_names(&w.body, out),
+            _ => {}
+        }
     }
 }
 
