@@ -50,14 +50,15 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<(Value, Option<Diagnostic>
         Diagnostic::error("yaml-error", Some(file.to_string()), line, column, reason)
     };
     match crate::config::yaml_from_str::<Value>(text) {
-        Ok(v) => Ok((v, None)),
+        Ok(v) => Ok((pyyaml_scalars(text, v, crate::config::yaml_options()), None)),
         Err(e) if crate::config::duplicate_key(&e).is_some() => {
             let (line, column, _) = crate::config::yaml_error(&e);
             let key = crate::config::duplicate_key(&e).flatten();
             let mut options = crate::config::yaml_options();
             options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
-            let value: Value =
-                serde_saphyr::from_str_with_options(text, options).map_err(|e| failed(&e))?;
+            let value: Value = serde_saphyr::from_str_with_options(text, options.clone())
+                .map_err(|e| failed(&e))?;
+            let value = pyyaml_scalars(text, value, options);
             let key = key.map(|k| format!(" `{k}`")).unwrap_or_default();
             let warning = Diagnostic::warning(
                 "yaml-duplicate-key",
@@ -72,6 +73,95 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<(Value, Option<Diagnostic>
         }
         Err(e) => Err(failed(&e)),
     }
+}
+
+/// `value` (parsed from `text` with `options`) with its plain scalars typed
+/// as dbt's YAML loader (PyYAML, YAML 1.1) types them, where YAML 1.2 and
+/// ripple's parser differ: `09` and `08` are strings and `017` is 15 (an
+/// octal), `y`, `n` and `tRUE` are strings while `yes`, `on`, `Off` are
+/// booleans. A var `month: 09` once named `sales_2024_9.0`. Parsed a
+/// second time only when a word of the text may be such a scalar.
+fn pyyaml_scalars(text: &str, value: Value, options: serde_saphyr::Options) -> Value {
+    if !may_differ_from_pyyaml(text) {
+        return value;
+    }
+    // As strings where the two rule sets may differ, and as YAML 1.1 types.
+    let mut as_text = options.clone();
+    as_text.leading_zero_numbers_as_strings = true;
+    as_text.strict_booleans = true;
+    let mut as_yaml11 = options;
+    as_yaml11.legacy_octal_numbers = true;
+    let (Ok(text_values), Ok(typed)) = (
+        serde_saphyr::from_str_with_options::<Value>(text, as_text),
+        serde_saphyr::from_str_with_options::<Value>(text, as_yaml11),
+    ) else {
+        return value;
+    };
+    merge_pyyaml(text_values, typed)
+}
+
+/// Each scalar of `text_values` (the plain ones that may differ kept as
+/// their text) typed as PyYAML would from `typed`'s reading.
+fn merge_pyyaml(text_values: Value, typed: Value) -> Value {
+    match (text_values, typed) {
+        (Value::Object(a), Value::Object(mut b)) => Value::Object(
+            a.into_iter()
+                .map(|(k, v)| {
+                    let t = b.remove(&k).unwrap_or(Value::Null);
+                    (k, merge_pyyaml(v, t))
+                })
+                .collect(),
+        ),
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => Value::Array(
+            a.into_iter()
+                .zip(b)
+                .map(|(x, y)| merge_pyyaml(x, y))
+                .collect(),
+        ),
+        (Value::String(s), Value::Bool(b)) => {
+            const YAML11_BOOLS: &[&str] = &[
+                "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF",
+                "true", "True", "TRUE", "false", "False", "FALSE",
+            ];
+            if YAML11_BOOLS.contains(&s.as_str()) {
+                Value::Bool(b)
+            } else {
+                Value::String(s)
+            }
+        }
+        (Value::String(s), Value::Number(n)) => {
+            // PyYAML's octal: `0` then digits 0-7 (and `_`).
+            let digits = s.trim_start_matches(['-', '+']);
+            let octal = digits.len() > 1
+                && digits.starts_with('0')
+                && digits[1..].chars().all(|c| matches!(c, '0'..='7' | '_'));
+            if octal {
+                Value::Number(n)
+            } else {
+                Value::String(s)
+            }
+        }
+        (a, _) => a,
+    }
+}
+
+/// Whether a word of `text` may be a plain scalar PyYAML types otherwise
+/// than ripple's parser: a number with a leading zero, or a boolean
+/// spelling outside YAML 1.2's. Generous: a word in a key or comment costs
+/// only the second parse.
+fn may_differ_from_pyyaml(text: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-')))
+        .any(|w| {
+            let digits = w.trim_start_matches(['-', '+']);
+            let b = digits.as_bytes();
+            (b.len() > 1 && b[0] == b'0' && (b[1].is_ascii_digit() || b[1] == b'_'))
+                || (w.len() <= 5
+                    && matches!(
+                        w.to_ascii_lowercase().as_str(),
+                        "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false"
+                    )
+                    && !matches!(w, "true" | "True" | "TRUE" | "false" | "False" | "FALSE"))
+        })
 }
 
 impl ProjectFile {
@@ -452,6 +542,24 @@ pub(crate) fn read_project_file(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn plain_scalars_are_typed_as_dbts_yaml_loader_types_them() {
+        // PyYAML's (YAML 1.1) readings, as `yaml.safe_load` gives them.
+        let (v, _) = super::parse(
+            "vars:\n  month: 09\n  eight: 08\n  oct: 017\n  ten: 010\n  zero: 00\n  neg: -017\n  flag: y\n  no_: n\n  odd: tRUE\n  yes_: yes\n  off_: Off\n  quoted: '017'\n  plain: 42\n  t: true\n  list: [09, 017, y, on]\n",
+            "dbt_project.yml",
+        )
+        .unwrap();
+        assert_eq!(
+            v["vars"],
+            serde_json::json!({
+                "month": "09", "eight": "08", "oct": 15, "ten": 8, "zero": 0, "neg": -15,
+                "flag": "y", "no_": "n", "odd": "tRUE", "yes_": true, "off_": false,
+                "quoted": "017", "plain": 42, "t": true, "list": ["09", 15, "y", true]
+            })
+        );
+    }
+
     use super::*;
 
     #[test]
