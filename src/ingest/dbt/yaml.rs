@@ -145,23 +145,53 @@ fn merge_pyyaml(text_values: Value, typed: Value) -> Value {
     }
 }
 
-/// Whether a word of `text` may be a plain scalar PyYAML types otherwise
-/// than ripple's parser: a number with a leading zero, or a boolean
-/// spelling outside YAML 1.2's. Generous: a word in a key or comment costs
-/// only the second parse.
+/// Whether a word of `text` standing alone as a value (after `: `, `- `,
+/// `[` or `,`, before the line's end, `,`, `]`, `}` or a comment) may be a
+/// plain scalar PyYAML types otherwise than ripple's parser: a number with
+/// a leading zero, or a boolean spelling outside YAML 1.2's. Words in
+/// prose (`depends on x`) do not count.
 fn may_differ_from_pyyaml(text: &str) -> bool {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-')))
-        .any(|w| {
-            let digits = w.trim_start_matches(['-', '+']);
-            let b = digits.as_bytes();
-            (b.len() > 1 && b[0] == b'0' && (b[1].is_ascii_digit() || b[1] == b'_'))
-                || (w.len() <= 5
-                    && matches!(
-                        w.to_ascii_lowercase().as_str(),
-                        "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false"
-                    )
-                    && !matches!(w, "true" | "True" | "TRUE" | "false" | "False" | "FALSE"))
-        })
+    let word_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-');
+    let mut words = Vec::new();
+    let mut start = None;
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        match (word_char(c), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                words.push((s, &text[s..i]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    for (start, w) in words {
+        let digits = w.trim_start_matches(['-', '+']);
+        let b = digits.as_bytes();
+        let differs = (b.len() > 1 && b[0] == b'0' && (b[1].is_ascii_digit() || b[1] == b'_'))
+            || (w.len() <= 5
+                && matches!(
+                    w.to_ascii_lowercase().as_str(),
+                    "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false"
+                )
+                && !matches!(w, "true" | "True" | "TRUE" | "false" | "False" | "FALSE"));
+        if !differs {
+            continue;
+        }
+        let before = text[..start].trim_end_matches([' ', '\t']).chars().last();
+        let after = text[start + w.len()..]
+            .trim_start_matches([' ', '\t'])
+            .chars()
+            .next();
+        if matches!(before, None | Some(':' | '-' | '[' | ',' | '\n'))
+            && matches!(after, None | Some('\n' | '\r' | ',' | ']' | '}' | '#'))
+        {
+            return true;
+        }
+    }
+    false
 }
 
 impl ProjectFile {
@@ -550,6 +580,10 @@ mod tests {
             "dbt_project.yml",
         )
         .unwrap();
+        assert!(!super::may_differ_from_pyyaml(
+            "models:\n  - name: m\n    description: dépend on x, no y é\n"
+        ));
+        assert!(super::may_differ_from_pyyaml("é: 09\n"));
         assert_eq!(
             v["vars"],
             serde_json::json!({
