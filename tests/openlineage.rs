@@ -608,7 +608,7 @@ fn credentials_in_a_url_never_reach_a_namespace() {
     let dir = temp_project::temp_project(&[
         (
             "load.sql",
-            "copy raw.orders from 's3://AKIAXXXX:secretkey@lake/orders/' iam_role 'r' format as parquet;\ncopy raw.fx from 'https://ex ample.com/fx/' iam_role 'r' format as parquet;\ncopy raw.rates from 's3://lake/rates/' credentials 'aws_access_key_id=AKIAYYYY;aws_secret_access_key=othersecret' format as parquet;\ncopy raw.slash from 's3://AKIASLASH:wJal/K7MD+bP@lake/slash/' iam_role 'r' format as parquet;\ncopy raw.hash from 's3://AKIAHASH:sec#ret@lake/hash/' iam_role 'r' format as parquet;\ncopy raw.sas from 'https://acct.blob.core.windows.net/c/x.parquet?sv=2020&sig=SASSECRET' iam_role 'r' format as parquet;\ncopy raw.m from 's3://lake/m/?api_key=APIKEY999' iam_role 'r' master_symmetric_key 'MSK999' encrypted;\ninsert into raw.h select 'Bearer BEARER999' as h from raw.m; /* password = 'CPW999' */",
+            "copy raw.orders from 's3://AKIAXXXX:secretkey@lake/orders/' iam_role 'r' format as parquet;\ncopy raw.fx from 'https://ex ample.com/fx/' iam_role 'r' format as parquet;\ncopy raw.rates from 's3://lake/rates/' credentials 'aws_access_key_id=AKIAYYYY;aws_secret_access_key=othersecret' format as parquet;\ncopy raw.slash from 's3://AKIASLASH:wJal/K7MD+bP@lake/slash/' iam_role 'r' format as parquet;\ncopy raw.hash from 's3://AKIAHASH:sec#ret@lake/hash/' iam_role 'r' format as parquet;\ncopy raw.sas from 'https://acct.blob.core.windows.net/c/x.parquet?sv=2020&sig=SASSECRET' iam_role 'r' format as parquet;\ncopy raw.m from 's3://lake/m/?api_key=APIKEY999' iam_role 'r' master_symmetric_key 'MSK999' encrypted;\ninsert into raw.h select 'Bearer BEARER999' as h from raw.m; /* password = 'CPW999' */\ninsert into raw.k select dblink('host=db password=COLPW999', 'q') from raw.m",
         ),
         ("ripple.yml", "dialect: redshift\n"),
     ]);
@@ -637,6 +637,7 @@ fn credentials_in_a_url_never_reach_a_namespace() {
             "MSK999",
             "BEARER999",
             "CPW999",
+            "COLPW999",
         ] {
             assert!(!whole.contains(secret), "{secret} in {whole}");
         }

@@ -164,7 +164,7 @@ pub fn events(g: &LineageGraph, nodes: &BTreeSet<NodeIndex>, options: &Options) 
                                 .iter()
                                 .zip(1..)
                                 .map(|(name, ordinal_position)| SchemaField {
-                                    name,
+                                    name: names.column(name),
                                     ordinal_position,
                                 })
                                 .collect();
@@ -265,7 +265,7 @@ struct SchemaFields<'a> {
 
 #[derive(Serialize)]
 struct SchemaField<'a> {
-    name: &'a str,
+    name: std::borrow::Cow<'a, str>,
     ordinal_position: u64,
 }
 
@@ -435,6 +435,16 @@ impl Names {
             schema_url,
             fields,
         }
+    }
+
+    /// A column's name as the export writes it: an unaliased expression is
+    /// named by its text (`dblink('host=db password=pw', ...)`), whose
+    /// secrets are masked as the `sql` facet's are.
+    fn column<'s>(&self, name: &'s str) -> std::borrow::Cow<'s, str> {
+        if name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return std::borrow::Cow::Borrowed(name);
+        }
+        crate::sql::mask_secrets(name, self.dialect)
     }
 
     /// The (namespace, name) of a relation as SQL names it.
@@ -618,7 +628,7 @@ fn column_lineage(
                 n
             }
         };
-        (namespace, name, r.column.clone())
+        (namespace, name, names.column(&r.column).into_owned())
     };
     let mut fields: BTreeMap<String, BTreeMap<String, BTreeSet<Field>>> = BTreeMap::new();
     let mut rows: BTreeMap<String, BTreeSet<Field>> = BTreeMap::new();
@@ -637,7 +647,9 @@ fn column_lineage(
         };
         let per_target = fields.entry(target.clone()).or_default();
         for o in &c.columns {
-            let inputs = per_target.entry(o.name.clone()).or_default();
+            let inputs = per_target
+                .entry(names.column(&o.name).into_owned())
+                .or_default();
             inputs.extend(o.sources.iter().map(&mut field));
         }
         rows.entry(target.clone())

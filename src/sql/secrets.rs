@@ -79,8 +79,12 @@ pub fn mask_secrets(sql: &str, dialect: SqlDialect) -> Cow<'_, str> {
             }
             Token::Whitespace(_) | Token::Eq => {}
             Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("to") => {}
-            // `IDENTIFIED BY "pw"` (a quoted word in some dialects).
-            Token::Word(w) if w.quote_style.is_some() && named() => {
+            // `IDENTIFIED BY pw`, `IDENTIFIED BY "pw"`.
+            Token::Word(w)
+                if (w.quote_style.is_some() && named())
+                    || (last[0].as_deref() == Some("IDENTIFIED")
+                        && last[1].as_deref() == Some("BY")) =>
+            {
                 found = true;
                 let mut masked = w.clone();
                 masked.value = MASK.to_string();
@@ -94,7 +98,10 @@ pub fn mask_secrets(sql: &str, dialect: SqlDialect) -> Cow<'_, str> {
             Token::SingleQuotedString(s)
             | Token::DoubleQuotedString(s)
             | Token::EscapedStringLiteral(s)
-            | Token::NationalStringLiteral(s) => {
+            | Token::NationalStringLiteral(s)
+            | Token::UnicodeStringLiteral(s)
+            | Token::TripleSingleQuotedString(s)
+            | Token::TripleDoubleQuotedString(s) => {
                 let masked = if named() {
                     Some(MASK.to_string())
                 } else {
@@ -104,6 +111,8 @@ pub fn mask_secrets(sql: &str, dialect: SqlDialect) -> Cow<'_, str> {
                     found = true;
                     out[i] = match t {
                         Token::DoubleQuotedString(_) => Token::DoubleQuotedString(m),
+                        Token::TripleDoubleQuotedString(_) => Token::TripleDoubleQuotedString(m),
+                        Token::TripleSingleQuotedString(_) => Token::TripleSingleQuotedString(m),
                         _ => Token::SingleQuotedString(m),
                     };
                 }
@@ -225,6 +234,7 @@ const COMMENT_WORDS: &[&str] = &[
     "apikey",
     "private",
     "access_key",
+    "pwd",
 ];
 
 /// Whether a comment names a secret.
@@ -240,8 +250,44 @@ fn string_secrets(s: &str) -> Option<String> {
     let text = urls.as_deref().unwrap_or(s);
     let pairs = key_values(text);
     let text = pairs.as_deref().unwrap_or(text);
+    let json = json_values(text);
+    let text = json.as_deref().unwrap_or(text);
     let auth = authorization(text);
-    auth.or(pairs).or(urls)
+    auth.or(json).or(pairs).or(urls)
+}
+
+/// `text` with the value of every JSON member `"key": "value"` whose key is
+/// a secret's masked (`'{"password": "pw"}'`).
+fn json_values(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut found = false;
+    let mut at = 0;
+    let mut search = 0;
+    while let Some(open) = text[search..].find('"').map(|i| search + i) {
+        let Some(close) = text[open + 1..].find('"').map(|i| open + 1 + i) else {
+            break;
+        };
+        let key = &text[open + 1..close];
+        let after = text[close + 1..].trim_start();
+        let value_start = after
+            .strip_prefix(':')
+            .map(str::trim_start)
+            .filter(|v| v.starts_with('"'))
+            .map(|v| text.len() - v.len() + 1);
+        match value_start {
+            Some(start) if secret_key(key) => {
+                let end = text[start..].find('"').map_or(text.len(), |i| start + i);
+                out.push_str(&text[at..start]);
+                out.push_str(MASK);
+                at = end;
+                found = true;
+                search = (end + 1).min(text.len());
+            }
+            _ => search = close + 1,
+        }
+    }
+    out.push_str(&text[at..]);
+    found.then_some(out)
 }
 
 /// `text` with the value of every `key=value` whose key is a secret's
@@ -397,6 +443,12 @@ mod tests {
         ] {
             assert_eq!(pg(sql), masked);
         }
+        assert_eq!(
+            pg(
+                "select '{\"user\": \"u\", \"password\": \"pw11\"}' as j; alter user bob identified by pw12"
+            ),
+            "select '{\"user\": \"u\", \"password\": \"***\"}' as j; alter user bob identified by ***"
+        );
         assert_eq!(
             pg("select 1 -- the password is pw10\nfrom t"),
             "select 1 -- ***\nfrom t"
