@@ -18,7 +18,7 @@ pub(crate) fn add(env: &mut Environment<'static>) {
 }
 
 /// Bytes one step of fuel pays for (as the engine charges what it makes).
-const BYTES_PER_STEP: u64 = 64;
+use super::guard::BYTES_PER_FUEL as BYTES_PER_STEP;
 
 /// The argument at `position`, or the keyword `name`, if given.
 fn arg(

@@ -47,7 +47,7 @@ pub(crate) fn too_many(what: impl std::fmt::Display) -> Error {
 }
 
 /// Bytes one unit of fuel pays for (minijinja's `UNITS_PER_FUEL`).
-const BYTES_PER_FUEL: u64 = 64;
+pub(crate) const BYTES_PER_FUEL: u64 = 64;
 
 /// Bytes allowed where a state tracks no fuel.
 const NO_FUEL_BYTES: u64 = 128 << 20;
