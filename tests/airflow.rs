@@ -172,6 +172,116 @@ fn a_name_an_if_rebinds_is_the_branch_that_runs_or_unknown() {
 }
 
 #[test]
+fn every_form_that_rebinds_a_name_is_read_or_unknown() {
+    // Review round 22: a name rebound inside a `for` over runtime values, a
+    // `while`, `try`, `match`, tuple target, `del`, `with ... as` or import
+    // kept the value it had before (the task's table was the old one, no
+    // warning). Each case: statements after `t = 'mart.old'`, and the table
+    // task `a` writes (None: unknown, its SQL reported as runtime).
+    let cases: &[(&str, Option<&str>)] = &[
+        (
+            "for r in os.environ['X'].split(','):\n    t = 'mart.new'\n",
+            None,
+        ),
+        (
+            "for x in ['a', 'b']:\n    t = 'mart.' + x\n",
+            Some("mart.b"),
+        ),
+        (
+            "for x in ['a', 'b']:\n    if x == 'b':\n        t = 'mart.' + x\n",
+            Some("mart.b"),
+        ),
+        (
+            "for x in ['a', 'b']:\n    if x == 'c':\n        t = 'mart.' + x\n",
+            Some("mart.old"),
+        ),
+        (
+            "n = 0\nwhile n < 3:\n    t = 'mart.new'\n    n += 1\n",
+            None,
+        ),
+        (
+            "try:\n    t = os.environ['T']\nexcept KeyError:\n    pass\n",
+            None,
+        ),
+        (
+            "try:\n    import foo\nexcept ImportError:\n    foo = None\n",
+            Some("mart.old"),
+        ),
+        (
+            "match os.environ.get('E'):\n    case 'prod':\n        t = 'mart.prod'\n    case _:\n        t = 'mart.dev'\n",
+            None,
+        ),
+        (
+            "match os.environ.get('E'):\n    case 'prod':\n        t = 'mart.same'\n    case _:\n        t = 'mart.same'\n",
+            Some("mart.same"),
+        ),
+        (
+            "match os.environ.get('E'):\n    case t:\n        pass\n",
+            None,
+        ),
+        ("t, u = 'mart.pair', 'x'\n", Some("mart.pair")),
+        ("t, u = os.environ['A'].split(',')\n", None),
+        ("del t\n", None),
+        ("with open('/dev/null') as t:\n    pass\n", None),
+        ("t: str = os.environ['T']\n", None),
+        ("from config import t\n", None),
+        (
+            "ENV = 'prod'\nif ENV == 'prod':\n    t = 'mart.prod'\nelse:\n    t = 'mart.dev'\n",
+            Some("mart.prod"),
+        ),
+        (
+            "ENV = 'prod'\nif ENV in ('dev', 'test') or False:\n    t = 'mart.dev'\n",
+            Some("mart.old"),
+        ),
+        (
+            "flag = False\nif os.environ.get('X'):\n    flag = True\nif flag:\n    t = 'mart.flag'\n",
+            None,
+        ),
+    ];
+    for (k, (stmts, expected)) in cases.iter().enumerate() {
+        let text = format!(
+            "{HEADER}import os\nt = 'mart.old'\n{stmts}with DAG('d{k}') as d:\n    SQL(task_id='a', sql=f'insert into {{t}} select * from raw.x')\n"
+        );
+        let (dags, warnings) = read(&[("f.py", &text)]);
+        let writes = &task(&dags[0], "a").writes;
+        match expected {
+            Some(table) => assert_eq!(writes, &[*table], "{stmts}\n{warnings:?}"),
+            None => {
+                assert!(writes.is_empty(), "{stmts}: {writes:?}");
+                assert!(
+                    warnings
+                        .iter()
+                        .any(|w| w.message.contains("runtime values")),
+                    "{stmts}: {warnings:?}"
+                );
+            }
+        }
+    }
+    // Values changed in place: a dict's key set, a list appended to.
+    let (dags, warnings) = read(&[(
+        "m.py",
+        &format!(
+            "{HEADER}params = {{'t': 'mart.p'}}\nparams['t'] = 'mart.q'\ntables = ['a']\ntables.append('b')\nwith DAG('m', params=params) as d:\n    SQL(task_id='p', sql='insert into {{{{ params.t }}}} select * from raw.x')\n    for x in tables:\n        SQL(task_id=x, sql=f'insert into mart.{{x}} select 1')\n"
+        ),
+    )]);
+    let d = &dags[0];
+    assert_eq!(task(d, "p").writes, ["mart.q"], "{warnings:?}");
+    assert_eq!(task(d, "b").writes, ["mart.b"]);
+    let (dags, _) = read(&[(
+        "n.py",
+        &format!(
+            "{HEADER}import os\ntables = ['a']\ntables.extend(os.environ['T'].split(','))\nwith DAG('n') as d:\n    for x in tables:\n        SQL(task_id=x, sql=f'insert into mart.{{x}} select 1')\n"
+        ),
+    )]);
+    // The list is no longer known: its loop is not expanded as if it were.
+    assert!(
+        dags[0].tasks.iter().all(|t| t.task_id != "a"),
+        "{:?}",
+        dags[0].tasks
+    );
+}
+
+#[test]
 fn taskflow_task_groups_datasets_and_sensors() {
     let (dags, warnings) = read(&[(
         "tf.py",

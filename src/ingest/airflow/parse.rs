@@ -15,7 +15,7 @@ use crate::project::Diagnostic;
 use crate::project::{Cosmos, Dag, DbtRun, SqlTemplate, Task};
 
 /// What a name in the file stands for.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 enum Binding {
     /// A string constant.
     Str(String),
@@ -31,9 +31,24 @@ enum Binding {
     Partial(Box<Partial>),
 }
 
+/// When an arm of [`Reader::alternatives`] runs.
+#[derive(Clone, Copy)]
+enum Test<'a> {
+    /// When this test is true, whether known statically or not.
+    Expr(&'a Expr),
+    /// When no arm before it ran (`else`, `case _`).
+    Always,
+    /// Maybe, at run time (an `except`, a `case` with a pattern).
+    Unknown,
+}
+
+/// What a name stands for at one point: its binding, its boolean value,
+/// whether it is known to stand for a runtime value.
+type NameState = (Option<Binding>, Option<bool>, bool);
+
 /// What `.partial(...)` fixed of a mapped task: the operator class or
 /// TaskFlow function, and its keyword arguments.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Partial {
     callee: String,
     keywords: Vec<Keyword>,
@@ -451,6 +466,7 @@ impl Reader<'_> {
         self.statement.set(s.range().start().to_usize());
         match s {
             Stmt::ImportFrom(i) => {
+                self.forget_values(&bound_names([std::slice::from_ref(s)]));
                 for alias in &i.names {
                     if let Some(as_name) = &alias.asname {
                         self.aliases
@@ -462,6 +478,12 @@ impl Reader<'_> {
             Stmt::With(w) => {
                 let (mut inner_dag, mut inner_prefix) = (dag, prefix.to_string());
                 let mut opened = 0;
+                // `with open(...) as t`: what `t` was is gone.
+                for item in &w.items {
+                    if let Some(vars) = item.optional_vars.as_deref() {
+                        self.forget_values(&store_names(vars));
+                    }
+                }
                 for item in &w.items {
                     // `tg = TaskGroup(...)`, then `with tg:`.
                     if let Expr::Name(n) = &item.context_expr
@@ -620,21 +642,55 @@ impl Reader<'_> {
                                 self.names.insert(var, Binding::Tasks(vec![task.clone()]));
                             }
                         }
+                    } else if let (
+                        Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })
+                        | Expr::List(ruff_python_ast::ExprList { elts, .. }),
+                        Some(Binding::Strs(strings)),
+                    ) = (t, &value)
+                        && elts.len() == strings.len()
+                        && elts.iter().all(|e| name_of(e).is_some())
+                    {
+                        // `src, dst = "raw.a", "mart.b"`.
+                        for (e, string) in elts.iter().zip(strings) {
+                            if let Some(var) = name_of(e) {
+                                self.set_state(
+                                    &var,
+                                    (Some(Binding::Str(string.clone())), None, false),
+                                );
+                            }
+                        }
+                    } else if let Expr::Subscript(x) = t
+                        && let Some(var) = name_of(&x.value)
+                        && let Some(key) = self.string(&x.slice)
+                        && let Some(Binding::Str(v)) = &value
+                        && let Some(Binding::Dict(d)) = self.names.get_mut(&var)
+                    {
+                        // `params["table"] = "mart.b"`.
+                        d.insert(key, v.clone());
+                    } else {
+                        // `a, b = f()`, `d[k] = v`: no longer what they were.
+                        self.forget_all(&store_names(t));
                     }
                 }
             }
             Stmt::AnnAssign(a) => {
-                if let (Some(v), Some(var)) = (
-                    a.value.as_deref().and_then(|v| self.value(v, dag, prefix)),
-                    name_of(&a.target),
-                ) {
-                    self.names.insert(var, v);
+                if let Some(v) = a.value.as_deref() {
+                    match (self.value(v, dag, prefix), name_of(&a.target)) {
+                        (Some(v), Some(var)) => self.set_state(&var, (Some(v), None, false)),
+                        _ => self.forget_all(&store_names(&a.target)),
+                    }
                 }
             }
+            Stmt::Expr(e) if self.mutated(&e.value) => {}
             Stmt::Expr(e) => {
                 self.value(&e.value, dag, prefix);
             }
+            // `del t`, `import x as t`, `class t`: no longer what it was.
+            Stmt::Delete(_) | Stmt::Import(_) | Stmt::ClassDef(_) => {
+                self.forget_values(&bound_names([std::slice::from_ref(s)]));
+            }
             Stmt::FunctionDef(f) => {
+                self.forget_values(&[f.name.to_string()]);
                 for dec in &f.decorator_list {
                     let (head, call) = match &dec.expression {
                         Expr::Call(c) => (dotted(&c.func), Some(c)),
@@ -760,11 +816,7 @@ impl Reader<'_> {
                     self.plain_fns.push(factory);
                 }
             }
-            Stmt::For(f)
-                if self.has_task_call(&*f.iter)
-                    || self.contains_task_call(&f.body)
-                    || sets_dependencies(&f.body) =>
-            {
+            Stmt::For(f) => {
                 // What it loops over is evaluated once (`for t in [Op(...)]`).
                 let evaluated = if self.has_task_call(&*f.iter) {
                     self.value(&f.iter, dag, prefix)
@@ -772,14 +824,12 @@ impl Reader<'_> {
                     None
                 };
                 let makes = self.contains_task_call(&f.body);
-                if !makes && !sets_dependencies(&f.body) {
-                    return;
-                }
+                let sets = sets_dependencies(&f.body);
                 let line = self.line(f);
                 // A loop over literal values (`for x in ["a", "b"]`,
                 // `range(1, 5)`) or over tasks (`for t in loads: start >> t`)
-                // makes the same tasks and dependencies every run: read its
-                // body once per value, as Airflow runs it.
+                // makes the same tasks, dependencies and names every run:
+                // read its body once per value, as Airflow runs it.
                 let values = match f.target.as_ref() {
                     Expr::Name(n) if f.orelse.is_empty() && !jumps(&f.body) => self
                         .loop_bindings(&f.iter, evaluated)
@@ -792,7 +842,6 @@ impl Reader<'_> {
                             // Airflow makes none of its tasks either.
                             self.skip(f);
                         }
-                        let old = self.names.remove(&name);
                         for v in values {
                             if self.spent() {
                                 break;
@@ -800,47 +849,68 @@ impl Reader<'_> {
                             self.loop_reads += 1;
                             if self.loop_reads > MAX_LOOP_READS {
                                 self.warn(line, format!("more than {MAX_LOOP_READS} loop iterations in one file; the rest of this loop is not read"));
+                                // What the unread iterations bind is unknown.
+                                self.forget_all(&bound_names([&f.body[..]]));
                                 break;
                             }
+                            self.unbound.remove(&name);
+                            self.bools.remove(&name);
                             self.names.insert(name.clone(), v);
                             self.body(&f.body, dag, prefix);
                         }
-                        match old {
-                            Some(o) => self.names.insert(name, o),
-                            None => self.names.remove(&name),
-                        };
-                    }
-                    None if makes => {
-                        self.warn(line, format!("tasks made in a loop are not expanded: ripple reads loops over literal lists, tuples, `range(...)` and lists of tasks (at most {MAX_LOOP_VALUES} values, no `break`/`continue`), not over runtime values; declare the tasks one by one, or loop over a literal list, to have them read"));
-                        self.skip(f);
                     }
                     None => {
-                        self.warn(line, format!("dependencies set in a loop are not read: ripple reads loops over literal lists, tuples, `range(...)` and lists of tasks (at most {MAX_LOOP_VALUES} values, no `break`/`continue`), not over runtime values; set them one by one, or with `chain(...)`, to have them read"));
+                        if makes {
+                            self.warn(line, format!("tasks made in a loop are not expanded: ripple reads loops over literal lists, tuples, `range(...)` and lists of tasks (at most {MAX_LOOP_VALUES} values, no `break`/`continue`), not over runtime values; declare the tasks one by one, or loop over a literal list, to have them read"));
+                            self.skip(f);
+                        } else if sets {
+                            self.warn(line, format!("dependencies set in a loop are not read: ripple reads loops over literal lists, tuples, `range(...)` and lists of tasks (at most {MAX_LOOP_VALUES} values, no `break`/`continue`), not over runtime values; set them one by one, or with `chain(...)`, to have them read"));
+                        }
+                        // Run any number of times: what it binds is unknown.
+                        let mut names = bound_names([&f.body[..], &f.orelse[..]]);
+                        names.extend(store_names(&f.target));
+                        self.forget_all(&names);
                     }
                 }
             }
-            Stmt::While(w) if self.contains_task_call(&w.body) => {
-                let line = self.line(w);
-                self.warn(line, "tasks made in a loop are not expanded; declare them one by one to have them read".to_string());
-                self.skip(w);
+            Stmt::While(w) => {
+                if self.contains_task_call(&w.body) {
+                    let line = self.line(w);
+                    self.warn(line, "tasks made in a loop are not expanded; declare them one by one to have them read".to_string());
+                    self.skip(w);
+                }
+                self.forget_all(&bound_names([&w.body[..], &w.orelse[..]]));
             }
-            // Read like an `if`: the body and every handler may run.
+            // The body may stop at any statement, and any handler may run.
             Stmt::Try(t) => {
-                self.body(&t.body, dag, prefix);
+                let mut arms = vec![(Test::Unknown, vec![&t.body[..], &t.orelse[..]])];
                 for h in &t.handlers {
                     let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
-                    self.body(&h.body, dag, prefix);
+                    arms.push((Test::Unknown, vec![&h.body[..]]));
                 }
-                self.body(&t.orelse, dag, prefix);
+                self.alternatives(&arms, dag, prefix);
                 self.body(&t.finalbody, dag, prefix);
             }
             Stmt::Match(m) => {
                 if self.has_task_call(&*m.subject) {
                     self.value(&m.subject, dag, prefix);
                 }
-                for case in &m.cases {
-                    self.body(&case.body, dag, prefix);
+                let arms: Vec<(Test, Vec<&[Stmt]>)> = m
+                    .cases
+                    .iter()
+                    .map(|c| {
+                        let always = c.guard.is_none() && c.pattern.is_irrefutable();
+                        let test = if always { Test::Always } else { Test::Unknown };
+                        (test, vec![&c.body[..]])
+                    })
+                    .collect();
+                self.alternatives(&arms, dag, prefix);
+                // A capture binds the subject, a runtime value.
+                let mut captured = Bound::default();
+                for c in &m.cases {
+                    captured.visit_pattern(&c.pattern);
                 }
+                self.forget_all(&captured.0);
             }
             // `ts += [Op(...)]`.
             Stmt::AugAssign(a) if self.has_task_call(&*a.value) => {
@@ -881,90 +951,198 @@ impl Reader<'_> {
                 self.returned = r.value.as_deref().and_then(|v| self.value(v, dag, prefix));
             }
             Stmt::If(i) => {
-                // Every branch is read for its tasks, but a name a branch
-                // binds is that branch's only if the branch runs: after
-                // `t = "mart.daily"`, `if False: t = "mart.never"` left `t`
-                // naming the table production never writes. A test known
-                // statically picks its branch; otherwise a name the branches
-                // leave different stands for nothing known (its SQL is then
-                // reported as depending on runtime values).
-                let mut assigned = Vec::new();
-                assigned_names(&i.body, &mut assigned);
-                for clause in &i.elif_else_clauses {
-                    assigned_names(&clause.body, &mut assigned);
-                }
-                assigned.sort();
-                assigned.dedup();
-                let before: Vec<Option<Binding>> = assigned
-                    .iter()
-                    .map(|n| self.names.get(n).cloned())
-                    .collect();
-                let tests = std::iter::once(Some(&*i.test))
-                    .chain(i.elif_else_clauses.iter().map(|c| c.test.as_ref()));
-                let bodies =
-                    std::iter::once(&i.body).chain(i.elif_else_clauses.iter().map(|c| &c.body));
-                // What each branch that may run leaves, and whether running
-                // none may happen.
-                let mut outcomes: Vec<Vec<Option<Binding>>> = Vec::new();
-                let mut decided = false;
-                for (test, body) in tests.zip(bodies) {
-                    // `if (t := Op(...)):`.
-                    if let Some(test) = test
-                        && self.has_task_call(test)
-                    {
-                        self.value(test, dag, prefix);
-                    }
-                    for (n, b) in assigned.iter().zip(&before) {
-                        match b {
-                            Some(b) => self.names.insert(n.clone(), b.clone()),
-                            None => self.names.remove(n),
-                        };
-                    }
-                    self.body(body, dag, prefix);
-                    let known = match test {
-                        Some(t) => self.truth(t),
-                        None => Some(true),
-                    };
-                    if decided || known == Some(false) {
-                        continue;
-                    }
-                    outcomes.push(
-                        assigned
-                            .iter()
-                            .map(|n| self.names.get(n).cloned())
-                            .collect(),
-                    );
-                    decided = known == Some(true);
-                }
-                if !decided {
-                    outcomes.push(before);
-                }
-                let text = |b: &Option<Binding>| match b {
-                    Some(Binding::Str(s)) => Some(format!("s{s}")),
-                    Some(Binding::Strs(v)) => Some(format!("l{v:?}")),
-                    Some(Binding::Dict(d)) => Some(format!("d{d:?}")),
-                    _ => None,
-                };
-                for (k, n) in assigned.iter().enumerate() {
-                    let first = &outcomes[0][k];
-                    let agree = outcomes.iter().all(|o| text(&o[k]) == text(first));
-                    match (agree, first) {
-                        (true, Some(b)) => {
-                            self.names.insert(n.clone(), b.clone());
-                        }
-                        (true, None) => {
-                            self.names.remove(n);
-                        }
-                        // Tasks a branch makes stay (every branch is read).
-                        (false, _) if outcomes.iter().all(|o| text(&o[k]).is_none()) => {}
-                        (false, _) => {
-                            self.names.remove(n);
-                            self.unbound.insert(n.clone());
-                        }
-                    }
-                }
+                let arms: Vec<(Test, Vec<&[Stmt]>)> =
+                    std::iter::once((Test::Expr(&i.test), vec![&i.body[..]]))
+                        .chain(i.elif_else_clauses.iter().map(|c| {
+                            let test = c.test.as_ref().map_or(Test::Always, Test::Expr);
+                            (test, vec![&c.body[..]])
+                        }))
+                        .collect();
+                self.alternatives(&arms, dag, prefix);
             }
             _ => {}
+        }
+    }
+
+    /// Reads arms of which at most one runs (an `if` chain, `match` cases,
+    /// a `try` body and its handlers). Every arm is read for its tasks, but
+    /// a name an arm binds is that arm's only if the arm runs: after
+    /// `t = "mart.daily"`, `if False: t = "mart.never"` left `t` naming
+    /// the table production never writes. Tests known statically pick
+    /// their arm; otherwise a name the arms leave different stands for
+    /// nothing known (its SQL is then reported as depending on runtime
+    /// values).
+    fn alternatives(&mut self, arms: &[(Test, Vec<&[Stmt]>)], dag: Option<usize>, prefix: &str) {
+        let names = bound_names(arms.iter().flat_map(|(_, b)| b.iter().copied()));
+        let state = |r: &Self, n: &String| -> NameState {
+            (
+                r.names.get(n).cloned(),
+                r.bools.get(n).copied(),
+                r.unbound.contains(n),
+            )
+        };
+        let before: Vec<NameState> = names.iter().map(|n| state(self, n)).collect();
+        // What each arm that may run leaves, and whether running none may
+        // happen.
+        let mut outcomes: Vec<Vec<NameState>> = Vec::new();
+        let mut decided = false;
+        for (test, bodies) in arms {
+            for (n, b) in names.iter().zip(&before) {
+                self.set_state(n, b.clone());
+            }
+            let known = match test {
+                Test::Expr(t) => {
+                    // `if (t := Op(...)):`.
+                    if self.has_task_call(t) {
+                        self.value(t, dag, prefix);
+                    }
+                    self.truth(t)
+                }
+                Test::Always => Some(true),
+                Test::Unknown => None,
+            };
+            for b in bodies {
+                self.body(b, dag, prefix);
+            }
+            if decided || known == Some(false) {
+                continue;
+            }
+            outcomes.push(names.iter().map(|n| state(self, n)).collect());
+            decided = known == Some(true);
+        }
+        if !decided {
+            outcomes.push(before);
+        }
+        for (k, n) in names.iter().enumerate() {
+            let first = &outcomes[0][k];
+            if outcomes.iter().all(|o| o[k] == *first) {
+                self.set_state(n, first.clone());
+            } else if outcomes.iter().any(|o| is_value(&o[k])) {
+                self.forget(n);
+            }
+            // Otherwise tasks an arm makes stay (every arm is read).
+        }
+    }
+
+    fn set_state(&mut self, n: &str, (binding, truth, unbound): NameState) {
+        match binding {
+            Some(b) => self.names.insert(n.to_string(), b),
+            None => self.names.remove(n),
+        };
+        match truth {
+            Some(t) => self.bools.insert(n.to_string(), t),
+            None => self.bools.remove(n),
+        };
+        if unbound {
+            self.unbound.insert(n.to_string());
+        } else {
+            self.unbound.remove(n);
+        }
+    }
+
+    /// Whether `e` is a method changing a value a name stands for in place
+    /// (`tables.append("c")`, `params.update(...)`), read here: the known
+    /// change is made, any other forgets the value.
+    fn mutated(&mut self, e: &Expr) -> bool {
+        let Expr::Call(call) = e else { return false };
+        let Expr::Attribute(attr) = call.func.as_ref() else {
+            return false;
+        };
+        let Some(var) = name_of(&attr.value) else {
+            return false;
+        };
+        if !matches!(
+            self.names.get(&var),
+            Some(Binding::Strs(_) | Binding::Dict(_))
+        ) {
+            return false;
+        }
+        let method = attr.attr.as_str();
+        if !matches!(
+            method,
+            "append"
+                | "extend"
+                | "insert"
+                | "remove"
+                | "pop"
+                | "clear"
+                | "sort"
+                | "reverse"
+                | "update"
+                | "setdefault"
+                | "popitem"
+                | "add"
+                | "discard"
+                | "__setitem__"
+                | "__delitem__"
+        ) {
+            return false;
+        }
+        let args = &call.arguments;
+        // `made = []`, then `made.append(op)`: a list of tasks (see `call`).
+        let tasks = |r: &Self, x: &Expr| {
+            r.has_task_call(x)
+                || matches!(x, Expr::Name(n) if matches!(r.names.get(n.id.as_str()), Some(Binding::Tasks(_))))
+        };
+        if args.args.iter().any(|x| tasks(self, x)) {
+            return false;
+        }
+        let known = match (method, &args.args[..], args.keywords.is_empty()) {
+            ("append", [x], true) => self.string(x).map(|x| vec![x]),
+            ("extend", [x], true) => match x {
+                Expr::List(_) | Expr::Tuple(_) => match self.value(x, None, "") {
+                    Some(Binding::Strs(v)) => Some(v),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        let list = matches!(self.names.get(&var), Some(Binding::Strs(_)));
+        match known {
+            Some(new) if list => {
+                let _ = self.spend_here(new.iter().map(|t| t.len() + 24).sum());
+                if let Some(Binding::Strs(v)) = self.names.get_mut(&var) {
+                    v.extend(new);
+                }
+            }
+            _ => self.forget(&var),
+        }
+        true
+    }
+
+    /// `n` now stands for a runtime value, unless it stands for tasks (a
+    /// task made stays made).
+    fn forget(&mut self, n: &str) {
+        if matches!(
+            self.names.get(n),
+            Some(Binding::Tasks(_) | Binding::Dag(_) | Binding::Partial(_))
+        ) {
+            return;
+        }
+        self.names.remove(n);
+        self.bools.remove(n);
+        self.unbound.insert(n.to_string());
+    }
+
+    /// Forgets those of `names` that stand for a value: a name never bound
+    /// here stays one that may name a task.
+    fn forget_values(&mut self, names: &[String]) {
+        for n in names {
+            if self.bools.contains_key(n)
+                || matches!(
+                    self.names.get(n),
+                    Some(Binding::Str(_) | Binding::Strs(_) | Binding::Dict(_))
+                )
+            {
+                self.forget(n);
+            }
+        }
+    }
+
+    fn forget_all(&mut self, names: &[String]) {
+        for n in names {
+            self.forget(n);
         }
     }
 
@@ -2018,6 +2196,46 @@ impl Reader<'_> {
             Expr::Name(n) => self.bools.get(n.id.as_str()).copied(),
             Expr::UnaryOp(u) if u.op == ruff_python_ast::UnaryOp::Not => {
                 self.truth(&u.operand).map(|b| !b)
+            }
+            // `ENV == "prod"`, `ENV in ("prod", "stage")`, of known strings.
+            Expr::Compare(c) if c.ops.len() == 1 => {
+                use ruff_python_ast::CmpOp;
+                let left = self.string(&c.left)?;
+                let right = &c.comparators[0];
+                match c.ops[0] {
+                    CmpOp::Eq => Some(left == self.string(right)?),
+                    CmpOp::NotEq => Some(left != self.string(right)?),
+                    op @ (CmpOp::In | CmpOp::NotIn) => {
+                        let within = match right {
+                            Expr::List(ruff_python_ast::ExprList { elts, .. })
+                            | Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })
+                            | Expr::Set(ruff_python_ast::ExprSet { elts, .. }) => {
+                                let all: Option<Vec<String>> =
+                                    elts.iter().map(|x| self.string(x)).collect();
+                                all?.contains(&left)
+                            }
+                            Expr::Name(n) => match self.names.get(n.id.as_str()) {
+                                Some(Binding::Strs(v)) => v.contains(&left),
+                                _ => return None,
+                            },
+                            _ => return None,
+                        };
+                        Some(within == (op == CmpOp::In))
+                    }
+                    _ => None,
+                }
+            }
+            Expr::BoolOp(b) => {
+                // `and` is decided by a false part, `or` by a true one.
+                let decides = b.op == ruff_python_ast::BoolOp::Or;
+                let values: Vec<Option<bool>> = b.values.iter().map(|v| self.truth(v)).collect();
+                if values.contains(&Some(decides)) {
+                    Some(decides)
+                } else if values.iter().all(Option::is_some) {
+                    Some(!decides)
+                } else {
+                    None
+                }
             }
             _ => None,
         }
@@ -3160,24 +3378,89 @@ fn dotted(e: &Expr) -> String {
     }
 }
 
-/// The names `stmts` (and the `if`s and `with`s in them) bind with `=`,
-/// `+=` or an annotation.
-fn assigned_names(stmts: &[Stmt], out: &mut Vec<String>) {
-    for s in stmts {
+/// Every name `stmts` may bind in their own scope, in any form Python
+/// has: assignment targets (tuples, starred, walrus, `for`, `with ... as`),
+/// imports, `def`/`class`, `del`, `except ... as`, `match` captures, in
+/// every nested block. Sorted, without repeats.
+fn bound_names<'s>(blocks: impl IntoIterator<Item = &'s [Stmt]>) -> Vec<String> {
+    let mut bound = Bound::default();
+    for s in blocks.into_iter().flatten() {
+        bound.visit_stmt(s);
+    }
+    bound.0.sort();
+    bound.0.dedup();
+    bound.0
+}
+
+/// The names an assignment target (`t`, `a, *b`, `d["k"]`'s `d`) binds or
+/// changes.
+fn store_names(target: &Expr) -> Vec<String> {
+    let mut bound = Bound::default();
+    bound.visit_expr(target);
+    bound.0
+}
+
+/// Collects the names statements bind (see [`bound_names`]).
+#[derive(Default)]
+struct Bound(Vec<String>);
+
+impl<'a> Visitor<'a> for Bound {
+    fn visit_stmt(&mut self, s: &'a Stmt) {
         match s {
-            Stmt::Assign(a) => out.extend(a.targets.iter().filter_map(name_of)),
-            Stmt::AugAssign(a) => out.extend(name_of(&a.target)),
-            Stmt::AnnAssign(a) => out.extend(name_of(&a.target)),
-            Stmt::If(i) => {
-                assigned_names(&i.body, out);
-                for c in &i.elif_else_clauses {
-                    assigned_names(&c.body, out);
-                }
-            }
-            Stmt::With(w) => assigned_names(&w.body, out),
-            _ => {}
+            // A function's or class's body binds in its own scope.
+            Stmt::FunctionDef(f) => self.0.push(f.name.to_string()),
+            Stmt::ClassDef(c) => self.0.push(c.name.to_string()),
+            Stmt::Import(i) => self.0.extend(i.names.iter().map(|a| {
+                a.asname.as_ref().map_or_else(
+                    || a.name.split('.').next().unwrap_or_default().to_string(),
+                    |n| n.to_string(),
+                )
+            })),
+            Stmt::ImportFrom(i) => self.0.extend(
+                i.names
+                    .iter()
+                    .map(|a| a.asname.as_ref().unwrap_or(&a.name).to_string()),
+            ),
+            _ => walk_stmt(self, s),
         }
     }
+    fn visit_expr(&mut self, e: &'a Expr) {
+        match e {
+            Expr::Name(n) if !n.ctx.is_load() => self.0.push(n.id.to_string()),
+            // `d["k"] = v` changes what `d` stands for.
+            Expr::Subscript(x) if !x.ctx.is_load() => {
+                self.0.extend(name_of(&x.value));
+                walk_expr(self, e);
+            }
+            Expr::Lambda(_) => {}
+            _ => walk_expr(self, e),
+        }
+    }
+    fn visit_except_handler(&mut self, h: &'a ruff_python_ast::ExceptHandler) {
+        let ruff_python_ast::ExceptHandler::ExceptHandler(x) = h;
+        self.0.extend(x.name.as_ref().map(|n| n.to_string()));
+        ruff_python_ast::visitor::walk_except_handler(self, h);
+    }
+    fn visit_pattern(&mut self, p: &'a ruff_python_ast::Pattern) {
+        use ruff_python_ast::Pattern as P;
+        let name = match p {
+            P::MatchAs(m) => m.name.as_ref(),
+            P::MatchStar(m) => m.name.as_ref(),
+            P::MatchMapping(m) => m.rest.as_ref(),
+            _ => None,
+        };
+        self.0.extend(name.map(|n| n.to_string()));
+        ruff_python_ast::visitor::walk_pattern(self, p);
+    }
+}
+
+/// Whether a name's state is a value a table name can be made of.
+fn is_value((binding, truth, _): &NameState) -> bool {
+    truth.is_some()
+        || matches!(
+            binding,
+            Some(Binding::Str(_) | Binding::Strs(_) | Binding::Dict(_))
+        )
 }
 
 fn name_of(e: &Expr) -> Option<String> {
