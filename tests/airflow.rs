@@ -237,6 +237,14 @@ fn every_form_that_rebinds_a_name_is_read_or_unknown() {
             "flag = False\nif os.environ.get('X'):\n    flag = True\nif flag:\n    t = 'mart.flag'\n",
             None,
         ),
+        (
+            "flag = None\nif flag:\n    t = 'mart.flag'\n",
+            Some("mart.old"),
+        ),
+        (
+            "s = ''\nif s:\n    t = 'mart.s'\nelif t:\n    t = t + '_v2'\n",
+            Some("mart.old_v2"),
+        ),
     ];
     for (k, (stmts, expected)) in cases.iter().enumerate() {
         let text = format!(

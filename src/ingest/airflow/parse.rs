@@ -543,6 +543,7 @@ impl Reader<'_> {
                     if let Some(var) = name_of(t) {
                         match a.value.as_ref() {
                             Expr::BooleanLiteral(b) => self.bools.insert(var, b.value),
+                            Expr::NoneLiteral(_) => self.bools.insert(var, false),
                             _ => self.bools.remove(&var),
                         };
                     }
@@ -2193,7 +2194,11 @@ impl Reader<'_> {
         match e {
             Expr::BooleanLiteral(b) => Some(b.value),
             Expr::NoneLiteral(_) => Some(false),
-            Expr::Name(n) => self.bools.get(n.id.as_str()).copied(),
+            Expr::Name(n) => match self.names.get(n.id.as_str()) {
+                Some(Binding::Str(s)) => Some(!s.is_empty()),
+                Some(Binding::Strs(v)) => Some(!v.is_empty()),
+                _ => self.bools.get(n.id.as_str()).copied(),
+            },
             Expr::UnaryOp(u) if u.op == ruff_python_ast::UnaryOp::Not => {
                 self.truth(&u.operand).map(|b| !b)
             }
