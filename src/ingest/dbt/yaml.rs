@@ -49,16 +49,27 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<(Value, Option<Diagnostic>
         }
         Diagnostic::error("yaml-error", Some(file.to_string()), line, column, reason)
     };
-    match crate::config::yaml_from_str::<Value>(text) {
-        Ok(v) => Ok((pyyaml_scalars(text, v, crate::config::yaml_options()), None)),
+    // Where YAML 1.1 and 1.2 may type a scalar differently, the text is
+    // read with such scalars kept as strings, then typed as PyYAML would;
+    // otherwise once, as it is.
+    let pyyaml = may_differ_from_pyyaml(text);
+    let mut options = crate::config::yaml_options();
+    if pyyaml {
+        options.leading_zero_numbers_as_strings = true;
+        options.strict_booleans = true;
+    }
+    let (value, options, warning) = match serde_saphyr::from_str_with_options::<Value>(
+        text,
+        options.clone(),
+    ) {
+        Ok(v) => (v, options, None),
         Err(e) if crate::config::duplicate_key(&e).is_some() => {
             let (line, column, _) = crate::config::yaml_error(&e);
             let key = crate::config::duplicate_key(&e).flatten();
-            let mut options = crate::config::yaml_options();
+            let mut options = options;
             options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
             let value: Value = serde_saphyr::from_str_with_options(text, options.clone())
                 .map_err(|e| failed(&e))?;
-            let value = pyyaml_scalars(text, value, options);
             let key = key.map(|k| format!(" `{k}`")).unwrap_or_default();
             let warning = Diagnostic::warning(
                 "yaml-duplicate-key",
@@ -69,35 +80,35 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<(Value, Option<Diagnostic>
                     "the key{key} is written twice in one mapping; the last value is used, as dbt does (other keys written twice in this file are resolved the same way); remove the one that is not meant"
                 ),
             );
-            Ok((value, Some(warning)))
+            (value, options, Some(warning))
         }
-        Err(e) => Err(failed(&e)),
+        Err(e) => return Err(failed(&e)),
+    };
+    if !pyyaml {
+        return Ok((value, warning));
     }
+    Ok((pyyaml_scalars(text, value, options), warning))
 }
 
-/// `value` (parsed from `text` with `options`) with its plain scalars typed
+/// `text_values` (parsed from `text` with `options`, the scalars YAML 1.1
+/// and 1.2 may type differently kept as strings) with its plain scalars typed
 /// as dbt's YAML loader (PyYAML, YAML 1.1) types them, where YAML 1.2 and
 /// ripple's parser differ: `09` and `08` are strings and `017` is 15 (an
 /// octal), `y`, `n` and `tRUE` are strings while `yes`, `on`, `Off` are
-/// booleans. A var `month: 09` once named `sales_2024_9.0`. Parsed a
-/// second time only when a word of the text may be such a scalar.
-fn pyyaml_scalars(text: &str, value: Value, options: serde_saphyr::Options) -> Value {
-    if !may_differ_from_pyyaml(text) {
-        return value;
-    }
-    // As strings where the two rule sets may differ, and as YAML 1.1 types.
-    let mut as_text = options.clone();
-    as_text.leading_zero_numbers_as_strings = true;
-    as_text.strict_booleans = true;
-    let mut as_yaml11 = options;
+/// booleans. A var `month: 09` once named `sales_2024_9.0`.
+fn pyyaml_scalars(text: &str, text_values: Value, options: serde_saphyr::Options) -> Value {
+    // The same options (duplicate keys too) with scalars typed as usual.
+    let usual = crate::config::yaml_options();
+    let mut plain = options;
+    plain.leading_zero_numbers_as_strings = usual.leading_zero_numbers_as_strings;
+    plain.strict_booleans = usual.strict_booleans;
+    let mut as_yaml11 = plain.clone();
     as_yaml11.legacy_octal_numbers = true;
-    let (Ok(text_values), Ok(typed)) = (
-        serde_saphyr::from_str_with_options::<Value>(text, as_text),
-        serde_saphyr::from_str_with_options::<Value>(text, as_yaml11),
-    ) else {
-        return value;
-    };
-    merge_pyyaml(text_values, typed)
+    match serde_saphyr::from_str_with_options::<Value>(text, as_yaml11) {
+        Ok(typed) => merge_pyyaml(text_values, typed),
+        // Typed as YAML 1.2 types it, as without the scan.
+        Err(_) => serde_saphyr::from_str_with_options::<Value>(text, plain).unwrap_or(text_values),
+    }
 }
 
 /// Each scalar of `text_values` (the plain ones that may differ kept as
@@ -580,6 +591,11 @@ mod tests {
             "dbt_project.yml",
         )
         .unwrap();
+        // A key written twice: the last value, typed the same way.
+        let (twice, warning) =
+            super::parse("vars:\n  m: 09\n  m: 017\n  f: y\n", "dbt_project.yml").unwrap();
+        assert_eq!(twice["vars"], serde_json::json!({"m": 15, "f": "y"}));
+        assert!(warning.is_some());
         assert!(!super::may_differ_from_pyyaml(
             "models:\n  - name: m\n    description: dépend on x, no y é\n"
         ));
