@@ -454,6 +454,33 @@ fn a_partial_swap_without_a_partition_column_is_refused() {
         swap_a.sql[0].contains("\"d\" >= '2026-01-10'"),
         "{swap_a:?}"
     );
+    // Misspelt where the job names its columns: refused before any run
+    // (it once failed only when the shadow's setup ran).
+    let misspelt = temp_project(&[
+        (
+            "c.sql",
+            "insert into c (id, created) select id, created from src",
+        ),
+        (
+            "ripple.yml",
+            "datasets:\n  src: { grain: day }\n  c: { grain: day, partition_column: creatd }\n",
+        ),
+    ]);
+    let g = LineageGraph::build(load_project(misspelt.path(), &LoadOptions::default()).unwrap());
+    let (i, model) = impact(&g, &TimeFacts::build(&g).unwrap(), &req, false).unwrap();
+    let message = ripple::plan::document(
+        &g,
+        &model,
+        &i,
+        tasks(&g, &model, &i).unwrap(),
+        &Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        message.contains("`creatd` of `c` (from ripple.yml)") && message.contains("id, created"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -432,6 +432,7 @@ pub fn document(
     }
     let mut columns_of = PartitionColumns::with_outputs(&outputs);
     let mut missing = Vec::new();
+    let mut misnamed = Vec::new();
     let mut partition: HashMap<&str, Option<String>> = HashMap::new();
     // Key formats the SQL making a partition column says.
     let mut encoded: HashMap<&str, KeyFormat> = HashMap::new();
@@ -446,7 +447,33 @@ pub fn document(
                     if let Some(f) = p.format {
                         encoded.insert(id, f);
                     }
-                    Some(crate::sql::rewrite::unquote_ident(&p.column))
+                    let column = crate::sql::rewrite::unquote_ident(&p.column);
+                    // A configured name is checked against the columns the
+                    // table is described with, else the job's output (when
+                    // its names are the table's): a misspelt one would only
+                    // fail when the plan runs.
+                    let described = tables
+                        .get(&d.relation, dialect)
+                        .map(|f| f.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>())
+                        .filter(|c| !c.is_empty());
+                    let known = described.or_else(|| {
+                        output_columns
+                            .get(id)
+                            .cloned()
+                            .flatten()
+                            .filter(|_| !positional.contains(id))
+                    });
+                    if let Some(known) = known
+                        && !known.iter().any(|c| c.eq_ignore_ascii_case(&column))
+                    {
+                        misnamed.push(super::Misnamed {
+                            dataset: d.name.clone(),
+                            column: column.clone(),
+                            evidence: p.evidence.clone(),
+                            columns: known,
+                        });
+                    }
+                    Some(column)
                 }
                 None => {
                     missing.push(d.name.clone());
@@ -458,6 +485,9 @@ pub fn document(
     }
     if !missing.is_empty() {
         return Err(PlanError::NoPartitionColumn(missing));
+    }
+    if !misnamed.is_empty() {
+        return Err(PlanError::UnknownPartitionColumn(misnamed));
     }
     // The session's zone each restated dataset's job must run in: a job
     // reading an affected upstream's instants (`timestamptz`, from its

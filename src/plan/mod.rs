@@ -81,6 +81,20 @@ pub struct PlanTask {
     node: NodeIndex,
 }
 
+/// A partition column configured for a dataset whose columns are known and
+/// do not include it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Misnamed {
+    /// The dataset.
+    pub dataset: String,
+    /// The column configured.
+    pub column: String,
+    /// Where it is configured.
+    pub evidence: String,
+    /// The dataset's columns.
+    pub columns: Vec<String>,
+}
+
 /// Why a plan cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
@@ -140,6 +154,13 @@ pub enum PlanError {
         .0.iter().map(|n| format!("`{}`", crate::text::one_line(n))).collect::<Vec<_>>().join(", ")
     )]
     NoPartitionColumn(Vec<String>),
+    /// A configured partition column the dataset does not have.
+    #[error(
+        "the partition column {} is not a column of the dataset ({}); correct `partition_column` under `datasets.<name>` in ripple.yml (or dbt's `event_time` / `partition_by`)",
+        .0.iter().map(|m| format!("`{}` of `{}` (from {})", crate::text::one_line(&m.column), crate::text::one_line(&m.dataset), m.evidence)).collect::<Vec<_>>().join(", "),
+        .0.iter().map(|m| format!("`{}` has {}", crate::text::one_line(&m.dataset), crate::text::one_line(&m.columns.join(", ")))).collect::<Vec<_>>().join("; ")
+    )]
+    UnknownPartitionColumn(Vec<Misnamed>),
     /// Restated datasets whose hourly grain is only assumed from upstream.
     #[error(
         "the grain of {} is only assumed to be its upstream's hour, so its partitions would be selected by hour; declare `grain` under `datasets.<name>` in ripple.yml (day, if it holds a row per day)",
