@@ -290,6 +290,125 @@ fn every_form_that_rebinds_a_name_is_read_or_unknown() {
 }
 
 #[test]
+fn names_changed_from_afar_are_unknown_never_their_old_value() {
+    // Review round 23: a name changed inside a function (`global`), through
+    // `globals()`, `exec`, a star import, a walrus in a comprehension, a
+    // second name for the same dict, or by a function it is passed to, kept
+    // its old value: the task's table was the old one, with no warning.
+    let sql_t = "SQL(task_id='t', sql='insert into ' + T + ' select 1')";
+    let params_t = "SQL(task_id='t', params=p, sql='insert into {{ params.t }} select 1')";
+    let cases: &[(&str, &str, Option<&str>)] = &[
+        (
+            "T = 'raw.a'\ndef f():\n    global T\n    T = 'raw.b'\nf()\n",
+            sql_t,
+            None,
+        ),
+        ("T = 'raw.a'\nglobals()['T'] = 'raw.b'\n", sql_t, None),
+        ("T = 'raw.a'\nexec('T = \"raw.b\"')\n", sql_t, None),
+        ("T = 'raw.a'\nfrom settings import *\n", sql_t, None),
+        (
+            "T = 'raw.a'\n[T := 'raw.b' for _ in range(1)]\n",
+            sql_t,
+            None,
+        ),
+        (
+            "T = 'raw.a'\nimport sys\nsetattr(sys.modules[__name__], 'T', 'raw.b')\n",
+            sql_t,
+            None,
+        ),
+        // The way files make DAGs in a loop binds only the name it makes.
+        (
+            "T = 'raw.a'\nfor n in ['x']:\n    globals()[f'dag_{n}'] = n\n",
+            sql_t,
+            Some("raw.a"),
+        ),
+        (
+            "p = {'t': 'raw.a'}\nq = p\nq['t'] = 'raw.b'\n",
+            params_t,
+            None,
+        ),
+        (
+            "p = {'t': 'raw.a'}\nl = [p]\nl[0]['t'] = 'raw.b'\n",
+            params_t,
+            None,
+        ),
+        (
+            "p = {'t': 'raw.a'}\ndef f(d):\n    d['t'] = 'raw.b'\nf(p)\n",
+            params_t,
+            None,
+        ),
+        (
+            "p = {'t': 'raw.a'}\ndef f():\n    p['t'] = 'raw.b'\nf()\n",
+            params_t,
+            None,
+        ),
+        (
+            "p = {'t': 'raw.a'}\np['t'] = 'raw.b'\n",
+            params_t,
+            Some("raw.b"),
+        ),
+        (
+            "p = {'t': 'raw.a'}\n",
+            "SQL(task_id='t', params=p, sql='insert into {{ params.get(\"t\") }} select 1')",
+            Some("raw.a"),
+        ),
+        (
+            "p = {'t': 'raw.a'}\n",
+            "SQL(task_id='t', params=p | {'t': 'raw.b'}, sql='insert into {{ params.t }} select 1')",
+            None,
+        ),
+    ];
+    for (stmts, task_line, expected) in cases {
+        let text = format!("{HEADER}{stmts}with DAG('d') as d:\n    {task_line}\n");
+        let (dags, warnings) = read(&[("f.py", &text)]);
+        let writes = &task(&dags[0], "t").writes;
+        match expected {
+            Some(table) => assert_eq!(writes, &[*table], "{stmts}\n{warnings:?}"),
+            None => {
+                assert!(
+                    writes.iter().all(|w| w.contains("unknown")),
+                    "{stmts}: {writes:?}"
+                );
+                assert!(!warnings.is_empty(), "{stmts}");
+            }
+        }
+    }
+}
+
+#[test]
+fn factories_loops_and_dependencies_ripple_cannot_follow_are_named() {
+    let (dags, warnings) = read(&[(
+        "f.py",
+        &format!(
+            "{HEADER}def range(n):\n    return ['x', 'y']\ndef mk(n):\n    if n == 'x':\n        return\n    SQL(task_id=f'm_{{n}}', sql=f'insert into raw.{{n}} select 1')\ndef deco(f):\n    return lambda n: f('z')\n@deco\ndef wrapped(n):\n    SQL(task_id=f'w_{{n}}', sql='select 1')\nkw = {{'sql': 'insert into raw.b select 1'}}\nwith DAG('d') as d:\n    for i in range(2):\n        SQL(task_id=f'r_{{i}}', sql='select 1')\n    mk('x')\n    mk('y')\n    wrapped('y')\n    SQL(task_id='k', **kw)\n    ts = [SQL(task_id='a', sql='select 1'), SQL(task_id='b', sql='select 1'), SQL(task_id='c', sql='select 1')]\n    ts[0] >> ts[-1]\n    ts[:2] >> ts[1:][1]\n    named = {{'x': SQL(task_id='e', sql='select 1')}}\n    named['x'] >> ts[0]\n"
+        ),
+    )]);
+    let d = &dags[0];
+    let ids: Vec<&str> = d.tasks.iter().map(|t| t.task_id.as_str()).collect();
+    // `range` is the file's: its loop is not read as the builtin's.
+    assert!(!ids.iter().any(|i| i.starts_with("r_")), "{ids:?}");
+    // `mk('x')` returns before making its task.
+    assert!(ids.contains(&"m_y") && !ids.contains(&"m_x"), "{ids:?}");
+    // A decorator ripple does not know: not read as `wrapped('y')`.
+    assert!(!ids.contains(&"w_y"), "{ids:?}");
+    let mut c_up = task(d, "c").upstream.clone();
+    c_up.sort_unstable();
+    assert_eq!(c_up, ["a", "b"]);
+    let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    for needle in [
+        "loop are not expanded",
+        "decorator ripple does not read (`@deco`)",
+        "keyword arguments from `**`",
+        "a dependency on `named['x']`",
+    ] {
+        assert!(
+            text.iter().any(|w| w.contains(needle)),
+            "{needle}: {text:#?}"
+        );
+    }
+}
+
+#[test]
 fn taskflow_task_groups_datasets_and_sensors() {
     let (dags, warnings) = read(&[(
         "tf.py",

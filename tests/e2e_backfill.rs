@@ -1207,7 +1207,7 @@ fn airflow_task_sql(
         .find(|j| j.id == format!("airflow:orders.{task}"))
         .unwrap();
     let t = job.airflow.as_ref().unwrap().template.clone().unwrap();
-    (t.text, t.params)
+    (t.text, t.params.expect("the task's params are read"))
 }
 
 /// Production: the DAG run for every day of January and February.
@@ -1225,7 +1225,7 @@ fn airflow_production(db: &Db, project: &Path, landing_bad: bool) {
             let at = |h: i64| format!("{}T00:00:00", ripple::time::Grain::Day.key(h));
             let sql = ripple::ingest::airflow::render_for_run(
                 &text,
-                &params,
+                Some(&params),
                 &at(base + day * 24),
                 &at(base + day * 24 + 24),
             )
@@ -1749,7 +1749,7 @@ print(json.dumps(out))
             let theirs = &rendered[&format!("{day}T00:00:00/t{i}")];
             let ours = ripple::ingest::airflow::render_for_run(
                 template,
-                &params,
+                Some(&params),
                 &at(start),
                 &at(start + 24),
             )

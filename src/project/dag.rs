@@ -92,8 +92,9 @@ impl EdgeKind {
 pub struct SqlTemplate {
     /// The text, Jinja included.
     pub text: String,
-    /// The task's `params` (or its DAG's).
-    pub params: std::collections::BTreeMap<String, String>,
+    /// The task's `params` (or its DAG's); `None`: given as something
+    /// ripple cannot read, so `params.*` are runtime values.
+    pub params: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// A task as read.

@@ -10,6 +10,7 @@
 mod dbt;
 mod parse;
 mod template;
+mod volatile;
 
 pub(crate) use dbt::link as link_dbt;
 

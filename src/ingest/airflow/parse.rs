@@ -88,7 +88,8 @@ struct DagSettings {
     pool: Option<String>,
     depends_on_past: bool,
     search_path: Vec<String>,
-    params: BTreeMap<String, String>,
+    /// `None`: given as something ripple cannot read.
+    params: Option<BTreeMap<String, String>>,
 }
 
 struct Reader<'a> {
@@ -138,6 +139,11 @@ struct Reader<'a> {
     used_groups: std::collections::HashSet<String>,
     /// Names bound to cosmos `RenderConfig(...)` calls: their keywords.
     render_configs: HashMap<String, Vec<Keyword>>,
+    /// Names the file may change where it is not read in order.
+    volatile: super::volatile::Volatile,
+    /// Builtins the file binds to something else (`def range(n): ...`):
+    /// their calls are not read as the builtin's.
+    shadowed: HashSet<String>,
     /// Names bound to datasets (assets), which a schedule may list.
     dataset_names: std::collections::HashSet<String>,
     /// TaskFlow task ids made so far, by DAG.
@@ -149,6 +155,9 @@ struct Reader<'a> {
     entered_fns: Vec<String>,
     /// The value of the last `return` read (a `@task_group` body's).
     returned: Option<Binding>,
+    /// A `return` of the function being read ran: the rest of its body
+    /// does not.
+    returning: bool,
     /// Bytes built so far (see [`MAX_BUILT_BYTES`]).
     built: Cell<usize>,
     /// Jinja fuel the file's templates have left (see
@@ -296,10 +305,13 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         taskflow_ids: std::collections::HashSet::new(),
         dataset_names: std::collections::HashSet::new(),
         render_configs: HashMap::new(),
+        volatile: Default::default(),
+        shadowed: HashSet::new(),
         entered_fns: Vec::new(),
         group_calls: 0,
         loop_reads: 0,
         returned: None,
+        returning: false,
         built: Cell::new(0),
         fuel: Cell::new(super::template::FILE_FUEL),
         spent_at: Cell::new(None),
@@ -326,6 +338,11 @@ fn read_tree(text: &str, file: &str, dag_dir: &Path, root: &Path) -> (Vec<Dag>, 
         ));
     }
     let module = parsed.into_syntax();
+    r.volatile = super::volatile::scan(&module.body);
+    r.shadowed = bound_names([&module.body[..]])
+        .into_iter()
+        .filter(|n| READ_BUILTINS.contains(&n.as_str()))
+        .collect();
     let mut index = CallIndex::default();
     index.visit_body(&module.body);
     r.calls = index.by_key;
@@ -449,7 +466,7 @@ impl Reader<'_> {
 
     fn body(&mut self, stmts: &[Stmt], dag: Option<usize>, prefix: &str) {
         for s in stmts {
-            if self.spent() {
+            if self.spent() || self.returning {
                 return;
             }
             self.stmt(s, dag, prefix);
@@ -463,7 +480,43 @@ impl Reader<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt, dag: Option<usize>, prefix: &str) {
-        self.statement.set(s.range().start().to_usize());
+        let at = s.range().start().to_usize();
+        self.settle(None);
+        self.statement.set(at);
+        self.read_stmt(s, dag, prefix);
+        self.settle(Some(at));
+    }
+
+    /// Forgets the values of names the file may have changed where it is
+    /// not read in order (see [`super::volatile`]).
+    /// `after`: the statement just read, whose unreadable code (`exec`)
+    /// has then run.
+    fn settle(&mut self, after: Option<usize>) {
+        if self.volatile.is_empty() {
+            return;
+        }
+        let volatile = std::mem::take(&mut self.volatile);
+        if after.is_some_and(|at| volatile.dynamic.contains(&at)) {
+            let all: Vec<String> = self
+                .names
+                .keys()
+                .chain(self.bools.keys())
+                .cloned()
+                .collect();
+            self.forget_values(&all);
+        }
+        for n in &volatile.rebound {
+            self.forget_values(std::slice::from_ref(n));
+        }
+        for n in &volatile.mutable {
+            if matches!(self.names.get(n), Some(Binding::Strs(_) | Binding::Dict(_))) {
+                self.forget(n);
+            }
+        }
+        self.volatile = volatile;
+    }
+
+    fn read_stmt(&mut self, s: &Stmt, dag: Option<usize>, prefix: &str) {
         match s {
             Stmt::ImportFrom(i) => {
                 self.forget_values(&bound_names([std::slice::from_ref(s)]));
@@ -668,6 +721,21 @@ impl Reader<'_> {
                     {
                         // `params["table"] = "mart.b"`.
                         d.insert(key, v.clone());
+                    } else if let Expr::Subscript(x) = t
+                        && super::volatile::is_globals_item(t)
+                    {
+                        // `globals()[f"dag_{name}"] = ...`: that name, or
+                        // any when the key is not known.
+                        let names = match self.string(&x.slice) {
+                            Some(key) => vec![key],
+                            None => self
+                                .names
+                                .keys()
+                                .chain(self.bools.keys())
+                                .cloned()
+                                .collect(),
+                        };
+                        self.forget_values(&names);
                     } else {
                         // `a, b = f()`, `d[k] = v`: no longer what they were.
                         self.forget_all(&store_names(t));
@@ -706,7 +774,9 @@ impl Reader<'_> {
                             self.line(f),
                         );
                         self.names.insert(f.name.to_string(), Binding::Dag(d));
+                        let outer_returning = std::mem::take(&mut self.returning);
                         self.body(&f.body, Some(d), prefix);
+                        self.returning = outer_returning;
                         return;
                     }
                     if head == "asset" || head.ends_with(".asset") {
@@ -797,6 +867,19 @@ impl Reader<'_> {
                         return;
                     }
                 }
+                // A later definition of this name replaces the earlier.
+                self.group_fns.remove(f.name.as_str());
+                self.plain_fns.retain(|p| p.name != f.name.as_str());
+                if let Some(dec) = f.decorator_list.first() {
+                    // A decorator ripple does not know: a call runs its
+                    // wrapper, which may call the function with other
+                    // arguments, or never. Its tasks are named as not read.
+                    if self.contains_task_call(&f.body) {
+                        let at = dec.range().start().to_usize();
+                        self.warn_at(at, format!("function `{}` has a decorator ripple does not read (`@{}`): its calls may run it with other arguments or not at all, so the tasks it makes are not read; call an undecorated function to have them read", f.name, crate::text::clipped(&source_text(self.text, &dec.expression), 200)));
+                    }
+                    return;
+                }
                 // A plain function making tasks or DAGs (a factory): each
                 // call reads its body with the call's arguments, as Airflow
                 // runs it.
@@ -812,8 +895,6 @@ impl Reader<'_> {
                     self.group_fns.insert(f.name.to_string(), Rc::new(factory));
                     self.promote(f.name.as_str());
                 } else {
-                    // A later definition of this name replaces it, as in Python.
-                    self.plain_fns.retain(|p| p.name != factory.name);
                     self.plain_fns.push(factory);
                 }
             }
@@ -844,7 +925,7 @@ impl Reader<'_> {
                             self.skip(f);
                         }
                         for v in values {
-                            if self.spent() {
+                            if self.spent() || self.returning {
                                 break;
                             }
                             self.loop_reads += 1;
@@ -950,6 +1031,7 @@ impl Reader<'_> {
             }
             Stmt::Return(r) => {
                 self.returned = r.value.as_deref().and_then(|v| self.value(v, dag, prefix));
+                self.returning = true;
             }
             Stmt::If(i) => {
                 let arms: Vec<(Test, Vec<&[Stmt]>)> =
@@ -986,11 +1068,15 @@ impl Reader<'_> {
         // What each arm that may run leaves, and whether running none may
         // happen.
         let mut outcomes: Vec<Vec<NameState>> = Vec::new();
+        // Whether each outcome's arm ran a `return`.
+        let mut returns: Vec<bool> = Vec::new();
         let mut decided = false;
+        let mut first_return = None;
         for (test, bodies) in arms {
             for (n, b) in names.iter().zip(&before) {
                 self.set_state(n, b.clone());
             }
+            self.returning = false;
             let known = match test {
                 Test::Expr(t) => {
                     // `if (t := Op(...)):`.
@@ -1009,10 +1095,23 @@ impl Reader<'_> {
                 continue;
             }
             outcomes.push(names.iter().map(|n| state(self, n)).collect());
+            returns.push(self.returning);
+            if self.returning && first_return.is_none() {
+                first_return = Some(self.statement.get());
+            }
             decided = known == Some(true);
         }
         if !decided {
             outcomes.push(before);
+            returns.push(false);
+        }
+        // Returned in every way it may run, or in none; else the rest of
+        // the function runs or not at run time: it is read, and said so.
+        self.returning = returns.iter().all(|r| *r);
+        if !self.returning
+            && let Some(at) = first_return
+        {
+            self.warn_at(at, "a `return` under a condition ripple cannot decide: what the function makes after it is read as made, though a run may not make it".to_string());
         }
         for (k, n) in names.iter().enumerate() {
             let first = &outcomes[0][k];
@@ -1230,6 +1329,43 @@ impl Reader<'_> {
                 value
             }
             Expr::Starred(x) => self.value(&x.value, dag, prefix),
+            // `ts[0]`, `ts[-1]`, `ts[1:]` of a list of tasks.
+            Expr::Subscript(x) => {
+                let Some(Binding::Tasks(tasks)) = self.value(&x.value, dag, prefix) else {
+                    return None;
+                };
+                let at = |e: &Expr| -> Option<i64> {
+                    match e {
+                        Expr::UnaryOp(u) if u.op == ruff_python_ast::UnaryOp::USub => {
+                            int(&u.operand).map(|i| -i)
+                        }
+                        _ => int(e),
+                    }
+                };
+                let len = tasks.len() as i64;
+                let clamp = |i: i64| (if i < 0 { i + len } else { i }).clamp(0, len) as usize;
+                match x.slice.as_ref() {
+                    Expr::Slice(sl) if sl.step.is_none() => {
+                        let from = match sl.lower.as_deref() {
+                            Some(e) => clamp(at(e)?),
+                            None => 0,
+                        };
+                        let to = match sl.upper.as_deref() {
+                            Some(e) => clamp(at(e)?),
+                            None => tasks.len(),
+                        };
+                        Some(Binding::Tasks(
+                            tasks.get(from..to).unwrap_or_default().to_vec(),
+                        ))
+                    }
+                    e => {
+                        let i = at(e)?;
+                        let i = if i < 0 { i + len } else { i };
+                        let task = tasks.get(usize::try_from(i).ok()?)?;
+                        Some(Binding::Tasks(vec![task.clone()]))
+                    }
+                }
+            }
             Expr::Name(n) => {
                 let bound = self.names.get(n.id.as_str())?;
                 self.spend(binding_bytes(bound), n)?;
@@ -1301,7 +1437,14 @@ impl Reader<'_> {
             Some(Binding::Tasks(t)) => t,
             None => match e {
                 Expr::Name(n) if !self.unbound.contains(n.id.as_str()) => vec![n.id.to_string()],
-                _ => Vec::new(),
+                Expr::Name(_) | Expr::NoneLiteral(_) => Vec::new(),
+                _ => {
+                    // `d["x"] >> t`, `get_tasks() >> t`: named, not dropped.
+                    let at = e.range().start().to_usize();
+                    let text = crate::text::clipped(&source_text(self.text, e), 200).into_owned();
+                    self.warn_at(at, format!("a dependency on `{text}`, which ripple cannot read as tasks, is not read; name the tasks (`a >> b`) to have it read"));
+                    Vec::new()
+                }
             },
             _ => Vec::new(),
         }
@@ -1491,7 +1634,7 @@ impl Reader<'_> {
                 None
             }
             (Expr::Name(_), "list" | "tuple" | "set" | "sorted" | "reversed")
-                if !made.is_empty() =>
+                if !made.is_empty() && !self.shadowed.contains(name) =>
             {
                 Some(Binding::Tasks(made))
             }
@@ -1819,7 +1962,7 @@ impl Reader<'_> {
             self.taskflow_ids = ids;
             self.taskflow_ids.insert((d, task_id.clone()));
             let sql = flow.returns_sql.as_deref().map(|s| {
-                let (sql, failed) = render_sql(s, &BTreeMap::new(), &self.fuel);
+                let (sql, failed) = render_sql(s, Some(&BTreeMap::new()), &self.fuel);
                 if let Some(why) = failed {
                     self.template_fails(line, &task_id, &why);
                 }
@@ -1877,6 +2020,13 @@ impl Reader<'_> {
             );
             return None;
         };
+        // `Op(task_id="t", **kw)`: its `sql=`, `outlets=`, ... may be in `kw`.
+        if keywords.iter().any(|k| k.arg.is_none()) {
+            self.warn(
+                line,
+                format!("`{name}(...)` takes keyword arguments from `**`, which ripple does not read: the task's SQL, tables and datasets there are not in the graph; write them as keywords (`sql=...`)"),
+            );
+        }
         // `dag=dag` places a task outside a `with` block.
         let dag = kw(keywords, "dag")
             .and_then(|e| match self.value(e, dag, prefix) {
@@ -1905,11 +2055,21 @@ impl Reader<'_> {
             Some(Expr::BooleanLiteral(b)) => b.value,
             _ => dag.is_some_and(|d| self.dag_settings[d].depends_on_past),
         };
-        let params = match kw(keywords, "params").and_then(|e| self.value(e, dag, prefix)) {
-            Some(Binding::Dict(m)) => m,
-            _ => dag
-                .map(|d| self.dag_settings[d].params.clone())
-                .unwrap_or_default(),
+        // The DAG's params, updated with the task's, as Airflow merges them;
+        // either given as something not read makes them runtime values.
+        let dag_params = match dag {
+            Some(d) => self.dag_settings[d].params.clone(),
+            None => Some(BTreeMap::new()),
+        };
+        let params = match kw(keywords, "params") {
+            None => dag_params,
+            Some(e) => match self.value(e, dag, prefix) {
+                Some(Binding::Dict(m)) => dag_params.map(|mut p| {
+                    p.extend(m);
+                    p
+                }),
+                _ => None,
+            },
         };
         let (raw_sql, destination) = match (kw(keywords, "sql"), kw(keywords, "configuration")) {
             (Some(e), _) => (self.sql_text(e, dag, line, "`sql=`"), None),
@@ -1922,19 +2082,22 @@ impl Reader<'_> {
         };
         // The table a BigQuery query job writes its result to, rendered as
         // its SQL is (`configuration` is a templated field).
-        let destination = destination.map(|t| render_sql(&t, &params, &self.fuel).0);
+        let destination = destination.map(|t| render_sql(&t, params.as_ref(), &self.fuel).0);
         let sql = raw_sql.as_ref().map(|s| {
-            let (sql, failed) = render_sql(s, &params, &self.fuel);
+            let (sql, failed) = render_sql(s, params.as_ref(), &self.fuel);
             if let Some(why) = failed {
                 self.template_fails(line, &task_id, &why);
             }
             sql
         });
         // The SQL rendered, and the parameters kept with its template.
-        let kept = sql
-            .as_ref()
-            .map_or(0, String::len)
-            .saturating_add(params.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>());
+        let kept = sql.as_ref().map_or(0, String::len).saturating_add(
+            params
+                .iter()
+                .flatten()
+                .map(|(k, v)| k.len() + v.len())
+                .sum::<usize>(),
+        );
         self.spend_here(kept)?;
         let template = raw_sql.map(|text| SqlTemplate {
             text,
@@ -2288,9 +2451,12 @@ impl Reader<'_> {
             Some(Binding::Strs(v)) => v,
             _ => Vec::new(),
         };
-        let params = match kw(keywords, "params").and_then(|e| self.value(e, None, "")) {
-            Some(Binding::Dict(m)) => m,
-            _ => BTreeMap::new(),
+        let params = match kw(keywords, "params") {
+            None => Some(BTreeMap::new()),
+            Some(e) => match self.value(e, None, "") {
+                Some(Binding::Dict(m)) => Some(m),
+                _ => None,
+            },
         };
         let tags = match kw(keywords, "tags").and_then(|e| self.value(e, None, "")) {
             Some(Binding::Strs(v)) => v,
@@ -2678,8 +2844,10 @@ impl Reader<'_> {
             })
             .collect();
         let outer_return = self.returned.take();
+        let outer_returning = std::mem::take(&mut self.returning);
         self.body(&g.body, dag, &inner);
         let returned = std::mem::replace(&mut self.returned, outer_return);
+        self.returning = outer_returning;
         for (name, old) in saved {
             match old {
                 Some(v) => self.names.insert(name, v),
@@ -3001,7 +3169,11 @@ impl Reader<'_> {
                 }
                 _ => return None,
             },
-            Expr::Call(c) if dotted(&c.func) == "range" && c.arguments.keywords.is_empty() => {
+            Expr::Call(c)
+                if dotted(&c.func) == "range"
+                    && !self.shadowed.contains("range")
+                    && c.arguments.keywords.is_empty() =>
+            {
                 let a: Vec<i64> = c.arguments.args.iter().map(int).collect::<Option<_>>()?;
                 let (from, to, step) = match a[..] {
                     [to] => (0, to, 1),
@@ -3289,6 +3461,9 @@ impl<'a> Visitor<'a> for Children<'a> {
         self.0.push(e);
     }
 }
+
+/// Builtins whose calls the reader evaluates (see [`Reader::shadowed`]).
+const READ_BUILTINS: &[&str] = &["range", "list", "tuple", "set", "sorted", "reversed"];
 
 /// Most values a `for` loop is read with.
 const MAX_LOOP_VALUES: usize = 1_000;

@@ -70,7 +70,17 @@ fn build_env(undefined: UndefinedBehavior) -> Environment<'static> {
     for name in RUNTIME_ONLY {
         env.add_global(*name, Value::from_object(Unknown));
     }
-    env.set_unknown_method_callback(|_, _, _, _| {
+    env.set_unknown_method_callback(|_, value, method, args| {
+        // `params.get("t")`, `params.get("t", "x")`: Python's dict.get.
+        if method == "get"
+            && value.kind() == minijinja::value::ValueKind::Map
+            && let [key, rest @ ..] = args
+            && rest.len() <= 1
+        {
+            let default = rest.first().cloned().unwrap_or(Value::from(()));
+            let found = value.get_item(key)?;
+            return Ok(if found.is_undefined() { default } else { found });
+        }
         Ok(Value::from_safe_string(UNKNOWN_PLACEHOLDER.to_string()))
     });
     // What a template prints, and what `~`, `in` and the filters turn
@@ -97,7 +107,7 @@ fn run_env() -> &'static Environment<'static> {
 /// Airflow's context for the run whose data interval is `[start, end)`
 /// (UTC): the previous run's interval is taken to be as long (a fixed
 /// schedule: the plan refuses others where the template reads them).
-fn run_context(params: &BTreeMap<String, String>, start: DateTime, end: DateTime) -> Value {
+fn run_context(params: Option<&BTreeMap<String, String>>, start: DateTime, end: DateTime) -> Value {
     let day = jiff::Span::new().days(1);
     let iso = |t: DateTime| format!("{}+00:00", t.strftime("%Y-%m-%dT%H:%M:%S"));
     let ds = |t: DateTime| t.date().to_string();
@@ -108,6 +118,11 @@ fn run_context(params: &BTreeMap<String, String>, start: DateTime, end: DateTime
         .unwrap_or(start);
     let yesterday = start.checked_sub(day).unwrap_or(start);
     let tomorrow = start.checked_add(day).unwrap_or(start);
+    // Params given as something ripple cannot read are a runtime value.
+    let params = match params {
+        Some(p) => Value::from(p.clone()),
+        None => Value::from_object(Unknown),
+    };
     context! {
         params => params,
         ds => ds(start),
@@ -226,7 +241,7 @@ fn render_metered(
 /// unknown macro): such SQL cannot be run as is.
 pub fn render_for_run(
     sql: &str,
-    params: &BTreeMap<String, String>,
+    params: Option<&BTreeMap<String, String>>,
     start: &str,
     end: &str,
 ) -> Result<String, String> {
@@ -254,7 +269,7 @@ pub fn render_for_run(
 /// may be missing).
 pub(super) fn render_sql(
     sql: &str,
-    params: &BTreeMap<String, String>,
+    params: Option<&BTreeMap<String, String>>,
     fuel: &Cell<u64>,
 ) -> (String, Option<String>) {
     if !sql.contains("{{") && !sql.contains("{%") {
@@ -361,13 +376,19 @@ mod tests {
         let params = [("schema".to_string(), "raw".to_string())].into();
         let sql = "delete from {{ params.schema }}.orders where d = '{{ ds }}' and d > '{{ macros.ds_add(ds, -1) }}' and t < '{{ data_interval_end }}'";
         assert_eq!(
-            render_for_run(sql, &params, "2026-01-10T00:00:00", "2026-01-11T00:00:00").unwrap(),
+            render_for_run(
+                sql,
+                Some(&params),
+                "2026-01-10T00:00:00",
+                "2026-01-11T00:00:00"
+            )
+            .unwrap(),
             "delete from raw.orders where d = '2026-01-10' and d > '2026-01-09' and t < '2026-01-11 00:00:00+00:00'"
         );
         assert!(
             render_for_run(
                 "select '{{ var.value.x }}'",
-                &params,
+                Some(&params),
                 "2026-01-10T00:00:00",
                 "2026-01-11T00:00:00"
             )
@@ -380,7 +401,7 @@ mod tests {
         let run = |sql: &str| {
             render_for_run(
                 sql,
-                &BTreeMap::new(),
+                Some(&BTreeMap::new()),
                 "2026-01-10T00:00:00",
                 "2026-01-11T00:00:00",
             )
@@ -413,7 +434,7 @@ mod tests {
         let params = [("schema".to_string(), "mart".to_string())].into();
         let sql = "insert into {{ params.schema }}.daily_{{ ds_nodash }} select * from raw.events where d = '{{ ds }}' and d > '{{ macros.ds_add(ds, -7) }}' and x = '{{ var.value.flag }}'";
         assert_eq!(
-            render_sql(sql, &params, &Cell::new(FILE_FUEL)),
+            render_sql(sql, Some(&params), &Cell::new(FILE_FUEL)),
             (
                 "insert into mart.daily_20260101 select * from raw.events where d = '2026-01-01' and d > '2025-12-25' and x = '__ripple_unknown__'".to_string(),
                 None
@@ -421,7 +442,7 @@ mod tests {
         );
         let (kept, why) = render_sql(
             "select {% if x %} 1 {% endfor %}",
-            &params,
+            Some(&params),
             &Cell::new(FILE_FUEL),
         );
         assert_eq!(kept, "select {% if x %} 1 {% endfor %}");

@@ -78,7 +78,7 @@ pub(super) fn airflow_commands(
             let days = |h: crate::time::Hour| {
                 crate::ingest::airflow::render_for_run(
                     &template.text,
-                    &template.params,
+                    template.params.as_ref(),
                     &instant(h),
                     &instant(h + (b - a)),
                 )
@@ -111,7 +111,7 @@ pub(super) fn airflow_commands(
     for (a, b) in runs {
         match crate::ingest::airflow::render_for_run(
             &template.text,
-            &template.params,
+            template.params.as_ref(),
             &instant(a),
             &instant(b),
         ) {
