@@ -409,6 +409,21 @@ fn factories_loops_and_dependencies_ripple_cannot_follow_are_named() {
 }
 
 #[test]
+fn a_long_plus_chain_is_paid_once_per_part() {
+    // 5,000 literals joined with `+` (about 300 KB of SQL) were counted as
+    // every partial string: past the 128 MiB bound, the DAG lost its tasks.
+    let parts: Vec<String> = (0..5000).map(|i| format!("' or x = {i:055}'")).collect();
+    let text = format!(
+        "{HEADER}with DAG('d') as d:\n    SQL(task_id='t', sql='insert into raw.big select * from raw.src where false' + {})\n    SQL(task_id='u', sql='insert into raw.other select 1')\n",
+        parts.join(" + ")
+    );
+    let (dags, warnings) = read(&[("q.py", &text)]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(task(&dags[0], "t").writes, ["raw.big"]);
+    assert_eq!(task(&dags[0], "u").writes, ["raw.other"]);
+}
+
+#[test]
 fn taskflow_task_groups_datasets_and_sensors() {
     let (dags, warnings) = read(&[(
         "tf.py",
