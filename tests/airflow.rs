@@ -424,6 +424,25 @@ fn a_long_plus_chain_is_paid_once_per_part() {
 }
 
 #[test]
+fn sql_whose_tables_follow_the_run_date_is_named() {
+    // Review round 23: `raw.t_{{ ds_nodash }}` was read as the table of the
+    // representative run, `{% if logical_date.day == 1 %}` as its branch,
+    // silently; the date in values (`where d = '{{ ds }}'`) is fine.
+    let (_, warnings) = read(&[(
+        "x.py",
+        &format!(
+            "{HEADER}with DAG('d') as d:\n    SQL(task_id='t1', sql='insert into {{% if logical_date.day == 1 %}}raw.monthly{{% else %}}raw.daily{{% endif %}} select 1')\n    SQL(task_id='t2', sql='insert into raw.t_{{{{ ds_nodash }}}} select 1')\n    SQL(task_id='v1', sql=\"insert into raw.v select * from raw.s where d = '{{{{ ds }}}}' and k = {{{{ ds_nodash }}}} and m = {{{{ logical_date.month }}}}\")\n    SQL(task_id='v2', sql=\"delete from raw.w where d < '{{{{ macros.ds_add(ds, -7) }}}}'\")\n"
+        ),
+    )]);
+    let named: Vec<&str> = warnings
+        .iter()
+        .filter(|w| w.message.contains("on other run dates"))
+        .map(|w| w.message.split('`').nth(1).unwrap_or_default())
+        .collect();
+    assert_eq!(named, ["t1", "t2"], "{warnings:#?}");
+}
+
+#[test]
 fn taskflow_task_groups_datasets_and_sensors() {
     let (dags, warnings) = read(&[(
         "tf.py",

@@ -2087,6 +2087,8 @@ impl Reader<'_> {
             let (sql, failed) = render_sql(s, params.as_ref(), &self.fuel);
             if let Some(why) = failed {
                 self.template_fails(line, &task_id, &why);
+            } else if super::template::shaped_by_date(s, &sql, params.as_ref(), &self.fuel) {
+                self.warn(line, format!("task `{task_id}`: its SQL names other tables, or is another statement, on other run dates (its template reads the run's date outside values: `raw.t_{{{{ ds_nodash }}}}`, `{{% if logical_date.day == 1 %}}`); ripple reads the run of {}, so the tables of other runs are not in the graph; name the tables without the date to have them read", super::template::REPRESENTATIVE_DAY));
             }
             sql
         });

@@ -21,10 +21,21 @@ use minijinja::{Environment, Error, ErrorKind, State, UndefinedBehavior, Value, 
 use crate::ingest::dbt::jinja::guard;
 use crate::project::UNKNOWN_PLACEHOLDER;
 
+/// The representative run's day, as warnings name it.
+pub(super) const REPRESENTATIVE_DAY: &str = "2026-01-01";
+
 /// The representative run: its data interval.
 const REPRESENTATIVE: (DateTime, DateTime) = (
     DateTime::constant(2026, 1, 1, 0, 0, 0, 0),
     DateTime::constant(2026, 1, 2, 0, 0, 0, 0),
+);
+
+/// A second run unlike the representative one in every part of its date
+/// (year, month, day, weekday, day of year): a template whose tables
+/// differ between the two names its tables after the run's date.
+const ALTERNATE: (DateTime, DateTime) = (
+    DateTime::constant(2025, 6, 15, 0, 0, 0, 0),
+    DateTime::constant(2025, 6, 16, 0, 0, 0, 0),
 );
 
 /// Jinja fuel one template may use.
@@ -282,6 +293,60 @@ pub(super) fn render_sql(
             sql.to_string(),
             Some(crate::text::clipped(&e.to_string(), crate::text::MESSAGE_QUOTE).into_owned()),
         ),
+    }
+}
+
+/// Whether `sql` (rendered for the representative run as `rendered`)
+/// renders for another run to more than other values: other tables
+/// (`raw.t_{{ ds_nodash }}`), other statements (`{% if
+/// logical_date.day == 1 %}`). Values (`'{{ ds }}'`, `{{ ds_nodash }}` as
+/// a number) may differ; the words and symbols of the SQL may not.
+pub(super) fn shaped_by_date(
+    sql: &str,
+    rendered: &str,
+    params: Option<&BTreeMap<String, String>>,
+    fuel: &Cell<u64>,
+) -> bool {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    if !sql.contains("{{") && !sql.contains("{%") {
+        return false;
+    }
+    let (start, end) = ALTERNATE;
+    let Ok(other) = render_metered(env(), sql, run_context(params, start, end), fuel) else {
+        return false;
+    };
+    if other == rendered {
+        return false;
+    }
+    let dialect = sqlparser::dialect::GenericDialect {};
+    let words = |s: &str| -> Option<Vec<Token>> {
+        let tokens = Tokenizer::new(&dialect, s).tokenize().ok()?;
+        Some(
+            tokens
+                .into_iter()
+                .filter(|t| !matches!(t, Token::Whitespace(_)))
+                .collect(),
+        )
+    };
+    let value = |t: &Token| {
+        matches!(
+            t,
+            Token::Number(..)
+                | Token::SingleQuotedString(_)
+                | Token::EscapedStringLiteral(_)
+                | Token::NationalStringLiteral(_)
+                | Token::DollarQuotedString(_)
+                | Token::SingleQuotedByteStringLiteral(_)
+        )
+    };
+    match (words(rendered), words(&other)) {
+        (Some(a), Some(b)) => {
+            a.len() != b.len()
+                || a.iter()
+                    .zip(&b)
+                    .any(|(x, y)| x != y && !(value(x) && value(y)))
+        }
+        _ => true,
     }
 }
 
