@@ -435,6 +435,92 @@ fn two_committed_revisions_and_a_project_in_a_subfolder() {
 }
 
 #[test]
+fn settings_linked_inside_the_repository_are_read_at_the_revision_too() {
+    // Review round 23: a committed `dbt_project.yml` (or `ripple.yml`) that
+    // is a link to a monorepo's shared settings was left out of the base
+    // revision: every model read as removed and added, and a real change of
+    // a var was not reported.
+    let mut files: Vec<(String, String)> = BASE
+        .iter()
+        .skip(1)
+        .map(|(p, t)| (format!("analytics/{p}"), t.to_string()))
+        .collect();
+    files.push((
+        "shared/dbt_project.yml".to_string(),
+        format!("{}vars:\n  cutoff: 10\n", BASE[0].1),
+    ));
+    files.push((
+        "shared/ripple.yml".to_string(),
+        "dialect: postgres\n".to_string(),
+    ));
+    files.push((
+        "analytics/models/big_orders.sql".to_string(),
+        "select id from {{ ref('orders') }} where amount > {{ var('cutoff') }}\n".to_string(),
+    ));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let repo = GitRepo::new(&files);
+    for name in ["dbt_project.yml", "ripple.yml"] {
+        std::os::unix::fs::symlink(
+            format!("../shared/{name}"),
+            repo.path().join("analytics").join(name),
+        )
+        .unwrap();
+    }
+    // A link out of the repository is never read, at a revision either.
+    std::os::unix::fs::symlink("/etc/passwd", repo.path().join("analytics/outside.yml")).unwrap();
+    repo.commit("linked settings");
+    let (json, code) = run(repo.path(), &["--base", "HEAD", "--project", "analytics"]);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["changes"], serde_json::json!([]), "{json}");
+    repo.write(
+        "shared/dbt_project.yml",
+        &format!("{}vars:\n  cutoff: 20\n", BASE[0].1),
+    );
+    let (json, code) = run(repo.path(), &["--base", "HEAD", "--project", "analytics"]);
+    assert_eq!(code, 1, "{json}");
+    let models: Vec<&str> = json["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["model.big_orders"], "{json}");
+}
+
+#[test]
+fn a_monorepo_s_models_outside_the_project_folder_are_compared() {
+    // `model-paths: ["../sources"]` (spellbook's layout): the revision's
+    // copy held only the project's folder, and outside any repository, so
+    // its models were refused and every one read as added, exit 0, even
+    // with a breaking change.
+    let repo = GitRepo::new(&[
+        (
+            "analytics/dbt_project.yml",
+            "name: shop\nversion: '1.0'\nprofile: shop\nmodel-paths: ['../sources']\n",
+        ),
+        ("sources/a.sql", "select 1 as id, 2 as v\n"),
+        ("sources/b.sql", "select id from {{ ref('a') }}\n"),
+    ]);
+    let (json, code) = run(repo.path(), &["--base", "HEAD", "--project", "analytics"]);
+    assert_eq!(
+        (code, &json["changes"]),
+        (0, &serde_json::json!([])),
+        "{json}"
+    );
+    repo.write(
+        "sources/b.sql",
+        "select id from {{ ref('a') }} where v > 1\n",
+    );
+    let (json, code) = run(repo.path(), &["--base", "HEAD", "--project", "analytics"]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(json["changes"][0]["model"], "model.b", "{json}");
+    assert_eq!(json["changes"][0]["kind"], "breaking", "{json}");
+}
+
+#[test]
 fn bad_revisions_exit_with_2_and_say_what_to_do() {
     let repo = GitRepo::new(BASE);
     let out = Command::cargo_bin("ripple")

@@ -252,27 +252,85 @@ fn resolve(top: &Path, rev: &str) -> Result<String, RevisionError> {
     }
 }
 
-/// Writes every file under the project's prefix at `commit` below `dest`.
+/// Writes every file under the project's prefix at `commit` below `dest`;
+/// and the rest of the repository's when the project's settings climb out
+/// of its folder (a monorepo's `model-paths: ["../../sources"]`), which the
+/// checkout reads too.
 fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), RevisionError> {
+    // The copy is the repository: settings may reach what the checkout's
+    // may (`input::repository` looks for `.git`), no further. Without it
+    // the copy's project was in no repository, its `../sources` refused,
+    // and every model read as added, exit 0.
+    let marker = dest.join(".git");
+    std::fs::create_dir_all(&marker).map_err(|source| RevisionError::Io {
+        path: marker.clone(),
+        source,
+    })?;
+    write_listed(location, commit, dest, Listing::Project)?;
+    if location.prefix.is_empty() {
+        return Ok(());
+    }
+    let climbs = SETTINGS.iter().any(|f| {
+        std::fs::read_to_string(dest.join(&location.prefix).join(f))
+            .is_ok_and(|text| text.contains("../") || text.contains("..\\"))
+    });
+    if climbs {
+        write_listed(location, commit, dest, Listing::OutsideProject)?;
+    }
+    Ok(())
+}
+
+/// Which of a commit's files [`write_listed`] writes.
+#[derive(Clone, Copy, PartialEq)]
+enum Listing {
+    /// Those under the project's prefix.
+    Project,
+    /// The repository's others.
+    OutsideProject,
+}
+
+fn write_listed(
+    location: &RepoLocation,
+    commit: &str,
+    dest: &Path,
+    listing: Listing,
+) -> Result<(), RevisionError> {
     let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", commit];
-    if !location.prefix.is_empty() {
+    if !location.prefix.is_empty() && listing == Listing::Project {
         args.extend(["--", location.prefix.as_str()]);
     }
-    let listing = git(&location.top, &args)?;
+    let listing_text = git(&location.top, &args)?;
+    let inside = |p: &str| location.prefix.is_empty() || p.starts_with(location.prefix.as_str());
     let mut blobs: Vec<(String, PathBuf)> = Vec::new();
-    for entry in listing.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+    let mut links: Vec<(String, PathBuf)> = Vec::new();
+    for entry in listing_text.split(|&b| b == 0).filter(|e| !e.is_empty()) {
         let entry = String::from_utf8_lossy(entry);
         let Some((meta, path)) = entry.split_once('\t') else {
             continue;
         };
+        if listing == Listing::OutsideProject && inside(path) {
+            continue;
+        }
         let mut meta = meta.split(' ');
         let (mode, kind, sha) = (meta.next(), meta.next(), meta.next());
-        // Regular files only: symlinks could point outside the copy, and
-        // submodules are other repositories.
+        let relative = Path::new(path);
+        // The project's own settings may be links inside the repository
+        // (a monorepo's shared `ripple.yml`): written as the file they
+        // lead to, found by git in the same commit.
+        if kind == Some("blob")
+            && mode == Some("120000")
+            && SETTINGS
+                .iter()
+                .any(|f| relative == Path::new(&location.prefix).join(f))
+        {
+            links.push((format!("{commit}:{path}"), relative.to_path_buf()));
+            continue;
+        }
+        // Regular files only: other links could point outside the copy,
+        // and submodules are other repositories.
         if kind != Some("blob") || !matches!(mode, Some("100644" | "100755")) {
             continue;
         }
-        let relative = Path::new(path);
         if relative
             .components()
             .any(|c| !matches!(c, Component::Normal(_)))
@@ -292,10 +350,32 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
             blobs.push((sha.unwrap_or_default().to_string(), relative.to_path_buf()));
         }
     }
-    if blobs.is_empty() {
+    write_objects(location, &blobs, false, dest)?;
+    write_objects(location, &links, true, dest)
+}
+
+/// The settings files at a project's root that may be links.
+const SETTINGS: [&str; 2] = ["ripple.yml", "dbt_project.yml"];
+
+/// Writes each object `requests` names (a blob id, or with `follow` a
+/// `commit:path` whose links git follows inside the repository) to its
+/// path below `dest`. With `follow`, a path whose links lead out of the
+/// repository, nowhere or round in a loop is left unwritten: the project
+/// is then read as if it had no such file, as the checkout refuses it.
+fn write_objects(
+    location: &RepoLocation,
+    requests: &[(String, PathBuf)],
+    follow: bool,
+    dest: &Path,
+) -> Result<(), RevisionError> {
+    if requests.is_empty() {
         return Ok(());
     }
-    let mut child = git_command(&location.top, &["cat-file", "--batch"])
+    let mut args = vec!["cat-file", "--batch"];
+    if follow {
+        args.push("--follow-symlinks");
+    }
+    let mut child = git_command(&location.top, &args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         // Unread, a piped stderr could fill up and stall git; a missing
@@ -304,40 +384,50 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
         .spawn()
         .map_err(RevisionError::NoGit)?;
     let mut stdin = child.stdin.take().expect("piped");
-    let requests: String = blobs.iter().map(|(sha, _)| format!("{sha}\n")).collect();
+    let lines: String = requests.iter().map(|(o, _)| format!("{o}\n")).collect();
     // Feed git from another thread: it answers while it reads, and both
     // pipes filling up would block both sides.
-    let feeder = std::thread::spawn(move || stdin.write_all(requests.as_bytes()));
+    let feeder = std::thread::spawn(move || stdin.write_all(lines.as_bytes()));
     let mut out = BufReader::new(child.stdout.take().expect("piped"));
     let failed = |message: String| RevisionError::Git {
         command: "cat-file --batch".to_string(),
         message,
     };
-    for (sha, relative) in &blobs {
+    for (object, relative) in requests {
         let mut header = String::new();
         out.read_line(&mut header)
             .map_err(|e| failed(e.to_string()))?;
-        if header.trim_end().ends_with(" missing") {
+        let header = header.trim_end();
+        if header.ends_with(" missing") {
+            if follow {
+                continue;
+            }
             return Err(failed(format!(
-                "the object of {} ({sha}) is not in this clone (partial or damaged); run `git fetch`",
+                "the object of {} ({object}) is not in this clone (partial or damaged); run `git fetch`",
                 relative.display()
             )));
         }
+        let mut words = header.split(' ');
+        let first = words.next().unwrap_or_default();
         let size: u64 = header
-            .trim_end()
             .rsplit(' ')
             .next()
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| {
-                failed(format!(
-                    "unexpected answer for {sha}: {}",
-                    header.trim_end()
-                ))
-            })?;
-        write_file(&dest.join(relative), &mut out, size)?;
+            .ok_or_else(|| failed(format!("unexpected answer for {object}: {header}")))?;
+        // `symlink`, `dangling`, `loop`, `notdir`: what follows names the
+        // path, not a file's content.
+        let blob = words.next() == Some("blob");
+        if follow && !blob {
+            std::io::copy(&mut (&mut out).take(size), &mut std::io::sink())
+                .map_err(|e| failed(e.to_string()))?;
+        } else if !blob {
+            return Err(failed(format!("unexpected answer for {object}: {first}")));
+        } else {
+            write_file(&dest.join(relative), &mut out, size)?;
+        }
         let mut newline = [0u8; 1];
         if out.read_exact(&mut newline).is_err() || newline != *b"\n" {
-            return Err(failed(format!("short answer for {sha}")));
+            return Err(failed(format!("short answer for {object}")));
         }
     }
     let _ = feeder.join();
