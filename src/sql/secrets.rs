@@ -147,6 +147,18 @@ pub fn mask_secrets(sql: &str, dialect: SqlDialect) -> Cow<'_, str> {
                 Token::Whitespace(Whitespace::SingleLineComment { comment, prefix }) => {
                     format!("{prefix}{comment}")
                 }
+                // sqlparser prints a literal's text between its quotes as it
+                // is: `'it''s'` came out as `'it's'`, another statement.
+                Token::SingleQuotedString(s) => format!("'{}'", s.replace('\'', "''")),
+                Token::NationalStringLiteral(s) => format!("N'{}'", s.replace('\'', "''")),
+                Token::DoubleQuotedString(s) => format!("\"{}\"", s.replace('"', "\"\"")),
+                Token::EscapedStringLiteral(s) => {
+                    format!("E'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+                }
+                Token::Word(w) if w.quote_style.is_some_and(|q| q == '"' || q == '`') => {
+                    let q = w.quote_style.unwrap_or('"');
+                    format!("{q}{}{q}", w.value.replace(q, &format!("{q}{q}")))
+                }
                 t => t.to_string(),
             })
             .collect(),
@@ -201,6 +213,14 @@ pub fn userinfo_end(url: &str) -> Option<usize> {
 /// or `.` is one too (`db_password`).
 const SECRET_KEYS: &[&str] = &[
     "password",
+    "pgpassword",
+    "pass",
+    "passphrase",
+    "api-key",
+    "private_key",
+    "secret_key",
+    "authorization",
+    "auth_token",
     "passwd",
     "pwd",
     "secret",
@@ -224,8 +244,7 @@ const SECRET_KEYS: &[&str] = &[
 
 /// Words that make a comment a secret's (`-- password is ...`).
 const COMMENT_WORDS: &[&str] = &[
-    "password",
-    "passwd",
+    "pass",
     "secret",
     "token",
     "bearer",
@@ -253,7 +272,9 @@ fn string_secrets(s: &str) -> Option<String> {
     let json = json_values(text);
     let text = json.as_deref().unwrap_or(text);
     let auth = authorization(text);
-    auth.or(json).or(pairs).or(urls)
+    let text = auth.as_deref().unwrap_or(text);
+    let ids = aws_key_ids(text);
+    ids.or(auth).or(json).or(pairs).or(urls)
 }
 
 /// `text` with the value of every JSON member `"key": "value"` whose key is
@@ -290,33 +311,119 @@ fn json_values(text: &str) -> Option<String> {
     found.then_some(out)
 }
 
-/// `text` with the value of every `key=value` whose key is a secret's
-/// masked (keys percent-decoded: `%73ig=` is `sig=`).
+/// `text` with the value of every `key=value` (or `key = value`, `key:
+/// value`, the value perhaps quoted: `password='pw'`, `Password: pw`) whose
+/// key is a secret's masked (keys percent-decoded: `%73ig=` is `sig=`). An
+/// `authorization` value runs to the end of its line (`Token t`).
 fn key_values(text: &str) -> Option<String> {
-    let separator =
-        |c: char| matches!(c, '?' | '&' | '#' | ';' | ',' | '\'' | '"') || c.is_whitespace();
+    let key_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '%');
+    let blank = |s: &str| s.len() - s.trim_start_matches([' ', '\t']).len();
     let mut out = String::with_capacity(text.len());
+    let mut at = 0;
     let mut found = false;
-    let mut rest = text;
-    loop {
-        let end = rest.find(separator).unwrap_or(rest.len());
-        let piece = &rest[..end];
-        match piece.split_once('=') {
-            Some((key, value)) if !value.is_empty() && secret_key(key) => {
-                out.push_str(key);
-                out.push('=');
-                out.push_str(MASK);
-                found = true;
-            }
-            _ => out.push_str(piece),
-        }
-        let Some(sep) = rest[end..].chars().next() else {
+    let mut i = 0;
+    while i < text.len() {
+        let Some(c) = text[i..].chars().next() else {
             break;
         };
-        out.push(sep);
-        rest = &rest[end + sep.len_utf8()..];
+        if !key_char(c) {
+            i += c.len_utf8();
+            continue;
+        }
+        let start = i;
+        i += text[i..]
+            .find(|c: char| !key_char(c))
+            .unwrap_or(text.len() - i);
+        let key = &text[start..i];
+        if !secret_key(key) {
+            continue;
+        }
+        let mut j = i + blank(&text[i..]);
+        let op = text[j..].chars().next();
+        // `password://` is a URL's scheme, `x::text` a cast; `code: 500`
+        // and `sig: x` are as often words as secrets.
+        let colon_ok = !matches!(
+            key.to_ascii_lowercase().as_str(),
+            "code" | "sig" | "signature"
+        );
+        match op {
+            Some('=') => {}
+            Some(':') if colon_ok && !text[j + 1..].starts_with([':', '/']) => {}
+            _ => continue,
+        }
+        j += 1;
+        j += blank(&text[j..]);
+        let (from, to) = match text[j..].chars().next() {
+            Some(q @ ('\'' | '"')) => {
+                let from = j + 1;
+                (from, text[from..].find(q).map_or(text.len(), |k| from + k))
+            }
+            Some(_) => {
+                let line = key.to_ascii_lowercase().ends_with("authorization");
+                // `Authorization: Token t`: the scheme is kept.
+                if line
+                    && let Some(space) = text[j..].find(' ')
+                    && text[j..j + space].chars().all(|c| c.is_ascii_alphabetic())
+                {
+                    j += space + 1;
+                }
+                let end = text[j..]
+                    .find(|c: char| {
+                        if line {
+                            matches!(c, '\n' | '\r' | '\'' | '"')
+                        } else {
+                            c.is_whitespace()
+                                || matches!(c, '?' | '&' | '#' | ';' | ',' | '\'' | '"')
+                        }
+                    })
+                    .map_or(text.len(), |k| j + k);
+                (j, end)
+            }
+            None => continue,
+        };
+        if to > from {
+            out.push_str(&text[at..from]);
+            out.push_str(MASK);
+            at = to;
+            found = true;
+            i = to;
+        }
     }
+    out.push_str(&text[at..]);
     found.then_some(out)
+}
+
+/// `text` with AWS access key ids (`AKIA` or `ASIA` and 16 capitals or
+/// digits) masked: a key id alone is half a credential.
+fn aws_key_ids(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut at, mut i, mut found) = (0, 0, false);
+    while i + 20 <= b.len() {
+        let id = &b[i..i + 20];
+        let word_start = i == 0 || !b[i - 1].is_ascii_alphanumeric();
+        let word_end = b.get(i + 20).is_none_or(|c| !c.is_ascii_alphanumeric());
+        if word_start
+            && word_end
+            && (id.starts_with(b"AKIA") || id.starts_with(b"ASIA"))
+            && id[4..]
+                .iter()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        {
+            out.push_str(&text[at..i]);
+            out.push_str(MASK);
+            i += 20;
+            at = i;
+            found = true;
+        } else {
+            i += 1;
+        }
+    }
+    if !found {
+        return None;
+    }
+    out.push_str(&text[at..]);
+    Some(out)
 }
 
 /// Whether `key` (percent-decoded, any case) is one of [`SECRET_KEYS`],
@@ -459,6 +566,60 @@ mod tests {
         assert_eq!(userinfo_end("lake/a@b/c:d"), None);
         assert_eq!(userinfo_end("host:9000/p"), None);
         assert_eq!(userinfo_end("u:p@host/x"), Some(3));
+    }
+
+    #[test]
+    fn connection_strings_in_every_spelling_are_masked() {
+        // Review round 23: libpq accepts spaces around `=` and quoted values;
+        // these, other keys and a bare key id reached the OpenLineage facet.
+        for (sql, masked) in [
+            (
+                "select 'host=db password = pwQ2' as c",
+                "select 'host=db password = ***' as c",
+            ),
+            (
+                "select 'host=db password=''pwQ6''' as d",
+                "select 'host=db password=''***''' as d",
+            ),
+            ("select 'password =pw4'", "select 'password =***'"),
+            (
+                "select 'password=''pw 7'' host=x'",
+                "select 'password=''***'' host=x'",
+            ),
+            ("select 'password=\"pw8\"'", "select 'password=\"***\"'"),
+            ("select E'password=\\'pw5\\''", "select 'password=''***'''"),
+            ("select 'PassWord = S1'", "select 'PassWord = ***'"),
+            (
+                "select 'pass=p1 PGPASSWORD=p2'",
+                "select 'pass=*** PGPASSWORD=***'",
+            ),
+            (
+                "select 'Password: x1', 'pwd:x2'",
+                "select 'Password: ***', 'pwd:***'",
+            ),
+            (
+                "select 'x-api-key=k1', 'Authorization: Token t1 t2'",
+                "select 'x-api-key=***', 'Authorization: Token ***'",
+            ),
+            (
+                "select 'id AKIAIOSFODNN7EXAMPLE here'",
+                "select 'id *** here'",
+            ),
+            ("select 1 -- the passphrase\n", "select 1 -- ***\n"),
+        ] {
+            assert_eq!(pg(sql), masked, "{sql}");
+        }
+        // The rest of a masked statement is printed as it was written.
+        assert_eq!(
+            pg("select 'it''s', \"a\"\"b\", E'x\\'y', 'password=x'"),
+            "select 'it''s', \"a\"\"b\", E'x\\'y', 'password=***'"
+        );
+        // Words that only look like keys stay.
+        assert_eq!(pg("select 'error code: 500'"), "select 'error code: 500'");
+        assert_eq!(
+            pg("select 'see https://x.io/password://'"),
+            "select 'see https://x.io/password://'"
+        );
     }
 
     #[test]
