@@ -32,7 +32,9 @@ const SECRET_WORDS: &[&str] = &[
     "APIKEY",
     "ENCRYPTION_KEY",
     "PASSPHRASE",
+    "PASSWD",
     "PASSWORD",
+    "PWD",
     "PRIVATE_KEY",
     "SAS_TOKEN",
     "SECRET",
@@ -274,7 +276,9 @@ fn string_secrets(s: &str) -> Option<String> {
     let auth = authorization(text);
     let text = auth.as_deref().unwrap_or(text);
     let ids = aws_key_ids(text);
-    ids.or(auth).or(json).or(pairs).or(urls)
+    let text = ids.as_deref().unwrap_or(text);
+    let tokens = known_tokens(text);
+    tokens.or(ids).or(auth).or(json).or(pairs).or(urls)
 }
 
 /// `text` with the value of every JSON member `"key": "value"` whose key is
@@ -450,12 +454,129 @@ fn secret_key(key: &str) -> bool {
     let key = String::from_utf8_lossy(&decoded)
         .trim()
         .to_ascii_lowercase();
+    let squeezed: String = key
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.'))
+        .collect();
     SECRET_KEYS.iter().any(|s| {
         key == *s
             || key
                 .strip_suffix(s)
                 .is_some_and(|head| head.ends_with(['_', '-', '.']))
-    })
+    }) || SECRET_PARTS.iter().any(|p| squeezed.contains(p))
+}
+
+/// Words that make any key holding them a secret's, separators left out
+/// (`sslpassword`, `AccountKey`, `secret-key`, `x_auth_token`).
+const SECRET_PARTS: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "apikey",
+    "accountkey",
+    "accesskey",
+    "privatekey",
+    "signingkey",
+    "sastoken",
+    "accesstoken",
+    "refreshtoken",
+    "authtoken",
+    "sessiontoken",
+    "securitytoken",
+    "credential",
+];
+
+/// Tokens recognisable by their form wherever they stand, and the least
+/// length of what follows their prefix: GitHub, GitLab, Slack, Stripe,
+/// Google keys, and JSON web tokens (`eyJ`).
+const TOKEN_PREFIXES: &[(&str, usize)] = &[
+    ("ghp_", 16),
+    ("gho_", 16),
+    ("ghs_", 16),
+    ("ghu_", 16),
+    ("github_pat_", 16),
+    ("glpat-", 16),
+    ("xoxb-", 8),
+    ("xoxp-", 8),
+    ("xoxa-", 8),
+    ("xoxs-", 8),
+    ("sk_live_", 8),
+    ("sk_test_", 8),
+    ("rk_live_", 8),
+    ("AIza", 30),
+    ("eyJ", 16),
+];
+
+/// Where a Slack webhook's secret path starts.
+const SLACK_HOOKS: &str = "hooks.slack.com/services/";
+
+/// `text` with tokens known by their form masked (see [`TOKEN_PREFIXES`]),
+/// the body of a PEM private key, and the path of a Slack webhook.
+fn known_tokens(text: &str) -> Option<String> {
+    let body = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let mut out = String::with_capacity(text.len());
+    let (mut at, mut i, mut found) = (0, 0, false);
+    while i < text.len() {
+        let rest = &text[i..];
+        let word_start = text[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !body(c) || c == '.');
+        // `-----BEGIN RSA PRIVATE KEY-----` ... `-----END ...`: the key.
+        if rest.starts_with("-----BEGIN ")
+            && let Some(head) = rest[11..].find("-----").map(|k| k + 11)
+            && rest[..head].contains("PRIVATE KEY")
+        {
+            let from = i + head + 5;
+            let to = text[from..]
+                .find("-----END")
+                .map_or(text.len(), |k| from + k);
+            out.push_str(&text[at..from]);
+            out.push_str(MASK);
+            out.push_str(if to < text.len() { "\n" } else { "" });
+            at = to;
+            i = to.max(i + 1);
+            found = true;
+            continue;
+        }
+        if rest.starts_with(SLACK_HOOKS) {
+            let from = i + SLACK_HOOKS.len();
+            let to = text[from..]
+                .find(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '?' | '#'))
+                .map_or(text.len(), |k| from + k);
+            if to > from {
+                out.push_str(&text[at..from]);
+                out.push_str(MASK);
+                at = to;
+                i = to;
+                found = true;
+                continue;
+            }
+        }
+        if word_start
+            && let Some((prefix, least)) = TOKEN_PREFIXES.iter().find(|(p, _)| rest.starts_with(p))
+        {
+            let from = i + prefix.len();
+            let len = text[from..]
+                .find(|c: char| !body(c))
+                .unwrap_or(text.len() - from);
+            let jwt = *prefix != "eyJ" || text[from..from + len].matches('.').count() == 2;
+            if len >= *least && jwt {
+                out.push_str(&text[at..i]);
+                out.push_str(MASK);
+                at = from + len;
+                i = at;
+                found = true;
+                continue;
+            }
+        }
+        i += rest.chars().next().map_or(1, char::len_utf8);
+    }
+    if !found {
+        return None;
+    }
+    out.push_str(&text[at..]);
+    Some(out)
 }
 
 /// `text` with what follows `Bearer ` or `Basic ` (an HTTP authorization)
@@ -606,6 +727,43 @@ mod tests {
                 "select 'id *** here'",
             ),
             ("select 1 -- the passphrase\n", "select 1 -- ***\n"),
+        ] {
+            assert_eq!(pg(sql), masked, "{sql}");
+        }
+        // Review round 24: more keys, and tokens known by their form.
+        for (sql, masked) in [
+            (
+                "select 'host=db sslpassword=S1', 'x?sslpassword=S2'",
+                "select 'host=db sslpassword=***', 'x?sslpassword=***'",
+            ),
+            (
+                "select 'AccountName=a;AccountKey=S3==;x=1', 'secret-key=S4'",
+                "select 'AccountName=a;AccountKey=***;x=1', 'secret-key=***'",
+            ),
+            (
+                "select 'ghp_abcdefghijklmnopqrstuvwxyz012345', 'xoxb-123-456-abcdef'",
+                "select '***', '***'",
+            ),
+            (
+                "select 'sk_live_abcdefgh12345678 and AIzaSyA1234567890abcdefghijklmnopqrstu'",
+                "select '*** and ***'",
+            ),
+            (
+                "select 'Bearer-less eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlX3g'",
+                "select 'Bearer-less ***'",
+            ),
+            (
+                "select 'https://hooks.slack.com/services/T0/B0/XYZ'",
+                "select 'https://hooks.slack.com/services/***'",
+            ),
+            (
+                "select '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN\n-----END PRIVATE KEY-----'",
+                "select '-----BEGIN PRIVATE KEY-----***\n-----END PRIVATE KEY-----'",
+            ),
+            (
+                "select * from u where pwd = 'S5' or passwd='S6'",
+                "select * from u where pwd = '***' or passwd='***'",
+            ),
         ] {
             assert_eq!(pg(sql), masked, "{sql}");
         }
