@@ -520,6 +520,173 @@ fn a_monorepo_s_models_outside_the_project_folder_are_compared() {
     assert_eq!(json["changes"][0]["kind"], "breaking", "{json}");
 }
 
+/// (model, kind) of each change `ripple diff` finds between two versions
+/// of a plain-SQL project, and its exit code.
+fn sql_change(
+    base: &[(&str, &str)],
+    head: &[(&str, &str)],
+) -> (Vec<(String, String, Vec<String>)>, i32) {
+    let (b, h) = (temp_project(base), temp_project(head));
+    let (json, code) = run_dirs(b.path(), h.path());
+    (changes(&json), code)
+}
+
+#[test]
+fn merge_clauses_and_on_conflict_decide_rows() {
+    // Review round 24: changing what a MERGE clause does (update → delete),
+    // its condition, or an upsert's ON CONFLICT action read as no-op or
+    // column-level, exit 0.
+    let yml = ("ripple.yml", "dialect: postgres\nsql: [jobs]\n");
+    let merge =
+        |when: &str| format!("merge into mart.t as t using raw.s as s on t.id = s.id {when}");
+    let base_merge = merge(
+        "when matched then update set v = s.v when not matched then insert (id, v) values (s.id, s.v)",
+    );
+    for head in [
+        merge("when matched then delete when not matched then insert (id, v) values (s.id, s.v)"),
+        merge(
+            "when matched and s.v > 0 then update set v = s.v when not matched then insert (id, v) values (s.id, s.v)",
+        ),
+        merge(
+            "when matched then update set v = s.v when not matched and s.v > 100 then insert (id, v) values (s.id, s.v)",
+        ),
+    ] {
+        let (found, code) = sql_change(
+            &[yml, ("jobs/m.sql", &base_merge)],
+            &[yml, ("jobs/m.sql", &head)],
+        );
+        assert_eq!(found[0].1, "breaking", "{head}: {found:?}");
+        assert_eq!(code, 1);
+    }
+    let upsert = |action: &str| {
+        format!(
+            "insert into mart.daily (day, total) select d, sum(x) from raw.e group by d on conflict (day) {action}"
+        )
+    };
+    let base_upsert = upsert("do update set total = excluded.total");
+    for head in [
+        upsert("do nothing"),
+        upsert("do update set total = mart.daily.total + excluded.total"),
+        upsert("do update set total = excluded.total where mart.daily.total < excluded.total"),
+    ] {
+        let (found, code) = sql_change(
+            &[yml, ("jobs/u.sql", &base_upsert)],
+            &[yml, ("jobs/u.sql", &head)],
+        );
+        assert_eq!(found[0].1, "breaking", "{head}: {found:?}");
+        assert_eq!(code, 1);
+    }
+}
+
+#[test]
+fn a_job_writing_elsewhere_reaches_the_readers_of_what_it_wrote() {
+    // Review round 24: `raw.orders` → `raw_v2.orders` was breaking with no
+    // downstream, though everything reading `raw.orders` stops being fed.
+    let yml = ("ripple.yml", "dialect: postgres\nsql: [jobs]\n");
+    let reader = (
+        "jobs/b.sql",
+        "insert into mart.daily select * from raw.orders",
+    );
+    let (found, code) = sql_change(
+        &[
+            yml,
+            ("jobs/a.sql", "insert into raw.orders select * from src.o"),
+            reader,
+        ],
+        &[
+            yml,
+            (
+                "jobs/a.sql",
+                "insert into raw_v2.orders select * from src.o",
+            ),
+            reader,
+        ],
+    );
+    assert_eq!(code, 1);
+    let a = found.iter().find(|c| c.0 == "sql:jobs/a.sql").unwrap();
+    assert_eq!(a.1, "breaking", "{found:?}");
+    assert!(a.2.iter().any(|d| d == "table.mart.daily"), "{found:?}");
+}
+
+#[test]
+fn a_macro_that_does_not_render_never_hides_a_change() {
+    // Review round 24: with `dbt_packages/` not installed (as in CI), a
+    // changed argument of `dbt_utils.generate_surrogate_key(...)` rendered
+    // to the same placeholder on both sides: "no changes", exit 0.
+    let project = ("dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n");
+    let model = |args: &str| {
+        format!(
+            "select {{{{ dbt_utils.generate_surrogate_key([{args}]) }}}} as k, id from {{{{ ref('a') }}}}\n"
+        )
+    };
+    let a = ("models/a.sql", "select 1 as id, 2 as c\n");
+    let (found, code) = sql_change(
+        &[project, a, ("models/k.sql", &model("'id', 'c'"))],
+        &[project, a, ("models/k.sql", &model("'id'"))],
+    );
+    assert_eq!(
+        found
+            .iter()
+            .map(|c| (c.0.as_str(), c.1.as_str()))
+            .collect::<Vec<_>>(),
+        [("model.k", "could-not-compare")]
+    );
+    assert_eq!(code, 1);
+    // Unchanged, it is no change.
+    let (found, code) = sql_change(
+        &[project, a, ("models/k.sql", &model("'id'"))],
+        &[project, a, ("models/k.sql", &model("'id'"))],
+    );
+    assert_eq!((found.len(), code), (0, 0));
+}
+
+#[test]
+fn a_folder_behind_a_link_stops_the_comparison() {
+    // Review round 24: `models/staging` committed as a link inside the
+    // repository is not read (ripple follows no link in model folders), so
+    // a breaking change behind it was "no changes", exit 0.
+    let repo = GitRepo::new(&[
+        ("p/dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n"),
+        ("shared/staging/a.sql", "select 1 as id\n"),
+        ("p/models/b.sql", "select id from {{ ref('a') }}\n"),
+    ]);
+    std::os::unix::fs::symlink("../../shared/staging", repo.path().join("p/models/staging"))
+        .unwrap();
+    repo.commit("linked folder");
+    repo.write("shared/staging/a.sql", "select 1 as id where false\n");
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .current_dir(repo.path())
+        .args(["diff", "--base", "HEAD", "--project", "p"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("link"), "{stderr}");
+}
+
+#[test]
+fn no_cache_is_accepted_as_by_every_command() {
+    let (b, h) = (
+        temp_project(&[("ripple.yml", "sql: [jobs]\n"), ("jobs/a.sql", "select 1")]),
+        temp_project(&[("ripple.yml", "sql: [jobs]\n"), ("jobs/a.sql", "select 1")]),
+    );
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["diff", "--no-cache", "--base-dir"])
+        .arg(b.path())
+        .arg("--head-dir")
+        .arg(h.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn bad_revisions_exit_with_2_and_say_what_to_do() {
     let repo = GitRepo::new(BASE);

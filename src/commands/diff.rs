@@ -47,6 +47,10 @@ pub struct Args {
     /// Write to this file instead of standard output (`-` is standard output).
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Accepted as every command accepts it: diff never uses the cache
+    /// (scripts passing it to each command once failed here).
+    #[arg(long)]
+    no_cache: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

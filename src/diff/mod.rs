@@ -188,11 +188,44 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
                     base_errors.get(b.file.as_str()),
                     head_errors.get(h.file.as_str()),
                 );
+                // A macro ripple cannot render (a package not installed)
+                // prints a placeholder: its arguments may change, or it may
+                // render on one side only, and the SQL not show it.
+                let placeholder = |s: Option<&str>| {
+                    s.is_some_and(|s| s.contains(crate::project::UNKNOWN_PLACEHOLDER))
+                };
+                let hidden =
+                    placeholder(base_sem.sql(id).as_deref()) || placeholder(h.sql.as_deref());
+                let file_changed = || {
+                    let read = |g: &LineageGraph, f: &str| std::fs::read(g.root.join(f)).ok();
+                    read(base, &b.file) != read(head, &h.file)
+                };
                 let verdict = match errors {
-                    (None, None) if same => continue,
+                    (None, None) if same && !(hidden && file_changed()) => continue,
                     (Some(x), Some(y)) if same && x == y => continue,
+                    (None, None) if hidden && same => Verdict::new(
+                        ChangeKind::CouldNotCompare,
+                        "its file changed, but a macro in it does not render here (a package not installed?): its SQL reads the same, though what the macro renders to may not be",
+                        1,
+                    ),
+                    (None, None) if hidden && !file_changed() => Verdict::new(
+                        ChangeKind::CouldNotCompare,
+                        "the same file renders differently on the two sides: a macro in it renders on one side only (a package installed on one side?)",
+                        1,
+                    ),
                     (None, None) => match (base_sem.job(id), head_sem.job(id)) {
-                        (Some(bs), Some(hs)) => compare_scripts(bs, hs),
+                        (Some(bs), Some(hs)) => {
+                            let v = compare_scripts(bs, hs);
+                            if hidden && v.kind != ChangeKind::Breaking {
+                                Verdict::new(
+                                    ChangeKind::CouldNotCompare,
+                                    "it changed, and a macro in it does not render here (a package not installed?): what the macro renders to may have changed too",
+                                    v.line,
+                                )
+                            } else {
+                                v
+                            }
+                        }
                         _ => Verdict::new(ChangeKind::Breaking, "its SQL was added or removed", 1),
                     },
                     (x, y) => {
@@ -227,7 +260,26 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
         };
         let job = &g.jobs[id];
         let writes: Vec<NodeIndex> = sem.written(id).to_vec();
-        let reach = reach(sem, &verdict, &writes);
+        let mut reach = reach(sem, &verdict, &writes);
+        // A job that no longer writes a table it wrote (`raw` → `raw_v2`):
+        // what reads the old table stops being fed, whatever its verdict
+        // says of the rows it now writes elsewhere.
+        if on_head && b.is_some() {
+            let lost: Vec<NodeIndex> = base_sem
+                .written(id)
+                .iter()
+                .filter_map(|&n| head.index.get(&base.graph[n].id).copied())
+                .filter(|n| !writes.contains(n))
+                .collect();
+            if !lost.is_empty() {
+                let below = Reach::all_below(head, &lost);
+                reach.affected.extend(lost.iter().copied());
+                reach.affected.extend(below.affected);
+                for n in &lost {
+                    reach.columns.insert(*n, None);
+                }
+            }
+        }
         let line = match (job.airflow.as_ref(), b.zip(h)) {
             // Task SQL is inline or in a template: point at the task.
             (Some(_), _) => job.writes.iter().map(|r| r.line).min().unwrap_or(1).max(1) as u64,

@@ -113,8 +113,23 @@ pub fn diff_sides(sides: &Sides) -> Result<DiffReport, DiffError> {
         let project =
             load_project(root, &LoadOptions::default()).map_err(|source| DiffError::Load {
                 message: as_in_project(&source.to_string(), root, &prefix),
-                side,
+                side: side.clone(),
             })?;
+        // A folder of models not read on one side (outside the repository,
+        // missing, behind a link ripple does not follow) would make its
+        // models read as unchanged, added or removed, exit 0: the
+        // comparison stops.
+        if let Some(d) = project.diagnostics.iter().find(|d| {
+            matches!(
+                d.code,
+                "path-outside-project" | "missing-path" | "linked-file"
+            )
+        }) {
+            return Err(DiffError::Load {
+                message: as_in_project(&d.to_string(), root, &prefix),
+                side,
+            });
+        }
         Ok(LineageGraph::build(project))
     };
     let (base, head) = rayon::join(

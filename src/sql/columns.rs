@@ -211,6 +211,12 @@ impl Resolver<'_> {
             },
             Statement::Insert(i) => {
                 let mut cols = self.query(i.source.as_deref()?, &[]);
+                // `ON CONFLICT ... DO UPDATE SET ... WHERE ...`, `DO
+                // NOTHING`, `ON DUPLICATE KEY UPDATE`: which rows stay and
+                // what they hold.
+                if let Some(on) = &i.on {
+                    self.row_prints.insert(bounded(format!("on insert:{on}")));
+                }
                 if i.columns.is_empty() {
                     // No column list: the values go by position into the
                     // table's own columns, whatever the SELECT calls them.
@@ -281,7 +287,24 @@ impl Resolver<'_> {
                 let print = format!("merge on:{}", self.print(&m.on, &visible));
                 self.row_prints.insert(print);
                 let mut out: Vec<OutputColumn> = Vec::new();
-                for clause in &m.clauses {
+                for (k, clause) in m.clauses.iter().enumerate() {
+                    // Each clause (in order: the first that matches acts)
+                    // decides which rows are changed, kept or deleted.
+                    let predicate = clause
+                        .predicate
+                        .as_ref()
+                        .map(|p| self.print(p, &visible))
+                        .unwrap_or_default();
+                    let action = match &clause.action {
+                        sqlparser::ast::MergeAction::Update(_) => "update",
+                        sqlparser::ast::MergeAction::Insert(_) => "insert",
+                        sqlparser::ast::MergeAction::Delete { .. } => "delete",
+                        sqlparser::ast::MergeAction::DoNothing { .. } => "nothing",
+                    };
+                    self.row_prints.insert(bounded(format!(
+                        "merge when {k}:{}:{predicate}:{action}",
+                        clause.clause_kind
+                    )));
                     if let Some(p) = &clause.predicate {
                         let refs = self.refs(p, &visible);
                         self.conditions.extend(refs);
