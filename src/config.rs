@@ -483,7 +483,8 @@ impl Config {
                     name,
                     "cost",
                     format!(
-                        "{cost} minutes a partition is more than a year; write the minutes one partition takes (at most {MAX_COST_MINUTES})"
+                        "{} minutes a partition is more than a year; write the minutes one partition takes (at most {MAX_COST_MINUTES})",
+                        short_number(cost)
                     ),
                 ));
             }
@@ -862,6 +863,16 @@ fn plain_reason(reason: &str) -> Option<String> {
     Some(plain.to_string())
 }
 
+/// A number as a message shows it: `1e300`, not its 301 digits.
+fn short_number(x: f64) -> String {
+    let plain = x.to_string();
+    if plain.len() > 20 {
+        format!("{x:e}")
+    } else {
+        plain
+    }
+}
+
 /// A readable error: `ripple.yml:4:5: datasets.orders_7d: unknown key
 /// `grian`; did you mean `grain`?`.
 fn config_error(path: &Path, key_path: &str, err: &serde_saphyr::Error) -> Error {
@@ -998,6 +1009,8 @@ mod tests {
             e.contains("datasets.a.cost") && e.contains("more than a year"),
             "{e}"
         );
+        // Shown as written short, not as its 301 digits.
+        assert!(e.contains("1e300 minutes") && e.len() < 300, "{e}");
         assert!(err("datasets:\n  a: { cost: 525601 }\n").contains("datasets.a.cost"));
         let e = err("datasets:\n  orders:\n    grain: day\n    cost: .inf\n");
         assert!(

@@ -185,7 +185,17 @@ impl Folder {
             }
             let file = sealer.finish(build, name)?;
             file.sync_data()?;
-            sys::rename(&dir, &tmp, name)?;
+            if let Err(e) = sys::rename(&dir, &tmp, name) {
+                // A folder in the file's place: gone when empty, else named,
+                // so that not every later run fails the same way unsaid.
+                if sys::remove_empty_folder(&dir, name).is_err() {
+                    return Err(std::io::Error::new(
+                        e.kind(),
+                        format!("{e}; a folder is in the place of this cache file: remove it"),
+                    ));
+                }
+                sys::rename(&dir, &tmp, name)?;
+            }
             Ok(true)
         })();
         if !matches!(written, Ok(true)) {
@@ -692,6 +702,11 @@ mod sys {
     pub(super) fn remove(dir: &Dir, name: &str) -> std::io::Result<()> {
         Ok(rustix::fs::unlinkat(dir, name, AtFlags::empty())?)
     }
+
+    /// Removes the folder `name` when it is empty.
+    pub(super) fn remove_empty_folder(dir: &Dir, name: &str) -> std::io::Result<()> {
+        Ok(rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?)
+    }
 }
 
 /// The folder and its files by path, each checked not to be a link before
@@ -783,6 +798,11 @@ mod sys {
 
     pub(super) fn remove(dir: &Dir, name: &str) -> std::io::Result<()> {
         std::fs::remove_file(dir.join(name))
+    }
+
+    /// Removes the folder `name` when it is empty.
+    pub(super) fn remove_empty_folder(dir: &Dir, name: &str) -> std::io::Result<()> {
+        std::fs::remove_dir(dir.join(name))
     }
 }
 
@@ -937,6 +957,17 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("c/columns.jsonl"), "{e}");
+        assert!(e.contains("remove it"), "{e}");
+        // An empty folder there is taken away: the file is written (each
+        // later run once warned again).
+        std::fs::create_dir(at.join("time-facts.jsonl")).unwrap();
+        assert!(
+            f.write("time-facts.jsonl", "b1", |w| w
+                .write_all(b"y")
+                .map(|()| true))
+                .unwrap()
+        );
+        assert!(at.join("time-facts.jsonl").is_file());
         let names: Vec<String> = std::fs::read_dir(&at)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
