@@ -443,6 +443,70 @@ fn sql_whose_tables_follow_the_run_date_is_named() {
 }
 
 #[test]
+fn tasks_changed_or_made_in_ways_ripple_does_not_follow_are_named() {
+    // Review round 24: each of these read a task's table wrong, or dropped
+    // the task, with no warning.
+    let (dags, warnings) = read(&[(
+        "r.py",
+        &format!(
+            "{HEADER}import functools\nfrom airflow.models.param import Param\nfrom airflow.utils.task_group import TaskGroup\nSTMTS = ['insert into mart.a select 1']\nSql = SQL\nclass VersionedOperator(SQL):\n    pass\n@dag(schedule=None)\ndef never_called():\n    SQL(task_id='n', sql='insert into mart.never select 1')\nwith DAG('d', params={{'t': 'mart.p', 'n': Param(5)}}, default_args={{'params': {{'t': 'mart.q'}}}}) as d:\n    t = SQL(task_id='t1', sql='insert into mart.x select 1')\n    t.sql = 'insert into mart.y select 1'\n    s = SQL(task_id='t2', sql=STMTS)\n    Sql(task_id='t3', sql='insert into mart.t3 select 1')\n    WOp = functools.partial(SQL, conn_id='wh')\n    VersionedOperator(task_id='t4', sql='insert into mart.v select 1')\n    SQL(task_id='t5', sql='insert into {{{{ params.t }}}} select 1')\n    with TaskGroup('outer'):\n        with TaskGroup('inner', prefix_group_id=False):\n            SQL(task_id='a', sql='select 1')\n    SQL(task_id='t6', sql='insert into mart.u_{{{{ nosuch }}}} select 1')\nSTMTS.append('insert into mart.b select 1')\n"
+        ),
+    )]);
+    assert_eq!(
+        dags.len(),
+        1,
+        "{:?}",
+        dags.iter().map(|d| &d.dag_id).collect::<Vec<_>>()
+    );
+    let d = &dags[0];
+    // An unprefixed group's tasks keep bare ids, inside any group.
+    assert!(d.tasks.iter().any(|t| t.task_id == "a"), "{:?}", d.tasks);
+    // `default_args["params"]` is merged over `params`: unknown, not `mart.p`.
+    assert!(!task(d, "t5").writes.contains(&"mart.p".to_string()));
+    // An undefined value is no empty text in a table's name.
+    assert!(
+        !task(d, "t6").writes.contains(&"mart.u_".to_string()),
+        "{:?}",
+        task(d, "t6")
+    );
+    let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    for needle in [
+        "`never_called` is never called",
+        "`t.sql` is set after the task is made",
+        "takes `sql=STMTS`, a list this file changes in place",
+        "operator `SQLExecuteQueryOperator` is used as a value",
+        "class `VersionedOperator` derives from operator",
+        "t6",
+    ] {
+        assert!(
+            text.iter().any(|w| w.contains(needle)),
+            "{needle}: {text:#?}"
+        );
+    }
+}
+
+#[test]
+fn params_ripple_cannot_hold_are_runtime_values() {
+    // `Param(5)` and nested dicts were left out: `{{ params.n }}` printed
+    // nothing, and `mart.n_` read as a table.
+    let (dags, warnings) = read(&[(
+        "p.py",
+        &format!(
+            "{HEADER}from airflow.models.param import Param\nwith DAG('d', params={{'n': Param(5), 'deep': {{'t': 'mart.x'}}, 's': 'mart.s'}}) as d:\n    SQL(task_id='a', sql='insert into mart.n_{{{{ params.n }}}} select 1')\n    SQL(task_id='b', sql='insert into {{{{ params.deep.t }}}} select 1')\n    SQL(task_id='c', sql='insert into {{{{ params.s }}}} select 1')\n"
+        ),
+    )]);
+    let d = &dags[0];
+    assert!(
+        task(d, "a").writes.iter().all(|w| w.contains("unknown")),
+        "{:?}",
+        task(d, "a")
+    );
+    assert!(!task(d, "b").writes.contains(&"mart.x".to_string()));
+    assert_eq!(task(d, "c").writes, ["mart.s"]);
+    assert!(!warnings.is_empty());
+}
+
+#[test]
 fn taskflow_task_groups_datasets_and_sensors() {
     let (dags, warnings) = read(&[(
         "tf.py",

@@ -274,6 +274,27 @@ fn loops_and_f_strings_count_the_bytes_they_build() {
 }
 
 #[test]
+fn statements_read_again_and_again_are_counted_too() {
+    // Review round 24: a loop of 10,000 iterations over a body of 20,000
+    // `x = 1` lines built nothing, so no byte bound fired: 22 s (100,000
+    // lines: past 120 s). Each statement read now counts.
+    let lines: String = (0..20_000)
+        .map(|k| format!("            x{k} = 1\n"))
+        .collect();
+    let body = format!(
+        "{DAG_HEAD}    E(task_id='first')\n    for a in range(10):\n        for i in range(1000):\n{lines}    E(task_id='after')\n"
+    );
+    let (dags, findings) = dag_file(&body);
+    let error = findings
+        .iter()
+        .find(|d| d.code == "expansion-too-large")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert!(error.message.contains("each statement read"), "{error}");
+    // What was read before is kept.
+    assert_eq!(dags[0].tasks[0].task_id, "first");
+}
+
+#[test]
 fn a_task_group_function_called_many_times_reads_in_linear_time() {
     // Each call once copied the function's body and searched group ids
     // from `__1`: 9,000 calls were quadratic.

@@ -75,6 +75,7 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
                                 &file,
                                 path.parent().unwrap_or(root),
                                 root,
+                                dialect,
                             );
                             for dag in &mut dags {
                                 for task in &mut dag.tasks {

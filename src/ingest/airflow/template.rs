@@ -21,6 +21,13 @@ use minijinja::{Environment, Error, ErrorKind, State, UndefinedBehavior, Value, 
 use crate::ingest::dbt::jinja::guard;
 use crate::project::UNKNOWN_PLACEHOLDER;
 
+/// A dict value ripple does not know (`Param(5)`, a nested dict): printed,
+/// it is a runtime value, never an empty name.
+pub(super) const UNKNOWN_VALUE: &str = "\u{0}unknown";
+
+/// A dict key standing for keys ripple does not know (`{**other}`).
+pub(super) const UNKNOWN_KEYS: &str = "\u{0}*";
+
 /// The representative run's day, as warnings name it.
 pub(super) const REPRESENTATIVE_DAY: &str = "2026-01-01";
 
@@ -71,8 +78,9 @@ const RUNTIME_ONLY: &[&str] = &[
     "map_index_template",
 ];
 
-/// The environment reading the graph (`undefined` chains, as a plain
-/// render does) or rendering a plan's runs (undefined is an error).
+/// The environment reading the graph (printing an undefined value is an
+/// error, testing one is false) or rendering a plan's runs (undefined is
+/// an error).
 fn build_env(undefined: UndefinedBehavior) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(undefined);
@@ -107,7 +115,10 @@ fn build_env(undefined: UndefinedBehavior) -> Environment<'static> {
 
 fn env() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
-    ENV.get_or_init(|| build_env(UndefinedBehavior::Chainable))
+    // Airflow renders with `StrictUndefined`: a value it does not have
+    // fails the task. Printed here, it is an error (the task's tables are
+    // then named as not read), never empty text in a table's name.
+    ENV.get_or_init(|| build_env(UndefinedBehavior::SemiStrict))
 }
 
 fn run_env() -> &'static Environment<'static> {
@@ -131,7 +142,17 @@ fn run_context(params: Option<&BTreeMap<String, String>>, start: DateTime, end: 
     let tomorrow = start.checked_add(day).unwrap_or(start);
     // Params given as something ripple cannot read are a runtime value.
     let params = match params {
-        Some(p) => Value::from(p.clone()),
+        Some(p) => Value::from(
+            p.iter()
+                .map(|(k, v)| {
+                    let v = match v.as_str() {
+                        UNKNOWN_VALUE => Value::from_object(Unknown),
+                        v => Value::from(v),
+                    };
+                    (k.clone(), v)
+                })
+                .collect::<BTreeMap<String, Value>>(),
+        ),
         None => Value::from_object(Unknown),
     };
     context! {
@@ -306,6 +327,7 @@ pub(super) fn shaped_by_date(
     rendered: &str,
     params: Option<&BTreeMap<String, String>>,
     fuel: &Cell<u64>,
+    dialect: crate::sql::SqlDialect,
 ) -> bool {
     use sqlparser::tokenizer::{Token, Tokenizer};
     if !sql.contains("{{") && !sql.contains("{%") {
@@ -318,9 +340,9 @@ pub(super) fn shaped_by_date(
     if other == rendered {
         return false;
     }
-    let dialect = sqlparser::dialect::GenericDialect {};
+    let parser = dialect.parser_dialect();
     let words = |s: &str| -> Option<Vec<Token>> {
-        let tokens = Tokenizer::new(&dialect, s).tokenize().ok()?;
+        let tokens = Tokenizer::new(&*parser, s).tokenize().ok()?;
         Some(
             tokens
                 .into_iter()
@@ -333,18 +355,37 @@ pub(super) fn shaped_by_date(
             t,
             Token::Number(..)
                 | Token::SingleQuotedString(_)
+                | Token::DoubleQuotedString(_)
+                | Token::TripleSingleQuotedString(_)
+                | Token::TripleDoubleQuotedString(_)
                 | Token::EscapedStringLiteral(_)
                 | Token::NationalStringLiteral(_)
                 | Token::DollarQuotedString(_)
                 | Token::SingleQuotedByteStringLiteral(_)
         )
     };
+    // `"2026-01-01"` is a string to BigQuery and MySQL, an identifier to
+    // the others: double-quoted words differing only in their digits are
+    // taken for values.
+    let digits = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_ascii_digit() { '0' } else { c })
+            .collect()
+    };
+    let same_but_digits = |x: &Token, y: &Token| match (x, y) {
+        (Token::Word(a), Token::Word(b)) => {
+            a.quote_style == Some('"')
+                && b.quote_style == Some('"')
+                && digits(&a.value) == digits(&b.value)
+        }
+        _ => false,
+    };
     match (words(rendered), words(&other)) {
         (Some(a), Some(b)) => {
             a.len() != b.len()
                 || a.iter()
                     .zip(&b)
-                    .any(|(x, y)| x != y && !(value(x) && value(y)))
+                    .any(|(x, y)| x != y && !(value(x) && value(y)) && !same_but_digits(x, y))
         }
         _ => true,
     }
