@@ -688,6 +688,131 @@ fn no_cache_is_accepted_as_by_every_command() {
 }
 
 #[test]
+fn the_order_that_picks_rows_and_whole_row_comparisons_decide_rows() {
+    // Review round 25: `distinct on (k) ... order by k, ts` → `ts desc`
+    // keeps other rows (was no-op); a changed column read only by an
+    // ORDER BY ... LIMIT, a DISTINCT ON's order or a UNION's comparison
+    // of rows reached no reader.
+    let yml = ("ripple.yml", "dialect: postgres\nsql: [jobs]\n");
+    let (found, code) = sql_change(
+        &[
+            yml,
+            (
+                "jobs/a.sql",
+                "insert into mart.a select distinct on (k) k, v from raw.s order by k, ts",
+            ),
+        ],
+        &[
+            yml,
+            (
+                "jobs/a.sql",
+                "insert into mart.a select distinct on (k) k, v from raw.s order by k, ts desc",
+            ),
+        ],
+    );
+    assert_eq!((found[0].1.as_str(), code), ("breaking", 1), "{found:?}");
+    let stg =
+        |amt: &str| format!("insert into mart.stg select order_id, cid, {amt} as amt from raw.o");
+    for reader in [
+        "insert into mart.down select distinct on (cid) order_id, cid from mart.stg order by cid, amt desc",
+        "insert into mart.down select order_id from mart.stg order by amt desc limit 10",
+        "insert into mart.down select order_id from (select order_id, amt from mart.stg union select order_id, amt from mart.stg) u",
+    ] {
+        let (found, _) = sql_change(
+            &[
+                yml,
+                ("jobs/stg.sql", &stg("amount")),
+                ("jobs/down.sql", reader),
+            ],
+            &[
+                yml,
+                ("jobs/stg.sql", &stg("amount * 100")),
+                ("jobs/down.sql", reader),
+            ],
+        );
+        let stg_change = found.iter().find(|c| c.0 == "sql:jobs/stg.sql").unwrap();
+        assert!(
+            stg_change.2.iter().any(|d| d == "table.mart.down"),
+            "{reader}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn a_password_in_a_read_url_is_in_no_report() {
+    // Review round 25: `read_csv('https://u:pw@host/x.csv')` named its
+    // dataset with the password, shown in every diff format and in DOT.
+    let yml = ("ripple.yml", "dialect: duckdb\nsql: [jobs]\n");
+    let (b, h) = (
+        temp_project(&[yml, ("jobs/a.sql", "insert into mart.x select 1 as a")]),
+        temp_project(&[
+            yml,
+            (
+                "jobs/a.sql",
+                "insert into mart.x select * from read_csv('https://u:HUNTER2xyz@host/x.csv')",
+            ),
+        ]),
+    );
+    for format in ["json", "markdown", "text", "github", "html"] {
+        let out = Command::cargo_bin("ripple")
+            .unwrap()
+            .args(["diff", "--format", format, "--base-dir"])
+            .arg(b.path())
+            .arg("--head-dir")
+            .arg(h.path())
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!all.contains("HUNTER2"), "{format}: {all}");
+        if format == "json" {
+            assert!(all.contains("***@host"), "{all}");
+        }
+    }
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .args(["graph", "--no-cache", "--format", "dot", "--project"])
+        .arg(h.path())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("HUNTER2"));
+}
+
+#[test]
+fn what_production_runs_but_the_comparison_does_not_render_is_not_hidden() {
+    // Review round 25: a change inside `{% if is_incremental() %}` and a
+    // seed disabled under the model reading it were "no changes", exit 0.
+    let project = ("dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n");
+    let model = |cond: &str| {
+        format!(
+            "{{{{ config(materialized='incremental') }}}}\nselect id, ts from {{{{ ref('a') }}}}\n{{% if is_incremental() %}}where ts > (select max(ts) from {{{{ this }}}}){cond}{{% endif %}}\n"
+        )
+    };
+    let a = ("models/a.sql", "select 1 as id, now() as ts\n");
+    let (found, code) = sql_change(
+        &[project, a, ("models/i.sql", &model(""))],
+        &[project, a, ("models/i.sql", &model(" and id > 0"))],
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].0.as_str(), found[0].1.as_str(), code),
+        ("model.i", "could-not-compare", 1)
+    );
+    let seed = ("seeds/countries.csv", "code,name\nfr,France\n");
+    let reader = ("models/r.sql", "select code from {{ ref('countries') }}\n");
+    let disabled = (
+        "dbt_project.yml",
+        "name: p\nversion: '1.0'\nprofile: p\nseeds:\n  p:\n    countries:\n      +enabled: false\n",
+    );
+    let (found, code) = sql_change(&[project, seed, reader], &[disabled, seed, reader]);
+    assert_eq!(found, owned(&[("seed.countries", "removed", &["model.r"])]));
+    assert_eq!(code, 1);
+}
+
+#[test]
 fn bad_revisions_exit_with_2_and_say_what_to_do() {
     let repo = GitRepo::new(BASE);
     let out = Command::cargo_bin("ripple")

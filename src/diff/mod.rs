@@ -200,9 +200,22 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
                     let read = |g: &LineageGraph, f: &str| std::fs::read(g.root.join(f)).ok();
                     read(base, &b.file) != read(head, &h.file)
                 };
+                // `{% if is_incremental() %}` is what production runs; the
+                // comparison renders the full refresh.
+                let incremental = || {
+                    std::fs::read_to_string(head.root.join(&h.file))
+                        .is_ok_and(|t| t.contains("is_incremental"))
+                };
                 let verdict = match errors {
+                    (None, None) if same && file_changed() && incremental() => Verdict::new(
+                        ChangeKind::CouldNotCompare,
+                        "its file changed but its SQL reads the same: the change may be in its `{% if is_incremental() %}` branch, which production runs and ripple does not render for the comparison",
+                        1,
+                    ),
                     (None, None) if same && !(hidden && file_changed()) => continue,
-                    (Some(x), Some(y)) if same && x == y => continue,
+                    // Failing the same way, it may still have changed (a
+                    // template value its render lacks on both sides).
+                    (Some(x), Some(y)) if same && x == y && !file_changed() => continue,
                     (None, None) if hidden && same => Verdict::new(
                         ChangeKind::CouldNotCompare,
                         "its file changed, but a macro in it does not render here (a package not installed?): its SQL reads the same, though what the macro renders to may not be",
@@ -300,6 +313,28 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
         };
         changes.push(change(g, id, &job.file, line, verdict, &writes, &reach));
         collect_edges(g, &writes, &reach, &mut edges);
+    }
+    // A seed (or source, snapshot) gone from the head — deleted or
+    // disabled — is written by no job, yet what read it breaks: removed,
+    // reaching what read it in the base (once "no changes", exit 0).
+    for n in base.graph.node_indices() {
+        let d = &base.graph[n];
+        let unwritten = matches!(
+            d.kind,
+            crate::project::DatasetKind::Seed
+                | crate::project::DatasetKind::Source
+                | crate::project::DatasetKind::Snapshot
+        ) && base.writer(&d.id).is_none();
+        if !unwritten || head.index.contains_key(&d.id) {
+            continue;
+        }
+        let writes = [n];
+        let reach = Reach::all_below(base, &writes);
+        let v = Verdict::new(ChangeKind::Removed, "deleted or disabled", 1);
+        let file = d.file.clone().unwrap_or_default();
+        let line = u64::from(d.line.unwrap_or(1).max(1));
+        changes.push(change(base, &d.id, &file, line, v, &writes, &reach));
+        collect_edges(base, &writes, &reach, &mut edges);
     }
     for (id, verdicts) in config::compare(base, head) {
         let n = head.index[&id];

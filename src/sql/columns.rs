@@ -109,6 +109,7 @@ pub(crate) fn column_lineage_with(
         row_prints: BTreeSet::new(),
         ambiguous: BTreeMap::new(),
         positional: false,
+        body_scope: Vec::new(),
         star_budget: STAR_BUDGET,
         bases: HashMap::new(),
         coarsened: HashMap::new(),
@@ -171,6 +172,9 @@ struct Resolver<'a> {
     ambiguous: BTreeMap<String, BTreeSet<String>>,
     /// An insert without a column list met a table of unknown columns.
     positional: bool,
+    /// The FROM scope of the last SELECT read: what its query's ORDER BY
+    /// may name besides the outputs (`order by amt desc limit 10`).
+    body_scope: Vec<Source>,
     /// Column references `*` may still copy in this statement (see
     /// [`STAR_BUDGET`]).
     star_budget: usize,
@@ -395,11 +399,18 @@ impl Resolver<'_> {
         let depth = self.ctes.len();
         self.with_ctes(q, outer);
         let out = self.set_expr(&q.body, outer);
-        if q.limit_clause.is_some() || q.fetch.is_some() {
+        let body_scope = match &*q.body {
+            SetExpr::Select(_) => std::mem::take(&mut self.body_scope),
+            _ => Vec::new(),
+        };
+        // `DISTINCT ON (k) ... ORDER BY k, ts`: the order picks the row kept.
+        let distinct_on = matches!(&*q.body, SetExpr::Select(s)
+            if matches!(s.distinct, Some(sqlparser::ast::Distinct::On(_))));
+        if q.limit_clause.is_some() || q.fetch.is_some() || distinct_on {
             // Which rows a limit keeps depends on the order.
             let limit = q.limit_clause.as_ref().map(ToString::to_string);
             let fetch = q.fetch.as_ref().map(ToString::to_string);
-            let mut print = format!("limit:{limit:?}{fetch:?}");
+            let mut print = format!("limit:{limit:?}{fetch:?} distinct on:{distinct_on}");
             // ORDER BY sees the output columns (the FROM scope is the body's).
             let outputs = [Source {
                 alias: String::new(),
@@ -416,9 +427,16 @@ impl Resolver<'_> {
                             col.fingerprint.clone()
                         }
                         None => {
-                            let refs = self.refs(&o.expr, &outputs);
+                            // An output's name, else a column of the FROM
+                            // scope (`order by amt` of an unselected `amt`).
+                            let mut refs = self.refs(&o.expr, &outputs);
+                            let mut scope: &[Source] = &outputs;
+                            if refs.is_empty() && !body_scope.is_empty() {
+                                refs = self.refs(&o.expr, &body_scope);
+                                scope = &body_scope;
+                            }
                             self.conditions.extend(refs);
-                            self.print(&o.expr, &outputs)
+                            self.print(&o.expr, scope)
                         }
                     };
                     print.push_str(&format!(" by {by} {}", o.options));
@@ -443,6 +461,19 @@ impl Resolver<'_> {
                 let mut l = self.set_expr(left, outer);
                 let r = self.set_expr(right, outer);
                 self.row_prints.insert(format!("set:{op} {set_quantifier}"));
+                // `UNION` (not `ALL`), `INTERSECT`, `EXCEPT` compare whole
+                // rows: every column decides which rows come out.
+                let keeps_all = matches!(op, sqlparser::ast::SetOperator::Union)
+                    && matches!(
+                        set_quantifier,
+                        sqlparser::ast::SetQuantifier::All
+                            | sqlparser::ast::SetQuantifier::AllByName
+                    );
+                if !keeps_all {
+                    for c in l.iter().chain(&r) {
+                        self.conditions.extend(c.sources.iter().cloned());
+                    }
+                }
                 if l.len() != r.len() || l.iter().chain(&r).any(is_collapsed) {
                     // A collapsed `*` on either side: positions no longer
                     // line up, so every column reads what any column does.
@@ -565,6 +596,7 @@ impl Resolver<'_> {
                 self.row_prints.insert("group:all".to_string());
             }
         }
+        self.body_scope = visible;
         out
     }
 

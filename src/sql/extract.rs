@@ -654,7 +654,9 @@ const TSQL_HINTS: &[&str] = &[
 /// The location `COPY INTO 's3://...'` names (a quoted URL parsed as a name).
 fn location(name: &ObjectName) -> Option<String> {
     match name.0.as_slice() {
-        [ObjectNamePart::Identifier(i)] if i.value.contains("://") => Some(i.value.clone()),
+        [ObjectNamePart::Identifier(i)] if i.value.contains("://") => {
+            Some(super::secrets::masked_text(&i.value).into_owned())
+        }
         _ => None,
     }
 }

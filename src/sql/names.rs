@@ -102,8 +102,11 @@ pub(crate) fn path_name(name: &ObjectName, dialect: SqlDialect) -> Option<String
 /// A location as a path dataset is named: as written, with `./` before a
 /// file named without a folder (so [`is_path`] knows it).
 pub(crate) fn located(location: &str) -> String {
-    match is_path(location) {
-        true => location.to_string(),
+    // `https://u:pw@host/x.csv` is named `https://***@host/x.csv`: the
+    // name reaches every output (diff reasons, DOT, JSON).
+    let location = super::secrets::masked_text(location);
+    match is_path(&location) {
+        true => location.into_owned(),
         false => format!("./{location}"),
     }
 }

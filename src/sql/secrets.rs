@@ -264,6 +264,16 @@ fn names_secret(comment: &str) -> bool {
     COMMENT_WORDS.iter().any(|w| lower.contains(w))
 }
 
+/// `text` (a file's or URL's name a query reads) with its secrets masked
+/// as a string literal's are: a URL's user part, secret query values. A
+/// dataset named after it carries no password into any output.
+pub(crate) fn masked_text(text: &str) -> Cow<'_, str> {
+    match string_secrets(text) {
+        Some(masked) => Cow::Owned(masked),
+        None => Cow::Borrowed(text),
+    }
+}
+
 /// A string literal's secrets masked: a URL's user part, the values of
 /// [`SECRET_KEYS`] and what follows `Bearer ` or `Basic `.
 fn string_secrets(s: &str) -> Option<String> {
