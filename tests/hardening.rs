@@ -667,10 +667,14 @@ fn output_to_a_fifo_or_a_device_writes_to_it_and_never_replaces_it() {
     );
     let t = std::fs::symlink_metadata("/dev/null").unwrap().file_type();
     assert!(t.is_char_device());
-    // A folder is refused with what to do.
+    // A folder is refused with what to do; so is a folder's name.
     let out = graph_to(dir.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("give --output a file name"));
+    let out = graph_to(&dir.path().join("new/"));
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ending in `/`"), "{stderr}");
 }
 
 #[test]

@@ -224,6 +224,13 @@ pub fn write_output_with(
     let fail =
         |e: std::io::Error| anyhow::anyhow!("cannot write {}: {}", p.display(), io_reason(&e));
     let existing = std::fs::symlink_metadata(p).ok();
+    // `-o out/`: a folder's name (the system's answer was "Not a directory").
+    if existing.is_none() && p.as_os_str().to_string_lossy().ends_with('/') {
+        anyhow::bail!(
+            "cannot write {}: a name ending in `/` is a folder's; give --output a file name",
+            p.display()
+        );
+    }
     if let Some(m) = &existing
         && !m.file_type().is_file()
         && !m.file_type().is_symlink()
