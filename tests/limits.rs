@@ -295,6 +295,35 @@ fn statements_read_again_and_again_are_counted_too() {
 }
 
 #[test]
+fn a_graph_of_more_edges_than_ripple_builds_is_refused_not_aborted() {
+    // Review round 25: 3,200 models each reading all the ones before (5
+    // million edges) aborted on memory in the graph's build. Here 201 jobs
+    // read 5,000 tables each: past the million edges, refused with what to
+    // do, exit 2.
+    let from: String = (0..5_000)
+        .map(|k| format!("s.t{k}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut files: Vec<(String, String)> = (0..201)
+        .map(|j| {
+            (
+                format!("jobs/j{j}.sql"),
+                format!("insert into mart.m{j} select 1 from {from}"),
+            )
+        })
+        .collect();
+    files.push(("ripple.yml".to_string(), "sql: [jobs]\n".to_string()));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let dir = temp_project(&files);
+    let out = ripple(&["graph", "--format", "json"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("lineage edges"), "{}", stderr(&out));
+}
+
+#[test]
 fn a_task_group_function_called_many_times_reads_in_linear_time() {
     // Each call once copied the function's body and searched group ids
     // from `__1`: 9,000 calls were quadratic.

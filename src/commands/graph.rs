@@ -116,7 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    let g = super::ProjectArgs::build(project.load());
+    let g = super::ProjectArgs::build(project.load())?;
     let nodes: BTreeSet<_> = match &args.select {
         Some(sel) => Selector::parse(sel)?.select(g)?,
         None => g.graph.node_indices().collect(),

@@ -47,7 +47,7 @@ impl ProjectArgs {
     /// piece by piece took 5 % of `ripple graph`, and the OS frees it at once.
     pub fn graph(&self) -> anyhow::Result<&'static LineageGraph> {
         let project = self.load()?;
-        Ok(Self::build(project))
+        Self::build(project)
     }
 
     /// Loads the project, with a progress bar on a terminal; its cache is
@@ -86,10 +86,17 @@ impl ProjectArgs {
 
     /// The graph of `project`, kept until the process exits (see
     /// [`ProjectArgs::graph`]).
-    pub fn build(project: Project) -> &'static LineageGraph {
-        Box::leak(Box::new(ripple::timings::phase("graph", || {
-            LineageGraph::build(project)
-        })))
+    pub fn build(project: Project) -> anyhow::Result<&'static LineageGraph> {
+        let graph = ripple::timings::phase("graph", || LineageGraph::build(project));
+        // A graph too large to build is refused, never answered from.
+        if let Some(d) = graph
+            .diagnostics
+            .iter()
+            .find(|d| d.code == ripple::graph::GRAPH_TOO_LARGE)
+        {
+            anyhow::bail!("{}", d.message);
+        }
+        Ok(Box::leak(Box::new(graph)))
     }
 
     /// The cache folder, unless `--no-cache`.

@@ -130,7 +130,18 @@ pub fn diff_sides(sides: &Sides) -> Result<DiffReport, DiffError> {
                 side,
             });
         }
-        Ok(LineageGraph::build(project))
+        let graph = LineageGraph::build(project);
+        if let Some(d) = graph
+            .diagnostics
+            .iter()
+            .find(|d| d.code == crate::graph::GRAPH_TOO_LARGE)
+        {
+            return Err(DiffError::Load {
+                message: d.message.clone(),
+                side,
+            });
+        }
+        Ok(graph)
     };
     let (base, head) = rayon::join(
         || load(&base_root, base_side),

@@ -41,6 +41,14 @@ pub struct Edge {
     pub evidence: Option<&'static str>,
 }
 
+/// Most lineage edges (a job's read or write of one dataset) a graph is
+/// built of: real projects have tens of thousands; past this, memory runs
+/// out before the graph is made.
+pub const MAX_GRAPH_EDGES: usize = 1_000_000;
+
+/// The code of the error a graph past [`MAX_GRAPH_EDGES`] carries.
+pub const GRAPH_TOO_LARGE: &str = "graph-too-large";
+
 /// The lineage graph of a project.
 #[derive(Debug, Clone)]
 pub struct LineageGraph {
@@ -467,6 +475,8 @@ impl Resolver<'_> {
 
 impl LineageGraph {
     /// Builds the graph of `project`, consuming it.
+    /// Builds the graph of `project`. Past [`MAX_GRAPH_EDGES`] it has no
+    /// edges and a [`GRAPH_TOO_LARGE`] error: callers refuse it.
     pub fn build(project: Project) -> LineageGraph {
         let Project {
             root,
@@ -486,10 +496,25 @@ impl LineageGraph {
         let resolver = Resolver::new(&datasets);
         // Each job's references are resolved on its own, on all cores, and
         // merged in job order: the same graph as one job after another.
-        let links: Vec<JobLinks> = {
+        let mut links: Vec<JobLinks> = {
             use rayon::prelude::*;
             jobs.par_iter().map(|job| resolver.links(job)).collect()
         };
+        // Counted before they are merged: 3,200 models each reading all the
+        // ones before made 5 million edges and aborted on memory.
+        let total: usize = links.iter().map(|l| l.edges.len()).sum();
+        if total > MAX_GRAPH_EDGES {
+            for l in &mut links {
+                l.edges = Vec::new();
+            }
+            diagnostics.push(crate::project::Diagnostic::error(
+                GRAPH_TOO_LARGE,
+                None,
+                0,
+                0,
+                format!("the project's jobs read and write {total} times, more than the {MAX_GRAPH_EDGES} lineage edges ripple builds a graph of (docs/limits.md); its lineage is not built. A model reading thousands of others (a macro looping over `ref()`s) is the usual cause: read them through one model, or split the project"),
+            ));
+        }
         let mut new_tables: BTreeMap<String, String> = BTreeMap::new();
         let mut edges: Vec<(Key, Key, Edge)> = Vec::new();
         // (dataset written, job), in job order.
