@@ -507,6 +507,33 @@ fn params_ripple_cannot_hold_are_runtime_values() {
 }
 
 #[test]
+fn what_other_files_and_unreadable_task_sql_make_is_named() {
+    // Review round 25: a factory in `include/` (Astronomer's layout) and an
+    // `@task.sql` returning SQL built from its parameter dropped their
+    // tasks' tables with no warning.
+    let (dags, warnings) = read(&[
+        ("../include/factory.py", "def make_load(name):\n    pass\n"),
+        (
+            "e.py",
+            &format!(
+                "{HEADER}from include.factory import make_load\n@task.sql\ndef load(t):\n    return f'insert into mart.{{t}} select * from raw.{{t}}'\nwith DAG('e') as d:\n    s = SQL(task_id='s', sql='select 1')\n    x = make_load('orders')\n    s >> x\n    load('orders')\n"
+            ),
+        ),
+    ]);
+    assert_eq!(dags.len(), 1);
+    let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    for needle in [
+        "`make_load(...)` is a function of `include/factory.py`",
+        "`@task.sql` function `load` does not return a literal SQL",
+    ] {
+        assert!(
+            text.iter().any(|w| w.contains(needle)),
+            "{needle}: {text:#?}"
+        );
+    }
+}
+
+#[test]
 fn taskflow_task_groups_datasets_and_sensors() {
     let (dags, warnings) = read(&[(
         "tf.py",

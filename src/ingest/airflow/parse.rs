@@ -139,6 +139,8 @@ struct Reader<'a> {
     used_groups: std::collections::HashSet<String>,
     /// Names bound to cosmos `RenderConfig(...)` calls: their keywords.
     render_configs: HashMap<String, Vec<Keyword>>,
+    /// Names imported from other modules of the project, with their file.
+    local_modules: HashMap<String, String>,
     /// Names the file may change where it is not read in order.
     volatile: super::volatile::Volatile,
     /// The project's SQL dialect (what a quote means in a task's SQL).
@@ -315,6 +317,7 @@ fn read_tree(
         dataset_names: std::collections::HashSet::new(),
         render_configs: HashMap::new(),
         volatile: Default::default(),
+        local_modules: HashMap::new(),
         dialect,
         shadowed: HashSet::new(),
         entered_fns: Vec::new(),
@@ -539,6 +542,14 @@ impl Reader<'_> {
         match s {
             Stmt::ImportFrom(i) => {
                 self.forget_values(&bound_names([std::slice::from_ref(s)]));
+                // `from include.factory import make_load`: a module of the
+                // project, which ripple does not read (see `call`).
+                if let Some(file) = self.project_module(i) {
+                    for alias in &i.names {
+                        let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                        self.local_modules.insert(name.to_string(), file.clone());
+                    }
+                }
                 for alias in &i.names {
                     if let Some(as_name) = &alias.asname {
                         self.aliases
@@ -889,6 +900,12 @@ impl Reader<'_> {
                         } else {
                             None
                         };
+                        // `return f"insert into mart.{t} ..."` of a parameter:
+                        // the SQL is the call's, which is not read.
+                        if head == "task.sql" && returns_sql.is_none() {
+                            let line = self.line(f);
+                            self.warn(line, format!("`@task.sql` function `{}` does not return a literal SQL ripple can read (it is built from parameters or at run time): its task's tables are not in the graph; return the SQL as a literal, or declare them (`inlets=`/`outlets=`)", f.name));
+                        }
                         let inlets = self.uris(kw(keywords, "inlets"), None, "");
                         let outlets = self.uris(kw(keywords, "outlets"), None, "");
                         self.taskflows.insert(
@@ -1516,12 +1533,50 @@ impl Reader<'_> {
         }
     }
 
+    /// The file of the project a `from m import ...` names (`m.py` or
+    /// `m/__init__.py`, beside the DAG file or at the project's root, as
+    /// Airflow's path has them), if it is one.
+    fn project_module(&self, i: &ruff_python_ast::StmtImportFrom) -> Option<String> {
+        let module = i.module.as_ref().map(|m| m.as_str()).unwrap_or_default();
+        let path = module.replace('.', "/");
+        let bases: &[&Path] = if i.level > 0 {
+            &[self.dag_dir]
+        } else {
+            &[self.dag_dir, self.root]
+        };
+        for base in bases {
+            for candidate in [format!("{path}.py"), format!("{path}/__init__.py")] {
+                let full = base.join(&candidate);
+                if !path.is_empty() && full.is_file() {
+                    let shown = full.strip_prefix(self.root).unwrap_or(&full);
+                    return Some(shown.display().to_string());
+                }
+            }
+        }
+        None
+    }
+
     fn call(
         &mut self,
         call: &ruff_python_ast::ExprCall,
         dag: Option<usize>,
         prefix: &str,
     ) -> Option<Binding> {
+        // A function of another module of the project, called where tasks
+        // are made: what it makes is not read, and said so (a factory in
+        // `include/` once dropped its tasks in silence).
+        if let Expr::Name(n) = call.func.as_ref()
+            && let Some(file) = self.local_modules.get(n.id.as_str())
+            && (dag.is_some() || kw(&call.arguments.keywords, "dag").is_some())
+            && !self.group_fns.contains_key(n.id.as_str())
+            && !self.taskflows.contains_key(n.id.as_str())
+        {
+            let message = format!(
+                "`{}(...)` is a function of `{file}`, which ripple does not read (it reads the DAG files): the tasks it makes, their tables and dependencies are not in the graph; declare the tasks in the DAG file, or list their tables (`inlets=`/`outlets=`) where they are made",
+                n.id
+            );
+            self.warn_at(call.range().start().to_usize(), message);
+        }
         let name = self.resolve(&call.func);
         let args = &call.arguments.args;
         let keywords = &call.arguments.keywords;
@@ -3388,18 +3443,46 @@ pub(super) fn dbt_command(command: &str) -> Option<DbtRun> {
         if r.command != *verb {
             r.command = "build".to_string();
         }
-        let mut into: Option<bool> = None;
+        // Where the next values go: selected (`true`) or excluded, and the
+        // prefix they take.
+        let mut into: Option<(bool, &str)> = None;
         for w in &words[at + 2 + i..] {
             let w = w.trim_matches(['"', '\'']);
-            match w {
-                "--select" | "-s" | "--models" | "-m" => into = Some(true),
-                "--exclude" => into = Some(false),
-                flag if flag.starts_with('-') => into = None,
-                value => match into {
-                    Some(true) => r.select.push(value.to_string()),
-                    Some(false) => r.exclude.push(value.to_string()),
-                    None => {}
-                },
+            // `--select=agg` is `--select agg` (click reads both); a value
+            // lost here made the task build every model.
+            let (flag, value) = match w.split_once('=') {
+                Some((f, v)) if f.starts_with('-') => (f, Some(v.trim_matches(['"', '\'']))),
+                _ => (w, None),
+            };
+            let target = match flag {
+                "--select" | "-s" | "--models" | "--model" | "-m" => Some((true, "")),
+                "--exclude" => Some((false, "")),
+                // A named selector of `selectors.yml`: kept as a selector
+                // ripple does not resolve (named in a warning), never none.
+                "--selector" => Some((true, "selector:")),
+                f if f.starts_with('-') => None,
+                _ => {
+                    if let Some((selected, prefix)) = into {
+                        let v = format!("{prefix}{w}");
+                        match selected {
+                            true => r.select.push(v),
+                            false => r.exclude.push(v),
+                        }
+                    }
+                    continue;
+                }
+            };
+            match (value, target) {
+                (Some(v), Some((selected, prefix))) => {
+                    let v = format!("{prefix}{v}");
+                    match selected {
+                        true => r.select.push(v),
+                        false => r.exclude.push(v),
+                    }
+                    into = None;
+                }
+                (Some(_), None) => into = None,
+                (None, target) => into = target,
             }
         }
     }
@@ -3877,6 +3960,32 @@ fn source_text(text: &str, node: &impl Ranged) -> String {
 #[cfg(test)]
 mod tests {
     use super::dataset_name;
+
+    #[test]
+    fn dbt_selectors_in_every_spelling_click_reads() {
+        // Review round 25: `--select=agg` was read as no selector, so the
+        // task was taken to build every model.
+        let run = |c: &str| super::dbt_command(c).unwrap();
+        let r = run("dbt run --select=agg --exclude=fct -m=stg");
+        assert_eq!(
+            (r.select, r.exclude),
+            (
+                vec!["agg".to_string(), "stg".to_string()],
+                vec!["fct".to_string()]
+            )
+        );
+        let r = run("dbt run --models 'a b' --select c");
+        assert_eq!(r.select, ["a", "b", "c"]);
+        assert_eq!(
+            run("dbt build --selector nightly").select,
+            ["selector:nightly"]
+        );
+        assert_eq!(
+            run("dbt build --selector=nightly").select,
+            ["selector:nightly"]
+        );
+        assert_eq!(run("dbt run --target=prod --select x").select, ["x"]);
+    }
 
     #[test]
     fn uris_that_name_tables_are_those_tables() {
