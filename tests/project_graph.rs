@@ -206,6 +206,58 @@ fn macros_of_installed_packages_and_dispatch_are_used() {
 }
 
 #[test]
+fn naming_macros_see_the_node_and_only_the_root_project_s_count() {
+    // Review round 25: `node.fqn`, `original_file_path` and `config` were
+    // empty in naming macros (the schema-from-folder pattern fell back in
+    // silence), a package's `generate_schema_name` renamed the root
+    // project's models, and `generate_database_name` was never called.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        &[
+            (
+                "dbt_project.yml",
+                "name: p\nmodels:\n  p:\n    marts:\n      +materialized: table\n",
+            ),
+            ("dbt_packages/pk/dbt_project.yml", "name: pk\n"),
+            (
+                "dbt_packages/pk/macros/m.sql",
+                "{% macro generate_schema_name(custom_schema_name, node) %}pkg_override{% endmacro %}",
+            ),
+            (
+                "macros/names.sql",
+                "{% macro generate_schema_name(custom_schema_name, node) -%}\n{%- if node.fqn | length > 2 -%}{{ node.fqn[1] }}{%- else -%}{{ target.schema }}{%- endif -%}\n{%- endmacro %}\n{% macro generate_alias_name(custom_alias_name, node) -%}\n{%- if node.original_file_path.endswith('_x.sql') -%}x_{{ node.name }}{%- else -%}{{ node.name }}_{{ node.config.materialized }}{%- endif -%}\n{%- endmacro %}\n{% macro generate_database_name(custom_database_name, node) -%}\n{%- if custom_database_name -%}db_{{ custom_database_name }}{%- else -%}{{ target.database }}{%- endif -%}\n{%- endmacro %}",
+            ),
+            ("models/marts/finance/f1.sql", "select 1 as id"),
+            ("models/top_x.sql", "select 1 as id"),
+            (
+                "models/o.sql",
+                "{{ config(database='other') }}select 1 as id",
+            ),
+        ],
+    );
+    let g = graph_of(root);
+    let relation = |id: &str| g.dataset(id).unwrap().relation.clone();
+    assert!(
+        relation("model.f1").ends_with("marts.f1_table"),
+        "{}",
+        relation("model.f1")
+    );
+    assert!(
+        relation("model.top_x").ends_with(".x_top_x"),
+        "{}",
+        relation("model.top_x")
+    );
+    assert!(!relation("model.top_x").contains("pkg_override"));
+    assert!(
+        relation("model.o").starts_with("db_other."),
+        "{}",
+        relation("model.o")
+    );
+}
+
+#[test]
 fn versioned_models_and_disabled_models() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();

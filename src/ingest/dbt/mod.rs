@@ -53,6 +53,39 @@ struct Template {
     /// A Python model: `text` is the Jinja its `dbt.*` calls stand for,
     /// with the findings reading it gave; what renders is no SQL.
     python: Option<Vec<Diagnostic>>,
+    /// What dbt's naming macros see of the node besides its name and
+    /// config (see [`node_facts`]).
+    node: Value,
+}
+
+/// The parts of dbt's `node` that naming macros read (`fqn`,
+/// `original_file_path`, `path`, `package_name`, `unique_id`): without
+/// them, `node.fqn[1]` (the "schema from folder" pattern) was empty.
+fn node_facts(unit: &Unit, kind: DatasetKind, name: &str, file: &str, folders: &[String]) -> Value {
+    let package = if unit.file.name.is_empty() {
+        unit.package.clone().unwrap_or_default()
+    } else {
+        unit.file.name.clone()
+    };
+    let mut fqn = vec![package.clone()];
+    fqn.extend(folders.iter().cloned());
+    fqn.push(name.to_string());
+    let file_name = Path::new(file)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut path = folders.join("/");
+    if !path.is_empty() {
+        path.push('/');
+    }
+    path.push_str(&file_name);
+    serde_json::json!({
+        "fqn": fqn,
+        "original_file_path": file,
+        "path": path,
+        "package_name": package,
+        "unique_id": format!("{}.{package}.{name}", kind.as_str()),
+    })
 }
 
 /// Folder names as paths.
@@ -725,12 +758,21 @@ fn read_project(
         if cfg.get("enabled") == Some(&Value::Bool(false)) {
             continue;
         }
+        let seed_folders = folders(unit, path, &unit.file.seed_paths);
+        let facts = node_facts(
+            unit,
+            DatasetKind::Seed,
+            &name,
+            &relative(root, path),
+            &seed_folders,
+        );
         let relation = final_relation(
             &renderer,
             &default_settings(config),
             &cfg,
             &name,
             DatasetKind::Seed,
+            &facts,
         );
         let mut seed = dataset(
             format!("seed.{name}"),
@@ -827,7 +869,13 @@ fn read_project(
                     schema: String::new(),
                     identifier: t.name.clone(),
                 });
-                let meta = rec.and_then(|_| serde_json::value::to_raw_value(&t.config).ok());
+                // What a warm run needs to render it alone again.
+                let meta = rec.and_then(|_| {
+                    serde_json::value::to_raw_value(
+                        &serde_json::json!({"config": &t.config, "node": &t.node}),
+                    )
+                    .ok()
+                });
                 let (dataset, job, diagnostics) = render_template(&renderer, t, this, config);
                 progress.inc(1);
                 Slot {
@@ -1102,6 +1150,7 @@ fn template(
         columns,
         tests,
         python: None,
+        node: node_facts(unit, kind, name, file, &folders),
     }
 }
 
@@ -1281,14 +1330,30 @@ fn final_relation(
     cfg: &Map<String, Value>,
     name: &str,
     kind: DatasetKind,
+    facts: &Value,
 ) -> String {
     let mut rel = relation_for(settings, cfg, name, kind);
     let get = |k: &str| cfg.get(k).and_then(Value::as_str).map(str::to_string);
-    let node = JValue::from(minijinja::value::Serde(serde_json::json!({
-        "name": name,
-        "resource_type": kind.as_str(),
-        "version": get("version"),
-    })));
+    let mut node = facts.clone();
+    if let Value::Object(n) = &mut node {
+        n.insert("name".into(), Value::from(name));
+        n.insert("resource_type".into(), Value::from(kind.as_str()));
+        n.insert(
+            "version".into(),
+            get("version").map_or(Value::Null, Value::from),
+        );
+        n.insert("config".into(), Value::Object(cfg.clone()));
+    }
+    let node = JValue::from(minijinja::value::Serde(node));
+    // `generate_database_name(custom_database_name, node)`.
+    let database = get("database")
+        .map(JValue::from)
+        .unwrap_or(JValue::from(()));
+    if let Some(Ok(db)) = renderer.call_hook("generate_database_name", &[database, node.clone()])
+        && !db.is_empty()
+    {
+        rel.database = Some(db);
+    }
     if kind != DatasetKind::Snapshot || get("target_schema").is_none() {
         let custom = get("schema").map(JValue::from).unwrap_or(JValue::from(()));
         if let Some(Ok(schema)) =
@@ -1456,7 +1521,14 @@ fn render_template(
         }
         merge_config(&mut cfg, &k, v);
     }
-    let relation = final_relation(renderer, &default_settings(config), &cfg, &t.name, t.kind);
+    let relation = final_relation(
+        renderer,
+        &default_settings(config),
+        &cfg,
+        &t.name,
+        t.kind,
+        &t.node,
+    );
     // A name config whose Jinja did not render (kept as written) or that
     // holds a placeholder names no relation dbt would: the model's table is
     // unknown, and a plan must not address a made-up one.

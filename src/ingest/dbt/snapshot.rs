@@ -749,7 +749,11 @@ fn render_edited(
     // What the whole load gave each template, from what the slot kept.
     let mut templates = Vec::new();
     for (_, s, text) in &edited {
-        let config: Map<String, Value> = serde_json::from_str(s.meta.as_deref()?.get()).ok()?;
+        let mut meta: Map<String, Value> = serde_json::from_str(s.meta.as_deref()?.get()).ok()?;
+        let node = meta.remove("node")?;
+        let Value::Object(config) = meta.remove("config")? else {
+            return None;
+        };
         let d = &s.dataset;
         let this = relation_for(&state.settings, &config, &d.name, d.kind);
         let t = Template {
@@ -765,6 +769,7 @@ fn render_edited(
             tests: d.tests,
             // Only `.sql` models are edited alone (`editable`).
             python: None,
+            node,
         };
         templates.push((t, this));
     }

@@ -711,7 +711,9 @@ impl Renderer {
     /// Calls the macro `name` (a project override of a dbt hook such as
     /// `generate_schema_name`), if the project defines one.
     pub fn call_hook(&self, name: &str, args: &[Value]) -> Option<Result<String, RenderError>> {
-        let template = self.macros.global.get(name)?;
+        // The root project's only: dbt ignores a package's naming macros
+        // (one once renamed every root model's schema).
+        let template = self.macros.root.get(name)?;
         let capture = Arc::new(Capture::default());
         let tmpl = match self.env.get_template(template) {
             Ok(t) => t,
