@@ -558,6 +558,14 @@ fn merge_clauses_and_on_conflict_decide_rows() {
         assert_eq!(found[0].1, "breaking", "{head}: {found:?}");
         assert_eq!(code, 1);
     }
+    // What a table function is given decides its rows (`dblink`'s query).
+    let dblink =
+        |q: &str| format!("insert into mart.x select a from dblink('host=db', '{q}') as t(a int)");
+    let (found, code) = sql_change(
+        &[yml, ("jobs/d.sql", &dblink("select a from o"))],
+        &[yml, ("jobs/d.sql", &dblink("select a from o where a > 0"))],
+    );
+    assert_eq!((found[0].1.as_str(), code), ("breaking", 1), "{found:?}");
     let upsert = |action: &str| {
         format!(
             "insert into mart.daily (day, total) select d, sum(x) from raw.e group by d on conflict (day) {action}"

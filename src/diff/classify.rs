@@ -239,6 +239,10 @@ fn clause_of(print: &str) -> &'static str {
         "distinct" => "DISTINCT",
         "set" => "set operator",
         "limit" => "LIMIT",
+        "merge on" => "MERGE ON",
+        "on insert" => "ON CONFLICT",
+        "from function" => "a table function's arguments",
+        p if p.starts_with("merge when") => "MERGE WHEN",
         _ => "rows",
     }
 }

@@ -699,7 +699,18 @@ impl Resolver<'_> {
 
     fn factor(&mut self, f: &TableFactor, outer: &[Source], scope: &mut Vec<Source>) {
         match f {
-            TableFactor::Table { name, alias, .. } => {
+            TableFactor::Table {
+                name, alias, args, ..
+            } => {
+                // `dblink('host=...', 'select ...')`, `read_csv('x.csv',
+                // ...)`: what a table function is given decides its rows.
+                if let Some(args) = args {
+                    let args: Vec<String> = args.args.iter().map(ToString::to_string).collect();
+                    self.row_prints.insert(bounded(format!(
+                        "from function:{name}({})",
+                        args.join(", ")
+                    )));
+                }
                 let Some(rel) = relation_name(name, self.dialect) else {
                     return;
                 };
