@@ -534,6 +534,28 @@ fn what_other_files_and_unreadable_task_sql_make_is_named() {
 }
 
 #[test]
+fn a_taskflow_call_takes_the_next_free_id_after_an_operator_s() {
+    // Review round 25: `EmptyOperator(task_id="extract")` then `extract()`
+    // was a duplicate task and a made-up cycle; Airflow names it
+    // `extract__1`.
+    let (dags, warnings) = read(&[(
+        "t.py",
+        &format!(
+            "{HEADER}from airflow.operators.empty import EmptyOperator\n@dag(schedule=None)\ndef d():\n    @task\n    def extract():\n        return 1\n    e = EmptyOperator(task_id='extract')\n    e >> extract()\nd()\n"
+        ),
+    )]);
+    let ids: Vec<&str> = dags[0].tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(ids, ["extract", "extract__1"]);
+    assert_eq!(task(&dags[0], "extract__1").upstream, ["extract"]);
+    assert!(
+        warnings
+            .iter()
+            .all(|w| w.code != "task-cycle" && w.code != "duplicate-task"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
 fn taskflow_task_groups_datasets_and_sensors() {
     let (dags, warnings) = read(&[(
         "tf.py",

@@ -2076,10 +2076,23 @@ impl Reader<'_> {
         {
             let base = format!("{prefix}{}", flow.task_id);
             let d = dag.unwrap_or(usize::MAX);
+            // Airflow's `get_unique_task_id`: an id any task of the DAG has
+            // (an operator's too, `extract` then `extract()`) gets `__1`.
+            let taken = match dag {
+                Some(d) => {
+                    self.index_tasks(d);
+                    self.task_index.remove(&d)
+                }
+                None => None,
+            };
             let ids = std::mem::take(&mut self.taskflow_ids);
             let task_id = self.unused_name(&d.to_string(), &base, |id| {
                 ids.contains(&(d, id.to_string()))
+                    || taken.as_ref().is_some_and(|t| t.by_id.contains_key(id))
             });
+            if let (Some(d), Some(t)) = (dag, taken) {
+                self.task_index.insert(d, t);
+            }
             self.taskflow_ids = ids;
             self.taskflow_ids.insert((d, task_id.clone()));
             let sql = flow.returns_sql.as_deref().map(|s| {
@@ -2956,6 +2969,19 @@ impl Reader<'_> {
         }
     }
 
+    /// Brings the index of DAG `d`'s tasks up to date.
+    fn index_tasks(&mut self, d: usize) {
+        let tasks = &self.dags[d].tasks;
+        let index = self.task_index.entry(d).or_default();
+        for (i, t) in tasks.iter().enumerate().skip(index.len_seen) {
+            index.by_id.entry(t.task_id.clone()).or_default().push(i);
+            for u in &t.upstream {
+                index.upstream.insert((i, u.clone()));
+            }
+            index.len_seen = i + 1;
+        }
+    }
+
     /// Calls a `@task_group` function: its body read inside the group, its
     /// parameters bound to what the call passes. The call stands for what
     /// the function returns, else for the group, as in Airflow.
@@ -3082,15 +3108,9 @@ impl Reader<'_> {
         }
         // By index, not by a scan of the DAG's tasks: a file of 100,000
         // `a >> b` lines would otherwise take minutes.
+        self.index_tasks(d);
         let tasks = &mut self.dags[d].tasks;
         let index = self.task_index.entry(d).or_default();
-        for (i, t) in tasks.iter().enumerate().skip(index.len_seen) {
-            index.by_id.entry(t.task_id.clone()).or_default().push(i);
-            for u in &t.upstream {
-                index.upstream.insert((i, u.clone()));
-            }
-            index.len_seen = i + 1;
-        }
         // Every pair counted before any is made: a cross product of two
         // lists of 12,000 tasks is 144 million.
         let targets: usize = down
