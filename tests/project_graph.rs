@@ -258,6 +258,36 @@ fn naming_macros_see_the_node_and_only_the_root_project_s_count() {
 }
 
 #[test]
+fn a_root_model_named_as_a_package_s_is_the_one_refs_reach() {
+    // Review round 25: the package's `m` was kept (first by file name) and
+    // the root's `ref('m')` pointed at it.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        &[
+            ("dbt_project.yml", "name: p\n"),
+            ("dbt_packages/pk/dbt_project.yml", "name: pk\n"),
+            ("dbt_packages/pk/models/m.sql", "select 2 as id"),
+            ("models/m.sql", "select 1 as id"),
+            ("models/r.sql", "select * from {{ ref('m') }}"),
+        ],
+    );
+    let g = graph_of(root);
+    assert_eq!(
+        g.dataset("model.m").unwrap().file.as_deref(),
+        Some("models/m.sql")
+    );
+    assert!(has_edge(&g, "model.m", "model.r"));
+    let d = g
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "duplicate-dataset")
+        .unwrap();
+    assert_eq!(d.severity, ripple::project::Severity::Warning);
+}
+
+#[test]
 fn versioned_models_and_disabled_models() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();

@@ -358,10 +358,31 @@ fn dedup_datasets(datasets: &mut Vec<Dataset>, diagnostics: &mut Vec<Diagnostic>
     if datasets.windows(2).all(|w| w[0].id < w[1].id) {
         return;
     }
-    datasets.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file.cmp(&b.file)));
+    // The root project's first: dbt resolves a root model's `ref('m')` to
+    // the root's `m` when a package has one too (the package's was kept,
+    // being first by file name).
+    datasets.sort_by(|a, b| {
+        a.id.cmp(&b.id)
+            .then_with(|| a.package.is_some().cmp(&b.package.is_some()))
+            .then_with(|| a.file.cmp(&b.file))
+    });
     let mut kept: Vec<Dataset> = Vec::with_capacity(datasets.len());
     for d in datasets.drain(..) {
         match kept.last() {
+            Some(prev) if prev.id == d.id && prev.package.is_none() && d.package.is_some() => {
+                diagnostics.push(Diagnostic::warning(
+                    "duplicate-dataset",
+                    d.file.clone(),
+                    d.line.unwrap_or(0),
+                    0,
+                    format!(
+                        "`{}` of package `{}` has the name of the root project's model in {}; ripple keeps the root project's, as dbt's `ref()` from the root resolves to it, and leaves the package's out of the graph",
+                        d.id,
+                        d.package.as_deref().unwrap_or_default(),
+                        prev.file.as_deref().unwrap_or("another input")
+                    ),
+                ));
+            }
             Some(prev) if prev.id == d.id => diagnostics.push(Diagnostic::error(
                 "duplicate-dataset",
                 d.file.clone(),
