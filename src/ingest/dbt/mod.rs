@@ -1333,6 +1333,15 @@ fn final_relation(
     facts: &Value,
 ) -> String {
     let mut rel = relation_for(settings, cfg, name, kind);
+    // Most projects define none: no node is built for them.
+    let hooks = [
+        "generate_database_name",
+        "generate_schema_name",
+        "generate_alias_name",
+    ];
+    if !hooks.iter().any(|h| renderer.has_hook(h)) {
+        return rel.name();
+    }
     let get = |k: &str| cfg.get(k).and_then(Value::as_str).map(str::to_string);
     let mut node = facts.clone();
     if let Value::Object(n) = &mut node {

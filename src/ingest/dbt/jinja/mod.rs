@@ -708,6 +708,12 @@ impl Renderer {
         (result, capture)
     }
 
+    /// Whether the root project defines the macro `name` (a hook
+    /// [`Renderer::call_hook`] would call).
+    pub fn has_hook(&self, name: &str) -> bool {
+        self.macros.root.contains_key(name)
+    }
+
     /// Calls the macro `name` (a project override of a dbt hook such as
     /// `generate_schema_name`), if the project defines one.
     pub fn call_hook(&self, name: &str, args: &[Value]) -> Option<Result<String, RenderError>> {
