@@ -1224,24 +1224,7 @@ impl Reader<'_> {
             return false;
         }
         let method = attr.attr.as_str();
-        if !matches!(
-            method,
-            "append"
-                | "extend"
-                | "insert"
-                | "remove"
-                | "pop"
-                | "clear"
-                | "sort"
-                | "reverse"
-                | "update"
-                | "setdefault"
-                | "popitem"
-                | "add"
-                | "discard"
-                | "__setitem__"
-                | "__delitem__"
-        ) {
+        if !super::volatile::MUTATING_METHODS.contains(&method) {
             return false;
         }
         let args = &call.arguments;
