@@ -521,6 +521,19 @@ fn what_other_files_and_unreadable_task_sql_make_is_named() {
         ),
     ]);
     assert_eq!(dags.len(), 1);
+    // `"sql/a.sql\n"` is SQL text to Airflow (it ends in a newline), never
+    // the file.
+    let (file_dags, _) = read(&[
+        ("sql/a.sql", "insert into mart.file select 1"),
+        (
+            "f.py",
+            &format!(
+                "{HEADER}with DAG('f') as d:\n    SQL(task_id='n', sql='sql/a.sql\\n')\n    SQL(task_id='y', sql='sql/a.sql')\n"
+            ),
+        ),
+    ]);
+    assert!(task(&file_dags[0], "n").writes.is_empty());
+    assert_eq!(task(&file_dags[0], "y").writes, ["mart.file"]);
     let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     for needle in [
         "`make_load(...)` is a function of `include/factory.py`",

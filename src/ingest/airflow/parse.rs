@@ -2383,8 +2383,10 @@ impl Reader<'_> {
         };
         let mut out = Vec::new();
         for p in pieces {
+            // Airflow takes a value ending in `.sql` as a file, as written:
+            // `"a.sql\n"` is SQL text (which does not run), never the file.
             let trimmed = p.trim();
-            if trimmed.ends_with(".sql") && !trimmed.contains(char::is_whitespace) {
+            if p.ends_with(".sql") && !trimmed.contains(char::is_whitespace) {
                 match self.sql_file(trimmed, dag) {
                     Some(text) => {
                         // Read again for each task that names it.
