@@ -334,7 +334,10 @@ pub(super) fn shaped_by_date(
         return false;
     }
     let (start, end) = ALTERNATE;
-    let Ok(other) = render_metered(env(), sql, run_context(params, start, end), fuel) else {
+    // Its own budget, as large as what the file has left: the check never
+    // starves a later task's own render of the file's fuel.
+    let own = Cell::new(fuel.get());
+    let Ok(other) = render_metered(env(), sql, run_context(params, start, end), &own) else {
         return false;
     };
     if other == rendered {
