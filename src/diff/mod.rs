@@ -196,9 +196,14 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
                 };
                 let hidden =
                     placeholder(base_sem.sql(id).as_deref()) || placeholder(h.sql.as_deref());
+                // Read once, and only where a guard needs it: an unchanged
+                // job reads its head file once here, not both sides' files.
+                let changed = std::cell::OnceCell::new();
                 let file_changed = || {
-                    let read = |g: &LineageGraph, f: &str| std::fs::read(g.root.join(f)).ok();
-                    read(base, &b.file) != read(head, &h.file)
+                    *changed.get_or_init(|| {
+                        let read = |g: &LineageGraph, f: &str| std::fs::read(g.root.join(f)).ok();
+                        read(base, &b.file) != read(head, &h.file)
+                    })
                 };
                 // `{% if is_incremental() %}` is what production runs; the
                 // comparison renders the full refresh.
@@ -207,7 +212,7 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
                         .is_ok_and(|t| t.contains("is_incremental"))
                 };
                 let verdict = match errors {
-                    (None, None) if same && file_changed() && incremental() => Verdict::new(
+                    (None, None) if same && incremental() && file_changed() => Verdict::new(
                         ChangeKind::CouldNotCompare,
                         "its file changed but its SQL reads the same: the change may be in its `{% if is_incremental() %}` branch, which production runs and ripple does not render for the comparison",
                         1,
