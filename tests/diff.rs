@@ -60,6 +60,9 @@ const BASE: &[(&str, &str)] = &[
     ),
 ];
 
+/// A change as the report lists it: model, kind, downstream.
+type Entry<'a> = (&'a str, &'a str, &'a [&'a str]);
+
 /// Every model downstream of `orders`.
 const BELOW_ORDERS: &[&str] = &[
     "model.amounts",
@@ -1416,5 +1419,132 @@ fn a_revision_that_does_not_load_is_named_as_in_the_repository() {
         assert!(err.contains(&expected), "{err}");
         assert!(!err.contains("ripple-rev"), "{err}");
         assert_eq!(err.matches("not a number").count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn settings_that_change_what_runs_are_compared_whatever_their_key() {
+    // Once read as "no changes": only ten dbt keys were compared.
+    let base: &[(&str, &str)] = &[
+        (
+            "dbt_project.yml",
+            "name: p\nversion: '1.0'\nprofile: p\nseeds:\n  p:\n    codes:\n      +delimiter: \";\"\n",
+        ),
+        ("seeds/codes.csv", "id;v\n1;2\n"),
+        (
+            "models/m.sql",
+            "{{ config(post_hook=\"delete from {{ this }} where v = 1\", meta={'owner': 'a'}) }}\nselect * from {{ ref('codes') }}\n",
+        ),
+        ("models/below.sql", "select id from {{ ref('m') }}\n"),
+        (
+            "snapshots/sn.sql",
+            "{% snapshot sn %}\n{{ config(target_schema='snap', unique_key='id', strategy='check', check_cols=['id', 'v']) }}\nselect * from {{ ref('m') }}\n{% endsnapshot %}\n",
+        ),
+    ];
+    let cases: [(&str, &str, &str, &[Entry]); 4] = [
+        (
+            "models/m.sql",
+            "where v = 1",
+            "where v = 2",
+            &[("model.m", "config", &["model.below", "snapshot.sn"])],
+        ),
+        (
+            "snapshots/sn.sql",
+            "check_cols=['id', 'v']",
+            "check_cols=['id']",
+            &[("snapshot.sn", "config", &[])],
+        ),
+        (
+            "dbt_project.yml",
+            "+delimiter: \";\"",
+            "+delimiter: \",\"",
+            &[(
+                "seed.codes",
+                "config",
+                &["model.below", "model.m", "snapshot.sn"],
+            )],
+        ),
+        // Documentation only: nothing that runs changed.
+        ("models/m.sql", "'owner': 'a'", "'owner': 'b'", &[]),
+    ];
+    for (file, from, to, expected) in cases {
+        let repo = GitRepo::new(base);
+        let text = base.iter().find(|(p, _)| *p == file).unwrap().1;
+        assert!(text.contains(from), "{from}");
+        repo.write(file, &text.replace(from, to));
+        let (json, _) = run(repo.path(), &["--base", "HEAD"]);
+        assert_eq!(changes(&json), owned(expected), "{file}: {from} → {to}");
+    }
+}
+
+#[test]
+fn a_dags_schedule_and_a_tasks_order_or_connection_are_compared() {
+    // Once "no changes": no SQL differs, yet what lands does.
+    let dag = "from datetime import datetime\nfrom airflow import DAG\n\
+               from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\n\
+               from airflow.sensors.external_task import ExternalTaskSensor\n\n\
+               with DAG('etl', schedule='@daily', start_date=datetime(2024, 1, 1),\n         \
+               default_args={'conn_id': 'dwh'}):\n    \
+               wait = ExternalTaskSensor(task_id='wait', external_dag_id='up', external_task_id='load')\n    \
+               a = SQLExecuteQueryOperator(task_id='a', sql='insert into mart.a select * from raw.x')\n    \
+               b = SQLExecuteQueryOperator(task_id='b', sql='insert into mart.b select * from mart.a', pool='p1')\n    \
+               wait >> a >> b\n";
+    let base: &[(&str, &str)] = &[("dags/etl.py", dag)];
+    let cases: [(&str, &str, Entry, &str); 5] = [
+        (
+            "'@daily'",
+            "'@hourly'",
+            ("airflow:etl", "config", &[]),
+            "schedule: @daily → @hourly",
+        ),
+        (
+            "wait >> a >> b",
+            "a >> b",
+            ("airflow:etl.a", "config", &["table.mart.b"]),
+            "upstream: wait → none",
+        ),
+        (
+            "from mart.a', pool",
+            "from mart.a', conn_id='dwh_staging', pool",
+            ("airflow:etl.b", "config", &[]),
+            "connections: conn_id=dwh → conn_id=dwh_staging",
+        ),
+        (
+            "'conn_id': 'dwh'",
+            "'conn_id': 'dwh2'",
+            ("airflow:etl.a", "config", &["table.mart.b"]),
+            "connections: conn_id=dwh → conn_id=dwh2",
+        ),
+        (
+            "pool='p1'",
+            "pool='p2'",
+            ("airflow:etl.b", "config", &[]),
+            "pool: p1 → p2",
+        ),
+    ];
+    for (from, to, expected, column) in cases {
+        let repo = GitRepo::new(base);
+        assert!(dag.contains(from), "{from}");
+        repo.write("dags/etl.py", &dag.replace(from, to));
+        let (json, _) = run(repo.path(), &["--base", "HEAD"]);
+        let found = changes(&json);
+        assert!(
+            found.contains(&owned(&[expected])[0]),
+            "{from} → {to}: {found:?}"
+        );
+        let entry = json["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["model"] == expected.0)
+            .unwrap();
+        assert!(
+            entry["columns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c == column),
+            "{from} → {to}: {entry}"
+        );
     }
 }

@@ -343,26 +343,38 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
     }
     for (id, verdicts) in config::compare(base, head) {
         let n = head.index[&id];
-        let writes = [n];
-        let rows_change = verdicts.iter().any(|v| v.changes_rows);
-        let reach = match rows_change {
-            true => Reach::all_below(head, &writes),
-            false => Reach::default(),
-        };
-        let reason = match rows_change {
-            true => "settings that decide its rows changed",
-            false => "settings changed",
-        };
-        let mut v = Verdict::new(ChangeKind::Config, reason, 1);
-        v.columns = verdicts.iter().map(|v| v.text.clone()).collect();
         let d = &head.graph[n];
         // Point at where the settings are written.
         let (file, line) = match (&d.file, verdicts.iter().all(|v| v.in_ripple_yml)) {
             (Some(file), false) => (file.clone(), u64::from(d.line.unwrap_or(1).max(1))),
             _ => (crate::config::CONFIG_FILE.to_string(), 1),
         };
-        changes.push(change(head, &id, &file, line, v, &writes, &reach));
-        collect_edges(head, &writes, &reach, &mut edges);
+        let c = config_change(head, &id, (&file, line), &[n], verdicts);
+        collect_edges(head, &c.1, &c.2, &mut edges);
+        changes.push(c.0);
+    }
+    // A DAG's schedule, a task's upstream or connection: what lands changes
+    // though no SQL did. The change reaches what its tasks write.
+    for dc in config::compare_dags(base, head) {
+        let mut writes: Vec<NodeIndex> = Vec::new();
+        let mut id = format!("airflow:{}", dc.dag);
+        for job in head.jobs.values() {
+            let Some(a) = job.airflow.as_ref().or(job.built_by.as_ref()) else {
+                continue;
+            };
+            if a.dag_id == dc.dag && dc.task.as_ref().is_none_or(|t| *t == a.task_id) {
+                writes.extend(head_sem.written(&job.id).iter().copied());
+            }
+        }
+        if let Some(t) = &dc.task {
+            id = format!("{id}.{t}");
+        }
+        writes.sort();
+        writes.dedup();
+        let at = (dc.file.as_str(), u64::from(dc.line.max(1)));
+        let c = config_change(head, &id, at, &writes, dc.changes);
+        collect_edges(head, &c.1, &c.2, &mut edges);
+        changes.push(c.0);
     }
     suggest_plans(head, &mut changes);
     changes.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.model.cmp(&b.model)));
@@ -370,6 +382,30 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
         changes,
         edges: edges.into_iter().collect(),
     }
+}
+
+/// A config entry for `id`, with the datasets it writes and what it reaches:
+/// all below them when a setting decides rows, nothing otherwise.
+fn config_change(
+    g: &LineageGraph,
+    id: &str,
+    (file, line): (&str, u64),
+    writes: &[NodeIndex],
+    verdicts: Vec<config::SettingChange>,
+) -> (Change, Vec<NodeIndex>, Reach) {
+    let rows_change = verdicts.iter().any(|v| v.changes_rows);
+    let reach = match rows_change {
+        true => Reach::all_below(g, writes),
+        false => Reach::default(),
+    };
+    let reason = match rows_change {
+        true => "settings that decide its rows changed",
+        false => "settings changed",
+    };
+    let mut v = Verdict::new(ChangeKind::Config, reason, 1);
+    v.columns = verdicts.into_iter().map(|v| v.text).collect();
+    let c = change(g, id, file, line, v, writes, &reach);
+    (c, writes.to_vec(), reach)
 }
 
 /// The first line (1-based) where two texts differ.

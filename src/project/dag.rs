@@ -149,6 +149,11 @@ pub struct Task {
     /// many copies as its mapped values at runtime.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub mapped: bool,
+    /// The connections it runs on, `key=value` (`postgres_conn_id=dwh`):
+    /// its own `*conn_id` keywords over `default_args`'; `?` for a value
+    /// ripple cannot read. Sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<String>,
 }
 
 /// dbt run from Airflow.

@@ -90,6 +90,8 @@ struct DagSettings {
     search_path: Vec<String>,
     /// `None`: given as something ripple cannot read.
     params: Option<BTreeMap<String, String>>,
+    /// `default_args`' `*conn_id` entries.
+    connections: BTreeMap<String, String>,
 }
 
 struct Reader<'a> {
@@ -2040,6 +2042,7 @@ impl Reader<'_> {
                     }),
                     nodes: Vec::new(),
                 })),
+                connections: Vec::new(),
             },
         );
         Some(result)
@@ -2111,6 +2114,7 @@ impl Reader<'_> {
                     marks: Vec::new(),
                     outlets: flow.outlets,
                     dbt: None,
+                    connections: joined(self.default_connections(dag)),
                 },
             );
             Binding::Tasks(vec![task_id])
@@ -2308,6 +2312,13 @@ impl Reader<'_> {
             _ => Vec::new(),
         };
         reads.sort();
+        let mut connections = self.default_connections(dag);
+        for k in keywords {
+            if let Some(key) = k.arg.as_ref().filter(|a| a.as_str().ends_with("conn_id")) {
+                let value = self.string(&k.value).unwrap_or_else(|| "?".to_string());
+                connections.insert(key.to_string(), value);
+            }
+        }
         let opened = group.is_some();
         if let Some(key) = group {
             self.open_groups.push(key);
@@ -2332,12 +2343,19 @@ impl Reader<'_> {
                 marks,
                 outlets,
                 dbt: dbt.map(Box::new),
+                connections: joined(connections),
             },
         );
         if opened {
             self.open_groups.pop();
         }
         Some(Binding::Tasks(vec![task_id]))
+    }
+
+    /// The DAG's `default_args` connections, which a task's own override.
+    fn default_connections(&self, dag: Option<usize>) -> BTreeMap<String, String> {
+        dag.map(|d| self.dag_settings[d].connections.clone())
+            .unwrap_or_default()
     }
 
     /// `inlets` / `outlets`: dataset URIs as relation-like names.
@@ -2642,6 +2660,14 @@ impl Reader<'_> {
             depends_on_past,
             search_path: search,
             params,
+            connections: default_args
+                .iter()
+                .filter(|(k, _)| k.ends_with("conn_id"))
+                .map(|(k, v)| {
+                    let v = if v == UNKNOWN_VALUE { "?" } else { v.as_str() };
+                    (k.clone(), v.to_string())
+                })
+                .collect(),
         });
         self.dags.len() - 1
     }
@@ -3833,6 +3859,14 @@ fn int(e: &Expr) -> Option<i64> {
 }
 
 /// The keyword argument `name`.
+/// Connections as [`Task::connections`] lists them.
+fn joined(connections: BTreeMap<String, String>) -> Vec<String> {
+    connections
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect()
+}
+
 fn kw<'e>(keywords: &'e [Keyword], name: &str) -> Option<&'e Expr> {
     keywords
         .iter()
