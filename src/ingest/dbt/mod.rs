@@ -355,6 +355,8 @@ struct Loaded {
     /// The renderer's settings, macro files and the macros' calls, as JSON;
     /// only when recording.
     state: Option<String>,
+    /// Fuel the renders used together (see `jinja::RUN_FUEL`).
+    fuel: u64,
 }
 
 impl Loaded {
@@ -420,6 +422,7 @@ fn read_project(
                 prelude: out,
                 slots: Vec::new(),
                 state: None,
+                fuel: 0,
             };
         }
     };
@@ -858,43 +861,55 @@ fn read_project(
     progress.start(templates.len() as u64);
     // On threads with stacks for the deepest chain and value a model's
     // fuel allows (jinja/guard.rs).
+    let render = |((t, called), editable): ((Template, Vec<(String, bool)>), bool)| {
+        let this = relations_by_id.get(&t.id).cloned().unwrap_or(Relation {
+            database: None,
+            schema: String::new(),
+            identifier: t.name.clone(),
+        });
+        // What a warm run needs to render it alone again.
+        let meta = rec.and_then(|_| {
+            serde_json::value::to_raw_value(
+                &serde_json::json!({"config": &t.config, "node": &t.node}),
+            )
+            .ok()
+        });
+        let (dataset, job, diagnostics) = render_template(&renderer, t, this, config);
+        progress.inc(1);
+        Slot {
+            meta,
+            editable,
+            called,
+            dataset,
+            job,
+            diagnostics,
+        }
+    };
+    // In batches, the run's fuel settled after each: which models it
+    // refuses follows their order, whatever the threads.
     let slots: Vec<Slot> = jinja::guard::on_render_threads(|| {
-        templates
-            .into_par_iter()
-            .zip(calls.sources)
-            .zip(editable)
-            .map(|((t, called), editable)| {
-                let this = relations_by_id.get(&t.id).cloned().unwrap_or(Relation {
-                    database: None,
-                    schema: String::new(),
-                    identifier: t.name.clone(),
-                });
-                // What a warm run needs to render it alone again.
-                let meta = rec.and_then(|_| {
-                    serde_json::value::to_raw_value(
-                        &serde_json::json!({"config": &t.config, "node": &t.node}),
-                    )
-                    .ok()
-                });
-                let (dataset, job, diagnostics) = render_template(&renderer, t, this, config);
-                progress.inc(1);
-                Slot {
-                    meta,
-                    editable,
-                    called,
-                    dataset,
-                    job,
-                    diagnostics,
-                }
-            })
-            .collect()
+        let mut slots = Vec::with_capacity(templates.len());
+        let mut items = templates.into_iter().zip(calls.sources).zip(editable);
+        loop {
+            let batch: Vec<_> = items.by_ref().take(jinja::RENDER_BATCH).collect();
+            if batch.is_empty() {
+                break;
+            }
+            slots.par_extend(batch.into_par_iter().map(render));
+            renderer.settle();
+        }
+        slots
     });
     progress.finish();
+    // A run cut short by its fuel is not kept: a warm run would otherwise
+    // render its edits with fresh fuel, and answer unlike a cold run.
+    let settings_json = settings_json.filter(|_| !renderer.spent_out());
     let state = settings_json.map(|s| snapshot::state(s, &macro_files, &calls.macros));
     Loaded {
         prelude: out,
         slots,
         state,
+        fuel: renderer.fuel_spent(),
     }
 }
 

@@ -121,6 +121,10 @@ struct Count {
     models: usize,
     sql: Vec<Option<usize>>,
     heads: Vec<Head>,
+    /// Fuel the cold run's renders used together: a warm run renders its
+    /// edits only if a cold run could not have run out
+    /// (`jinja::RUN_FUEL`).
+    fuel: u64,
 }
 
 /// A model's file, when an edit to it can be rendered alone, and the
@@ -138,8 +142,9 @@ fn head_of(s: &Slot) -> Head {
 
 impl Count {
     /// The count of `slots`.
-    fn of(slots: &[Slot]) -> Count {
+    fn of(slots: &[Slot], fuel: u64) -> Count {
         Count {
+            fuel,
             models: slots.len(),
             sql: slots
                 .iter()
@@ -243,7 +248,7 @@ pub(super) fn keep(cache: &Cache, key: Key, inputs: Inputs, loaded: &Loaded) -> 
     })
     .unwrap_or_default();
     let inputs = serde_json::to_string(&inputs).unwrap_or_default();
-    let count = serde_json::to_string(&Count::of(&loaded.slots)).unwrap_or_default();
+    let count = serde_json::to_string(&Count::of(&loaded.slots, loaded.fuel)).unwrap_or_default();
     let id = cache.write_snapshot(NAME, key, |w| {
         line(w, inputs.as_bytes())?;
         line(w, prelude.as_bytes())?;
@@ -434,6 +439,15 @@ pub(super) fn reuse(
     }
     let mut rewrite = changes.restat;
     let mut edited: Vec<usize> = Vec::new();
+    // However much the edits' renders use, a cold run's fuel could not
+    // run out; else the cold run answers.
+    let renders = (edits.models.len() + changes.files.len()) as u64;
+    let most = count
+        .fuel
+        .saturating_add(renders.saturating_mul(super::jinja::MAX_MODEL_SPEND));
+    if !changes.files.is_empty() && most > super::jinja::RUN_FUEL {
+        return None;
+    }
     if !changes.files.is_empty() {
         let state: StateIn = serde_json::from_slice(state).ok()?;
         let slot_at = |i: usize| -> Option<Slot> {
@@ -601,6 +615,7 @@ impl Pending {
             prelude,
             slots,
             state: None,
+            fuel: 0,
         };
         Some(loaded.into_part())
     }

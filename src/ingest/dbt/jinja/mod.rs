@@ -53,6 +53,17 @@ const MAX_MACRO_CALLS: usize = 20_000;
 /// calls of a busy macro ran for minutes. The engine charges a byte it
 /// makes as 1/64 of a step, so this is also 640 MiB of text and values.
 const MODEL_FUEL: u64 = 5 * FUEL;
+/// Instructions all of a run's renders may use together: each model has
+/// [`MODEL_FUEL`], and 500 tiny models each spinning near it took 80 s. A
+/// generated project of 10,000 models uses 2.8 million; past this bound
+/// (checked between batches of [`RENDER_BATCH`]) the models still to render
+/// are reported, not rendered.
+pub(crate) const RUN_FUEL: u64 = 2_000_000_000;
+/// Models rendered between two checks of [`RUN_FUEL`].
+pub(crate) const RENDER_BATCH: usize = 64;
+/// The most fuel one model's renders can use: its own, and a macro call's
+/// past [`MODEL_FUEL`] before the check after that call.
+pub(crate) const MAX_MODEL_SPEND: u64 = MODEL_FUEL + 2 * FUEL;
 /// Bytes of rendered SQL one load keeps, all models together: each model's
 /// text is kept for its lineage, and 10,000 models of 128 MiB each (what
 /// one model's fuel allows) would not fit in memory.
@@ -292,6 +303,14 @@ pub(crate) struct Renderer {
     rendered: AtomicU64,
     /// The bound on `rendered` ([`RUN_RENDERED_BYTES`]; tests lower it).
     run_limit: u64,
+    /// Fuel all renders have used so far (see [`RUN_FUEL`]).
+    fuel_spent: AtomicU64,
+    /// The bound on `fuel_spent` ([`RUN_FUEL`]; tests lower it).
+    run_fuel: u64,
+    /// Whether `fuel_spent` passed `run_fuel` when last settled: renders
+    /// check this, not the running total, so that which models are refused
+    /// depends on the order of batches, not of threads.
+    spent_out: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -551,6 +570,9 @@ fn finish(
         defined: Arc::new(defined),
         rendered: AtomicU64::new(0),
         run_limit: RUN_RENDERED_BYTES,
+        fuel_spent: AtomicU64::new(0),
+        run_fuel: RUN_FUEL,
+        spent_out: std::sync::atomic::AtomicBool::new(false),
     }
 }
 
@@ -656,6 +678,19 @@ impl Renderer {
         // for the deepest value its fuel can build. A template whose code
         // prints values with `~` or `in`, or assigns to a namespace, is
         // compiled again with those written as guarded calls.
+        if self.spent_out.load(Ordering::Relaxed) {
+            let error = RenderError {
+                line: 0,
+                message: format!(
+                    "the project's templates used more than the {} steps of fuel a run allows before this model; it is not rendered. Which models spin? Look for a loop that runs away in those reported with `fuel`, or in the slowest to render",
+                    self.run_fuel
+                ),
+            };
+            return (Err(error), Capture::default());
+        }
+        // A render that fails is charged all it was given: it may have
+        // failed for want of fuel.
+        let mut top_fuel = FUEL;
         let result = guard::on_stack_for_text(text, true, || {
             let prepared = compat::python_literals(text);
             if let Some((line, message)) = guard::chain_too_long(&prepared) {
@@ -669,13 +704,19 @@ impl Renderer {
             // A `~` of constants is folded as the engine prints them
             // (`'t_' ~ 1e16` → `t_10000000000000000.0`, Python's `t_1e+16`)
             // and leaves no instruction to find: a `~` anywhere is looked at.
+            let run = |t: &minijinja::Template| {
+                t.render_captured(ctx).map(|c| {
+                    top_fuel = c.state().fuel_levels().map_or(0, |(used, _)| used);
+                    c.into_output()
+                })
+            };
             if !dates && !guard::prints_values(&tmpl) && !prepared.contains('~') {
-                return tmpl.render(ctx).map_err(|e| render_error(&e));
+                return run(&tmpl).map_err(|e| render_error(&e));
             }
             let guarded = guard::rewrite_found(&prepared, dates);
             self.env
                 .template_from_named_str(name, &guarded)
-                .and_then(|t| t.render(ctx))
+                .and_then(|t| run(&t))
                 .map_err(|e| render_error(&e))
         })
         .unwrap_or_else(|no_stack| {
@@ -684,6 +725,8 @@ impl Renderer {
                 message: no_stack.to_string(),
             })
         });
+        let spent = top_fuel + capture.fuel.load(Ordering::Relaxed);
+        self.fuel_spent.fetch_add(spent, Ordering::Relaxed);
         let result = result.and_then(|sql| {
             let total = self.rendered.fetch_add(sql.len() as u64, Ordering::Relaxed) + sql.len() as u64;
             if total > self.run_limit {
@@ -706,6 +749,24 @@ impl Renderer {
             ..Capture::default()
         });
         (result, capture)
+    }
+
+    /// Settles the run's fuel between batches of renders (see
+    /// [`RUN_FUEL`]): once past it, every later render is refused.
+    pub fn settle(&self) {
+        if self.fuel_spent.load(Ordering::Relaxed) > self.run_fuel {
+            self.spent_out.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the run's fuel ran out (some models were refused).
+    pub fn spent_out(&self) -> bool {
+        self.spent_out.load(Ordering::Relaxed)
+    }
+
+    /// Fuel all renders have used so far.
+    pub fn fuel_spent(&self) -> u64 {
+        self.fuel_spent.load(Ordering::Relaxed)
     }
 
     /// Whether the root project defines the macro `name` (a hook
@@ -1446,6 +1507,40 @@ mod tests {
         assert_eq!(results, [true, true, true, false, false]);
         let err = r.render("models/m.sql", model, this(), "m").0.unwrap_err();
         assert!(err.message.contains("rendered SQL passed"), "{err:?}");
+    }
+
+    #[test]
+    fn the_fuel_a_run_spends_is_bounded() {
+        // 500 models each spinning near their own fuel once took 80 s: the
+        // run's total stops them, the top-level loop and the macro calls
+        // both counted.
+        let files = vec![MacroFile {
+            path: "macros/spin.sql".into(),
+            package: None,
+            text: "{% macro spin() %}{% for i in range(100000) %}{% endfor %}{% endmacro %}".into(),
+        }];
+        let model = "{% for i in range(100000) %}{% endfor %}{{ spin() }}select 1";
+        let (mut r, _) = Renderer::new(settings(), &files, [model]);
+        assert!(r.render("models/m.sql", model, this(), "m").0.is_ok());
+        let one = r.fuel_spent.load(Ordering::Relaxed);
+        // The loop alone is 100,000 steps or more; the macro's as many.
+        assert!(one > 200_000, "{one}");
+        r.run_fuel = one * 5 / 2;
+        // Settled between batches only: all of a batch renders.
+        let results: Vec<bool> = (0..4)
+            .map(|_| r.render("models/m.sql", model, this(), "m").0.is_ok())
+            .collect();
+        assert_eq!(results, [true, true, true, true]);
+        assert!(!r.spent_out());
+        r.settle();
+        assert!(r.spent_out());
+        let results: Vec<bool> = (0..2)
+            .map(|_| r.render("models/m.sql", model, this(), "m").0.is_ok())
+            .collect();
+        assert_eq!(results, [false, false]);
+        let err = r.render("models/m.sql", model, this(), "m").0.unwrap_err();
+        let allowed = format!("more than the {} steps of fuel a run allows", one * 5 / 2);
+        assert!(err.message.contains(&allowed), "{err:?}");
     }
 
     #[test]
