@@ -514,59 +514,106 @@ fn unbinds_temporary(stmt: &Statement) -> Option<&'static str> {
 /// parts, lower-case), as written.
 pub(crate) fn first_call<V: sqlparser::ast::Visit>(
     v: &V,
-    mut pick: impl FnMut(&[String]) -> bool,
+    pick: impl FnMut(&[String]) -> bool,
 ) -> Option<String> {
-    let mut found = None;
-    let _ = sqlparser::ast::visit_expressions(v, |e| {
-        if let Expr::Function(f) = e {
-            let parts: Vec<String> = f
-                .name
+    use sqlparser::ast::{TableFactor, Visitor};
+    /// Calls in expressions, and table functions in `FROM`
+    /// (`from t, nextval('s') as b(id)`), which are no expressions.
+    struct Calls<F> {
+        pick: F,
+        found: Option<String>,
+    }
+    impl<F: FnMut(&[String]) -> bool> Calls<F> {
+        fn check(&mut self, name: &ObjectName) -> ControlFlow<()> {
+            let parts: Vec<String> = name
                 .0
                 .iter()
                 .filter_map(|p| p.as_ident().map(|i| i.value.to_lowercase()))
                 .collect();
-            if pick(&parts) {
-                found = Some(f.name.to_string());
+            if (self.pick)(&parts) {
+                self.found = Some(name.to_string());
                 return ControlFlow::Break(());
             }
+            ControlFlow::Continue(())
         }
-        ControlFlow::Continue(())
-    });
-    found
+    }
+    impl<F: FnMut(&[String]) -> bool> Visitor for Calls<F> {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Function(f) => self.check(&f.name),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+        fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<()> {
+            match t {
+                TableFactor::Table {
+                    name,
+                    args: Some(_),
+                    ..
+                }
+                | TableFactor::Function { name, .. } => self.check(name),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    let mut calls = Calls { pick, found: None };
+    let _ = v.visit(&mut calls);
+    calls.found
 }
 
 /// Built-in functions that change the database beyond tables the moment
 /// they run (a sequence's position, a setting, large objects, other
-/// sessions, another server): a job calling one would change production
-/// before any swap, whatever table it writes.
-pub(crate) const WRITING_FUNCTIONS: [&str; 26] = [
+/// sessions, another server, replication, statistics): a job calling one
+/// would change production before any swap, whatever table it writes.
+/// Families are in [`WRITING_PREFIXES`].
+pub(crate) const WRITING_FUNCTIONS: [&str; 17] = [
     "setval",
     "set_config",
     "pg_notify",
-    "lo_import",
-    "lo_export",
-    "lo_create",
-    "lo_creat",
-    "lo_unlink",
-    "lo_from_bytea",
-    "lo_put",
-    "lo_truncate",
-    "dblink",
-    "dblink_exec",
-    "dblink_send_query",
-    "dblink_connect",
-    "pg_advisory_lock",
-    "pg_advisory_xact_lock",
+    "lowrite",
     "pg_terminate_backend",
     "pg_cancel_backend",
     "pg_reload_conf",
     "pg_rotate_logfile",
     "pg_switch_wal",
-    "pg_file_write",
-    "pg_file_unlink",
-    "pg_create_restore_point",
-    "pg_logical_emit_message",
+    "pg_promote",
+    "pg_backup_start",
+    "pg_backup_stop",
+    "pg_start_backup",
+    "pg_stop_backup",
+    "pg_import_system_collations",
+    "pg_log_standby_snapshot",
+    "pg_replication_slot_advance",
 ];
+
+/// Families of built-ins that act beyond tables, by the start of their
+/// names: large objects, dblink's (`dblink` as a table function runs any
+/// statement on another server), advisory locks (`pg_try_advisory_lock`
+/// too), statistics resets, replication slots and origins, server files,
+/// logical decoding (`pg_logical_slot_get_changes` consumes a slot), WAL
+/// replay, and what `pg_create_`/`pg_drop_`/`pg_copy_` make or remove.
+pub(crate) const WRITING_PREFIXES: [&str; 13] = [
+    "lo_",
+    "dblink",
+    "pg_advisory",
+    "pg_try_advisory",
+    "pg_stat_reset",
+    "pg_replication_origin",
+    "pg_file_",
+    "pg_logical_",
+    "pg_wal_replay_",
+    "pg_create_",
+    "pg_drop_",
+    "pg_copy_",
+    "pg_sequence_",
+];
+
+/// Whether the built-in `name` (lowercase, unqualified) acts beyond tables
+/// when it runs (see [`WRITING_FUNCTIONS`]).
+pub(crate) fn writes_beyond_tables(name: &str) -> bool {
+    WRITING_FUNCTIONS.contains(&name) || WRITING_PREFIXES.iter().any(|p| name.starts_with(p))
+}
 
 /// Why `stmt`, though it names no table to change, would still act on
 /// production: a role switch (the tables the task makes would belong to
@@ -617,11 +664,18 @@ fn beyond_tables(stmt: &Statement) -> Option<String> {
             ));
         }
     }
-    let writes = |parts: &[String]| {
-        parts
-            .last()
-            .is_some_and(|n| WRITING_FUNCTIONS.contains(&n.as_str()))
-    };
+    // `COPY ... TO/FROM PROGRAM` runs a shell command on the server: in
+    // every task and re-run, before any swap, whatever it writes to.
+    if let Statement::Copy {
+        target: sqlparser::ast::CopyTarget::Program { command },
+        ..
+    } = stmt
+    {
+        return Some(format!(
+            "it runs the program {command:?} on the database server (`COPY ... PROGRAM`) as soon as the task runs, before any swap: what the program does reaches production; export or load with a step of its own outside the backfill"
+        ));
+    }
+    let writes = |parts: &[String]| parts.last().is_some_and(|n| writes_beyond_tables(n));
     // A sequence moves when drawn and never moves back: a task drawing
     // production's (a job's `nextval('mart.s')`, a scratch table's default)
     // leaves production changed before any swap, the plan refused or not.
@@ -1008,11 +1062,37 @@ mod tests {
             "insert into mart.t select nextval('mart.s'), x from raw.r",
             "create temp table st (id bigint default nextval('mart.s'), x int)",
             "insert into mart.t (id) values (pg_catalog.nextval('mart.s'::regclass))",
+            // Table functions in FROM are calls too (round 26).
+            "insert into mart.t select o.x, b.id from raw.orders o, nextval('ops.load_id') as b(id)",
+            "insert into mart.t select o.x from raw.orders o cross join lateral setval('mart.seq', 1) s",
+            "insert into mart.t select o.x from raw.orders o, dblink_exec('host=prod', 'delete from raw.orders') s",
+            "insert into mart.t select o.x from raw.orders o, pg_advisory_lock(1) s",
+            "insert into mart.t select * from dblink('host=prod', 'delete from raw.orders returning 1') as x(d date, n bigint)",
+            // Families: locks tried, statistics, replication, promotion.
+            "select pg_try_advisory_lock(1)",
+            "select pg_stat_reset()",
+            "select pg_create_logical_replication_slot('s', 'test_decoding')",
+            "select pg_drop_replication_slot('s')",
+            "select * from pg_logical_slot_get_changes('s', null, null)",
+            "select pg_promote()",
+            // A program on the server, either way.
+            "copy (select * from mart.daily) to program 'cat > /srv/export.csv'",
+            "copy raw.st from program 'curl -X POST http://hook/deploy'",
         ] {
             assert!(run(sql)[0].opaque.is_some(), "{sql}");
         }
-        let sql = "select now(), random(), md5('x'), currval('mart.s')";
-        assert!(run(sql)[0].opaque.is_none(), "{sql}");
+        let copy = run("copy (select 1) to program 'x'")[0]
+            .opaque
+            .clone()
+            .unwrap();
+        assert!(copy.contains("runs the program"), "{copy}");
+        for sql in [
+            "select now(), random(), md5('x'), currval('mart.s')",
+            "insert into mart.t select * from raw.r, generate_series(1, 3) g(i)",
+            "insert into mart.t select * from raw.r cross join lateral unnest(r.a) u(x)",
+        ] {
+            assert!(run(sql)[0].opaque.is_none(), "{sql}");
+        }
     }
 
     #[test]

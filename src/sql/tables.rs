@@ -563,7 +563,7 @@ fn last_name_is(name: &sqlparser::ast::ObjectName, last: &str) -> bool {
 }
 
 /// A call in the expression `text` that may write when it runs: `nextval`
-/// or a function of [`super::rewrite::WRITING_FUNCTIONS`], or one qualified by a schema of the project's
+/// or a function that acts beyond tables ([`super::rewrite::writes_beyond_tables`]), or one qualified by a schema of the project's
 /// own (ripple cannot see what it does). The engine's catalog knows more
 /// (the `calls` part of the signature); this is what a plan can refuse
 /// before it is run.
@@ -575,9 +575,9 @@ pub fn writing_call(text: &str, dialect: SqlDialect) -> Option<String> {
                 "pg_catalog" | "main" | "system"
             );
         own_schema
-            || parts.last().is_some_and(|n| {
-                n == "nextval" || super::rewrite::WRITING_FUNCTIONS.contains(&n.as_str())
-            })
+            || parts
+                .last()
+                .is_some_and(|n| n == "nextval" || super::rewrite::writes_beyond_tables(n))
     };
     super::with_statements(&format!("select {text}"), dialect, |statements| {
         super::rewrite::first_call(statements, writes)

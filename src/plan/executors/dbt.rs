@@ -218,8 +218,10 @@ fn read_only_macros(user: &[&str], mask_statement: bool) -> String {
     // A write hides in a select only as a writing CTE, `select into`, a
     // lock, a second statement, or a function that writes. Comments,
     // strings and dollar quotes are blanked first.
+    let families = crate::sql::rewrite::WRITING_PREFIXES.map(|p| format!("{p}[a-z0-9_]*"));
     let functions = std::iter::once("nextval")
         .chain(crate::sql::rewrite::WRITING_FUNCTIONS)
+        .chain(families.iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join("|");
     // Written for Jinja2's strings, which read `\\` as one backslash (and
