@@ -39,6 +39,9 @@ struct Model {
     linked: bool,
     /// Its text is a `{% snapshot %}` block.
     snapshot: bool,
+    /// Names the model before it by relation in its SQL (no `ref()`): 0
+    /// not, 1 on its last line, 2 two lines further down.
+    hard: u8,
 }
 
 /// The project: a source, a chain of models, the source's declared columns
@@ -83,6 +86,7 @@ impl State {
                     moved: false,
                     linked: false,
                     snapshot: false,
+                    hard: 0,
                 })
                 .collect(),
             source_has_kind: true,
@@ -114,6 +118,7 @@ impl State {
             Edit::Move(i) => self.models[i].moved ^= true,
             Edit::Link(i) => self.models[i].linked ^= true,
             Edit::Snapshot(i) => self.models[i].snapshot ^= true,
+            Edit::HardCoded(i) => self.models[i].hard = (self.models[i].hard + 1) % 3,
             Edit::Macro => self.macro_divides ^= true,
             Edit::SourceColumns => self.source_has_kind ^= true,
             Edit::Dialect => {
@@ -166,7 +171,14 @@ impl State {
         if m.unknown {
             head.push_str("-- {{ not_installed() }}\n");
         }
-        let sql = format!("{head}select {cols}\nfrom {from}{filter}\n");
+        // Hard-coded reads are found in the rendered SQL, not in what the
+        // model line holds (a warm run once served the graph of before).
+        let hard = match (i, m.hard) {
+            (0, _) | (_, 0) => String::new(),
+            (_, 1) => format!("\nunion all select * from analytics.m{}", i - 1),
+            _ => format!("\n\n\nunion all select * from analytics.m{}", i - 1),
+        };
+        let sql = format!("{head}select {cols}\nfrom {from}{filter}{hard}\n");
         match m.snapshot {
             true => format!("{{% snapshot snap_m{i} %}}\n{sql}{{% endsnapshot %}}\n"),
             false => sql,
@@ -314,6 +326,7 @@ enum Edit {
     Move(usize),
     Link(usize),
     Snapshot(usize),
+    HardCoded(usize),
     Macro,
     SourceColumns,
     Dialect,
@@ -339,7 +352,8 @@ fn edit() -> impl Strategy<Value = Edit> {
         i.clone().prop_map(Edit::Reroute),
         i.clone().prop_map(Edit::Move),
         i.clone().prop_map(Edit::Link),
-        i.prop_map(Edit::Snapshot),
+        i.clone().prop_map(Edit::Snapshot),
+        i.prop_map(Edit::HardCoded),
         Just(Edit::Macro),
         Just(Edit::SourceColumns),
         Just(Edit::Dialect),
@@ -1213,6 +1227,43 @@ fn a_model_file_that_gains_a_snapshot_block_is_read_again() {
     assert_same_answers(&place.root, &place.cache, "a snapshot block");
     let (phase, _) = loading(&place.root, &place.cache);
     assert_eq!(phase, "(snapshot)");
+}
+
+/// A relation named by hand in a model's SQL is a read the graph finds in
+/// the rendered SQL, which the model's line did not hold: adding, moving
+/// or removing one left a warm run serving the graph of before (round 26),
+/// and a patched graph wrote a hard-coded edge back as a manifest one.
+#[test]
+fn a_relation_named_by_hand_is_read_warm_too() {
+    let place = Place::new();
+    let mut state = State::new();
+    state.models[1].from = 1;
+    state.write(&place.root);
+    assert_same_answers(&place.root, &place.cache, "before");
+    for (what, hard) in [
+        ("named", 1),
+        ("moved down", 2),
+        ("gone", 0),
+        ("named again", 1),
+    ] {
+        state.models[1].hard = hard;
+        state.write(&place.root);
+        let (graph, _) = run(&place.root, None, &["graph", "--format", "json"]);
+        let hard_edge = String::from_utf8_lossy(&graph).contains("\"evidence\": \"hard-coded\"");
+        assert_eq!(hard_edge, hard != 0, "{what}");
+        assert_same_answers(&place.root, &place.cache, what);
+    }
+    // Another model's reads change (patched), the hand-named read kept.
+    state.models[3].from = 1;
+    state.write(&place.root);
+    let (warm, made, _) = whole_graph(&place.root, &place.cache);
+    assert_eq!(made, Made::Patched);
+    let (cold, _) = run(&place.root, None, &["graph", "--format", "json"]);
+    assert_eq!(
+        String::from_utf8_lossy(&warm),
+        String::from_utf8_lossy(&cold)
+    );
+    assert_same_answers(&place.root, &place.cache, "another model rerouted");
 }
 
 /// A package folder under `dbt_packages/` completed in place (its

@@ -7,7 +7,6 @@
 //! order the inputs were read in: nodes are added sorted by id, edges sorted
 //! by (from, to, job).
 
-mod hard_coded;
 mod reach;
 mod select;
 mod semantics;
@@ -315,10 +314,10 @@ impl Resolver<'_> {
         };
         // Most models name nothing by hand: the careful scan runs only
         // when the quick pass finds a name that is no read of the model's.
-        if !hard_coded::any_candidate(sql, |n| unread(n, reads).is_some()) {
+        if !crate::sql::hard_coded::any_candidate(sql, |n| unread(n, reads).is_some()) {
             return;
         }
-        for (name, line) in hard_coded::qualified_reads(sql) {
+        for (name, line) in crate::sql::hard_coded::qualified_reads(sql) {
             let Some((at, key)) = unread(&name, reads) else {
                 continue;
             };

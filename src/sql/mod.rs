@@ -6,6 +6,7 @@ mod canonical;
 mod columns;
 mod dialect;
 mod extract;
+pub(crate) mod hard_coded;
 mod names;
 mod parse;
 mod recover;

@@ -32,6 +32,16 @@ const KEPT: &str = "graph-json";
 /// The name the document's index is kept under.
 const INDEX: &str = "graph-index";
 
+/// An edge's evidence as the index keeps it, by place: none, dbt's
+/// manifest, a relation named by hand. (Kept as a flag, a hard-coded edge
+/// was written back as a manifest one.)
+const EVIDENCE: [Option<&str>; 3] = [None, Some("manifest"), Some("hard-coded")];
+
+/// The place of `evidence` in [`EVIDENCE`] (an unknown one as none).
+fn evidence_code(evidence: Option<&str>) -> u8 {
+    EVIDENCE.iter().position(|e| *e == evidence).unwrap_or(0) as u8
+}
+
 /// The key the whole graph's JSON is kept under, for a project whose
 /// lineage digest is `lineage` ([`crate::project::Lineage::key`]).
 fn kept_key(lineage: Key) -> Key {
@@ -104,8 +114,8 @@ struct Index {
     /// The jobs edges run through: (id, file).
     jobs: Vec<(String, String)>,
     /// The edges, in no order: from, to (places in `nodes`), job (place in
-    /// `jobs`), line, and whether it is known from dbt's manifest.
-    edges: Vec<(u32, u32, u32, u32, bool)>,
+    /// `jobs`), line, and its evidence (a place in [`EVIDENCE`]).
+    edges: Vec<(u32, u32, u32, u32, u8)>,
     /// The datasets whose models ask the warehouse.
     needs_warehouse: Vec<String>,
 }
@@ -131,7 +141,7 @@ impl Index {
                     at(e.target()),
                     job,
                     w.line,
-                    w.evidence.is_some(),
+                    evidence_code(w.evidence),
                 )
             })
             .collect();
@@ -284,7 +294,7 @@ fn patch(cache: &Cache, kept_index: &Snapshot, lineage: &Lineage) -> Option<Patc
     // Every place in an edge names a node and a job of the index: an index
     // that says otherwise is not one this build wrote.
     let (nodes, jobs) = (index.nodes.len(), index.jobs.len());
-    let fits = |&(a, b, j, ..): &(u32, u32, u32, u32, bool)| {
+    let fits = |&(a, b, j, ..): &(u32, u32, u32, u32, u8)| {
         (a as usize) < nodes && (b as usize) < nodes && (j as usize) < jobs
     };
     if !index.edges.iter().all(fits) {
@@ -366,26 +376,23 @@ fn patch(cache: &Cache, kept_index: &Snapshot, lineage: &Lineage) -> Option<Patc
         });
         // The model's edges are its reads as the document had them.
         let mut had = BTreeSet::new();
-        edges.retain(|&(a, b, j, line, manifest)| {
+        edges.retain(|&(a, b, j, line, evidence)| {
             if j != via {
                 return true;
             }
-            had.insert((a, b, line, manifest));
+            had.insert((a, b, line, evidence));
             false
         });
-        let expected: BTreeSet<_> = gone.iter().map(|&(a, l)| (a, model, l, false)).collect();
+        let expected: BTreeSet<_> = gone.iter().map(|&(a, l)| (a, model, l, 0)).collect();
         if had != expected {
             return None;
         }
-        edges.extend(
-            come.into_iter()
-                .map(|(a, line)| (a, model, via, line, false)),
-        );
+        edges.extend(come.into_iter().map(|(a, line)| (a, model, via, line, 0)));
     }
     // In the graph's order: by from, to, then the edge (job, file, line).
     let jobs = &index.jobs;
     edges.sort_unstable_by(|x, y| {
-        let edge = |e: &(u32, u32, u32, u32, bool)| {
+        let edge = |e: &(u32, u32, u32, u32, u8)| {
             let (id, file) = &jobs[e.2 as usize];
             (e.0, e.1, id.as_str(), file.as_str(), e.3, e.4)
         };
@@ -403,7 +410,7 @@ fn patch(cache: &Cache, kept_index: &Snapshot, lineage: &Lineage) -> Option<Patc
 
 /// Whether the edges (from, to, ...) between `n` nodes make a cycle: Kahn's
 /// count of the nodes that can be taken in order.
-fn has_cycle(n: usize, edges: &[(u32, u32, u32, u32, bool)]) -> bool {
+fn has_cycle(n: usize, edges: &[(u32, u32, u32, u32, u8)]) -> bool {
     let mut into = vec![0u32; n];
     let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
     for &(a, b, ..) in edges {
@@ -456,7 +463,7 @@ impl Patched {
         let edges: Vec<JsonEdge> = index
             .edges
             .iter()
-            .map(|&(a, b, j, line, manifest)| {
+            .map(|&(a, b, j, line, evidence)| {
                 let (via, file) = &index.jobs[j as usize];
                 JsonEdge {
                     from: &index.nodes[a as usize],
@@ -464,7 +471,7 @@ impl Patched {
                     via,
                     file,
                     line,
-                    evidence: manifest.then_some("manifest"),
+                    evidence: EVIDENCE.get(usize::from(evidence)).copied().flatten(),
                 }
             })
             .collect();
@@ -491,9 +498,9 @@ mod tests {
             n in 1usize..12,
             pairs in prop::collection::vec((0u32..12, 0u32..12), 0..30),
         ) {
-            let edges: Vec<(u32, u32, u32, u32, bool)> = pairs
+            let edges: Vec<(u32, u32, u32, u32, u8)> = pairs
                 .into_iter()
-                .map(|(a, b)| (a % n as u32, b % n as u32, 0, 0, false))
+                .map(|(a, b)| (a % n as u32, b % n as u32, 0, 0, 0))
                 .collect();
             let mut g = petgraph::graph::DiGraph::<(), ()>::new();
             let nodes: Vec<_> = (0..n).map(|_| g.add_node(())).collect();

@@ -61,7 +61,10 @@ impl<'a> Summary<'a> {
         Summary {
             datasets,
             edges: edges.len(),
-            edges_from_manifest: edges.iter().filter(|e| e.evidence.is_some()).count(),
+            edges_from_manifest: edges
+                .iter()
+                .filter(|e| e.evidence == Some("manifest"))
+                .count(),
             needs_warehouse,
         }
     }

@@ -344,6 +344,11 @@ struct Slot {
     dataset: Dataset,
     job: Job,
     diagnostics: Vec<Diagnostic>,
+    /// What the graph's hard-coded reads are found from in its SQL, which
+    /// its line does not hold: a digest kept in the line, so that an edit
+    /// naming a table by hand changes the lineage
+    /// (`sql::hard_coded::unexplained_digest`).
+    named: u64,
 }
 
 /// The dbt project as read: what comes before rendering, then each
@@ -874,15 +879,16 @@ fn read_project(
             )
             .ok()
         });
-        let (dataset, job, diagnostics) = render_template(&renderer, t, this, config);
+        let r = render_template(&renderer, t, this, config);
         progress.inc(1);
         Slot {
             meta,
             editable,
             called,
-            dataset,
-            job,
-            diagnostics,
+            dataset: r.dataset,
+            job: r.job,
+            diagnostics: r.diagnostics,
+            named: r.named,
         }
     };
     // In batches, the run's fuel settled after each: which models it
@@ -1403,12 +1409,7 @@ fn final_relation(
 const MAX_MODEL_STATEMENTS: usize = 1_000;
 
 /// Renders one model or snapshot into its dataset and job.
-fn render_template(
-    renderer: &Renderer,
-    t: Template,
-    this: Relation,
-    config: &Config,
-) -> (Dataset, Job, Vec<Diagnostic>) {
+fn render_template(renderer: &Renderer, t: Template, this: Relation, config: &Config) -> Rendered {
     let mut diagnostics = Vec::new();
     let (result, capture) =
         renderer.render_in(t.package.as_deref(), &t.file, &t.text, this, &t.name);
@@ -1608,6 +1609,11 @@ fn render_template(
             line: t.first_line + line_of(&t.text, at) - 1,
         });
     }
+    let named = sql.as_deref().map_or(0, |sql| {
+        let mut printed = capture.printed.into_inner().unwrap_or_default();
+        printed.push(relation.clone());
+        crate::sql::hard_coded::unexplained_digest(sql, &printed)
+    });
     let job = Job {
         id: t.id.clone(),
         kind: JobKind::Dbt,
@@ -1636,7 +1642,21 @@ fn render_template(
         t.columns,
     );
     ds.tests = t.tests;
-    (ds, job, diagnostics)
+    Rendered {
+        dataset: ds,
+        job,
+        diagnostics,
+        named,
+    }
+}
+
+/// A model or snapshot rendered.
+struct Rendered {
+    dataset: Dataset,
+    job: Job,
+    diagnostics: Vec<Diagnostic>,
+    /// See [`Slot::named`].
+    named: u64,
 }
 
 /// Where the first Jinja tag naming `this` starts, if any.

@@ -172,6 +172,7 @@ struct SlotOut<'a> {
     tests: bool,
     job: &'a Job,
     diagnostics: &'a [Diagnostic],
+    named: u64,
 }
 
 /// A slot as read.
@@ -184,6 +185,7 @@ struct SlotIn {
     tests: bool,
     job: Job,
     diagnostics: Vec<Diagnostic>,
+    named: u64,
 }
 
 impl SlotIn {
@@ -199,6 +201,7 @@ impl SlotIn {
             dataset,
             job,
             diagnostics: self.diagnostics,
+            named: self.named,
         }
     }
 }
@@ -218,6 +221,7 @@ fn slot_text(s: &Slot) -> std::io::Result<Box<RawValue>> {
         tests: s.dataset.tests,
         job: &s.job,
         diagnostics: &s.diagnostics,
+        named: s.named,
     })
     .map_err(std::io::Error::other)
 }
@@ -624,9 +628,10 @@ impl Pending {
 /// What the part's lineage is made of: the snapshot written (its id), and
 /// each model line an edit changed, in a digest and one by one. A model's
 /// SQL is not in its line, only what was read from it (its references,
-/// their lines, its configuration, its findings), so an edit that changes
-/// the SQL alone (a comment, a column, a filter) leaves the digest as it
-/// was: equal digests, equal parts but for the text of the SQL. `None`
+/// their lines, its configuration, its findings, a digest of the relations
+/// it names after `from`/`join`), so an edit that changes the SQL alone (a
+/// comment, a column, a filter) leaves the digest as it was: equal
+/// digests, equal parts but for the text of the SQL. `None`
 /// when a changed line does not read, or is damaged.
 fn lineage(kept: &Snapshot, rows: &[&[u8]], edits: &Edits) -> Option<Lineage> {
     let mut changed: Vec<(usize, &str)> = Vec::new();
@@ -812,10 +817,11 @@ fn render_edited(
         .collect();
     let mut out = Vec::with_capacity(edited.len());
     let rendered = edited.into_iter().zip(called).zip(rendered).zip(files);
-    for ((((i, mut slot, text), calls), (dataset, job, diagnostics)), path) in rendered {
-        slot.dataset = dataset;
-        slot.job = job;
-        slot.diagnostics = diagnostics;
+    for ((((i, mut slot, text), calls), r), path) in rendered {
+        slot.dataset = r.dataset;
+        slot.job = r.job;
+        slot.diagnostics = r.diagnostics;
+        slot.named = r.named;
         slot.called = calls;
         inputs.with_file(path, Some(&text));
         out.push((i, slot));

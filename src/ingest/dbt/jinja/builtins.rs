@@ -45,6 +45,9 @@ pub(super) fn add_builtins(
                     schema: relations.default_schema.clone(),
                     identifier: name,
                 });
+            if let Some(cap) = capture(state) {
+                lock(&cap.printed).push(relation.name());
+            }
             Ok(Value::from_object(relation))
         },
     );
@@ -68,6 +71,9 @@ pub(super) fn add_builtins(
                     schema: source,
                     identifier: table,
                 });
+            if let Some(cap) = capture(state) {
+                lock(&cap.printed).push(relation.name());
+            }
             Ok(Value::from_object(relation))
         },
     );

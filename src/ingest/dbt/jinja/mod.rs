@@ -162,6 +162,9 @@ impl Object for Relation {
 pub(crate) struct Capture {
     /// `ref()` / `source()` calls, in call order.
     pub references: Mutex<Vec<Target>>,
+    /// The relations those calls printed (see
+    /// `sql::hard_coded::unexplained_digest`).
+    pub printed: Mutex<Vec<String>>,
     /// `config()` keywords; later calls override earlier ones.
     pub config: Mutex<BTreeMap<String, serde_json::Value>>,
     /// Unknown macros and methods that were rendered as placeholders.
@@ -743,6 +746,7 @@ impl Renderer {
         });
         let capture = Arc::try_unwrap(capture).unwrap_or_else(|shared| Capture {
             references: Mutex::new(lock(&shared.references).clone()),
+            printed: Mutex::new(lock(&shared.printed).clone()),
             config: Mutex::new(lock(&shared.config).clone()),
             unknown: Mutex::new(lock(&shared.unknown).clone()),
             warehouse: Mutex::new(lock(&shared.warehouse).clone()),

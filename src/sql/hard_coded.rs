@@ -6,7 +6,7 @@
 /// `sql`, comments and strings not told apart: a quick pass (a SIMD search
 /// for the keywords' first letters, no allocation) whose few surprising
 /// names [`qualified_reads`] then confirms.
-pub(super) fn any_candidate(sql: &str, mut wanted: impl FnMut(&str) -> bool) -> bool {
+pub(crate) fn any_candidate(sql: &str, mut wanted: impl FnMut(&str) -> bool) -> bool {
     let b = sql.as_bytes();
     let mut name = String::new();
     let boundary =
@@ -39,7 +39,7 @@ pub(super) fn any_candidate(sql: &str, mut wanted: impl FnMut(&str) -> bool) -> 
 /// each is on: unquoted parts lower-cased, quoted ones as written. Comments
 /// and string literals are skipped; unqualified names (CTEs, most often)
 /// are not returned.
-pub(super) fn qualified_reads(sql: &str) -> Vec<(String, u32)> {
+pub(crate) fn qualified_reads(sql: &str) -> Vec<(String, u32)> {
     let b = sql.as_bytes();
     let mut out = Vec::new();
     let (mut i, mut line) = (0usize, 1u32);
@@ -163,6 +163,35 @@ fn name_into(b: &[u8], mut i: usize, name: &mut String) -> (usize, u32) {
         name.pop();
     }
     (i, lines)
+}
+
+/// A digest of the [`qualified_reads`] of `sql` that `explained` (the
+/// relations its `ref()`/`source()` calls printed) does not account for,
+/// with their lines: what the graph's hard-coded reads of a model are
+/// found from. Kept with the model, so that an edit naming a table by hand
+/// changes the model's lineage (a warm run otherwise served the graph of
+/// before the edit), while an edit of its refs alone does not.
+pub(crate) fn unexplained_digest(sql: &str, explained: &[String]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // Each printed relation and its shorter forms (`db.s.t` as `s.t`), as
+    // the graph matches a name.
+    let known: std::collections::HashSet<&str> = explained
+        .iter()
+        .flat_map(|n| {
+            std::iter::once(n.as_str()).chain(n.match_indices('.').map(|(i, _)| &n[i + 1..]))
+        })
+        .collect();
+    let mut h = rustc_hash::FxHasher::default();
+    for (name, line) in qualified_reads(sql) {
+        let explained = std::iter::once(name.as_str())
+            .chain(name.match_indices('.').map(|(i, _)| &name[i + 1..]))
+            .any(|n| known.contains(n));
+        if !explained {
+            name.hash(&mut h);
+            line.hash(&mut h);
+        }
+    }
+    h.finish()
 }
 
 #[cfg(test)]
