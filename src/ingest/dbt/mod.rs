@@ -879,7 +879,7 @@ fn read_project(
             )
             .ok()
         });
-        let r = render_template(&renderer, t, this, config);
+        let r = render_template(&renderer, t, this, config, rec.is_some());
         progress.inc(1);
         Slot {
             meta,
@@ -1408,8 +1408,15 @@ fn final_relation(
 /// 100,000 statements each took `impact --columns` 31 s and 5.9 GB.
 const MAX_MODEL_STATEMENTS: usize = 1_000;
 
-/// Renders one model or snapshot into its dataset and job.
-fn render_template(renderer: &Renderer, t: Template, this: Relation, config: &Config) -> Rendered {
+/// Renders one model or snapshot into its dataset and job; `kept`: for the
+/// warm cache's snapshot, which keeps [`Slot::named`].
+fn render_template(
+    renderer: &Renderer,
+    t: Template,
+    this: Relation,
+    config: &Config,
+    kept: bool,
+) -> Rendered {
     let mut diagnostics = Vec::new();
     let (result, capture) =
         renderer.render_in(t.package.as_deref(), &t.file, &t.text, this, &t.name);
@@ -1609,7 +1616,7 @@ fn render_template(renderer: &Renderer, t: Template, this: Relation, config: &Co
             line: t.first_line + line_of(&t.text, at) - 1,
         });
     }
-    let named = sql.as_deref().map_or(0, |sql| {
+    let named = sql.as_deref().filter(|_| kept).map_or(0, |sql| {
         let mut printed = capture.printed.into_inner().unwrap_or_default();
         printed.push(relation.clone());
         crate::sql::hard_coded::unexplained_digest(sql, &printed)

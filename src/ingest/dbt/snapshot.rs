@@ -813,7 +813,7 @@ fn render_edited(
     }
     let rendered: Vec<_> = templates
         .into_par_iter()
-        .map(|(t, this)| render_template(&renderer, t, this, config))
+        .map(|(t, this)| render_template(&renderer, t, this, config, true))
         .collect();
     let mut out = Vec::with_capacity(edited.len());
     let rendered = edited.into_iter().zip(called).zip(rendered).zip(files);
