@@ -113,6 +113,26 @@ fn what_ripple_cannot_read_counts_as_reading_every_column() {
             "jobs/staged.sql",
             "create temp table tmp as select b from s.raw; create table s.staged as select b from tmp",
         ),
+        // No column list, the table's columns unknown: `a` lands by position
+        // in whichever column is second, not in one called `a` (round 26:
+        // `s.pos_reader`, reading `x`, was left out).
+        (
+            "jobs/positional.sql",
+            "insert into s.pos select id, a, b from s.raw",
+        ),
+        (
+            "jobs/pos_reader.sql",
+            "create table s.pos_reader as select id, x from s.pos",
+        ),
+        // The table made by the same script: by position, exactly.
+        (
+            "jobs/known_pos.sql",
+            "create table s.kpos (id int, x int, y int); insert into s.kpos select id, a, b from s.raw",
+        ),
+        (
+            "jobs/kpos_y.sql",
+            "create table s.kpos_y as select id, y from s.kpos",
+        ),
     ];
     for (p, t) in files {
         let path = dir.path().join(p);
@@ -132,7 +152,13 @@ fn what_ripple_cannot_read_counts_as_reading_every_column() {
         Some(&["c".to_string()][..]),
         "{got:?}"
     );
-    for whole in ["s.deleted", "s.staged"] {
+    assert_eq!(
+        got.get("s.kpos").map(Vec::as_slice),
+        Some(&["x".to_string()][..]),
+        "{got:?}"
+    );
+    assert!(!got.contains_key("s.kpos_y"), "{got:?}");
+    for whole in ["s.deleted", "s.staged", "s.pos", "s.pos_reader"] {
         assert_eq!(
             got.get(whole).map(Vec::as_slice),
             Some(&["*".to_string()][..]),

@@ -200,6 +200,19 @@ fn consume(
                 s.line, r.column
             ));
         }
+        // Values going by position into a table of unknown columns: the
+        // names above are the SELECT's, not where the values land.
+        if lineage.positional
+            && lineage
+                .columns
+                .iter()
+                .any(|col| col.sources.iter().any(&touched))
+        {
+            return Effect::All(format!(
+                "`{job}` line {}: an INSERT without a column list, into a table whose columns ripple does not know, puts the values by position (declare the table under `tables:`)",
+                s.line
+            ));
+        }
         for col in &lineage.columns {
             let refs: Vec<_> = col.sources.iter().filter(|r| touched(r)).collect();
             if refs.is_empty() {

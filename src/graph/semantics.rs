@@ -246,6 +246,16 @@ impl<'g> Semantics<'g> {
                 known.insert(relation.clone(), cols);
             }
         }
+        // The declared columns of what it writes (`tables:` DDL, a
+        // catalog): an INSERT without a column list puts its values there
+        // by position, whatever the SELECT calls them.
+        for &w in self.written(id) {
+            let d = &self.g.graph[w];
+            if !d.columns.is_empty() && !known.contains_key(&d.relation) {
+                known.insert(d.relation.to_lowercase(), d.columns.clone());
+                known.insert(d.relation.clone(), d.columns.clone());
+            }
+        }
         let reading = match self.edges_only {
             true => ScriptReading::ColumnEdges,
             false => ScriptReading::Semantics,
