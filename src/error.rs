@@ -84,3 +84,20 @@ pub enum Error {
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The message without the file it starts with, for a finding that
+    /// names the file already (as the project has it, where the message
+    /// has the path it was read at: a revision's scratch copy).
+    pub fn reason(&self) -> String {
+        let full = self.to_string();
+        let path = match self {
+            Error::TooLarge { path, .. } | Error::NotUtf8 { path, .. } => path,
+            _ => return full,
+        };
+        match full.strip_prefix(&format!("{}: ", path.display())) {
+            Some(rest) => rest.to_string(),
+            None => full,
+        }
+    }
+}

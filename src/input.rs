@@ -50,12 +50,21 @@ fn read_limited(path: &Path, limit: u64, meta: &mut Option<std::fs::Metadata>) -
             .read_to_end(&mut bytes)
             .map_err(io)?;
     } else {
-        open_without_waiting(path)
+        let f = open_without_waiting(path).map_err(io)?;
+        *meta = f.metadata().ok();
+        // A regular file that says it is too large is refused unread (a
+        // 600 MB file was read whole, then refused).
+        if meta
+            .as_ref()
+            .is_some_and(|m| m.is_file() && m.len() > limit)
+        {
+            return Err(Error::TooLarge { path: label, limit });
+        }
+        Ok(f)
             .and_then(|f| {
                 // `take` hides the file's size from `read_to_end`, which then
                 // grows the buffer and probes for the end of each of 10,000
                 // small files; the size, when the file says it, avoids both.
-                *meta = f.metadata().ok();
                 let size = meta.as_ref().map_or(0, |m| m.len()).min(limit + 1);
                 bytes.reserve_exact(size as usize + 1);
                 f.take(limit + 1).read_to_end(&mut bytes)

@@ -1548,3 +1548,36 @@ fn a_dags_schedule_and_a_tasks_order_or_connection_are_compared() {
         );
     }
 }
+
+#[test]
+fn a_file_past_the_size_bound_is_never_copied_and_never_silent() {
+    // 600 MB of nothing, 1 MB in git: once copied whole to the scratch
+    // folder (RAM), and, deleted in head, read as "no changes".
+    let repo = GitRepo::new(&[
+        ("dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n"),
+        ("models/a.sql", "select 1 as id\n"),
+    ]);
+    let huge = repo.path().join("models/huge.sql");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(600_000_000)
+        .unwrap();
+    repo.commit("a model past the bound");
+    // The same on both sides: nothing to report.
+    let (json, code) = run(repo.path(), &["--base", "HEAD"]);
+    assert_eq!(changes(&json), owned(&[]), "{json}");
+    assert_eq!(code, 0);
+    repo.remove("models/huge.sql");
+    let (json, code) = run(repo.path(), &["--base", "HEAD", "--fail-on", "breaking"]);
+    assert_eq!(
+        changes(&json),
+        owned(&[("models/huge.sql", "could-not-compare", &[])]),
+        "{json}"
+    );
+    let reason = json["changes"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("base: models/huge.sql:0:0: larger than 512 MiB"),
+        "{reason}"
+    );
+    assert_eq!(code, 1);
+}

@@ -319,6 +319,35 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
         changes.push(change(g, id, &job.file, line, verdict, &writes, &reach));
         collect_edges(g, &writes, &reach, &mut edges);
     }
+    // A file that read on neither side as a job (a model past the size
+    // bound, a DAG file that does not parse) and does not fail the same
+    // way on both: what it does is unknown (a 600 MB model deleted once
+    // read as "no changes").
+    let in_jobs: BTreeSet<&str> = base
+        .jobs
+        .values()
+        .chain(head.jobs.values())
+        .map(|j| j.file.as_str())
+        .collect();
+    let failing: BTreeSet<&str> = base_errors
+        .keys()
+        .chain(head_errors.keys())
+        .copied()
+        .collect();
+    for file in failing {
+        let (b, h) = (base_errors.get(file), head_errors.get(file));
+        if in_jobs.contains(file) || b == h {
+            continue;
+        }
+        let why = match (b, h) {
+            (Some(w), _) => format!("base: {w}"),
+            (None, Some(w)) => format!("head: {w}"),
+            (None, None) => continue,
+        };
+        let v = Verdict::new(ChangeKind::CouldNotCompare, why, 1);
+        let g = if h.is_some() { head } else { base };
+        changes.push(change(g, file, file, 1, v, &[], &Reach::default()));
+    }
     // A seed (or source, snapshot) gone from the head — deleted or
     // disabled — is written by no job, yet what read it breaks: removed,
     // reaching what read it in the base (once "no changes", exit 0).
@@ -463,9 +492,13 @@ fn unreadable(g: &LineageGraph) -> HashMap<&str, String> {
                 "render-error" | "read-error" | "python-syntax-error"
             );
         if let (true, Some(file)) = (fatal, d.file.as_deref()) {
-            files
-                .entry(file)
-                .or_insert_with(|| format!("{file}:{}:{}: {}", d.line, d.column, d.message));
+            // A revision's copy is read from a scratch folder: its path in
+            // a message is the project's own, so both sides compare.
+            let root = format!("{}/", g.root.display());
+            files.entry(file).or_insert_with(|| {
+                let message = d.message.replace(&root, "");
+                format!("{file}:{}:{}: {message}", d.line, d.column)
+            });
         }
     }
     files

@@ -175,7 +175,7 @@ pub(crate) fn unreadable(root: &Path, path: &Path, e: &std::io::Error) -> Diagno
 
 /// The error for a file that exists but could not be read.
 pub(crate) fn read_error(file: String, e: &crate::Error) -> Diagnostic {
-    Diagnostic::error("read-error", Some(file), 0, 0, e.to_string())
+    Diagnostic::error("read-error", Some(file), 0, 0, e.reason())
 }
 
 /// [`inside`] for each of `paths`: those inside the project, the errors for

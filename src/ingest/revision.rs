@@ -422,6 +422,13 @@ fn write_objects(
                 .map_err(|e| failed(e.to_string()))?;
         } else if !blob {
             return Err(failed(format!("unexpected answer for {object}: {first}")));
+        } else if size > crate::input::MAX_INPUT_BYTES {
+            // Past what any reader takes: a hole of its size, which the
+            // reader refuses by its size (a 600 MB blob, 768 KB in git, was
+            // written whole to a tmpfs copy). Its bytes are skipped.
+            std::io::copy(&mut (&mut out).take(size), &mut std::io::sink())
+                .map_err(|e| failed(e.to_string()))?;
+            write_hole(&dest.join(relative), size)?;
         } else {
             write_file(&dest.join(relative), &mut out, size)?;
         }
@@ -452,6 +459,22 @@ fn write_file(path: &Path, from: &mut impl Read, size: u64) -> Result<(), Revisi
         return Err(io(std::io::ErrorKind::UnexpectedEof.into()));
     }
     Ok(())
+}
+
+/// A file of `size` bytes at `path` holding none (sparse): what a reader
+/// refuses by its size, at no cost in memory.
+fn write_hole(path: &Path, size: u64) -> Result<(), RevisionError> {
+    let io = |source| RevisionError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let _writing = crate::leftovers::lock();
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    std::fs::File::create(path)
+        .and_then(|f| f.set_len(size))
+        .map_err(io)
 }
 
 /// `git -C dir args...`, never prompting for credentials.

@@ -570,7 +570,7 @@ pub(crate) fn read_project_file(
         Diagnostic::error("path-outside-project", Some(file.clone()), 0, 0, message)
     })?;
     let text = super::read(rec, &path)
-        .map_err(|e| Diagnostic::error("read-error", Some(file.clone()), 0, 0, e.to_string()))?;
+        .map_err(|e| Diagnostic::error("read-error", Some(file.clone()), 0, 0, e.reason()))?;
     let (value, warning) = parse(&text, &file)?;
     Ok((
         ProjectFile {
