@@ -658,6 +658,12 @@ fn output_to_a_fifo_or_a_device_writes_to_it_and_never_replaces_it() {
     assert!(t.is_fifo(), "the FIFO was replaced by {t:?}");
     // Only the FIFO: no temporary file was left beside it.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    // No process reads it: refused after a wait, never a hang (it once
+    // blocked in `open` forever).
+    let out = graph_to(&fifo);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("a FIFO that no process reads"), "{stderr}");
     // `/dev/null` stays the device, whoever runs ripple.
     let out = graph_to(Path::new("/dev/null"));
     assert!(

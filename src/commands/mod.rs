@@ -519,15 +519,56 @@ fn write_in_place(
     }
     let fail =
         |e: std::io::Error| anyhow::anyhow!("cannot write {}: {}", p.display(), io_reason(&e));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .truncate(t.is_file())
-        .open(p)
-        .map_err(fail)?;
+    let mut f = open_for_writing(p, t).map_err(|e| {
+        if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
+            anyhow::anyhow!(
+                "cannot write {}: it is a FIFO that no process reads; start the reader first",
+                p.display()
+            )
+        } else {
+            fail(e)
+        }
+    })?;
     match body(&mut f).and_then(|()| f.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.map_err(fail),
     }
+}
+
+/// How long `--output` waits for a process to read a FIFO.
+const FIFO_READER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Opens what is at `p` for writing in place. A FIFO is opened without
+/// waiting (opening one no process reads blocks forever), tried again for
+/// [`FIFO_READER_WAIT`] (a reader started beside ripple may come a moment
+/// later), refused then (`ENXIO`), else written blocking.
+fn open_for_writing(p: &Path, t: std::fs::FileType) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).truncate(t.is_file());
+    #[cfg(unix)]
+    {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        if t.is_fifo() {
+            options.custom_flags(OFlags::NONBLOCK.bits() as i32);
+            let start = std::time::Instant::now();
+            let f = loop {
+                match options.open(p) {
+                    Err(e)
+                        if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error())
+                            && start.elapsed() < FIFO_READER_WAIT =>
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                    other => break other?,
+                }
+            };
+            let flags = rustix::fs::fcntl_getfl(&f)?;
+            rustix::fs::fcntl_setfl(&f, flags - OFlags::NONBLOCK)?;
+            return Ok(f);
+        }
+    }
+    options.open(p)
 }
 
 /// Writes to stdout; a closed pipe (`ripple ... | head`) is not an error.
