@@ -1581,3 +1581,47 @@ fn a_file_past_the_size_bound_is_never_copied_and_never_silent() {
     );
     assert_eq!(code, 1);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_link_or_a_submodule_in_the_base_stops_the_comparison() {
+    let files: &[(&str, &str)] = &[
+        ("dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n"),
+        ("shared/a.sql", "select 1 as id, 2 as v\n"),
+        ("models/b.sql", "select v from {{ ref('a') }}\n"),
+    ];
+    // The base's model is a link; the head's a file dropping `v`: once
+    // "added", exit 0 under --fail-on breaking (the base copy left it out).
+    let repo = GitRepo::new(files);
+    std::os::unix::fs::symlink("../shared/a.sql", repo.path().join("models/a.sql")).unwrap();
+    repo.commit("a linked model");
+    repo.remove("models/a.sql");
+    repo.write("models/a.sql", "select 1 as id\n");
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .current_dir(repo.path())
+        .args(["diff", "--base", "HEAD", "--fail-on", "breaking"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("models/a.sql: is a link"), "{stderr}");
+    // A submodule under the project: another repository's files.
+    let repo = GitRepo::new(files);
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let info = format!("160000,{},models/vendor", head.trim());
+    repo.git(&["update-index", "--add", "--cacheinfo", &info]);
+    repo.git(&["commit", "-q", "-m", "a submodule"]);
+    let out = Command::cargo_bin("ripple")
+        .unwrap()
+        .current_dir(repo.path())
+        .args(["diff", "--base", "HEAD"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`models/vendor` is a git submodule"),
+        "{stderr}"
+    );
+}

@@ -45,6 +45,12 @@ pub enum RevisionError {
         /// What is wrong with it.
         why: &'static str,
     },
+    /// A submodule inside the project: another repository, not in this
+    /// one's objects.
+    #[error(
+        "`{0}` is a git submodule: its files are another repository's, which a revision of this one does not hold (its models would read as added or removed); compare checked-out folders with --base-dir/--head-dir"
+    )]
+    Submodule(String),
     /// Writing the files failed.
     #[error("could not write {}: {source}", .path.display())]
     Io {
@@ -303,6 +309,7 @@ fn write_listed(
     let inside = |p: &str| location.prefix.is_empty() || p.starts_with(location.prefix.as_str());
     let mut blobs: Vec<(String, PathBuf)> = Vec::new();
     let mut links: Vec<(String, PathBuf)> = Vec::new();
+    let mut mirrored: Vec<(String, PathBuf)> = Vec::new();
     for entry in listing_text.split(|&b| b == 0).filter(|e| !e.is_empty()) {
         let entry = String::from_utf8_lossy(entry);
         let Some((meta, path)) = entry.split_once('\t') else {
@@ -326,11 +333,6 @@ fn write_listed(
             links.push((format!("{commit}:{path}"), relative.to_path_buf()));
             continue;
         }
-        // Regular files only: other links could point outside the copy,
-        // and submodules are other repositories.
-        if kind != Some("blob") || !matches!(mode, Some("100644" | "100755")) {
-            continue;
-        }
         if relative
             .components()
             .any(|c| !matches!(c, Component::Normal(_)))
@@ -342,16 +344,53 @@ fn write_listed(
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase)
             .unwrap_or_default();
+        let read = extension == "csv" || READ_EXTENSIONS.contains(&extension.as_str());
+        if kind == Some("commit") && listing == Listing::Project {
+            return Err(RevisionError::Submodule(path.to_string()));
+        }
+        // Other links are made again as links, not followed: the reader
+        // then finds them as it finds a checkout's (`linked-file`), where
+        // left out they read as a model added or removed.
+        if kind == Some("blob") && mode == Some("120000") && read && listing == Listing::Project {
+            mirrored.push((sha.unwrap_or_default().to_string(), relative.to_path_buf()));
+            continue;
+        }
+        // Regular files only.
+        if kind != Some("blob") || !matches!(mode, Some("100644" | "100755")) {
+            continue;
+        }
         if extension == "csv" {
             // Seeds are read by name only: their contents (often large,
             // sometimes not even in the clone) are not needed.
             write_file(&dest.join(relative), &mut std::io::empty(), 0)?;
-        } else if READ_EXTENSIONS.contains(&extension.as_str()) {
+        } else if read {
             blobs.push((sha.unwrap_or_default().to_string(), relative.to_path_buf()));
         }
     }
+    for (sha, relative) in &mirrored {
+        let target = git(&location.top, &["cat-file", "blob", sha])?;
+        write_link(&dest.join(relative), &String::from_utf8_lossy(&target))?;
+    }
     write_objects(location, &blobs, false, dest)?;
     write_objects(location, &links, true, dest)
+}
+
+/// A link at `path` to `target`, as the checkout has it (never followed
+/// here). Elsewhere than unix, nothing: such a file is then missing.
+fn write_link(path: &Path, target: &str) -> Result<(), RevisionError> {
+    let io = |source| RevisionError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let _writing = crate::leftovers::lock();
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(target, path).map_err(io)?;
+    #[cfg(not(unix))]
+    let _ = target;
+    Ok(())
 }
 
 /// The settings files at a project's root that may be links.
