@@ -1625,3 +1625,81 @@ fn a_link_or_a_submodule_in_the_base_stops_the_comparison() {
         "{stderr}"
     );
 }
+
+#[test]
+fn seed_rows_a_python_models_body_and_a_template_branch_are_compared() {
+    // Each once read as "no changes", exit 0: a seed's rows (its file is
+    // not read), a Python model's body (no SQL), a DAG template's branch
+    // for other run dates (the run ripple renders takes the other).
+    let files: &[(&str, &str)] = &[
+        ("dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n"),
+        ("seeds/codes.csv", "code,label\n01,one\n"),
+        ("models/labeled.sql", "select * from {{ ref('codes') }}\n"),
+        (
+            "models/py_model.py",
+            "def model(dbt, session):\n    df = dbt.ref('labeled').df()\n    return df[df.code > 0]\n",
+        ),
+        (
+            "models/after_py.sql",
+            "select * from {{ ref('py_model') }}\n",
+        ),
+        (
+            "dags/d.py",
+            "from datetime import datetime\nfrom airflow import DAG\n\
+             from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator\n\n\
+             with DAG('d', schedule='@daily', start_date=datetime(2024, 1, 1)):\n    \
+             SQLExecuteQueryOperator(task_id='c', sql=\"insert into mart.c select * from raw.x {% if ds.endswith('-01') %}where x = 1{% else %}where x > 0{% endif %}\")\n",
+        ),
+    ];
+    let cases: [(&str, &str, &str, Entry); 3] = [
+        (
+            "seeds/codes.csv",
+            "01,one",
+            "01,uno",
+            (
+                "seed.codes",
+                "breaking",
+                &["model.after_py", "model.labeled", "model.py_model"],
+            ),
+        ),
+        (
+            "models/py_model.py",
+            "df.code > 0",
+            "df.code < 0",
+            ("model.py_model", "could-not-compare", &["model.after_py"]),
+        ),
+        (
+            "dags/d.py",
+            "where x > 0",
+            "where x < 0",
+            ("airflow:d.c", "could-not-compare", &[]),
+        ),
+    ];
+    for (file, from, to, expected) in cases {
+        let repo = GitRepo::new(files);
+        let text = files.iter().find(|(p, _)| *p == file).unwrap().1;
+        assert!(text.contains(from), "{from}");
+        repo.write(file, &text.replace(from, to));
+        let (json, _) = run(repo.path(), &["--base", "HEAD"]);
+        assert_eq!(changes(&json), owned(&[expected]), "{file}");
+        // Two revisions: the seeds of both copies compared by object id.
+        repo.commit("head");
+        let (json, _) = run(repo.path(), &["--base", "HEAD~1", "--head", "HEAD"]);
+        assert_eq!(changes(&json), owned(&[expected]), "{file}, two revisions");
+    }
+    // Unchanged seeds stay silent, whichever way the sides are read.
+    let repo = GitRepo::new(files);
+    let (json, _) = run(repo.path(), &["--base", "HEAD"]);
+    assert_eq!(changes(&json), owned(&[]));
+    let (base, head) = (temp_project(files), temp_project(files));
+    std::fs::write(head.path().join("seeds/codes.csv"), "code,label\n01,uno\n").unwrap();
+    let (json, _) = run_dirs(base.path(), head.path());
+    assert_eq!(
+        changes(&json),
+        owned(&[(
+            "seed.codes",
+            "breaking",
+            &["model.after_py", "model.labeled", "model.py_model"]
+        )])
+    );
+}

@@ -12,8 +12,10 @@ use crate::project::Dataset;
 /// others only decide how it is stored or run). Hooks and a header run SQL
 /// of their own; a snapshot's strategy keys decide which versions it keeps;
 /// a seed's types and delimiter decide what its file loads as.
-const ROW_KEYS: [&str; 22] = [
+const ROW_KEYS: [&str; 24] = [
     "incremental_strategy",
+    "merge_update_columns",
+    "merge_exclude_columns",
     "unique_key",
     "event_time",
     "lookback",

@@ -173,6 +173,16 @@ impl DiffReport {
 
 /// Compares `base` with `head`.
 pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
+    diff_with_seeds(base, head, &BTreeSet::new())
+}
+
+/// [`diff`], with the seeds (dataset ids) whose files differ between the
+/// sides: their rows changed, which their graphs cannot show.
+pub fn diff_with_seeds(
+    base: &LineageGraph,
+    head: &LineageGraph,
+    changed_seeds: &BTreeSet<String>,
+) -> DiffReport {
     let mut base_sem = Semantics::new(base).with_renames(renamed(base, head));
     let mut head_sem = Semantics::new(head);
     let ids: BTreeSet<&String> = base.jobs.keys().chain(head.jobs.keys()).collect();
@@ -211,7 +221,30 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
                     std::fs::read_to_string(head.root.join(&h.file))
                         .is_ok_and(|t| t.contains("is_incremental"))
                 };
+                // A template's `{% if %}` the run ripple renders does not take:
+                // the SQL other run dates get.
+                let branch_changed = || {
+                    fn template(j: &Job) -> Option<&String> {
+                        j.airflow.as_ref()?.template.as_ref().map(|t| &t.text)
+                    }
+                    match (template(b), template(h)) {
+                        (Some(x), Some(y)) => x != y && (x.contains("{%") || y.contains("{%")),
+                        _ => false,
+                    }
+                };
+                // No SQL on either side to compare (a Python model).
+                let no_sql = b.sql.is_none() && h.sql.is_none() && h.file.ends_with(".py");
                 let verdict = match errors {
+                    (None, None) if same && branch_changed() => Verdict::new(
+                        ChangeKind::CouldNotCompare,
+                        "its SQL template changed where it branches (`{% if %}`) but renders the same for the run ripple reads: the SQL of other run dates may have changed",
+                        1,
+                    ),
+                    (None, None) if same && no_sql && file_changed() => Verdict::new(
+                        ChangeKind::CouldNotCompare,
+                        "its file changed and it has no SQL ripple compares (a Python model): what it computes may have changed",
+                        1,
+                    ),
                     (None, None) if same && incremental() && file_changed() => Verdict::new(
                         ChangeKind::CouldNotCompare,
                         "its file changed but its SQL reads the same: the change may be in its `{% if is_incremental() %}` branch, which production runs and ripple does not render for the comparison",
@@ -370,6 +403,19 @@ pub fn diff(base: &LineageGraph, head: &LineageGraph) -> DiffReport {
         let line = u64::from(d.line.unwrap_or(1).max(1));
         changes.push(change(base, &d.id, &file, line, v, &writes, &reach));
         collect_edges(base, &writes, &reach, &mut edges);
+    }
+    // A seed whose file differs: its rows did, and all below it.
+    for id in changed_seeds {
+        let Some(&n) = head.index.get(id) else {
+            continue;
+        };
+        let d = &head.graph[n];
+        let writes = [n];
+        let reach = Reach::all_below(head, &writes);
+        let v = Verdict::new(ChangeKind::Breaking, "its rows changed (its file)", 1);
+        let file = d.file.clone().unwrap_or_default();
+        changes.push(change(head, id, &file, 1, v, &writes, &reach));
+        collect_edges(head, &writes, &reach, &mut edges);
     }
     for (id, verdicts) in config::compare(base, head) {
         let n = head.index[&id];

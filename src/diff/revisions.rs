@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{DiffReport, diff};
+use super::{DiffReport, diff_with_seeds};
 use crate::graph::LineageGraph;
 use crate::ingest::revision::{self, RevisionError};
 use crate::ingest::{LoadOptions, load_project};
@@ -147,10 +147,88 @@ pub fn diff_sides(sides: &Sides) -> Result<DiffReport, DiffError> {
         || load(&base_root, base_side),
         || load(&head_root, head_side),
     );
-    let mut report = diff(&base?, &head?);
+    let (base, head) = (base?, head?);
+    let changed = changed_seeds(sides, &copies, &base, &head)?;
+    let mut report = diff_with_seeds(&base, &head, &changed);
     drop(copies);
     for c in &mut report.changes {
         c.file = format!("{prefix}{}", c.file);
     }
     Ok(report)
+}
+
+/// The seeds in both graphs whose files differ. A revision's copy holds
+/// its seeds empty (their contents are never read), so each side's are
+/// compared by git object id; two folders, by their bytes.
+fn changed_seeds(
+    sides: &Sides,
+    copies: &[revision::Revision],
+    base: &LineageGraph,
+    head: &LineageGraph,
+) -> Result<std::collections::BTreeSet<String>, DiffError> {
+    use crate::project::DatasetKind;
+    let seeds: Vec<(&str, PathBuf)> = head
+        .graph
+        .node_weights()
+        .filter(|d| d.kind == DatasetKind::Seed && base.index.contains_key(&d.id))
+        .filter_map(|d| Some((d.id.as_str(), PathBuf::from(d.file.as_ref()?))))
+        .collect();
+    let mut out = std::collections::BTreeSet::new();
+    match sides {
+        Sides::Folders { base, head } => {
+            for (id, file) in &seeds {
+                if !same_bytes(&base.join(file), &head.join(file)) {
+                    out.insert(id.to_string());
+                }
+            }
+        }
+        Sides::Revisions { project, head, .. } => {
+            let base_ids = &copies[0].seeds;
+            let head_ids: Vec<Option<String>> = match head {
+                Some(_) => seeds
+                    .iter()
+                    .map(|(_, f)| copies.get(1).and_then(|c| c.seeds.get(f).cloned()))
+                    .collect(),
+                None => {
+                    let files: Vec<PathBuf> = seeds.iter().map(|(_, f)| f.clone()).collect();
+                    revision::object_ids(project, &files)?
+                }
+            };
+            for ((id, file), now) in seeds.iter().zip(head_ids) {
+                if now.is_none() || base_ids.get(file) != now.as_ref() {
+                    out.insert(id.to_string());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the files `a` and `b` hold the same bytes, read in pieces (a
+/// seed may be large); unreadable counts as different.
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    use std::io::Read;
+    let (Ok(fa), Ok(fb)) = (std::fs::File::open(a), std::fs::File::open(b)) else {
+        return false;
+    };
+    let (Ok(ma), Ok(mb)) = (fa.metadata(), fb.metadata()) else {
+        return false;
+    };
+    if ma.len() != mb.len() {
+        return false;
+    }
+    let (mut ra, mut rb) = (std::io::BufReader::new(fa), std::io::BufReader::new(fb));
+    let (mut x, mut y) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let n = match ra.read(&mut x) {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        if n == 0 {
+            return true;
+        }
+        if rb.read_exact(&mut y[..n]).is_err() || x[..n] != y[..n] {
+            return false;
+        }
+    }
 }

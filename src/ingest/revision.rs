@@ -68,6 +68,9 @@ pub struct Revision {
     pub commit: String,
     /// The project folder inside the copy.
     pub root: PathBuf,
+    /// Each seed's git object id, by its path in the project: seeds are
+    /// written empty, and compared by these.
+    pub seeds: std::collections::BTreeMap<PathBuf, String>,
     // Deleted before it leaves the list: a signal in between finds it listed.
     _dir: tempfile::TempDir,
     _listed: crate::leftovers::Listed,
@@ -136,13 +139,21 @@ pub fn check_out(project: &Path, rev: &str) -> Result<Revision, RevisionError> {
         (dir, listed, root)
     };
     // Made first so that a failed write also leaves the list of live copies.
-    let revision = Revision {
+    let mut revision = Revision {
         commit,
         root,
+        seeds: Default::default(),
         _dir: dir,
         _listed: listed,
     };
-    write_tree(&location, &revision.commit, revision._dir.path())?;
+    let seeds = write_tree(&location, &revision.commit, revision._dir.path())?;
+    revision.seeds = seeds
+        .into_iter()
+        .filter_map(|(sha, path)| {
+            let inside = path.strip_prefix(&location.prefix).ok()?.to_path_buf();
+            Some((inside, sha))
+        })
+        .collect();
     Ok(revision)
 }
 
@@ -262,7 +273,10 @@ fn resolve(top: &Path, rev: &str) -> Result<String, RevisionError> {
 /// and the rest of the repository's when the project's settings climb out
 /// of its folder (a monorepo's `model-paths: ["../../sources"]`), which the
 /// checkout reads too.
-fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), RevisionError> {
+/// The seeds written (empty): (object id, path in the repository).
+type Seeds = Vec<(String, PathBuf)>;
+
+fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<Seeds, RevisionError> {
     // The copy is the repository: settings may reach what the checkout's
     // may (`input::repository` looks for `.git`), no further. Without it
     // the copy's project was in no repository, its `../sources` refused,
@@ -272,9 +286,9 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
         path: marker.clone(),
         source,
     })?;
-    write_listed(location, commit, dest, Listing::Project)?;
+    let seeds = write_listed(location, commit, dest, Listing::Project)?;
     if location.prefix.is_empty() {
-        return Ok(());
+        return Ok(seeds);
     }
     let climbs = SETTINGS.iter().any(|f| {
         std::fs::read_to_string(dest.join(&location.prefix).join(f))
@@ -283,7 +297,7 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<(), 
     if climbs {
         write_listed(location, commit, dest, Listing::OutsideProject)?;
     }
-    Ok(())
+    Ok(seeds)
 }
 
 /// Which of a commit's files [`write_listed`] writes.
@@ -300,7 +314,7 @@ fn write_listed(
     commit: &str,
     dest: &Path,
     listing: Listing,
-) -> Result<(), RevisionError> {
+) -> Result<Seeds, RevisionError> {
     let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", commit];
     if !location.prefix.is_empty() && listing == Listing::Project {
         args.extend(["--", location.prefix.as_str()]);
@@ -310,6 +324,7 @@ fn write_listed(
     let mut blobs: Vec<(String, PathBuf)> = Vec::new();
     let mut links: Vec<(String, PathBuf)> = Vec::new();
     let mut mirrored: Vec<(String, PathBuf)> = Vec::new();
+    let mut seeds: Seeds = Vec::new();
     for entry in listing_text.split(|&b| b == 0).filter(|e| !e.is_empty()) {
         let entry = String::from_utf8_lossy(entry);
         let Some((meta, path)) = entry.split_once('\t') else {
@@ -363,6 +378,7 @@ fn write_listed(
             // Seeds are read by name only: their contents (often large,
             // sometimes not even in the clone) are not needed.
             write_file(&dest.join(relative), &mut std::io::empty(), 0)?;
+            seeds.push((sha.unwrap_or_default().to_string(), relative.to_path_buf()));
         } else if read {
             blobs.push((sha.unwrap_or_default().to_string(), relative.to_path_buf()));
         }
@@ -372,7 +388,27 @@ fn write_listed(
         write_link(&dest.join(relative), &String::from_utf8_lossy(&target))?;
     }
     write_objects(location, &blobs, false, dest)?;
-    write_objects(location, &links, true, dest)
+    write_objects(location, &links, true, dest)?;
+    Ok(seeds)
+}
+
+/// The git object ids the files `paths` (relative to `project`, in the
+/// working tree) would be stored as: what a revision's seeds are compared
+/// with. `None` for a file git cannot hash.
+pub fn object_ids(project: &Path, paths: &[PathBuf]) -> Result<Vec<Option<String>>, RevisionError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut args: Vec<String> = vec!["hash-object".into(), "--".into()];
+    args.extend(paths.iter().map(|p| p.display().to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = git(project, &args)?;
+    let text = String::from_utf8_lossy(&out);
+    let ids: Vec<Option<String>> = text.lines().map(|l| Some(l.trim().to_string())).collect();
+    Ok(match ids.len() == paths.len() {
+        true => ids,
+        false => vec![None; paths.len()],
+    })
 }
 
 /// A link at `path` to `target`, as the checkout has it (never followed
