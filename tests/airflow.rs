@@ -1958,3 +1958,127 @@ fn a_factory_calling_one_defined_below_it_is_read_at_its_call() {
         );
     }
 }
+
+/// Each DAG's tasks and their upstreams within it, as Airflow itself builds
+/// them (the DAG files imported by Airflow's DagBag, in the venv of
+/// `scripts/engines.sh`); `None` where Airflow is not installed (a failure
+/// under CI, where it must be).
+fn airflows_task_graph(
+    dags: &Path,
+) -> Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<String>>>> {
+    let Some(python) = std::env::var_os("RIPPLE_TEST_AIRFLOW_PYTHON") else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "RIPPLE_TEST_AIRFLOW_PYTHON is not set (scripts/engines.sh)"
+        );
+        return None;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let script = "import sys, json, warnings\nwarnings.filterwarnings('ignore')\n\
+        from airflow.models.dagbag import DagBag\n\
+        try:\n    bag = DagBag(dag_folder=sys.argv[1], include_examples=False)\n\
+        except TypeError:\n    bag = DagBag(dag_folder=sys.argv[1])\n\
+        assert not bag.import_errors, bag.import_errors\n\
+        print(json.dumps({d: {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} for d, dag in bag.dags.items()}))\n";
+    let out = std::process::Command::new(python)
+        .args(["-c", script])
+        .arg(dags)
+        .env("AIRFLOW_HOME", home.path())
+        .env("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().last().unwrap_or_default();
+    Some(serde_json::from_str(last).unwrap())
+}
+
+#[test]
+fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
+    // Round 26 found each read otherwise, silently: a group's ends taken at
+    // the end of the file, lists of tasks changed in place, `chain(*xs)`
+    // and `chain_linear`, `.output` inside arguments.
+    let head = "from datetime import datetime\nfrom airflow import DAG\n\
+        from airflow.decorators import task\n\
+        from airflow.operators.empty import EmptyOperator as E\n\
+        from airflow.operators.bash import BashOperator\n\
+        from airflow.models.baseoperator import chain, chain_linear\n\
+        from airflow.utils.task_group import TaskGroup\n";
+    let files = [
+        (
+            "groups.py",
+            "with DAG('groups', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             start = E(task_id='start'); end = E(task_id='end')\n    \
+             with TaskGroup('grp') as grp:\n        x = E(task_id='x'); y = E(task_id='y')\n    \
+             start >> grp >> end\n    x >> y\n    with grp:\n        z = E(task_id='z')\n    \
+             grp >> E(task_id='after')\n",
+        ),
+        (
+            "lists.py",
+            "with DAG('lists', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             ts = [E(task_id=f't{i}') for i in range(4)]\n    \
+             a = E(task_id='a'); b = E(task_id='b'); c = E(task_id='c')\n    \
+             ts.reverse()\n    ts[0] >> a\n    ts.insert(0, b)\n    del ts[1]\n    ts[1] >> c\n    \
+             last = ts.pop()\n    last >> b\n    ts.remove(b)\n    ts[-1] >> E(task_id='d')\n",
+        ),
+        (
+            "chains.py",
+            "with DAG('chains', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             steps = []\n    for n in ['a', 'b', 'c']:\n        steps.append(E(task_id=f'load_{n}'))\n    \
+             chain(*steps)\n    \
+             p, q, r, s = [E(task_id=i) for i in ['p', 'q', 'r', 's']]\n    chain_linear([p, q], [r, s])\n    \
+             k, l, m = E(task_id='k'), E(task_id='l'), E(task_id='m')\n    chain(*[k, l], m)\n",
+        ),
+        (
+            "xcoms.py",
+            "with DAG('xcoms', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             s = E(task_id='s')\n    \
+             b = BashOperator(task_id='b', bash_command=s.output)\n    \
+             b2 = BashOperator(task_id='b2', bash_command='echo', env={'V': s.output})\n    \
+             @task\n    def consume(x):\n        return x\n    \
+             consume({'k': b.output})\n    consume(s.output)\n",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let dags_dir = dir.path().join("dags");
+    std::fs::create_dir_all(&dags_dir).unwrap();
+    for (name, body) in &files {
+        std::fs::write(dags_dir.join(name), format!("{head}{body}")).unwrap();
+    }
+    let found = read_dags(
+        dir.path(),
+        std::slice::from_ref(&dags_dir),
+        SqlDialect::Postgres,
+    );
+    let warnings: Vec<_> = found
+        .check()
+        .into_iter()
+        .chain(found.warnings.clone())
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:#?}");
+    let ours: std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<String>>> =
+        found
+            .dags
+            .iter()
+            .map(|d| {
+                let tasks = d
+                    .tasks
+                    .iter()
+                    .map(|t| {
+                        let mut up = t.upstream.clone();
+                        up.sort();
+                        (t.task_id.clone(), up)
+                    })
+                    .collect();
+                (d.dag_id.clone(), tasks)
+            })
+            .collect();
+    let Some(airflow) = airflows_task_graph(&dags_dir) else {
+        return;
+    };
+    assert_eq!(ours, airflow);
+}

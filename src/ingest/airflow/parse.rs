@@ -121,10 +121,16 @@ struct Reader<'a> {
     open_groups: Vec<String>,
     /// Each TaskGroup's tasks (nested groups' tasks too), by key.
     group_members: HashMap<String, Vec<String>>,
-    /// Dependencies with a TaskGroup at one end, made once every task is
-    /// known: a group stands for its first tasks downstream of something,
-    /// for its last ones upstream. With where they are written.
-    group_edges: Vec<(usize, Vec<String>, Vec<String>, usize)>,
+    /// Dependencies with a TaskGroup at one end, as their tasks (by DAG):
+    /// made once (`g1 >> g2` written a thousand times).
+    group_made: HashSet<(usize, Vec<String>, Vec<String>)>,
+    /// Each group's ends as last taken, by (DAG, group, leaves), with the
+    /// DAG's generation then: a group of 1,000 tasks, each after 1,000
+    /// others, read again for each of 600 `g1 >> g2` is 600 million
+    /// lookups.
+    group_ends: HashMap<(usize, String, bool), (u64, Vec<String>)>,
+    /// Bumped when a DAG gains a task or a dependency (see `group_ends`).
+    generation: u64,
     /// The prefix of each TaskGroup's tasks' ids, by key.
     group_prefixes: HashMap<String, String>,
     /// `@task_group` functions and plain task or DAG factories, by name
@@ -310,7 +316,9 @@ fn read_tree(
         lines: LineIndex::new(text),
         open_groups: Vec::new(),
         group_members: HashMap::new(),
-        group_edges: Vec::new(),
+        group_made: HashSet::new(),
+        group_ends: HashMap::new(),
+        generation: 0,
         group_fns: HashMap::new(),
         plain_fns: Vec::new(),
         group_prefixes: HashMap::new(),
@@ -366,7 +374,6 @@ fn read_tree(
         r.promote(&k);
     }
     r.body(&module.body, None, "");
-    r.group_dependencies();
     r.unread_calls(&module.body);
     r.operator_values(&module.body);
     if let Some(at) = r.spent_at.get() {
@@ -798,7 +805,36 @@ impl Reader<'_> {
                 self.value(&e.value, dag, prefix);
             }
             // `del t`, `import x as t`, `class t`: no longer what it was.
-            Stmt::Delete(_) | Stmt::Import(_) | Stmt::ClassDef(_) => {
+            Stmt::Delete(d) => {
+                // `del ts[1]` of a list of tasks: followed at a literal
+                // place, else the list forgotten (see `mutate_tasks`).
+                for target in &d.targets {
+                    if let Expr::Subscript(sub) = target
+                        && let Some(var) = name_of(&sub.value)
+                        && let Some(Binding::Tasks(tasks)) = self.names.get(&var).cloned()
+                    {
+                        let len = tasks.len() as i64;
+                        let at = int(&sub.slice)
+                            .map(|i| if i < 0 { len + i } else { i })
+                            .filter(|i| (0..len).contains(i));
+                        match at {
+                            Some(i) => {
+                                let mut tasks = tasks;
+                                tasks.remove(i as usize);
+                                self.names.insert(var, Binding::Tasks(tasks));
+                            }
+                            None => {
+                                self.names.remove(&var);
+                                self.unbound.insert(var.clone());
+                                let line = self.line(target);
+                                self.warn(line, format!("`del {var}[...]` changes the list of tasks `{var}` in a way ripple does not follow: dependencies through its items after this are not read"));
+                            }
+                        }
+                    }
+                }
+                self.forget_values(&bound_names([std::slice::from_ref(s)]));
+            }
+            Stmt::Import(_) | Stmt::ClassDef(_) => {
                 self.forget_values(&bound_names([std::slice::from_ref(s)]));
             }
             Stmt::FunctionDef(f) => {
@@ -1506,6 +1542,13 @@ impl Reader<'_> {
             None => match e {
                 Expr::Name(n) if !self.unbound.contains(n.id.as_str()) => vec![n.id.to_string()],
                 Expr::Name(_) | Expr::NoneLiteral(_) => Vec::new(),
+                // `s.output`: an XComArg stands for its task.
+                Expr::Attribute(a)
+                    if a.attr.as_str() == "output"
+                        && matches!(self.value(&a.value, dag, prefix), Some(Binding::Tasks(_))) =>
+                {
+                    self.tasks_of(&a.value, dag, prefix)
+                }
                 _ => {
                     // `d["x"] >> t`, `get_tasks() >> t`: named, not dropped.
                     let at = e.range().start().to_usize();
@@ -1603,18 +1646,15 @@ impl Reader<'_> {
         }
         match name.as_str() {
             "DAG" => return Some(Binding::Dag(self.dag_from_call(args, keywords, None, line))),
-            "chain" => {
+            "chain" | "chain_linear" => {
                 let line_at = call.range().start().to_usize();
-                let groups: Vec<(bool, Vec<String>)> = args
-                    .iter()
-                    .map(|a| {
-                        let list = matches!(a, Expr::List(_) | Expr::Tuple(_));
-                        (list, self.tasks_of(a, dag, prefix))
-                    })
-                    .collect();
+                let groups = self.chain_groups(args, &name, line, dag, prefix)?;
                 for pair in groups.windows(2) {
                     let ((up_list, up), (down_list, down)) = (&pair[0], &pair[1]);
-                    if *up_list && *down_list {
+                    if name == "chain_linear" {
+                        // Each argument's tasks after all of the one before.
+                        self.depend(dag, up, down, line_at);
+                    } else if *up_list && *down_list {
                         // Two lists in a row pair up, element by element.
                         if up.len() != down.len() {
                             self.warn(line, format!("chain() of two lists of different lengths ({} and {}): Airflow refuses it; the pair is left out", up.len(), down.len()));
@@ -1679,12 +1719,20 @@ impl Reader<'_> {
         }
         if let Some(flow) = self.taskflows.get(&name).cloned() {
             self.spend(flow_bytes(&flow), call)?;
-            // Task arguments are its upstreams.
-            let upstream: Vec<String> = args
+            // Task arguments are its upstreams, and `x.output` inside them
+            // (`consume({"k": p.output})`).
+            let mut upstream: Vec<String> = args
                 .iter()
                 .chain(keywords.iter().map(|k| &k.value))
                 .flat_map(|a| self.tasks_of(a, dag, prefix))
                 .collect();
+            for a in args.iter().chain(keywords.iter().map(|k| &k.value)) {
+                if !matches!(a, Expr::Attribute(_)) {
+                    upstream.extend(self.xcom_upstreams(a, dag, prefix));
+                }
+            }
+            let mut seen = HashSet::new();
+            upstream.retain(|u| seen.insert(u.clone()));
             return Some(self.taskflow_task(flow, upstream, line, dag, prefix, false));
         }
         if is_operator(&name) {
@@ -1707,6 +1755,20 @@ impl Reader<'_> {
         dag: Option<usize>,
         prefix: &str,
     ) -> Option<Binding> {
+        // A list of tasks changed in place (`ts.reverse()`, `ts.insert(0,
+        // t)`): followed, or the name forgotten, never left as it was
+        // (`ts[0] >> a` once named a task Airflow's list no longer has
+        // there).
+        if let Expr::Attribute(a) = call.func.as_ref()
+            && let Some(var) = name_of(&a.value)
+            && matches!(self.names.get(&var), Some(Binding::Tasks(_)))
+            && super::volatile::MUTATING_METHODS.contains(&name)
+            && !matches!(name, "append" | "extend" | "add")
+        {
+            let line = self.line(call);
+            let popped = self.mutate_tasks(&var, name, (&call.arguments, line), dag, prefix);
+            return popped.map(|t| Binding::Tasks(vec![t]));
+        }
         let mut receiver = Vec::new();
         if let Expr::Attribute(a) = call.func.as_ref()
             && self.has_task_call(&*a.value)
@@ -1747,6 +1809,87 @@ impl Reader<'_> {
             _ if !receiver.is_empty() => Some(Binding::Tasks(receiver)),
             _ => None,
         }
+    }
+
+    /// `var.method(args)` on a list of tasks: `reverse`, `clear`, `pop`
+    /// (of a literal place), `insert` (at a literal place) and `remove` (of
+    /// a task) are followed; anything else forgets the list, with a
+    /// warning (its items are then runtime values). What `pop` takes out.
+    fn mutate_tasks(
+        &mut self,
+        var: &str,
+        method: &str,
+        (args, line): (&ruff_python_ast::Arguments, u32),
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Option<String> {
+        let Some(Binding::Tasks(mut tasks)) = self.names.get(var).cloned() else {
+            return None;
+        };
+        let place = |i: i64, len: usize| -> Option<usize> {
+            let len = i64::try_from(len).ok()?;
+            let at = if i < 0 { len + i } else { i };
+            (0..len).contains(&at).then_some(at as usize)
+        };
+        let mut popped = None;
+        let followed = args.keywords.is_empty()
+            && match (method, &args.args[..]) {
+                ("reverse", []) => {
+                    tasks.reverse();
+                    true
+                }
+                ("clear", []) => {
+                    tasks.clear();
+                    true
+                }
+                ("pop", []) => {
+                    popped = tasks.pop();
+                    popped.is_some()
+                }
+                ("pop", [i]) => match int(i).and_then(|i| place(i, tasks.len())) {
+                    Some(at) => {
+                        popped = Some(tasks.remove(at));
+                        true
+                    }
+                    None => false,
+                },
+                ("insert", [i, x]) => {
+                    let new = match self.value(x, dag, prefix) {
+                        Some(Binding::Tasks(t)) if t.len() == 1 => t.into_iter().next(),
+                        _ => None,
+                    };
+                    match (int(i), new) {
+                        (Some(i), Some(t)) => {
+                            let len = tasks.len() as i64;
+                            let at = if i < 0 { (len + i).max(0) } else { i.min(len) };
+                            tasks.insert(at as usize, t);
+                            true
+                        }
+                        _ => false,
+                    }
+                }
+                ("remove", [x]) => match self.value(x, dag, prefix) {
+                    Some(Binding::Tasks(t)) if t.len() == 1 => {
+                        match tasks.iter().position(|x| *x == t[0]) {
+                            Some(at) => {
+                                tasks.remove(at);
+                                true
+                            }
+                            None => false,
+                        }
+                    }
+                    _ => false,
+                },
+                _ => false,
+            };
+        if followed {
+            self.names.insert(var.to_string(), Binding::Tasks(tasks));
+        } else {
+            self.names.remove(var);
+            self.unbound.insert(var.to_string());
+            self.warn(line, format!("`{var}.{method}(...)` changes the list of tasks `{var}` in a way ripple does not follow: dependencies through its items after this are not read"));
+        }
+        popped
     }
 
     /// Adds tasks to the list `var` is bound to (`ts = []`, then
@@ -2134,6 +2277,11 @@ impl Reader<'_> {
         mapped: bool,
         mut upstream: Vec<String>,
     ) -> Option<Binding> {
+        // `x.output` anywhere in its arguments (`parameters={"v": s.output}`)
+        // is an XComArg: Airflow makes `x` its upstream.
+        for k in keywords {
+            upstream.extend(self.xcom_upstreams(&k.value, dag, prefix));
+        }
         let Some(task_id) = kw(keywords, "task_id").and_then(|e| self.string(e)) else {
             self.warn(
                 line,
@@ -2356,6 +2504,79 @@ impl Reader<'_> {
     fn default_connections(&self, dag: Option<usize>) -> BTreeMap<String, String> {
         dag.map(|d| self.dag_settings[d].connections.clone())
             .unwrap_or_default()
+    }
+
+    /// The tasks whose `.output` (an XComArg) `e` holds anywhere: each is
+    /// an upstream of the task it is passed to.
+    fn xcom_upstreams(&mut self, e: &Expr, dag: Option<usize>, prefix: &str) -> Vec<String> {
+        #[derive(Default)]
+        struct Outputs<'a>(Vec<&'a Expr>);
+        impl<'a> Visitor<'a> for Outputs<'a> {
+            fn visit_expr(&mut self, e: &'a Expr) {
+                if let Expr::Attribute(a) = e
+                    && a.attr.as_str() == "output"
+                {
+                    self.0.push(&a.value);
+                }
+                walk_expr(self, e);
+            }
+        }
+        let mut found = Outputs::default();
+        found.visit_expr(e);
+        let mut out = Vec::new();
+        for x in found.0 {
+            if let Some(Binding::Tasks(t)) = self.value(x, dag, prefix) {
+                out.extend(t);
+            }
+        }
+        out
+    }
+
+    /// The arguments of `chain(...)` / `chain_linear(...)` as Airflow sees
+    /// them, each with whether it is a list: `*xs` spread into its items
+    /// (a literal list's, or a list of tasks' one by one). `None`, with a
+    /// warning, when a spread's items are not known: its dependencies
+    /// would be guesses (`chain(*steps)` once made none, silently).
+    fn chain_groups(
+        &mut self,
+        args: &[Expr],
+        name: &str,
+        line: u32,
+        dag: Option<usize>,
+        prefix: &str,
+    ) -> Option<Vec<(bool, Vec<String>)>> {
+        let mut groups = Vec::new();
+        for a in args {
+            let Expr::Starred(star) = a else {
+                let list = matches!(a, Expr::List(_) | Expr::Tuple(_));
+                groups.push((list, self.tasks_of(a, dag, prefix)));
+                continue;
+            };
+            match star.value.as_ref() {
+                Expr::List(l) => {
+                    for e in &l.elts {
+                        let list = matches!(e, Expr::List(_) | Expr::Tuple(_));
+                        groups.push((list, self.tasks_of(e, dag, prefix)));
+                    }
+                }
+                Expr::Tuple(t) => {
+                    for e in &t.elts {
+                        let list = matches!(e, Expr::List(_) | Expr::Tuple(_));
+                        groups.push((list, self.tasks_of(e, dag, prefix)));
+                    }
+                }
+                v => match self.value(v, dag, prefix) {
+                    Some(Binding::Tasks(ts)) => {
+                        groups.extend(ts.into_iter().map(|t| (false, vec![t])));
+                    }
+                    _ => {
+                        self.warn(line, format!("`{name}(*...)` spreads values ripple does not know: the dependencies it makes are not read; chain the tasks by name"));
+                        return None;
+                    }
+                },
+            }
+        }
+        Some(groups)
     }
 
     /// `inlets` / `outlets`: dataset URIs as relation-like names.
@@ -3080,6 +3301,7 @@ impl Reader<'_> {
     }
 
     fn add_task(&mut self, dag: Option<usize>, task: Task) {
+        self.generation += 1;
         // Each open group keeps the id once more.
         let _ = self.spend_here(
             task.task_id
@@ -3110,12 +3332,20 @@ impl Reader<'_> {
             return 0;
         };
         if up.iter().chain(down).any(|t| t.starts_with(GROUP_MARK)) {
-            // Kept until every task is known: counted as ids now.
-            let ids: usize = up.iter().chain(down).map(|t| t.len() + EDGE_BYTES).sum();
-            if self.spend_at(ids, at).is_some() {
-                self.group_edges.push((d, up.to_vec(), down.to_vec(), at));
+            // Airflow takes a group's last tasks (upstream) and first tasks
+            // (downstream) when `>>` runs: tasks added to it, or edges made
+            // inside it, afterwards change neither (once taken at the end
+            // of the file).
+            let Some(up) = self.expand_groups(d, up, true, at) else {
+                return 0;
+            };
+            let Some(down) = self.expand_groups(d, down, false, at) else {
+                return 0;
+            };
+            if !self.group_made.insert((d, up.clone(), down.clone())) {
+                return 0;
             }
-            return 0;
+            return self.depend(Some(d), &up, &down, at);
         }
         // By index, not by a scan of the DAG's tasks: a file of 100,000
         // `a >> b` lines would otherwise take minutes.
@@ -3169,89 +3399,69 @@ impl Reader<'_> {
                 }
             }
         }
+        if made > 0 {
+            self.generation += 1;
+        }
         made
     }
 
-    /// Makes the dependencies that have a TaskGroup at an end: upstream, a
-    /// group is its tasks nothing in the group runs after (its leaves);
-    /// downstream, its tasks that wait for nothing in the group (its
-    /// roots). In the order written, so a group built from other groups
-    /// sees their edges.
-    fn group_dependencies(&mut self) {
-        // The same group edge written again (`g1 >> g2` a thousand times)
-        // makes the same pairs: a million of them checked again each time
-        // took 44 s. Made once for each expansion.
-        // An expansion reads every member's upstreams (a million for a
-        // group of 1,000 after a group edge to it): kept until a dependency
-        // is added to that DAG.
-        let mut made: HashSet<(usize, Vec<String>, Vec<String>)> = HashSet::new();
-        let mut expanded: HashMap<(usize, Vec<String>, bool), Vec<String>> = HashMap::new();
-        for (d, up, down, at) in std::mem::take(&mut self.group_edges) {
-            let mut expand = |reader: &mut Self, ids: Vec<String>, leaves: bool| {
-                let key = (d, ids, leaves);
-                if let Some(done) = expanded.get(&key) {
-                    return Some(done.clone());
-                }
-                // Each expansion reads the DAG's tasks: counted, or 10,000
-                // group edges of a DAG of 100,000 tasks read a billion.
-                let tasks = reader.dags[d].tasks.len();
-                reader.spend_at(tasks.saturating_mul(8), at)?;
-                let done = reader.expand_groups(d, &key.1, leaves);
-                expanded.insert(key, done.clone());
-                Some(done)
-            };
-            let Some(up) = expand(self, up, true) else {
-                break;
-            };
-            let Some(down) = expand(self, down, false) else {
-                break;
-            };
-            if made.contains(&(d, up.clone(), down.clone())) {
-                continue;
-            }
-            if self.depend(Some(d), &up, &down, at) > 0 {
-                expanded.retain(|k, _| k.0 != d);
-            }
-            made.insert((d, up, down));
-        }
-    }
-
-    /// `ids` with each group replaced by its leaves (`leaves`) or roots.
-    fn expand_groups(&self, d: usize, ids: &[String], leaves: bool) -> Vec<String> {
-        let tasks = &self.dags[d].tasks;
+    /// `ids` with each group replaced by its leaves (`leaves`: tasks no
+    /// member runs after) or roots (tasks that wait for no member), as the
+    /// group stands now; `None` once the file's bytes are spent. Read by
+    /// member, through the index: each expansion reads the group's tasks,
+    /// counted, not the DAG's.
+    fn expand_groups(
+        &mut self,
+        d: usize,
+        ids: &[String],
+        leaves: bool,
+        at: usize,
+    ) -> Option<Vec<String>> {
+        self.index_tasks(d);
         let mut out = Vec::new();
         for id in ids {
             let Some(key) = id.strip_prefix(GROUP_MARK) else {
                 out.push(id.clone());
                 continue;
             };
-            let members: std::collections::BTreeSet<&str> = self
-                .group_members
-                .get(key)
-                .into_iter()
-                .flatten()
-                .map(String::as_str)
-                .collect();
-            let inside = |t: &&Task| members.contains(t.task_id.as_str());
+            let memo = (d, key.to_string(), leaves);
+            if let Some((generation, ends)) = self.group_ends.get(&memo)
+                && *generation == self.generation
+            {
+                out.extend(ends.iter().cloned());
+                continue;
+            }
+            let start = out.len();
+            let members: Vec<String> = self.group_members.get(key).cloned().unwrap_or_default();
+            self.spend_at(members.len().saturating_mul(8).saturating_add(1), at)?;
+            let set: HashSet<&str> = members.iter().map(String::as_str).collect();
+            let index = &self.task_index[&d];
+            let tasks = &self.dags[d].tasks;
+            let of = |m: &str| index.by_id.get(m).into_iter().flatten().map(|&i| &tasks[i]);
             // Members some member runs after: not leaves.
-            let followed: std::collections::BTreeSet<&str> = tasks
+            let followed: HashSet<&str> = members
                 .iter()
-                .filter(inside)
+                .flat_map(|m| of(m))
                 .flat_map(|t| t.upstream.iter().map(String::as_str))
-                .filter(|u| members.contains(u))
+                .filter(|u| set.contains(u))
                 .collect();
-            for t in tasks.iter().filter(inside) {
-                let end = if leaves {
-                    !followed.contains(t.task_id.as_str())
-                } else {
-                    !t.upstream.iter().any(|u| members.contains(u.as_str()))
-                };
-                if end {
-                    out.push(t.task_id.clone());
+            let mut seen = HashSet::new();
+            for m in &members {
+                for t in of(m) {
+                    let end = if leaves {
+                        !followed.contains(t.task_id.as_str())
+                    } else {
+                        !t.upstream.iter().any(|u| set.contains(u.as_str()))
+                    };
+                    if end && seen.insert(t.task_id.as_str()) {
+                        out.push(t.task_id.clone());
+                    }
                 }
             }
+            let ends = out[start..].to_vec();
+            self.group_ends.insert(memo, (self.generation, ends));
         }
-        out
+        Some(out)
     }
 
     /// A string `e` stands for, its bytes counted (see [`Reader::spend`]).
@@ -3798,7 +4008,8 @@ const MAX_LOOP_VALUES: usize = 1_000;
 const MAX_LOOP_READS: usize = 10_000;
 
 /// Whether statements set dependencies between tasks (`a >> b`, `a << b`,
-/// `set_upstream`, `set_downstream`, `chain`, `cross_downstream`),
+/// `set_upstream`, `set_downstream`, `chain`, `chain_linear`,
+/// `cross_downstream`),
 /// anywhere in them.
 fn sets_dependencies(stmts: &[Stmt]) -> bool {
     #[derive(Default)]
@@ -3815,7 +4026,11 @@ fn sets_dependencies(stmts: &[Stmt]) -> bool {
                     let last = name.rsplit('.').next().unwrap_or_default();
                     matches!(
                         last,
-                        "set_upstream" | "set_downstream" | "chain" | "cross_downstream"
+                        "set_upstream"
+                            | "set_downstream"
+                            | "chain"
+                            | "chain_linear"
+                            | "cross_downstream"
                     )
                 }
                 _ => false,
