@@ -217,6 +217,16 @@ const FILES: &[(&str, &str)] = &[
         "models/m_opt.sql",
         "select * from {{ source('opt', 'on_t') }}\n",
     ),
+    // Disabled in its property file, enabled in its own: dbt puts the
+    // file's `config()` first (it once vanished, silently).
+    (
+        "models/m_on.sql",
+        "{{ config(enabled=true) }}\nselect * from {{ ref('a') }}\n",
+    ),
+    (
+        "models/m_on.yml",
+        "version: 2\nmodels:\n  - name: m_on\n    config:\n      enabled: false\n",
+    ),
 ];
 
 /// The edges this project has, as dbt records them.
@@ -251,6 +261,7 @@ const EDGES: &[(&str, &str)] = &[
     ("model.b", "model.m_var_list"),
     ("model.b", "model.m_list_filter"),
     ("model.b", "model.m_split_list"),
+    ("model.a", "model.m_on"),
 ];
 
 fn ripple(args: &[&str], dir: &std::path::Path) -> std::process::Output {
@@ -373,13 +384,13 @@ fn check_names_the_warehouse_model_and_counts_coverage() {
     }
     assert!(!text.contains("DuplicateKeyPolicy"), "{text}");
     assert!(
-        text.contains("dbt models: 26 read: 25 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
+        text.contains("dbt models: 27 read: 26 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
         "{text}"
     );
     let json = ripple(&["check", "--format", "json"], dir.path());
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["coverage"]["need_warehouse"], 1);
-    assert_eq!(doc["coverage"]["rendered_fully"], 25);
+    assert_eq!(doc["coverage"]["rendered_fully"], 26);
     assert_eq!(doc["coverage"]["python"], 1);
 }
 

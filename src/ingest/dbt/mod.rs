@@ -689,7 +689,13 @@ fn read_project(
             }
         }
     }
-    templates.retain(|t| t.config.get("enabled") != Some(&Value::Bool(false)));
+    // Disabled by a property file or `dbt_project.yml`: left out, unless
+    // its own text may say otherwise — dbt puts a model's `config(enabled=
+    // true)` above both (a model disabled in YAML yet enabled in its file
+    // once vanished); rendered, its merged config then decides.
+    templates.retain(|t| {
+        t.config.get("enabled") != Some(&Value::Bool(false)) || t.text.contains("enabled")
+    });
 
     // Relations known before rendering, for ref() and source() to print.
     let settings = settings(
