@@ -2082,3 +2082,27 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
     };
     assert_eq!(ours, airflow);
 }
+
+#[test]
+fn a_dbt_command_with_vars_or_a_target_ripple_does_not_apply_is_named() {
+    // `--vars '{use_v2: true}'` made dbt read another source than ripple
+    // showed, silently (round 26).
+    let (_, warnings) = read(&[(
+        "d.py",
+        "from datetime import datetime\nfrom airflow import DAG\nfrom airflow.operators.bash import BashOperator\n\
+         with DAG('d', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+         BashOperator(task_id='stg', bash_command=\"cd /dbt && dbt run --select stg --vars '{use_v2: true}' --target=prod\")\n    \
+         BashOperator(task_id='plain', bash_command='dbt run --select other')\n",
+    )]);
+    let named: Vec<&str> = warnings
+        .iter()
+        .filter(|w| w.message.contains("which ripple does not apply"))
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(named.len(), 1, "{warnings:#?}");
+    assert!(
+        named[0].starts_with("task `stg` runs dbt with `--vars`, `--target`"),
+        "{}",
+        named[0]
+    );
+}
