@@ -2084,25 +2084,38 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
 }
 
 #[test]
-fn a_dbt_command_with_vars_or_a_target_ripple_does_not_apply_is_named() {
+fn a_dbt_command_with_vars_or_another_target_is_named() {
     // `--vars '{use_v2: true}'` made dbt read another source than ripple
-    // showed, silently (round 26).
-    let (_, warnings) = read(&[(
-        "d.py",
-        "from datetime import datetime\nfrom airflow import DAG\nfrom airflow.operators.bash import BashOperator\n\
-         with DAG('d', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
-         BashOperator(task_id='stg', bash_command=\"cd /dbt && dbt run --select stg --vars '{use_v2: true}' --target=prod\")\n    \
-         BashOperator(task_id='plain', bash_command='dbt run --select other')\n",
-    )]);
-    let named: Vec<&str> = warnings
+    // showed, silently (round 26); `--target prod` is ripple's own target.
+    let dir = tempfile::tempdir().unwrap();
+    let files: &[(&str, &str)] = &[
+        ("dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n"),
+        ("models/stg.sql", "select 1 as id\n"),
+        (
+            "dags/d.py",
+            "from datetime import datetime\nfrom airflow import DAG\nfrom airflow.operators.bash import BashOperator\n\
+             with DAG('d', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             BashOperator(task_id='stg', bash_command=\"cd /dbt && dbt run --select stg --vars '{use_v2: true}' --target=dev\")\n    \
+             BashOperator(task_id='plain', bash_command='dbt run --select stg --target prod')\n",
+        ),
+    ];
+    for (p, t) in files {
+        let path = dir.path().join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, t).unwrap();
+    }
+    let project = load_project(dir.path(), &LoadOptions::default()).unwrap();
+    let named: Vec<&str> = project
+        .diagnostics
         .iter()
         .filter(|w| w.message.contains("which ripple does not apply"))
         .map(|w| w.message.as_str())
         .collect();
-    assert_eq!(named.len(), 1, "{warnings:#?}");
+    assert_eq!(named.len(), 1, "{:#?}", project.diagnostics);
     assert!(
-        named[0].starts_with("task `stg` runs dbt with `--vars`, `--target`"),
+        named[0].starts_with("`stg` runs dbt with `--vars {use_v2:`"),
         "{}",
         named[0]
     );
+    assert!(named[0].contains("`--target dev`"), "{}", named[0]);
 }

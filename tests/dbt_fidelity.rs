@@ -17,7 +17,7 @@ use temp_project::temp_project;
 const FILES: &[(&str, &str)] = &[
     (
         "dbt_project.yml",
-        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n  app: \"{{ ref('a') }}\"\n  src: \"{{ source('raw', 'u') }}\"\n  chained: \"{{ var('app') }}\"\n  names: [a]\n  tuva_on: true\n  tuva_off: false\n  scoped_on: false\n  fid:\n    scoped_on: true\n  pkg:\n    pkg_src: b\n  twice: a\n  twice: b\nsources:\n  fid:\n    blk:\n      +enabled: false\n    sub:\n      blk2:\n        off_t:\n          +enabled: false\n    blk2:\n      on_t:\n        +enabled: false\n",
+        "name: fid\nversion: \"1.0\"\nprofile: fid\nmodel-paths: [\"models\"]\nmacro-paths: [\"macros\"]\nmodels:\n  fid:\n    +post-hook: \"grant select on {{ this }} to role reporter\"\nvars:\n  upstream: \"{{ env_var('RIPPLE_TEST_NO_SUCH_VARIABLE', 'b') }}\"\n  app: \"{{ ref('a') }}\"\n  src: \"{{ source('raw', 'u') }}\"\n  chained: \"{{ var('app') }}\"\n  names: [a]\n  tuva_on: true\n  tuva_off: false\n  scoped_on: false\n  fid:\n    scoped_on: true\n  pkg:\n    pkg_src: b\n  twice: a\n  twice: b\nsources:\n  fid:\n    blk:\n      +enabled: false\n    sub:\n      blk2:\n        off_t:\n          +enabled: false\n    blk2:\n      on_t:\n        +enabled: false\n",
     ),
     ("models/a.sql", "select 1 as id, 'x' as c\n"),
     ("models/b.sql", "select 2 as id\n"),
@@ -223,6 +223,13 @@ const FILES: &[(&str, &str)] = &[
         "models/m_on.sql",
         "{{ config(enabled=true) }}\nselect * from {{ ref('a') }}\n",
     ),
+    // A hook's refs and sources are the model's dependencies (dbt records
+    // them); a project hook naming `{{ this }}` is rendered when it runs,
+    // not when parsed (once a false render error with no place).
+    (
+        "models/m_hook.sql",
+        "{{ config(pre_hook=\"insert into staging.snap select * from {{ source('raw', 'u') }}\") }}\nselect * from {{ ref('b') }}\n",
+    ),
     (
         "models/m_on.yml",
         "version: 2\nmodels:\n  - name: m_on\n    config:\n      enabled: false\n",
@@ -262,6 +269,8 @@ const EDGES: &[(&str, &str)] = &[
     ("model.b", "model.m_list_filter"),
     ("model.b", "model.m_split_list"),
     ("model.a", "model.m_on"),
+    ("model.b", "model.m_hook"),
+    ("source.raw.u", "model.m_hook"),
 ];
 
 fn ripple(args: &[&str], dir: &std::path::Path) -> std::process::Output {
@@ -383,14 +392,16 @@ fn check_names_the_warehouse_model_and_counts_coverage() {
         );
     }
     assert!(!text.contains("DuplicateKeyPolicy"), "{text}");
+    // A hook is rendered when dbt runs it: `{{ this }}` in one is no error.
+    assert!(!text.contains("grant select"), "{text}");
     assert!(
-        text.contains("dbt models: 27 read: 26 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
+        text.contains("dbt models: 28 read: 27 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
         "{text}"
     );
     let json = ripple(&["check", "--format", "json"], dir.path());
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["coverage"]["need_warehouse"], 1);
-    assert_eq!(doc["coverage"]["rendered_fully"], 26);
+    assert_eq!(doc["coverage"]["rendered_fully"], 27);
     assert_eq!(doc["coverage"]["python"], 1);
 }
 

@@ -177,6 +177,11 @@ pub struct DbtRun {
     /// The dbt nodes it runs, once the project's dbt is read (node ids).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<String>,
+    /// Flags of its command that change what the project renders to
+    /// (`--vars`, `--target`, `--profile`), with their values as written:
+    /// ripple reads the project with `ripple.yml`'s instead.
+    #[serde(skip)]
+    pub flags: Vec<(String, String)>,
 }
 
 /// How astronomer-cosmos names the tasks of a DbtDag / DbtTaskGroup.

@@ -64,6 +64,23 @@ pub(crate) fn link(project: &mut Project) {
                 dag.tasks[i].line,
                 dag.tasks[i].task_id.clone(),
             );
+            // `--vars` (a `var()` may choose another source), another target
+            // or profile: the project as this task renders it is not the
+            // one read (round 26: `--vars '{use_v2: true}'`, silently).
+            let target = &project.config.target.name;
+            let flags: Vec<String> = run
+                .flags
+                .iter()
+                .filter(|(f, v)| !(matches!(f.as_str(), "--target" | "-t") && v == target))
+                .map(|(f, v)| format!("`{f} {v}`"))
+                .collect();
+            if !flags.is_empty() {
+                warnings.push(warning(
+                    &file,
+                    line,
+                    format!("`{id}` runs dbt with {}, which ripple does not apply: it reads the dbt project with ripple.yml's `vars:` and `target:` (`{target}`), so what this task builds may read other tables than shown; set the same in ripple.yml", flags.join(", ")),
+                ));
+            }
             let nodes = select(&g, &run, &mut |m| {
                 warnings.push(warning(&file, line, format!("`{id}`: {m}")))
             });
@@ -146,6 +163,7 @@ pub(crate) fn link(project: &mut Project) {
                         exclude: Vec::new(),
                         cosmos: Some(cosmos.clone()),
                         nodes: vec![n.clone()],
+                        flags: Vec::new(),
                     })),
                     ..stand_in.clone()
                 };

@@ -2184,6 +2184,7 @@ impl Reader<'_> {
                         test_behavior,
                     }),
                     nodes: Vec::new(),
+                    flags: Vec::new(),
                 })),
                 connections: Vec::new(),
             },
@@ -2395,15 +2396,7 @@ impl Reader<'_> {
         let dbt = match name {
             "BashOperator" => kw(keywords, "bash_command")
                 .and_then(|e| self.string(e))
-                .and_then(|c| {
-                    let run = dbt_command(&c)?;
-                    let flags = dbt_flags_not_applied(&c);
-                    if !flags.is_empty() {
-                        let flags: Vec<String> = flags.iter().map(|f| format!("`{f}`")).collect();
-                        self.warn(line, format!("task `{task_id}` runs dbt with {}, which ripple does not apply: it reads the dbt project with ripple.yml's `vars:` and `target:`, so the lineage of what this task builds may differ (a `var()` choosing the source); set the same there", flags.join(", ")));
-                    }
-                    Some(run)
-                }),
+                .and_then(|c| dbt_command(&c)),
             // cosmos's own operators: `DbtRunLocalOperator(select=...)`.
             n if n.starts_with("Dbt") => {
                 let verb = ["Run", "Build", "Seed", "Snapshot"]
@@ -2424,6 +2417,7 @@ impl Reader<'_> {
                     exclude,
                     cosmos: None,
                     nodes: Vec::new(),
+                    flags: Vec::new(),
                 })
             }
             _ => None,
@@ -3661,36 +3655,6 @@ pub(super) fn dataset_name(uri: &str) -> String {
 /// The dbt a shell command runs: the `dbt run|build|seed|snapshot` words
 /// of each command in it (`cd x && dbt run -s a+ --exclude b`), their
 /// selectors unioned; `None` when it runs no dbt that builds anything.
-/// The flags of the `dbt` calls in `command` that change what a project
-/// renders to (`--vars`, `--target`, another profile or project), which
-/// ripple does not apply: each once, as written.
-fn dbt_flags_not_applied(command: &str) -> Vec<&'static str> {
-    const FLAGS: [&str; 6] = [
-        "--vars",
-        "--target",
-        "-t",
-        "--profile",
-        "--profiles-dir",
-        "--project-dir",
-    ];
-    let mut out = Vec::new();
-    for part in command.split(['&', ';', '|', '\n']) {
-        let words: Vec<&str> = part.split_whitespace().collect();
-        if !words.iter().any(|w| *w == "dbt" || w.ends_with("/dbt")) {
-            continue;
-        }
-        for w in words {
-            let flag = w.split_once('=').map_or(w, |(f, _)| f);
-            if let Some(f) = FLAGS.iter().find(|f| **f == flag)
-                && !out.contains(f)
-            {
-                out.push(*f);
-            }
-        }
-    }
-    out
-}
-
 pub(super) fn dbt_command(command: &str) -> Option<DbtRun> {
     let mut run: Option<DbtRun> = None;
     for part in command.split(['&', ';', '|', '\n']) {
@@ -3718,7 +3682,24 @@ pub(super) fn dbt_command(command: &str) -> Option<DbtRun> {
             exclude: Vec::new(),
             cosmos: None,
             nodes: Vec::new(),
+            flags: Vec::new(),
         });
+        // Flags that change what the project renders to, and their values.
+        for (n, w) in words.iter().enumerate().skip(at + 1) {
+            let w = w.trim_matches(['"', '\'']);
+            let (flag, value) = match w.split_once('=') {
+                Some((f, v)) if f.starts_with('-') => (f, Some(v.to_string())),
+                _ => (
+                    w,
+                    words
+                        .get(n + 1)
+                        .map(|v| v.trim_matches(['"', '\'']).to_string()),
+                ),
+            };
+            if matches!(flag, "--vars" | "--target" | "-t" | "--profile") {
+                r.flags.push((flag.to_string(), value.unwrap_or_default()));
+            }
+        }
         if r.command != *verb {
             r.command = "build".to_string();
         }

@@ -767,7 +767,7 @@ fn read_project(
         }
         let cfg: Map<String, Value> = cfg
             .into_iter()
-            .map(|(k, v)| (k, config_jinja.render(v)))
+            .map(|(k, v)| parse_time(k, v, &config_jinja))
             .collect();
         if cfg.get("enabled") == Some(&Value::Bool(false)) {
             continue;
@@ -1157,7 +1157,7 @@ fn template(
     };
     let mut config: Map<String, Value> = config
         .into_iter()
-        .map(|(k, v)| (k, config_jinja.render(v)))
+        .map(|(k, v)| parse_time(k, v, config_jinja))
         .collect();
     if let Some(v) = &version {
         config.insert("version".into(), Value::from(v.clone()));
@@ -1414,6 +1414,33 @@ fn final_relation(
 /// 100,000 statements each took `impact --columns` 31 s and 5.9 GB.
 const MAX_MODEL_STATEMENTS: usize = 1_000;
 
+/// A config value as dbt has it when it parses: rendered, but for hooks,
+/// which dbt renders when it runs them (`grant select on {{ this }}` in
+/// `dbt_project.yml` was a false render error, with no place).
+fn parse_time(k: String, v: Value, config_jinja: &jinja::ConfigRenderer) -> (String, Value) {
+    match HOOK_KEYS.contains(&k.as_str()) {
+        true => (k, v),
+        false => {
+            let v = config_jinja.render(v);
+            (k, v)
+        }
+    }
+}
+
+/// A model's hook config keys, as dbt spells them in `config()` and YAML.
+const HOOK_KEYS: [&str; 4] = ["pre_hook", "post_hook", "pre-hook", "post-hook"];
+
+/// The SQL of a hook config value: a string, a list of them, or
+/// `{"sql": ..., "transaction": ...}` entries.
+fn hook_texts(v: Option<&Value>) -> Vec<&str> {
+    match v {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(items)) => items.iter().flat_map(|i| hook_texts(Some(i))).collect(),
+        Some(Value::Object(m)) => hook_texts(m.get("sql")),
+        _ => Vec::new(),
+    }
+}
+
 /// Renders one model or snapshot into its dataset and job; `kept`: for the
 /// warm cache's snapshot, which keeps [`Slot::named`].
 fn render_template(
@@ -1424,6 +1451,7 @@ fn render_template(
     kept: bool,
 ) -> Rendered {
     let mut diagnostics = Vec::new();
+    let hook_this = this.clone();
     let (result, capture) =
         renderer.render_in(t.package.as_deref(), &t.file, &t.text, this, &t.name);
     if let Err(e) = &result {
@@ -1594,12 +1622,31 @@ fn render_template(
             ));
         }
     }
+    // dbt records the refs and sources of a model's hooks as its
+    // dependencies (a pre-hook copying a source before the build): an
+    // impact from that source reaches the model.
+    let mut hooked = Vec::new();
+    for key in HOOK_KEYS {
+        for text in hook_texts(cfg.get(key)) {
+            if jinja::holds_jinja(text) && (text.contains("ref") || text.contains("source")) {
+                let (_, cap) = renderer.render_in(
+                    t.package.as_deref(),
+                    &t.file,
+                    text,
+                    hook_this.clone(),
+                    &t.name,
+                );
+                hooked.extend(cap.references.into_inner().unwrap_or_default());
+            }
+        }
+    }
     let mut seen = BTreeSet::new();
     let reads: Vec<Reference> = capture
         .references
         .into_inner()
         .unwrap_or_default()
         .into_iter()
+        .chain(hooked)
         .filter(|target| seen.insert(target.clone()))
         .map(|target| {
             let needle = match &target {
