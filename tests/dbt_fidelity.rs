@@ -128,6 +128,21 @@ const FILES: &[(&str, &str)] = &[
         "dbt_packages/pkg/models/pkg_off.sql",
         "{{ config(enabled=var('scoped_on')) }}\nselect * from {{ ref('a') }}\n",
     ),
+    // A package's node finds its own macro before the root's of the same
+    // name (it once took the root's, another ref).
+    (
+        "dbt_packages/pkg/macros/choose.sql",
+        "{% macro choose() %}{{ ref('a') }}{% endmacro %}\n",
+    ),
+    (
+        "macros/choose.sql",
+        "{% macro choose() %}{{ ref('b') }}{% endmacro %}\n",
+    ),
+    (
+        "dbt_packages/pkg/models/pkg_pick.sql",
+        "select * from {{ choose() }}\n",
+    ),
+    ("models/m_pick.sql", "select * from {{ choose() }}\n"),
     // An older dbt_utils shim: a package macro named like dbt's, which
     // dispatches to dbt's own (it used to call itself until the depth limit,
     // losing the refs after it).
@@ -270,6 +285,8 @@ const EDGES: &[(&str, &str)] = &[
     ("model.b", "model.m_split_list"),
     ("model.a", "model.m_on"),
     ("model.b", "model.m_hook"),
+    ("model.a", "model.pkg_pick"),
+    ("model.b", "model.m_pick"),
     ("source.raw.u", "model.m_hook"),
 ];
 
@@ -395,13 +412,13 @@ fn check_names_the_warehouse_model_and_counts_coverage() {
     // A hook is rendered when dbt runs it: `{{ this }}` in one is no error.
     assert!(!text.contains("grant select"), "{text}");
     assert!(
-        text.contains("dbt models: 28 read: 27 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
+        text.contains("dbt models: 30 read: 29 rendered fully, 0 with placeholders, 0 failed, 1 need the warehouse; 1 Python model (edges from dbt.ref and dbt.source, columns unknown)"),
         "{text}"
     );
     let json = ripple(&["check", "--format", "json"], dir.path());
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["coverage"]["need_warehouse"], 1);
-    assert_eq!(doc["coverage"]["rendered_fully"], 27);
+    assert_eq!(doc["coverage"]["rendered_fully"], 29);
     assert_eq!(doc["coverage"]["python"], 1);
 }
 

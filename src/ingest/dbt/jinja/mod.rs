@@ -923,7 +923,14 @@ fn macro_caller(
     move |state: &State, args: Rest<ValueOrKwargs>| {
         // Keyword arguments travel on to the macro untouched.
         let args: Vec<Value> = args.0.into_iter().map(ValueOrKwargs::into_value).collect();
-        call_macro(state, &template, &name, &args)
+        // A node of package P finds P's own macro of that name first, as
+        // dbt's namespace puts a node's package before the root project's
+        // (a package model once took the root's `tbl()`, another ref).
+        let local = capture(state).and_then(|cap| {
+            let package = cap.package.clone()?;
+            cap.table.by_package.get(&(package, name.clone())).cloned()
+        });
+        call_macro(state, local.as_deref().unwrap_or(&template), &name, &args)
     }
 }
 
