@@ -2119,3 +2119,27 @@ fn a_dbt_command_with_vars_or_another_target_is_named() {
     );
     assert!(named[0].contains("`--target dev`"), "{}", named[0]);
 }
+
+#[test]
+fn a_list_shifted_into_a_list_is_the_error_airflow_raises() {
+    // Python has no `list >> list`: Airflow refuses the file (TypeError);
+    // it once read as a cross product with no finding.
+    let (_, findings) = read(&[(
+        "ll.py",
+        "from datetime import datetime\nfrom airflow import DAG\nfrom airflow.operators.empty import EmptyOperator as E\n\
+         with DAG('ll', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+         a, b, c, d = E(task_id='a'), E(task_id='b'), E(task_id='c'), E(task_id='d')\n    \
+         [a, b] >> [c, d]\n    a >> [b, c] >> d\n",
+    )]);
+    let errors: Vec<_> = findings
+        .iter()
+        .filter(|f| f.severity == ripple::project::Severity::Error)
+        .collect();
+    assert_eq!(errors.len(), 1, "{findings:#?}");
+    assert_eq!((errors[0].line, errors[0].column), (6, 5));
+    assert!(
+        errors[0].message.contains("TypeError"),
+        "{}",
+        errors[0].message
+    );
+}

@@ -1476,6 +1476,18 @@ impl Reader<'_> {
                 Some(bound.clone())
             }
             Expr::BinOp(b) if matches!(b.op, Operator::RShift | Operator::LShift) => {
+                // Python has no `>>` between two lists: Airflow refuses the
+                // file (`TypeError`), so no DAG of it loads.
+                if makes_list(&b.left) && makes_list(&b.right) && !self.spent() {
+                    let (line, column) = self.position(b.range.start().to_usize());
+                    self.warnings.push(Diagnostic::error(
+                        "airflow-dynamic",
+                        Some(self.file.to_string()),
+                        line,
+                        column,
+                        "a list of tasks `>>` (or `<<`) a list of tasks: Python has no such operation between two lists, so Airflow refuses this file (`TypeError`) and loads no DAG from it; join them through a task, or use `cross_downstream(...)`".to_string(),
+                    ));
+                }
                 let left = self.tasks_of(&b.left, dag, prefix);
                 let right = self.tasks_of(&b.right, dag, prefix);
                 let (up, down) = if b.op == Operator::RShift {
@@ -4089,6 +4101,19 @@ fn int(e: &Expr) -> Option<i64> {
     match e {
         Expr::NumberLiteral(n) => n.value.as_int().and_then(|i| i.as_i64()),
         _ => None,
+    }
+}
+
+/// Whether `e` is written as a list of tasks: a list, tuple or list
+/// comprehension, or a `>>` chain ending in one (`a >> [b, c]` is the
+/// list).
+fn makes_list(e: &Expr) -> bool {
+    match e {
+        Expr::List(_) | Expr::Tuple(_) | Expr::ListComp(_) => true,
+        Expr::BinOp(b) if matches!(b.op, Operator::RShift | Operator::LShift) => {
+            makes_list(&b.right)
+        }
+        _ => false,
     }
 }
 
