@@ -200,3 +200,22 @@ fn a_dataset_key_naming_nothing_is_refused_with_its_line() {
         )
     );
 }
+
+#[test]
+fn a_partition_column_its_dataset_lacks_is_an_error_of_check() {
+    // A misspelt one once passed `check` and `impact`, exit 0.
+    let dir = project("  mart.stg_orders: { grain: day, partition_column: order_dte }\n");
+    let out = ripple(&["check"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("ripple.yml:5: `mart.stg_orders`'s partition_column `order_dte` is not one of its columns (order_id, order_date, amount)"),
+        "{text}"
+    );
+    // Spelt right: no such error.
+    let dir = project("  mart.stg_orders: { grain: day, partition_column: order_date }\n");
+    let out = ripple(&["check"], &dir);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(!text.contains("partition_column"), "{text}");
+}

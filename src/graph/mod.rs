@@ -797,6 +797,7 @@ impl LineageGraph {
                 .collect()
         };
         out.extend(unparsed);
+        out.extend(self.misnamed_partition_columns());
         for s in self.unused_sources() {
             out.push(Diagnostic::warning(
                 "unused-source",
@@ -807,6 +808,61 @@ impl LineageGraph {
             ));
         }
         out.sort();
+        out
+    }
+
+    /// A `ripple.yml` `partition_column` that is no column of its dataset,
+    /// where the dataset's columns are known (declared, or what its job
+    /// outputs): a misspelt one once passed `check` and `impact` and
+    /// failed the plan with another message.
+    fn misnamed_partition_columns(&self) -> Vec<Diagnostic> {
+        let configured: Vec<(NodeIndex, &str)> = self
+            .graph
+            .node_indices()
+            .filter_map(|n| {
+                let column = self.graph[n]
+                    .settings(&self.config)?
+                    .partition_column
+                    .as_deref()?;
+                // A plain name only: anything else is not checked here.
+                column
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_')
+                    .then_some((n, column))
+            })
+            .collect();
+        if configured.is_empty() {
+            return Vec::new();
+        }
+        let text =
+            std::fs::read_to_string(self.root.join(crate::config::CONFIG_FILE)).unwrap_or_default();
+        let mut sem = Semantics::new(self).without_star_expansion();
+        let mut out = Vec::new();
+        for (n, column) in configured {
+            let Some(columns) = sem.columns_of(n) else {
+                continue;
+            };
+            if columns.iter().any(|c| c.eq_ignore_ascii_case(column)) {
+                continue;
+            }
+            let d = &self.graph[n];
+            let needle = format!("partition_column: {column}");
+            let line = text
+                .lines()
+                .position(|l| l.contains(&needle))
+                .map_or(0, |i| i as u32 + 1);
+            out.push(Diagnostic::error(
+                "config",
+                Some(crate::config::CONFIG_FILE.to_string()),
+                line,
+                0,
+                format!(
+                    "`{}`'s partition_column `{column}` is not one of its columns ({}); name the column its partitions are selected by",
+                    d.name,
+                    columns.join(", ")
+                ),
+            ));
+        }
         out
     }
 

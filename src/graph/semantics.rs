@@ -331,6 +331,11 @@ impl<'g> Semantics<'g> {
             s.columns.is_some() && (whole_query || s.targets.iter().any(|t| same(t, &relation)))
         })?;
         let cols = statement.columns.as_ref()?;
+        // Values going by position into a table of unknown columns: the
+        // names are the SELECT's, not the table's.
+        if cols.positional {
+            return None;
+        }
         // A `*` left in the output (not one inside a CTE) hides columns.
         if cols.columns.iter().any(|c| c.name == "*") {
             return None;
