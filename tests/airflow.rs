@@ -2143,3 +2143,22 @@ fn a_list_shifted_into_a_list_is_the_error_airflow_raises() {
         errors[0].message
     );
 }
+
+#[test]
+fn a_flood_of_syntax_errors_is_listed_a_hundred_at_most() {
+    // 100,000 errors of one 600 KB line once printed 14 MB.
+    let (_, findings) = read(&[("a.py", &"await ".repeat(300))]);
+    let syntax: Vec<_> = findings
+        .iter()
+        .filter(|f| f.code == "python-syntax-error")
+        .collect();
+    assert_eq!(syntax.len(), 100);
+    let more: Vec<_> = syntax
+        .iter()
+        .filter(|f| {
+            f.message
+                .contains("more syntax errors in this file are not listed")
+        })
+        .collect();
+    assert_eq!(more.len(), 1, "{syntax:#?}");
+}

@@ -391,3 +391,98 @@ fn the_plan_recomputes_only_the_pruned_datasets_and_the_cli_shows_columns() {
         "{text}"
     );
 }
+
+#[path = "support/engines.rs"]
+mod engines;
+
+/// Jobs that read a whole row through its alias, or join on every shared
+/// column, each run on DuckDB on good data and on data where only
+/// `amount` differs: the engine says which outputs really change, and
+/// `--columns amount` must reach each of them (round 26 left these out:
+/// `md5(o::text)`, `to_json(o)`, `group by o`, `natural join`).
+#[test]
+fn column_impact_reaches_every_table_whose_rows_the_engine_changes() {
+    let Some(duck) = engines::require(engines::duckdb(), "duckdb") else {
+        return;
+    };
+    let jobs: [(&str, &str); 6] = [
+        (
+            "s.hashed",
+            "select order_date, md5(cast(o as varchar)) as h from s.orders o",
+        ),
+        (
+            "s.as_json",
+            "select order_date, to_json(o) as j from s.orders o",
+        ),
+        (
+            "s.by_row",
+            "select count(*) as n from s.orders o group by o",
+        ),
+        (
+            "s.natural",
+            "select order_date, note from s.orders natural join s.adj",
+        ),
+        ("s.ids", "select order_id, order_date from s.orders"),
+        (
+            "s.starred",
+            "select order_date, to_json(struct_pack(a := o.amount)) as j from s.orders o",
+        ),
+    ];
+    let setup = |amount_shift: i32| {
+        format!(
+            "create schema if not exists s;\n\
+             create or replace table s.orders (order_id int, order_date date, amount int);\n\
+             insert into s.orders values (1, date '2026-01-10', {}), (2, date '2026-01-10', 7);\n\
+             create or replace table s.adj (order_id int, amount int, note varchar);\n\
+             insert into s.adj values (1, 5, 'matched'), (2, 7, 'also');\n",
+            5 + amount_shift
+        )
+    };
+    // The engine's truth: which jobs' outputs differ when `amount` does.
+    let mut changed = BTreeSet::new();
+    for (table, query) in jobs {
+        let out = |shift: i32| {
+            duck.run(&format!(
+                "{}select * from ({query}) q order by all;",
+                setup(shift)
+            ))
+            .unwrap()
+        };
+        if out(0) != out(1) {
+            changed.insert(table.to_string());
+        }
+    }
+    assert!(changed.contains("s.natural") && changed.contains("s.hashed"));
+    assert!(!changed.contains("s.ids"), "{changed:?}");
+    // ripple's answer, the tables declared as the engine has them.
+    let dir = tempfile::tempdir().unwrap();
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "ripple.yml".into(),
+            "dialect: duckdb\nmodels: [jobs]\ntables: [ddl]\ndatasets:\n  s.orders: { grain: day, start: 2026-01-01 }\n".into(),
+        ),
+        (
+            "ddl/t.sql".into(),
+            "create table s.orders (order_id int, order_date date, amount int);\ncreate table s.adj (order_id int, amount int, note varchar);\n".into(),
+        ),
+    ];
+    for (i, (table, query)) in jobs.iter().enumerate() {
+        files.push((
+            format!("jobs/j{i}.sql"),
+            format!("create table {table} as {query};\n"),
+        ));
+    }
+    for (p, t) in &files {
+        let path = dir.path().join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, t).unwrap();
+    }
+    let g = graph(dir.path());
+    let got = affected(&g, &request("s.orders", &["amount"]));
+    for table in &changed {
+        assert!(
+            got.contains_key(table),
+            "{table} changed on the engine: {got:?}"
+        );
+    }
+}

@@ -631,6 +631,34 @@ impl Resolver<'_> {
             };
             let kind = join_kind(&join.join_operator);
             self.row_prints.insert(format!("join:{kind}:{on}"));
+            // `NATURAL JOIN` compares every column the two sides share:
+            // those, where both sides' columns are known; else every
+            // column of both (any could be shared).
+            if let Some(JoinConstraint::Natural) = join_constraint(&join.join_operator) {
+                let (before, after) = scope.split_at(left);
+                let names = |side: &[Source]| -> Option<BTreeSet<String>> {
+                    let mut out = BTreeSet::new();
+                    for src in side {
+                        out.extend(src.columns.as_ref()?.iter().map(|c| c.name.clone()));
+                    }
+                    Some(out)
+                };
+                match (names(before), names(after)) {
+                    (Some(l), Some(r)) if !l.contains("*") && !r.contains("*") => {
+                        for column in l.intersection(&r) {
+                            let cols = resolve(before, "", column);
+                            self.conditions.extend(sources_of(&cols));
+                            let cols = resolve(after, "", column);
+                            self.conditions.extend(sources_of(&cols));
+                        }
+                    }
+                    _ => {
+                        for src in before.iter().chain(after) {
+                            self.conditions.extend(sources_of(&whole_row(src)));
+                        }
+                    }
+                }
+            }
             if let Some(JoinConstraint::Using(names)) = join_constraint(&join.join_operator) {
                 for name in names {
                     let Some(column) = name.0.last().and_then(|p| p.as_ident()) else {
@@ -1066,11 +1094,32 @@ impl Visitor for Collect {
         if self.depth > 0 {
             return ControlFlow::Continue(());
         }
+        // `o.*` reads the whole row: as a value (`(o.*) is null`) or as a
+        // function's argument (`to_jsonb(o.*)`, no expression of its own).
+        let star = |name: &sqlparser::ast::ObjectName| -> Vec<Ident> {
+            name.0
+                .iter()
+                .filter_map(|p| p.as_ident().cloned())
+                .collect()
+        };
         match e {
             Expr::Identifier(id) => self.names.push((Vec::new(), id.clone())),
             Expr::CompoundIdentifier(parts) if parts.len() > 1 => {
                 let (last, qualifier) = parts.split_last().expect("len > 1");
                 self.names.push((qualifier.to_vec(), last.clone()));
+            }
+            Expr::QualifiedWildcard(name, _) => self.names.push((star(name), Ident::new("*"))),
+            Expr::Function(f) => {
+                if let sqlparser::ast::FunctionArguments::List(list) = &f.args {
+                    for arg in &list.args {
+                        let (sqlparser::ast::FunctionArg::Unnamed(a)
+                        | sqlparser::ast::FunctionArg::Named { arg: a, .. }
+                        | sqlparser::ast::FunctionArg::ExprNamed { arg: a, .. }) = arg;
+                        if let sqlparser::ast::FunctionArgExpr::QualifiedWildcard(name) = a {
+                            self.names.push((star(name), Ident::new("*")));
+                        }
+                    }
+                }
             }
             _ => {}
         }
@@ -1162,6 +1211,19 @@ fn find_source<'s>(scope: &'s [Source], qualifier: &str) -> Option<&'s Source> {
         .find(|s| s.alias == qualifier || s.relation.as_deref().is_some_and(tail_of))
 }
 
+/// Every column of a source's row: its columns when known, else its
+/// table's `*` (any column).
+fn whole_row(s: &Source) -> Vec<Cow<'_, OutputColumn>> {
+    match &s.columns {
+        Some(cols) => cols.iter().map(Cow::Borrowed).collect(),
+        None => s
+            .relation
+            .as_ref()
+            .map(|r| vec![Cow::Owned(base_column(r, "*"))])
+            .unwrap_or_default(),
+    }
+}
+
 /// The columns a column reference may denote. Unqualified, it is the
 /// first source that has the column; failing that, every source whose
 /// columns are unknown (it could be any of them). Columns found in a
@@ -1196,6 +1258,12 @@ fn resolve<'s>(visible: &'s [Source], qualifier: &str, column: &str) -> Vec<Cow<
             _ => None,
         }
     };
+    // `o.*` in an expression (`to_jsonb(o.*)`): the whole row.
+    if column == "*"
+        && let Some(src) = find_source(visible, qualifier)
+    {
+        return whole_row(src);
+    }
     if !qualifier.is_empty() {
         if let Some(src) = find_source(visible, qualifier) {
             return lookup(src)
@@ -1218,6 +1286,24 @@ fn resolve<'s>(visible: &'s [Source], qualifier: &str, column: &str) -> Vec<Cow<
     {
         return found;
     }
+    // A bare table alias no known column is named after: the whole row
+    // (`md5(o::text)`, `row_to_json(o)`, `group by o`), besides any
+    // column of that name a table of unknown columns may hold.
+    if let Some(src) = visible.iter().find(|s| s.alias == column) {
+        let mut row = whole_row(src);
+        row.extend(candidates_of(visible, &lookup, &declared_elsewhere));
+        return row;
+    }
+    candidates_of(visible, &lookup, &declared_elsewhere)
+}
+
+/// What an unqualified name no source of known columns holds may denote
+/// (see [`resolve`]).
+fn candidates_of<'s>(
+    visible: &'s [Source],
+    lookup: &dyn Fn(&'s Source) -> Option<Vec<Cow<'s, OutputColumn>>>,
+    declared_elsewhere: &dyn Fn(&'s Source) -> Option<Vec<Cow<'s, OutputColumn>>>,
+) -> Vec<Cow<'s, OutputColumn>> {
     // Innermost first: tables of unknown columns, then tables whose declared
     // columns lack the name; then the same in enclosing queries.
     let candidates = |outer: bool| -> Vec<Cow<'s, OutputColumn>> {

@@ -346,16 +346,24 @@ fn read_tree(
         maker_calls: std::collections::BTreeSet::new(),
         handled: std::collections::HashSet::new(),
     };
-    for e in parsed.errors() {
+    // The first hundred name their places; a file of 100,000 errors once
+    // printed 14 MB of them. The last listed says how many more there are.
+    let errors = parsed.errors();
+    let listed = errors.len().min(MAX_SYNTAX_ERRORS);
+    for (i, e) in errors.iter().take(listed).enumerate() {
         // Airflow would not load the file at all: an error, not a warning.
         let (line, column) = r.lines.line_column(text, e.location.start().to_usize());
+        let more = match (i + 1 == listed, errors.len() - listed) {
+            (true, n) if n > 0 => format!(" ({n} more syntax errors in this file are not listed)"),
+            _ => String::new(),
+        };
         r.warnings.push(Diagnostic::error(
             "python-syntax-error",
             Some(file.to_string()),
             line,
             column,
             format!(
-                "Python syntax error: {}; the rest of the file is still read",
+                "Python syntax error: {}; the rest of the file is still read{more}",
                 e.error
             ),
         ));
@@ -4103,6 +4111,9 @@ fn int(e: &Expr) -> Option<i64> {
         _ => None,
     }
 }
+
+/// Python syntax errors listed for one DAG file.
+const MAX_SYNTAX_ERRORS: usize = 100;
 
 /// Whether `e` is written as a list of tasks: a list, tuple or list
 /// comprehension, or a `>>` chain ending in one (`a >> [b, c]` is the
