@@ -2162,3 +2162,23 @@ fn a_flood_of_syntax_errors_is_listed_a_hundred_at_most() {
         .collect();
     assert_eq!(more.len(), 1, "{syntax:#?}");
 }
+
+#[test]
+fn a_start_date_in_default_args_is_the_dags() {
+    // Airflow takes it when the DAG names none; it once read as no start
+    // (a `timedelta` schedule's runs then counted from 1970).
+    let (dags, _) = read(&[(
+        "td.py",
+        "from datetime import datetime, timedelta\nfrom airflow import DAG\n\
+         with DAG('td', schedule=timedelta(hours=5), default_args={'start_date': datetime(2024, 1, 1, 5)}):\n    pass\n\
+         ARGS = {'start_date': '2024-02-01'}\n\
+         with DAG('named', schedule='@daily', default_args=ARGS):\n    pass\n",
+    )]);
+    let start = |id: &str| {
+        dags.iter()
+            .find(|d| d.dag_id == id)
+            .and_then(|d| d.start_date.clone())
+    };
+    assert_eq!(start("td").as_deref(), Some("datetime(2024, 1, 1, 5)"));
+    assert_eq!(start("named").as_deref(), Some("2024-02-01"));
+}

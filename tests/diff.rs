@@ -1490,7 +1490,13 @@ fn a_dags_schedule_and_a_tasks_order_or_connection_are_compared() {
                b = SQLExecuteQueryOperator(task_id='b', sql='insert into mart.b select * from mart.a', pool='p1')\n    \
                wait >> a >> b\n";
     let base: &[(&str, &str)] = &[("dags/etl.py", dag)];
-    let cases: [(&str, &str, Entry, &str); 5] = [
+    let cases: [(&str, &str, Entry, &str); 6] = [
+        (
+            "from raw.x')",
+            "from raw.x', trigger_rule='all_done')",
+            ("airflow:etl.a", "config", &["table.mart.b"]),
+            "trigger_rule: unset → all_done",
+        ),
         (
             "'@daily'",
             "'@hourly'",

@@ -217,6 +217,12 @@ pub(crate) fn compare_dags(base: &LineageGraph, head: &LineageGraph) -> Vec<DagC
                 show(&h.max_active_runs.map(|c| c.to_string())),
                 false,
             ),
+            (
+                "schedule datasets",
+                b.schedule_datasets.join(", "),
+                h.schedule_datasets.join(", "),
+                true,
+            ),
         ];
         let changes = settings(dag_fields);
         if !changes.is_empty() {
@@ -258,6 +264,13 @@ pub(crate) fn compare_dags(base: &LineageGraph, head: &LineageGraph) -> Vec<DagC
                     false,
                 ),
                 ("pool", show(&bt.pool), show(&t.pool), false),
+                (
+                    "trigger_rule",
+                    show(&bt.trigger_rule),
+                    show(&t.trigger_rule),
+                    true,
+                ),
+                ("dbt", dbt_of(bt), dbt_of(t), true),
             ];
             let changes = settings(task_fields);
             if !changes.is_empty() {
@@ -272,6 +285,20 @@ pub(crate) fn compare_dags(base: &LineageGraph, head: &LineageGraph) -> Vec<DagC
         }
     }
     out
+}
+
+/// What dbt a task runs, as compared: its command and selection (cosmos's
+/// generated tasks compare as their nodes).
+fn dbt_of(t: &crate::project::Task) -> String {
+    match &t.dbt {
+        None => "none".to_string(),
+        Some(d) => format!(
+            "{} --select {} --exclude {}",
+            d.command,
+            d.select.join(" "),
+            d.exclude.join(" ")
+        ),
+    }
 }
 
 /// `(key, old, new, decides rows)` fields that differ, as changes.

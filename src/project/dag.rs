@@ -154,6 +154,10 @@ pub struct Task {
     /// ripple cannot read. Sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<String>,
+    /// `trigger_rule`, when given (`all_done`, `one_success`...); `?` for a
+    /// value ripple cannot read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger_rule: Option<String>,
 }
 
 /// dbt run from Airflow.

@@ -2207,6 +2207,7 @@ impl Reader<'_> {
                     flags: Vec::new(),
                 })),
                 connections: Vec::new(),
+                trigger_rule: None,
             },
         );
         Some(result)
@@ -2279,6 +2280,7 @@ impl Reader<'_> {
                     outlets: flow.outlets,
                     dbt: None,
                     connections: joined(self.default_connections(dag)),
+                    trigger_rule: None,
                 },
             );
             Binding::Tasks(vec![task_id])
@@ -2514,6 +2516,14 @@ impl Reader<'_> {
                 outlets,
                 dbt: dbt.map(Box::new),
                 connections: joined(connections),
+                trigger_rule: kw(keywords, "trigger_rule").map(|e| {
+                    self.string(e).unwrap_or_else(|| match e {
+                        // `TriggerRule.ALL_DONE`: the member's name, as Airflow
+                        // spells its value.
+                        Expr::Attribute(a) => a.attr.as_str().to_ascii_lowercase(),
+                        _ => "?".to_string(),
+                    })
+                }),
             },
         );
         if opened {
@@ -2873,7 +2883,23 @@ impl Reader<'_> {
         let max_active_runs = kw(keywords, "max_active_runs").and_then(int);
         let max_active_tasks = kw(keywords, "max_active_tasks").and_then(int);
         let end_date = kw(keywords, "end_date").map(|e| source_text(self.text, e));
-        let start_date = kw(keywords, "start_date").map(|e| source_text(self.text, e));
+        // Airflow takes `default_args["start_date"]` when the DAG names
+        // none (it once read as no start: timedelta runs counted from 1970).
+        let start_date = kw(keywords, "start_date")
+            .map(|e| source_text(self.text, e))
+            .or_else(|| {
+                let args = kw(keywords, "default_args")?;
+                if let Expr::Dict(d) = args {
+                    let item = d.items.iter().rev().find(|i| {
+                        i.key.as_ref().and_then(|k| self.string(k)).as_deref() == Some("start_date")
+                    })?;
+                    return Some(source_text(self.text, &item.value));
+                }
+                default_args.get("start_date").map(|v| match v.as_str() {
+                    UNKNOWN_VALUE => "default_args[\"start_date\"]".to_string(),
+                    v => v.to_string(),
+                })
+            });
         let _ = self.spend_here(
             dag_id.len()
                 + schedule.as_ref().map_or(0, String::len)
