@@ -1709,3 +1709,55 @@ fn seed_rows_a_python_models_body_and_a_template_branch_are_compared() {
         )])
     );
 }
+
+#[test]
+fn a_macro_change_a_hook_or_an_execute_branch_hides_is_not_silent() {
+    // Round 27: `dbt run` went from 1 row to 0 in each model, and diff
+    // said "no changes": ripple renders with `execute` false and does not
+    // render hooks.
+    let files: &[(&str, &str)] = &[
+        ("dbt_project.yml", "name: p\nversion: '1.0'\nprofile: p\n"),
+        (
+            "macros/m.sql",
+            "{% macro cleanup() %}delete from {{ this }} where amount < 0{% endmacro %}\n{% macro flt() %}{% if execute %}where amount > 0{% endif %}{% endmacro %}\n{% macro plain() %}1{% endmacro %}\n",
+        ),
+        ("models/base.sql", "select 1 as id, 5 as amount\n"),
+        (
+            "models/hooked.sql",
+            "{{ config(materialized='table', post_hook=\"{{ cleanup() }}\") }}\nselect * from {{ ref('base') }}\n",
+        ),
+        (
+            "models/exec_model.sql",
+            "select * from {{ ref('base') }} {{ flt() }}\n",
+        ),
+        (
+            "models/exec_inline.sql",
+            "{% if execute %}{% set w = 'where id > 0' %}{% else %}{% set w = '' %}{% endif %}\nselect * from {{ ref('base') }} {{ w }}\n",
+        ),
+        (
+            "models/calm.sql",
+            "select {{ plain() }} as x from {{ ref('base') }}\n",
+        ),
+    ];
+    let repo = GitRepo::new(files);
+    let macros = files[1]
+        .1
+        .replace("amount < 0", "amount < 100")
+        .replace("amount > 0", "amount > 1000");
+    repo.write("macros/m.sql", &macros);
+    repo.write(
+        "models/exec_inline.sql",
+        &files[5].1.replace("id > 0", "id > 1000"),
+    );
+    let (json, code) = run(repo.path(), &["--base", "HEAD", "--fail-on", "breaking"]);
+    assert_eq!(
+        changes(&json),
+        owned(&[
+            ("model.exec_inline", "could-not-compare", &[]),
+            ("model.exec_model", "could-not-compare", &[]),
+            ("model.hooked", "could-not-compare", &[]),
+        ]),
+        "{json}"
+    );
+    assert_eq!(code, 1);
+}

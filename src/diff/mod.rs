@@ -186,6 +186,7 @@ pub fn diff_with_seeds(
     let mut base_sem = Semantics::new(base).with_renames(renamed(base, head));
     let mut head_sem = Semantics::new(head);
     let ids: BTreeSet<&String> = base.jobs.keys().chain(head.jobs.keys()).collect();
+    let macros = changed_macros(base, head);
     let (base_errors, head_errors) = (unreadable(base), unreadable(head));
     let mut changes = Vec::new();
     let mut edges = BTreeSet::new();
@@ -219,7 +220,7 @@ pub fn diff_with_seeds(
                 // comparison renders the full refresh.
                 let incremental = || {
                     std::fs::read_to_string(head.root.join(&h.file))
-                        .is_ok_and(|t| t.contains("is_incremental"))
+                        .is_ok_and(|t| t.contains("is_incremental") || t.contains("execute"))
                 };
                 // A template's `{% if %}` the run ripple renders does not take:
                 // the SQL other run dates get.
@@ -234,7 +235,19 @@ pub fn diff_with_seeds(
                 };
                 // No SQL on either side to compare (a Python model).
                 let no_sql = b.sql.is_none() && h.sql.is_none() && h.file.ends_with(".py");
+                // A changed macro whose change the rendered SQL cannot show:
+                // one the model calls from a hook, or one branching on
+                // `execute` (false when ripple renders, true when dbt runs).
+                let hidden_macro = || macros.hidden_in(head, h);
                 let verdict = match errors {
+                    (None, None) if same && hidden_macro().is_some() => Verdict::new(
+                        ChangeKind::CouldNotCompare,
+                        format!(
+                            "the macro `{}` it calls changed where its rendered SQL cannot show it (a hook, or an `{{% if execute %}}` branch, which dbt runs and ripple does not render)",
+                            hidden_macro().unwrap_or_default()
+                        ),
+                        1,
+                    ),
                     (None, None) if same && branch_changed() => Verdict::new(
                         ChangeKind::CouldNotCompare,
                         "its SQL template changed where it branches (`{% if %}`) but renders the same for the run ripple reads: the SQL of other run dates may have changed",
@@ -247,7 +260,7 @@ pub fn diff_with_seeds(
                     ),
                     (None, None) if same && incremental() && file_changed() => Verdict::new(
                         ChangeKind::CouldNotCompare,
-                        "its file changed but its SQL reads the same: the change may be in its `{% if is_incremental() %}` branch, which production runs and ripple does not render for the comparison",
+                        "its file changed but its SQL reads the same: the change may be in its `{% if is_incremental() %}` or `{% if execute %}` branch, which production runs and ripple does not render for the comparison",
                         1,
                     ),
                     (None, None) if same && !(hidden && file_changed()) => continue,
@@ -482,6 +495,105 @@ fn config_change(
     v.columns = verdicts.into_iter().map(|v| v.text).collect();
     let c = change(g, id, file, line, v, writes, &reach);
     (c, writes.to_vec(), reach)
+}
+
+/// Macros of the dbt project whose files differ between the sides.
+#[derive(Default)]
+struct ChangedMacros {
+    /// Each changed macro's name, and whether either side's body branches
+    /// on `execute`.
+    names: BTreeMap<String, bool>,
+}
+
+impl ChangedMacros {
+    /// The changed macro `job` calls where its rendered SQL cannot show
+    /// the change: named in a hook of its dataset, or branching on
+    /// `execute` and named in its file.
+    fn hidden_in(&self, g: &LineageGraph, job: &Job) -> Option<String> {
+        if self.names.is_empty() || !job.kind.is_dbt() {
+            return None;
+        }
+        let text = std::fs::read_to_string(g.root.join(&job.file)).unwrap_or_default();
+        let hooks: String = g
+            .dataset(&job.id)
+            .map(|d| {
+                ["pre_hook", "post_hook", "pre-hook", "post-hook"]
+                    .iter()
+                    .filter_map(|k| d.config.get(*k))
+                    .map(|v| v.to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let calls = |hay: &str, name: &str| {
+            hay.match_indices(name).any(|(i, _)| {
+                let before = hay[..i].chars().next_back();
+                let after = hay[i + name.len()..].trim_start().starts_with('(');
+                after && !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+        };
+        self.names
+            .iter()
+            .find(|(name, execute)| calls(&hooks, name) || (**execute && calls(&text, name)))
+            .map(|(name, _)| name.clone())
+    }
+}
+
+/// The macros whose files differ between the two projects' macro folders.
+fn changed_macros(base: &LineageGraph, head: &LineageGraph) -> ChangedMacros {
+    let mut out = ChangedMacros::default();
+    let Some(root) = head.dbt_root.as_ref().or(base.dbt_root.as_ref()) else {
+        return out;
+    };
+    let files = |g: &LineageGraph| -> BTreeMap<std::path::PathBuf, Vec<u8>> {
+        let mut found = BTreeMap::new();
+        for dir in &root.macro_paths {
+            let walked = crate::ingest::files::walk(&g.root, &g.root.join(dir), &[".sql"]);
+            for f in walked.files {
+                if let (Ok(rel), Ok(bytes)) = (f.strip_prefix(&g.root), std::fs::read(&f)) {
+                    found.insert(rel.to_path_buf(), bytes);
+                }
+            }
+        }
+        found
+    };
+    let (b, h) = (files(base), files(head));
+    let paths: BTreeSet<&std::path::PathBuf> = b.keys().chain(h.keys()).collect();
+    for path in paths {
+        let (x, y) = (b.get(path), h.get(path));
+        if x == y {
+            continue;
+        }
+        for text in [x, y].into_iter().flatten() {
+            let text = String::from_utf8_lossy(text);
+            for (name, body) in macro_blocks(&text) {
+                let execute = body.contains("execute");
+                *out.names.entry(name).or_default() |= execute;
+            }
+        }
+    }
+    out
+}
+
+/// `{% macro name(...) %} body {% endmacro %}` blocks of a macro file:
+/// (name, body), found by text.
+fn macro_blocks(text: &str) -> Vec<(String, &str)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("macro ") {
+        let after = &rest[at + 6..];
+        let name: String = after
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let end = after.find("endmacro").unwrap_or(after.len());
+        if !name.is_empty() {
+            out.push((name, &after[..end]));
+        }
+        // Past its `endmacro`, whose own `macro` is no block.
+        rest = &after[(end + "endmacro".len()).min(after.len())..];
+    }
+    out
 }
 
 /// The first line (1-based) where two texts differ.

@@ -5,7 +5,7 @@
 pub mod airflow;
 mod catalog;
 mod dbt;
-mod files;
+pub(crate) mod files;
 mod manifest;
 mod python;
 pub mod revision;
