@@ -405,7 +405,12 @@ fn column_impact_reaches_every_table_whose_rows_the_engine_changes() {
     let Some(duck) = engines::require(engines::duckdb(), "duckdb") else {
         return;
     };
-    let jobs: [(&str, &str); 6] = [
+    let jobs: [(&str, &str); 7] = [
+        // A table function given a column decides how many rows come out.
+        (
+            "s.series",
+            "select o.order_id, g.i from s.orders o, range(o.amount) g(i)",
+        ),
         (
             "s.hashed",
             "select order_date, md5(cast(o as varchar)) as h from s.orders o",
@@ -453,6 +458,7 @@ fn column_impact_reaches_every_table_whose_rows_the_engine_changes() {
         }
     }
     assert!(changed.contains("s.natural") && changed.contains("s.hashed"));
+    assert!(changed.contains("s.series"), "{changed:?}");
     assert!(!changed.contains("s.ids"), "{changed:?}");
     // ripple's answer, the tables declared as the engine has them.
     let dir = tempfile::tempdir().unwrap();

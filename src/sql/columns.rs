@@ -733,6 +733,9 @@ impl Resolver<'_> {
                 // `dblink('host=...', 'select ...')`, `read_csv('x.csv',
                 // ...)`: what a table function is given decides its rows.
                 if let Some(args) = args {
+                    let seen = visible(scope, outer);
+                    let refs = self.refs(f, &seen);
+                    self.conditions.extend(refs);
                     let args: Vec<String> = args.args.iter().map(ToString::to_string).collect();
                     self.row_prints.insert(bounded(format!(
                         "from function:{name}({})",
@@ -794,7 +797,14 @@ impl Resolver<'_> {
                 table_with_joins, ..
             } => self.from(table_with_joins, outer, scope),
             // Table functions, UNNEST, VALUES in FROM: columns of no table.
-            _ => {}
+            // What they are given from the tables before them (`from up,
+            // unnest(up.arr) u(x)`) decides how many rows come out, as a
+            // join condition does (once left out of a diff's reach).
+            _ => {
+                let seen = visible(scope, outer);
+                let refs = self.refs(f, &seen);
+                self.conditions.extend(refs);
+            }
         }
     }
 
