@@ -731,3 +731,28 @@ fn dbt_parse_reads_the_monorepo_the_same() {
     assert_eq!(dbt_edges, mono_edges(), "dbt's own edges");
     assert_eq!(edges(&graph(&project, &["--no-cache"])), dbt_edges);
 }
+
+#[test]
+fn naming_macros_overridden_through_dispatch_name_the_relation() {
+    // The root project's `default__generate_schema_name` and
+    // `duckdb__generate_alias_name` are what dbt's own naming macros
+    // dispatch to: `dbt parse` names the model `marts.dim_tbl` (it was
+    // `main_marts.dim`, every relation of such a project wrong).
+    let dir = temp_project(&[
+        ("dbt_project.yml", "name: p6\nversion: '1.0'\nprofile: p6\n"),
+        (
+            "ripple.yml",
+            "dialect: duckdb\ntarget: { schema: main, name: prod }\n",
+        ),
+        (
+            "macros/naming.sql",
+            "{% macro default__generate_schema_name(custom_schema_name, node) -%}\n{%- if custom_schema_name is none -%}{{ target.schema }}{%- else -%}{{ custom_schema_name | trim }}{%- endif -%}\n{%- endmacro %}\n{% macro duckdb__generate_alias_name(custom_alias_name=none, node=none) -%}\n{{ node.name ~ '_tbl' }}\n{%- endmacro %}\n",
+        ),
+        (
+            "models/marts/dim.sql",
+            "{{ config(schema='marts') }}\nselect 1 as id\n",
+        ),
+    ]);
+    let doc = graph(dir.path(), &["--no-cache"]);
+    assert_eq!(relation_of(&doc, "model.dim"), "marts.dim_tbl");
+}

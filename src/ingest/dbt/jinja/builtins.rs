@@ -411,7 +411,7 @@ struct Adapter {
 
 /// The prefixes `adapter.dispatch` tries, as dbt's adapters inherit:
 /// Redshift from Postgres, Databricks from Spark; `default` last.
-fn adapter_prefixes(adapter: &str) -> Vec<&str> {
+pub(super) fn adapter_prefixes(adapter: &str) -> Vec<&str> {
     let mut out = vec![adapter];
     match adapter {
         "redshift" => out.push("postgres"),

@@ -326,6 +326,9 @@ struct MacroTable {
     packages: BTreeSet<String>,
     /// The root project's own macros.
     root: HashMap<String, String>,
+    /// A naming hook the root project overrides through dbt's dispatch:
+    /// its name → the macro that stands for it (`default__generate_schema_name`).
+    hook_names: HashMap<String, String>,
     /// A macro's template (one per macro block) → the first warehouse call
     /// in its body.
     warehouse: HashMap<String, String>,
@@ -512,6 +515,26 @@ fn environment(settings: Settings, macro_files: &[MacroFile]) -> Base {
             (package.map(str::to_string), name.clone()),
             added.map(|()| template),
         );
+    }
+    // dbt's own naming macros dispatch (`adapter.dispatch('generate_schema_name',
+    // 'dbt')`): a root project that defines `default__generate_schema_name`
+    // or `<adapter>__...` instead of the macro itself overrides it so (once
+    // ignored: every relation of such a project was the default one).
+    for hook in [
+        "generate_database_name",
+        "generate_schema_name",
+        "generate_alias_name",
+    ] {
+        if table.root.contains_key(hook) {
+            continue;
+        }
+        let found = builtins::adapter_prefixes(&settings.adapter)
+            .into_iter()
+            .map(|p| format!("{p}__{hook}"))
+            .find(|n| table.root.contains_key(n));
+        if let Some(actual) = found {
+            table.hook_names.insert(hook.to_string(), actual);
+        }
     }
     let table = Arc::new(table);
     for (name, template) in &table.global {
@@ -776,7 +799,7 @@ impl Renderer {
     /// Whether the root project defines the macro `name` (a hook
     /// [`Renderer::call_hook`] would call).
     pub fn has_hook(&self, name: &str) -> bool {
-        self.macros.root.contains_key(name)
+        self.macros.root.contains_key(name) || self.macros.hook_names.contains_key(name)
     }
 
     /// Calls the macro `name` (a project override of a dbt hook such as
@@ -784,6 +807,11 @@ impl Renderer {
     pub fn call_hook(&self, name: &str, args: &[Value]) -> Option<Result<String, RenderError>> {
         // The root project's only: dbt ignores a package's naming macros
         // (one once renamed every root model's schema).
+        let name = self
+            .macros
+            .hook_names
+            .get(name)
+            .map_or(name, String::as_str);
         let template = self.macros.root.get(name)?;
         let capture = Arc::new(Capture::default());
         let tmpl = match self.env.get_template(template) {
