@@ -394,12 +394,13 @@ fn factories_loops_and_dependencies_ripple_cannot_follow_are_named() {
     let mut c_up = task(d, "c").upstream.clone();
     c_up.sort_unstable();
     assert_eq!(c_up, ["a", "b"]);
+    // A dict holding one task, by its key: that task.
+    assert_eq!(task(d, "a").upstream, ["e"]);
     let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     for needle in [
         "loop are not expanded",
         "decorator ripple does not read (`@deco`)",
         "keyword arguments from `**`",
-        "a dependency on `named['x']`",
     ] {
         assert!(
             text.iter().any(|w| w.contains(needle)),
@@ -1999,9 +2000,10 @@ fn airflows_task_graph(
 
 #[test]
 fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
-    // Round 26 found each read otherwise, silently: a group's ends taken at
-    // the end of the file, lists of tasks changed in place, `chain(*xs)`
-    // and `chain_linear`, `.output` inside arguments.
+    // Rounds 26 and 27 found each read otherwise, silently: a group's ends
+    // taken at the end of the file, lists of tasks changed in place,
+    // `chain(*xs)` and `chain_linear`, `.output` inside arguments, results
+    // spread with `**{...}`.
     let head = "from datetime import datetime\nfrom airflow import DAG\n\
         from airflow.decorators import task\n\
         from airflow.operators.empty import EmptyOperator as E\n\
@@ -2041,6 +2043,15 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
              b2 = BashOperator(task_id='b2', bash_command='echo', env={'V': s.output})\n    \
              @task\n    def consume(x):\n        return x\n    \
              consume({'k': b.output})\n    consume(s.output)\n",
+        ),
+        (
+            "spread.py",
+            "with DAG('spread', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             @task(multiple_outputs=True)\n    def extract():\n        return {'a': 1}\n    \
+             @task\n    def produce():\n        return 1\n    \
+             @task\n    def unpack(*args, **kw):\n        return kw\n    \
+             r = extract()\n    p = produce()\n    \
+             unpack(**{'k': r['a']})\n    unpack(**{'k': p})\n    unpack(*[p])\n",
         ),
     ];
     let dir = tempfile::tempdir().unwrap();

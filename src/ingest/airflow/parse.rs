@@ -1562,6 +1562,14 @@ impl Reader<'_> {
             None => match e {
                 Expr::Name(n) if !self.unbound.contains(n.id.as_str()) => vec![n.id.to_string()],
                 Expr::Name(_) | Expr::NoneLiteral(_) => Vec::new(),
+                // `r["a"]` of a task's result (`multiple_outputs`): an
+                // XComArg of that task.
+                Expr::Subscript(sub)
+                    if matches!(sub.slice.as_ref(), Expr::StringLiteral(_))
+                        && matches!(self.value(&sub.value, dag, prefix), Some(Binding::Tasks(t)) if t.len() == 1) =>
+                {
+                    self.tasks_of(&sub.value, dag, prefix)
+                }
                 // `s.output`: an XComArg stands for its task.
                 Expr::Attribute(a)
                     if a.attr.as_str() == "output"
@@ -1741,9 +1749,31 @@ impl Reader<'_> {
             self.spend(flow_bytes(&flow), call)?;
             // Task arguments are its upstreams, and `x.output` inside them
             // (`consume({"k": p.output})`).
+            // `**{"k": r}` spreads a literal dict: its values are
+            // arguments like any other; anything else spread is unknown.
+            let spread: Vec<&Expr> = keywords
+                .iter()
+                .filter(|k| k.arg.is_none())
+                .flat_map(|k| match &k.value {
+                    Expr::Dict(d) => d.items.iter().map(|i| &i.value).collect(),
+                    _ => Vec::new(),
+                })
+                .collect();
+            for k in keywords.iter().filter(|k| k.arg.is_none()) {
+                if !matches!(k.value, Expr::Dict(_)) {
+                    let at = k.range().start().to_usize();
+                    self.warn_at(at, format!("`{name}(**...)` spreads values ripple does not know: the tasks whose results they are, the task's upstreams, are not read; pass them by name"));
+                }
+            }
             let mut upstream: Vec<String> = args
                 .iter()
-                .chain(keywords.iter().map(|k| &k.value))
+                .chain(
+                    keywords
+                        .iter()
+                        .filter(|k| k.arg.is_some())
+                        .map(|k| &k.value),
+                )
+                .chain(spread.iter().copied())
                 .flat_map(|a| self.tasks_of(a, dag, prefix))
                 .collect();
             for a in args.iter().chain(keywords.iter().map(|k| &k.value)) {
