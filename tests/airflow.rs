@@ -2193,3 +2193,31 @@ fn a_start_date_in_default_args_is_the_dags() {
     assert_eq!(start("td").as_deref(), Some("datetime(2024, 1, 1, 5)"));
     assert_eq!(start("named").as_deref(), Some("2024-02-01"));
 }
+
+#[test]
+fn datasets_imported_from_a_module_of_the_project_are_named() {
+    // Assets kept in a shared module (the usual practice) vanished from
+    // outlets and schedules with no finding (round 27).
+    let (dags, findings) = read(&[
+        ("common/__init__.py", ""),
+        (
+            "common/assets.py",
+            "from airflow.sdk import Asset\nORDERS = Asset('postgres://h/db/raw/orders')\n",
+        ),
+        (
+            "prod.py",
+            "from datetime import datetime\nfrom airflow import DAG\nfrom airflow.operators.empty import EmptyOperator\nfrom common.assets import ORDERS\n\
+             with DAG('producer', schedule='@daily', start_date=datetime(2024, 1, 1)):\n    EmptyOperator(task_id='p', outlets=[ORDERS])\n\
+             with DAG('consumer', schedule=[ORDERS], start_date=datetime(2024, 1, 1)):\n    EmptyOperator(task_id='c')\n",
+        ),
+    ]);
+    assert_eq!(dags.len(), 2);
+    let at = |line: u32| {
+        findings.iter().any(|f| {
+            f.file.as_deref() == Some("dags/prod.py")
+                && f.line == line
+                && f.message.contains("`ORDERS`")
+        })
+    };
+    assert!(at(6) && at(7), "{findings:#?}");
+}

@@ -2643,10 +2643,31 @@ impl Reader<'_> {
 
     /// `inlets` / `outlets`: dataset URIs as relation-like names.
     fn uris(&mut self, e: Option<&Expr>, dag: Option<usize>, prefix: &str) -> Vec<String> {
-        let names = match e.and_then(|e| self.value(e, dag, prefix)) {
-            Some(Binding::Str(s)) => vec![s],
-            Some(Binding::Strs(v)) => v,
-            _ => Vec::new(),
+        // A literal list: each item on its own, so that one ripple cannot
+        // read is named rather than dropped with its list.
+        if let Some(Expr::List(ruff_python_ast::ExprList { elts, .. }))
+        | Some(Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })) = e
+        {
+            return elts
+                .iter()
+                .flat_map(|x| self.uris(Some(x), dag, prefix))
+                .collect();
+        }
+        let names = match e.map(|x| (x, self.value(x, dag, prefix))) {
+            None => Vec::new(),
+            Some((_, Some(Binding::Str(s)))) => vec![s],
+            Some((_, Some(Binding::Strs(v)))) => v,
+            // Tasks as lineage entities, `None`: no dataset.
+            Some((_, Some(Binding::Tasks(_)))) | Some((Expr::NoneLiteral(_), _)) => Vec::new(),
+            Some((x, _)) => {
+                // A dataset ripple cannot see (imported from a module of
+                // the project's, built at run time): named, never dropped
+                // (an outlet from a shared module once vanished silently).
+                let at = x.range().start().to_usize();
+                let text = crate::text::clipped(&source_text(self.text, x), 200).into_owned();
+                self.warn_at(at, format!("`{text}` holds datasets ripple cannot read (imported from another module, or made at run time): the datasets this task emits or reads there are not in the graph; write `Dataset(\"uri\")` / `Asset(\"uri\")` in the DAG file"));
+                Vec::new()
+            }
         };
         names.iter().map(|n| dataset_name(n)).collect()
     }
@@ -3051,6 +3072,12 @@ impl Reader<'_> {
                 }
                 Some(Binding::Strs(v)) if self.dataset_names.contains(n.id.as_str()) => {
                     out.extend(v.iter().cloned());
+                }
+                // Imported from a module of the project's: a data-aware
+                // schedule ripple would otherwise read as none.
+                None if self.local_modules.contains_key(n.id.as_str()) => {
+                    let at = n.range().start().to_usize();
+                    self.warn_at(at, format!("the schedule names `{}`, which ripple cannot read (imported from a module of the project's): if it holds datasets, what this DAG runs after is not in the graph; write `Dataset(\"uri\")` / `Asset(\"uri\")` or the cron string in the DAG file", n.id));
                 }
                 _ => {}
             },
