@@ -1761,3 +1761,38 @@ fn a_macro_change_a_hook_or_an_execute_branch_hides_is_not_silent() {
     );
     assert_eq!(code, 1);
 }
+
+#[test]
+fn a_change_to_the_projects_run_hooks_is_not_silent() {
+    // `on-run-end: delete ... where amount < 0` becoming `< 100` emptied a
+    // model while diff said "no changes" (round 27).
+    let project = "name: p\nversion: '1.0'\nprofile: p\non-run-end: \"delete from {{ target.schema }}.base where amount < 0\"\n";
+    let repo = GitRepo::new(&[
+        ("dbt_project.yml", project),
+        ("models/base.sql", "select 1 as id, 5 as amount\n"),
+        ("models/down.sql", "select * from {{ ref('base') }}\n"),
+    ]);
+    repo.write("dbt_project.yml", &project.replace("< 0", "< 100"));
+    let (json, code) = run(repo.path(), &["--base", "HEAD", "--fail-on", "breaking"]);
+    assert_eq!(
+        changes(&json),
+        owned(&[(
+            "dbt_project.yml",
+            "could-not-compare",
+            &["model.base", "model.down"]
+        )]),
+        "{json}"
+    );
+    assert_eq!(code, 1);
+    // A change elsewhere in the file is no hook change.
+    let repo = GitRepo::new(&[
+        ("dbt_project.yml", project),
+        ("models/base.sql", "select 1 as id, 5 as amount\n"),
+    ]);
+    repo.write(
+        "dbt_project.yml",
+        &project.replace("version: '1.0'", "version: '1.1'"),
+    );
+    let (json, _) = run(repo.path(), &["--base", "HEAD"]);
+    assert_eq!(changes(&json), owned(&[]), "{json}");
+}

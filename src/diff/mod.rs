@@ -442,6 +442,25 @@ pub fn diff_with_seeds(
         collect_edges(head, &c.1, &c.2, &mut edges);
         changes.push(c.0);
     }
+    // dbt's `on-run-start` / `on-run-end` run SQL around every run, which
+    // may change any table (a `delete` emptied a model while diff said "no
+    // changes"): what they change is unknown, so every model is reached.
+    if let Some(why) = project_hooks_changed(base, head) {
+        let writes: Vec<NodeIndex> = head
+            .jobs
+            .values()
+            .filter(|j| j.kind.is_dbt())
+            .flat_map(|j| head_sem.written(&j.id).to_vec())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut reach = Reach::all_below(head, &writes);
+        reach.affected.extend(writes.iter().copied());
+        let v = Verdict::new(ChangeKind::CouldNotCompare, why, 1);
+        let file = "dbt_project.yml";
+        changes.push(change(head, file, file, 1, v, &[], &reach));
+        collect_edges(head, &[], &reach, &mut edges);
+    }
     // A DAG's schedule, a task's upstream or connection: what lands changes
     // though no SQL did. The change reaches what its tasks write.
     for dc in config::compare_dags(base, head) {
@@ -495,6 +514,30 @@ fn config_change(
     v.columns = verdicts.into_iter().map(|v| v.text).collect();
     let c = change(g, id, file, line, v, writes, &reach);
     (c, writes.to_vec(), reach)
+}
+
+/// Why the dbt project's run hooks differ between the sides, if they do.
+fn project_hooks_changed(base: &LineageGraph, head: &LineageGraph) -> Option<String> {
+    let hooks = |g: &LineageGraph| -> Vec<(String, serde_json::Value)> {
+        let Some(root) = &g.dbt_root else {
+            return Vec::new();
+        };
+        let doc: serde_json::Value = serde_saphyr::from_str(&root.project_file).unwrap_or_default();
+        ["on-run-start", "on-run-end", "on_run_start", "on_run_end"]
+            .iter()
+            .filter_map(|k| doc.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect()
+    };
+    let (b, h) = (hooks(base), hooks(head));
+    if b == h {
+        return None;
+    }
+    let keys: BTreeSet<&String> = b.iter().chain(&h).map(|(k, _)| k).collect();
+    let keys: Vec<String> = keys.into_iter().map(|k| format!("`{k}`")).collect();
+    Some(format!(
+        "the project's {} hooks changed: they run SQL around every dbt run, which may change any table; what they change is not compared",
+        keys.join(", ")
+    ))
 }
 
 /// Macros of the dbt project whose files differ between the sides.
