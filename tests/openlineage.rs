@@ -226,7 +226,7 @@ fn events_say_what_the_graph_says() {
         ),
         (
             "daily.sql",
-            "insert into mart.daily select o.day, sum(o.amount) as revenue from raw.orders o join raw.fx f on f.day = o.day where o.status = 'ok' group by o.day",
+            "insert into mart.daily (day, revenue) select o.day, sum(o.amount) as revenue from raw.orders o join raw.fx f on f.day = o.day where o.status = 'ok' group by o.day",
         ),
         (
             "ripple.yml",
