@@ -218,9 +218,15 @@ pub fn diff_with_seeds(
                 };
                 // `{% if is_incremental() %}` is what production runs; the
                 // comparison renders the full refresh.
+                // The head file's text, read once for the guards below.
+                let head_text = std::cell::OnceCell::new();
+                let text = || {
+                    head_text
+                        .get_or_init(|| std::fs::read_to_string(head.root.join(&h.file)).ok())
+                        .as_deref()
+                };
                 let incremental = || {
-                    std::fs::read_to_string(head.root.join(&h.file))
-                        .is_ok_and(|t| t.contains("is_incremental") || t.contains("execute"))
+                    text().is_some_and(|t| t.contains("is_incremental") || t.contains("execute"))
                 };
                 // A template's `{% if %}` the run ripple renders does not take:
                 // the SQL other run dates get.
@@ -238,7 +244,12 @@ pub fn diff_with_seeds(
                 // A changed macro whose change the rendered SQL cannot show:
                 // one the model calls from a hook, or one branching on
                 // `execute` (false when ripple renders, true when dbt runs).
-                let hidden_macro = || macros.hidden_in(head, h);
+                let macro_found = std::cell::OnceCell::new();
+                let hidden_macro = || {
+                    macro_found
+                        .get_or_init(|| macros.hidden_in(head, h, text().unwrap_or_default()))
+                        .as_deref()
+                };
                 let verdict = match errors {
                     (None, None) if same && hidden_macro().is_some() => Verdict::new(
                         ChangeKind::CouldNotCompare,
@@ -551,16 +562,15 @@ struct ChangedMacros {
 impl ChangedMacros {
     /// The changed macro `job` calls where its rendered SQL cannot show
     /// the change: named in a hook of its dataset, or branching on
-    /// `execute` and named in its file.
-    fn hidden_in(&self, g: &LineageGraph, job: &Job) -> Option<String> {
+    /// `execute` and named in its file's `text`.
+    fn hidden_in(&self, g: &LineageGraph, job: &Job, text: &str) -> Option<String> {
         if self.names.is_empty() || !job.kind.is_dbt() {
             return None;
         }
-        let text = std::fs::read_to_string(g.root.join(&job.file)).unwrap_or_default();
         let hooks: String = g
             .dataset(&job.id)
             .map(|d| {
-                ["pre_hook", "post_hook", "pre-hook", "post-hook"]
+                crate::ingest::DBT_HOOK_KEYS
                     .iter()
                     .filter_map(|k| d.config.get(*k))
                     .map(|v| v.to_string())
@@ -576,7 +586,7 @@ impl ChangedMacros {
         };
         self.names
             .iter()
-            .find(|(name, execute)| calls(&hooks, name) || (**execute && calls(&text, name)))
+            .find(|(name, execute)| calls(&hooks, name) || (**execute && calls(text, name)))
             .map(|(name, _)| name.clone())
     }
 }
@@ -608,33 +618,11 @@ fn changed_macros(base: &LineageGraph, head: &LineageGraph) -> ChangedMacros {
         }
         for text in [x, y].into_iter().flatten() {
             let text = String::from_utf8_lossy(text);
-            for (name, body) in macro_blocks(&text) {
-                let execute = body.contains("execute");
-                *out.names.entry(name).or_default() |= execute;
+            for m in crate::ingest::dbt_macro_blocks(&text) {
+                let execute = text[m.body_start..m.body_end].contains("execute");
+                *out.names.entry(m.name).or_default() |= execute;
             }
         }
-    }
-    out
-}
-
-/// `{% macro name(...) %} body {% endmacro %}` blocks of a macro file:
-/// (name, body), found by text.
-fn macro_blocks(text: &str) -> Vec<(String, &str)> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("macro ") {
-        let after = &rest[at + 6..];
-        let name: String = after
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        let end = after.find("endmacro").unwrap_or(after.len());
-        if !name.is_empty() {
-            out.push((name, &after[..end]));
-        }
-        // Past its `endmacro`, whose own `macro` is no block.
-        rest = &after[(end + "endmacro".len()).min(after.len())..];
     }
     out
 }

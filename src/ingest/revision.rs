@@ -414,19 +414,13 @@ pub fn object_ids(project: &Path, paths: &[PathBuf]) -> Result<Vec<Option<String
 /// A link at `path` to `target`, as the checkout has it (never followed
 /// here). Elsewhere than unix, nothing: such a file is then missing.
 fn write_link(path: &Path, target: &str) -> Result<(), RevisionError> {
-    let io = |source| RevisionError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let _writing = crate::leftovers::lock();
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
-    }
-    #[cfg(unix)]
-    std::os::unix::fs::symlink(target, path).map_err(io)?;
-    #[cfg(not(unix))]
-    let _ = target;
-    Ok(())
+    make_at(path, |path| {
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(target, path)?;
+        #[cfg(not(unix))]
+        let _ = (target, path);
+        Ok(())
+    })
 }
 
 /// The settings files at a project's root that may be links.
@@ -520,36 +514,36 @@ fn write_objects(
 /// Writes the next `size` bytes of `from` to `path` (folders made as needed),
 /// streamed: a large manifest is never held in memory whole.
 fn write_file(path: &Path, from: &mut impl Read, size: u64) -> Result<(), RevisionError> {
-    let io = |source| RevisionError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    make_at(path, |path| {
+        let mut file = std::fs::File::create(path)?;
+        let copied = std::io::copy(&mut from.take(size), &mut file)?;
+        if copied != size {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(())
+    })
+}
+
+/// Makes what `make` makes at `path` in a revision's copy: under the lock
+/// a signal's deletion takes (see `leftovers`), its folders made first.
+fn make_at(
+    path: &Path,
+    make: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> Result<(), RevisionError> {
     let _writing = crate::leftovers::lock();
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
-    }
-    let mut file = std::fs::File::create(path).map_err(io)?;
-    let copied = std::io::copy(&mut from.take(size), &mut file).map_err(io)?;
-    if copied != size {
-        return Err(io(std::io::ErrorKind::UnexpectedEof.into()));
-    }
-    Ok(())
+    path.parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| make(path))
+        .map_err(|source| RevisionError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// A file of `size` bytes at `path` holding none (sparse): what a reader
 /// refuses by its size, at no cost in memory.
 fn write_hole(path: &Path, size: u64) -> Result<(), RevisionError> {
-    let io = |source| RevisionError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let _writing = crate::leftovers::lock();
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
-    }
-    std::fs::File::create(path)
-        .and_then(|f| f.set_len(size))
-        .map_err(io)
+    make_at(path, |path| std::fs::File::create(path)?.set_len(size))
 }
 
 /// `git -C dir args...`, never prompting for credentials.

@@ -832,10 +832,8 @@ impl Reader<'_> {
                                 self.names.insert(var, Binding::Tasks(tasks));
                             }
                             None => {
-                                self.names.remove(&var);
-                                self.unbound.insert(var.clone());
                                 let line = self.line(target);
-                                self.warn(line, format!("`del {var}[...]` changes the list of tasks `{var}` in a way ripple does not follow: dependencies through its items after this are not read"));
+                                self.forget_tasks(&var, &format!("del {var}[...]"), line);
                             }
                         }
                     }
@@ -1935,11 +1933,18 @@ impl Reader<'_> {
         if followed {
             self.names.insert(var.to_string(), Binding::Tasks(tasks));
         } else {
-            self.names.remove(var);
-            self.unbound.insert(var.to_string());
-            self.warn(line, format!("`{var}.{method}(...)` changes the list of tasks `{var}` in a way ripple does not follow: dependencies through its items after this are not read"));
+            self.forget_tasks(var, &format!("{var}.{method}(...)"), line);
         }
         popped
+    }
+
+    /// Forgets the list of tasks `var` after `change` (at `line`), which
+    /// ripple does not follow: its items are runtime values from here, and
+    /// a warning says so.
+    fn forget_tasks(&mut self, var: &str, change: &str, line: u32) {
+        self.names.remove(var);
+        self.unbound.insert(var.to_string());
+        self.warn(line, format!("`{change}` changes the list of tasks `{var}` in a way ripple does not follow: dependencies through its items after this are not read"));
     }
 
     /// Adds tasks to the list `var` is bound to (`ts = []`, then

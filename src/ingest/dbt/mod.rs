@@ -1428,7 +1428,7 @@ fn parse_time(k: String, v: Value, config_jinja: &jinja::ConfigRenderer) -> (Str
 }
 
 /// A model's hook config keys, as dbt spells them in `config()` and YAML.
-const HOOK_KEYS: [&str; 4] = ["pre_hook", "post_hook", "pre-hook", "post-hook"];
+pub(crate) const HOOK_KEYS: [&str; 4] = ["pre_hook", "post_hook", "pre-hook", "post-hook"];
 
 /// The SQL of a hook config value: a string, a list of them, or
 /// `{"sql": ..., "transaction": ...}` entries.
