@@ -665,6 +665,26 @@ fn what_cannot_be_read_statically_is_a_warning_and_a_partial_result() {
 }
 
 #[test]
+fn a_with_of_a_task_that_is_no_setup_or_teardown_is_named() {
+    // Airflow refuses the file (`Only setup/teardown tasks can be used as
+    // context managers`); the tasks inside still made, no edge guessed.
+    let (dags, warnings) = read(&[(
+        "ctx.py",
+        &format!(
+            "{HEADER}with DAG('ctx') as d:\n    t = SQL(task_id='t', sql='select 1')\n    with t:\n        u = SQL(task_id='u', sql='select 1')\n"
+        ),
+    )]);
+    assert!(task(&dags[0], "u").upstream.is_empty());
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("dags/ctx.py:") && m.contains("not read as a setup or teardown")),
+        "{messages:#?}"
+    );
+}
+
+#[test]
 fn check_finds_duplicate_ids_unknown_upstreams_and_cycles() {
     let (_, findings) = read(&[(
         "bad.py",
@@ -2003,7 +2023,7 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
     // Rounds 26 and 27 found each read otherwise, silently: a group's ends
     // taken at the end of the file, lists of tasks changed in place,
     // `chain(*xs)` and `chain_linear`, `.output` inside arguments, results
-    // spread with `**{...}`.
+    // spread with `**{...}`, `parent_group=`, setup and teardown tasks.
     let head = "from datetime import datetime\nfrom airflow import DAG\n\
         from airflow.decorators import task\n\
         from airflow.operators.empty import EmptyOperator as E\n\
@@ -2052,6 +2072,44 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
              @task\n    def unpack(*args, **kw):\n        return kw\n    \
              r = extract()\n    p = produce()\n    \
              unpack(**{'k': r['a']})\n    unpack(**{'k': p})\n    unpack(*[p])\n",
+        ),
+        (
+            "parents.py",
+            "with DAG('parents', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             outer = TaskGroup('outer')\n    inner = TaskGroup('inner', parent_group=outer)\n    \
+             t = E(task_id='t', task_group=inner); u = E(task_id='u', task_group=outer)\n    \
+             with inner:\n        v = E(task_id='v')\n    \
+             first = E(task_id='first')\n    first >> outer\n    t >> u\n    \
+             with TaskGroup('o2') as o2:\n        pass\n    \
+             with TaskGroup('i2', parent_group=o2, prefix_group_id=False) as i2:\n        w = E(task_id='w')\n    \
+             with TaskGroup('i3', parent_group=i2) as i3:\n        x = E(task_id='x')\n    \
+             o2 >> first\n",
+        ),
+        (
+            "setups.py",
+            "from airflow.decorators import setup, teardown\n\
+             with DAG('st_ctx', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             pre = E(task_id='pre'); create = E(task_id='create'); delete = E(task_id='delete')\n    \
+             with create >> delete.as_teardown(setups=create):\n        \
+             w1 = E(task_id='w1'); w2 = E(task_id='w2'); w3 = E(task_id='w3')\n        \
+             w1 >> w2\n        pre >> w3\n    \
+             after = E(task_id='after')\n\
+             with DAG('st_plain', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             c = E(task_id='c'); d = E(task_id='d')\n    d.as_teardown(setups=c)\n    \
+             e = E(task_id='e').as_setup(); f = E(task_id='f')\n    \
+             with e:\n        g = E(task_id='g')\n    \
+             with f.as_teardown(setups=[c, e]):\n        h = E(task_id='h')\n\
+             with DAG('st_deco', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             @setup\n    def mk():\n        return 1\n    \
+             @teardown\n    def rm():\n        return 1\n    \
+             @task\n    def work(x):\n        return x\n    \
+             s = mk()\n    w = work(s)\n    w >> rm()\n    \
+             with s:\n        i = E(task_id='i')\n\
+             with DAG('st_nested', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             s2 = E(task_id='s2').as_setup(); t2 = E(task_id='t2').as_teardown(setups=s2)\n    \
+             with s2:\n        j = E(task_id='j')\n    \
+             with t2:\n        k = E(task_id='k')\n        \
+             with TaskGroup('g') as g:\n            l = E(task_id='l'); m = E(task_id='m')\n",
         ),
     ];
     let dir = tempfile::tempdir().unwrap();

@@ -64,6 +64,25 @@ struct TaskFlow {
     /// `@task(inlets=..., outlets=...)`: datasets read and written.
     inlets: Vec<String>,
     outlets: Vec<String>,
+    /// `@setup` (false) or `@teardown` (true).
+    teardown: Option<bool>,
+}
+
+/// `with t:` of setup or teardown tasks: the tasks made inside are wired
+/// to them when the block ends (Airflow's `SetupTeardownContext`).
+#[derive(Debug)]
+struct SetupContext {
+    dag: usize,
+    /// The setups (or teardowns) the block is of.
+    tasks: Vec<String>,
+    teardown: bool,
+    /// The teardowns of the setups (or setups of the teardowns), as Airflow
+    /// finds them when the block is entered.
+    partners: Vec<String>,
+    /// Tasks made inside, in order.
+    made: Vec<String>,
+    /// Where the block's `with` item is.
+    at: usize,
 }
 
 /// A function whose calls make tasks: a `@task_group` (calling it opens
@@ -133,6 +152,18 @@ struct Reader<'a> {
     generation: u64,
     /// The prefix of each TaskGroup's tasks' ids, by key.
     group_prefixes: HashMap<String, String>,
+    /// Each nested TaskGroup's parent, by key: a task of a group is its
+    /// parent's too, however the group was entered (`parent_group=`,
+    /// `task_group=`, `with`).
+    group_parents: HashMap<String, String>,
+    /// Setup (false) and teardown (true) tasks, by DAG and id: `with`
+    /// one of them wires the tasks made inside to them, as Airflow does.
+    roles: HashMap<(usize, String), bool>,
+    /// The setup/teardown contexts being read (`with t:`), innermost last.
+    setup_contexts: Vec<SetupContext>,
+    /// The `parent_group=` of the group being opened (see
+    /// [`Reader::parent_prefix`]).
+    opened_parent: Option<String>,
     /// `@task_group` functions and plain task or DAG factories, by name
     /// (shared: each call reads the body, none copies it).
     group_fns: HashMap<String, Rc<GroupFn>>,
@@ -322,6 +353,10 @@ fn read_tree(
         group_fns: HashMap::new(),
         plain_fns: Vec::new(),
         group_prefixes: HashMap::new(),
+        group_parents: HashMap::new(),
+        opened_parent: None,
+        roles: HashMap::new(),
+        setup_contexts: Vec::new(),
         used_groups: std::collections::HashSet::new(),
         taskflow_ids: std::collections::HashSet::new(),
         dataset_names: std::collections::HashSet::new(),
@@ -578,6 +613,7 @@ impl Reader<'_> {
             Stmt::With(w) => {
                 let (mut inner_dag, mut inner_prefix) = (dag, prefix.to_string());
                 let mut opened = 0;
+                let mut contexts = Vec::new();
                 // `with open(...) as t`: what `t` was is gone.
                 for item in &w.items {
                     if let Some(vars) = item.optional_vars.as_deref() {
@@ -594,10 +630,25 @@ impl Reader<'_> {
                         opened += 1;
                         continue;
                     }
+                    let name = match &item.context_expr {
+                        Expr::Call(call) => self.resolve(&call.func),
+                        _ => String::new(),
+                    };
+                    if !matches!(name.as_str(), "DbtDag" | "DAG" | "TaskGroup")
+                        && self.names_tasks(&item.context_expr)
+                    {
+                        // `with s >> t.as_teardown(setups=s):`: a setup or
+                        // teardown task's context.
+                        let tasks = self.tasks_of(&item.context_expr, inner_dag, &inner_prefix);
+                        let at = item.context_expr.range().start().to_usize();
+                        if let Some(ctx) = self.enter_setup(inner_dag, tasks, at) {
+                            contexts.push(ctx);
+                        }
+                        continue;
+                    }
                     let Expr::Call(call) = &item.context_expr else {
                         continue;
                     };
-                    let name = self.resolve(&call.func);
                     if name == "DbtDag" {
                         if let Some(Binding::Dag(d)) = self.cosmos(call, &name, dag, prefix) {
                             inner_dag = Some(d);
@@ -622,7 +673,8 @@ impl Reader<'_> {
                             .and_then(|e| self.string(e));
                         if let Some(group) = group {
                             let prefixed = prefixed(&call.arguments.keywords);
-                            let (key, p) = self.open_group(&group, prefix, prefixed, false);
+                            let parent = self.parent_prefix(&call.arguments.keywords, prefix);
+                            let (key, p) = self.open_group(&group, &parent, prefixed, false);
                             inner_prefix = p;
                             if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
                                 self.names.insert(
@@ -634,7 +686,14 @@ impl Reader<'_> {
                         }
                     }
                 }
+                let outer_setups = self.setup_contexts.len();
+                self.setup_contexts.extend(contexts);
                 self.body(&w.body, inner_dag, &inner_prefix);
+                while self.setup_contexts.len() > outer_setups {
+                    if let Some(ctx) = self.setup_contexts.pop() {
+                        self.leave_setup(ctx);
+                    }
+                }
                 let keep = self.open_groups.len().saturating_sub(opened);
                 self.open_groups.truncate(keep);
             }
@@ -845,11 +904,30 @@ impl Reader<'_> {
             }
             Stmt::FunctionDef(f) => {
                 self.forget_values(&[f.name.to_string()]);
-                for dec in &f.decorator_list {
-                    let (head, call) = match &dec.expression {
+                fn head_of(
+                    dec: &ruff_python_ast::Decorator,
+                ) -> (String, Option<&ruff_python_ast::ExprCall>) {
+                    match &dec.expression {
                         Expr::Call(c) => (dotted(&c.func), Some(c)),
                         other => (dotted(other), None),
-                    };
+                    }
+                }
+                let is_task = |h: &str| h == "task" || h.starts_with("task.");
+                // `@setup` / `@teardown`: a TaskFlow task, alone or over a
+                // `@task...` that says which.
+                let role = f
+                    .decorator_list
+                    .iter()
+                    .find_map(|d| setup_role(&head_of(d).0));
+                let with_task = f.decorator_list.iter().any(|d| is_task(&head_of(d).0));
+                for dec in &f.decorator_list {
+                    let (mut head, call) = head_of(dec);
+                    if setup_role(&head).is_some() {
+                        if with_task {
+                            continue;
+                        }
+                        head = "task".to_string();
+                    }
                     let keywords: &[Keyword] = call.map_or(&[], |c| &c.arguments.keywords);
                     if (head == "dag" || head.ends_with(".dag"))
                         && !self.calls.contains_key(f.name.as_str())
@@ -891,6 +969,7 @@ impl Reader<'_> {
                                 returns_sql: None,
                                 inlets: Vec::new(),
                                 outlets: vec![uri.clone()],
+                                teardown: None,
                             },
                         );
                         self.taskflow_task(
@@ -926,11 +1005,13 @@ impl Reader<'_> {
                         self.promote(f.name.as_str());
                         return;
                     }
-                    if head == "task" || head.starts_with("task.") {
+                    if is_task(&head) {
                         let task_id = kw(keywords, "task_id")
                             .and_then(|e| self.string(e))
                             .unwrap_or_else(|| f.name.to_string());
-                        let operator = if head == "task" {
+                        let operator = if let (Some(teardown), false) = (role, with_task) {
+                            if teardown { "@teardown" } else { "@setup" }.to_string()
+                        } else if head == "task" {
                             "@task".to_string()
                         } else {
                             format!("@{head}")
@@ -960,6 +1041,7 @@ impl Reader<'_> {
                                 returns_sql,
                                 inlets,
                                 outlets,
+                                teardown: role,
                             },
                         );
                         self.promote(f.name.as_str());
@@ -1667,6 +1749,19 @@ impl Reader<'_> {
                 "expand" | "expand_kwargs" => {
                     return self.mapped(call, attr, dag, prefix);
                 }
+                // `t.as_setup()`, `t.as_teardown(setups=s)`: the task
+                // itself, marked, its setups made its upstreams (`s >> t`).
+                "as_setup" | "as_teardown" => {
+                    let me = self.tasks_of(&attr.value, dag, prefix);
+                    let teardown = attr.attr.as_str() == "as_teardown";
+                    self.mark_role(dag, &me, teardown);
+                    if teardown && let Some(setups) = kw(keywords, "setups") {
+                        let setups = self.tasks_of(setups, dag, prefix);
+                        self.mark_role(dag, &setups, false);
+                        self.depend(dag, &setups, &me, call.range().start().to_usize());
+                    }
+                    return Some(Binding::Tasks(me));
+                }
                 _ => {}
             }
         }
@@ -1727,7 +1822,8 @@ impl Reader<'_> {
                 let group = kw(keywords, "group_id")
                     .or(args.first())
                     .and_then(|e| self.string(e))?;
-                let (key, _) = self.open_group(&group, prefix, prefixed(keywords), false);
+                let parent = self.parent_prefix(keywords, prefix);
+                let (key, _) = self.open_group(&group, &parent, prefixed(keywords), false);
                 self.open_groups.pop();
                 return Some(Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]));
             }
@@ -2294,6 +2390,9 @@ impl Reader<'_> {
             let _ = self.spend_here(base.len().saturating_mul(2).saturating_add(sql_bytes));
             let pool = dag.and_then(|d| self.dag_settings[d].pool.clone());
             let depends_on_past = dag.is_some_and(|d| self.dag_settings[d].depends_on_past);
+            if let Some(teardown) = flow.teardown {
+                self.mark_role(dag, std::slice::from_ref(&task_id), teardown);
+            }
             self.add_task(
                 dag,
                 Task {
@@ -3286,6 +3385,13 @@ impl Reader<'_> {
         }
         self.used_groups.insert(key.clone());
         self.group_members.entry(key.clone()).or_default();
+        let parent = self
+            .opened_parent
+            .take()
+            .or_else(|| self.open_groups.last().cloned());
+        if let Some(parent) = parent.filter(|p| *p != key) {
+            self.group_parents.insert(key.clone(), parent);
+        }
         self.open_groups.push(key.clone());
         // `prefix_group_id=False`: the tasks keep their own ids, the group
         // is still an endpoint.
@@ -3298,6 +3404,189 @@ impl Reader<'_> {
         };
         self.group_prefixes.insert(key.clone(), inner.clone());
         (key, inner)
+    }
+
+    /// The prefix a TaskGroup's id takes: its `parent_group=`'s (Airflow's
+    /// `outer.inner`, wherever the group is made), else `prefix`. The
+    /// parent is kept for [`Reader::open_group`].
+    fn parent_prefix(&mut self, keywords: &[Keyword], prefix: &str) -> String {
+        let parent = match kw(keywords, "parent_group") {
+            Some(Expr::Name(n)) => self.group_key(n.id.as_str()),
+            _ => None,
+        };
+        match parent {
+            Some(key) => {
+                let p = self.group_prefixes[&key].clone();
+                self.opened_parent = Some(key);
+                p
+            }
+            None => prefix.to_string(),
+        }
+    }
+
+    /// Marks tasks as setups (or teardowns).
+    fn mark_role(&mut self, dag: Option<usize>, tasks: &[String], teardown: bool) {
+        let Some(d) = dag.or_else(|| self.dags.len().checked_sub(1)) else {
+            return;
+        };
+        for t in tasks.iter().filter(|t| !t.starts_with(GROUP_MARK)) {
+            self.roles.insert((d, t.clone()), teardown);
+        }
+    }
+
+    /// Whether an expression stands for tasks (a name bound to them, a
+    /// call making or marking them, a `>>` chain).
+    fn names_tasks(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Name(n) => matches!(self.names.get(n.id.as_str()), Some(Binding::Tasks(_))),
+            Expr::BinOp(b) => matches!(b.op, Operator::RShift | Operator::LShift),
+            Expr::Call(c) => {
+                matches!(c.func.as_ref(), Expr::Attribute(a) if matches!(a.attr.as_str(), "as_setup" | "as_teardown"))
+                    || self.has_task_call(e)
+            }
+            _ => false,
+        }
+    }
+
+    /// Enters `with tasks:`: a context if they are setups or teardowns
+    /// (the first one decides, as in Airflow), else a warning: Airflow
+    /// refuses any other task as a context manager.
+    fn enter_setup(
+        &mut self,
+        dag: Option<usize>,
+        tasks: Vec<String>,
+        at: usize,
+    ) -> Option<SetupContext> {
+        let d = dag.or_else(|| self.dags.len().checked_sub(1))?;
+        let first = tasks.first()?;
+        let Some(&teardown) = self.roles.get(&(d, first.clone())) else {
+            self.warn_at(at, format!("`with` of task `{first}`, which ripple does not read as a setup or teardown task: Airflow refuses any other task as a context manager; mark it (`.as_setup()`, `.as_teardown(setups=...)`, `@setup`, `@teardown`)"));
+            return None;
+        };
+        let partners = self.role_partners(d, &tasks, teardown);
+        Some(SetupContext {
+            dag: d,
+            tasks,
+            teardown,
+            partners,
+            made: Vec::new(),
+            at,
+        })
+    }
+
+    /// The teardowns nearest downstream of setups (or the setups nearest
+    /// upstream of teardowns), through any path that avoids them, level by
+    /// level as Airflow searches.
+    fn role_partners(&mut self, d: usize, tasks: &[String], teardown: bool) -> Vec<String> {
+        let (up, down) = self.adjacency(d);
+        let mut seen: HashSet<&String> = tasks.iter().collect();
+        let start = if teardown { &up } else { &down };
+        let mut level: Vec<&String> = tasks
+            .iter()
+            .flat_map(|t| start.get(t).into_iter().flatten())
+            .filter(|t| seen.insert(t))
+            .collect();
+        while !level.is_empty() {
+            let found: Vec<String> = level
+                .iter()
+                .filter(|t| self.roles.get(&(d, (**t).clone())) == Some(&!teardown))
+                .map(|t| (*t).clone())
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+            let mut next = Vec::new();
+            for t in level {
+                for n in up.get(t).into_iter().chain(down.get(t)).flatten() {
+                    if seen.insert(n) {
+                        next.push(n);
+                    }
+                }
+            }
+            level = next;
+        }
+        Vec::new()
+    }
+
+    /// DAG `d`'s upstreams and downstreams, by task id.
+    fn adjacency(
+        &mut self,
+        d: usize,
+    ) -> (HashMap<String, Vec<String>>, HashMap<String, Vec<String>>) {
+        let tasks = &self.dags[d].tasks;
+        let _ = self.spend_here(
+            tasks
+                .iter()
+                .map(|t| t.upstream.len() + 1)
+                .sum::<usize>()
+                .saturating_mul(64),
+        );
+        let mut up: HashMap<String, Vec<String>> = HashMap::new();
+        let mut down: HashMap<String, Vec<String>> = HashMap::new();
+        for t in tasks {
+            for u in &t.upstream {
+                up.entry(t.task_id.clone()).or_default().push(u.clone());
+                down.entry(u.clone()).or_default().push(t.task_id.clone());
+            }
+        }
+        (up, down)
+    }
+
+    /// Leaves `with` of setups or teardowns: its first tasks after the
+    /// setups, its last before the teardowns, as Airflow wires them.
+    fn leave_setup(&mut self, ctx: SetupContext) {
+        let d = ctx.dag;
+        let work: Vec<String> = ctx
+            .made
+            .iter()
+            .filter(|t| !self.roles.contains_key(&(d, (*t).clone())))
+            .cloned()
+            .collect();
+        if !work.is_empty() {
+            let (setups, teardowns) = if ctx.teardown {
+                (&ctx.partners, &ctx.tasks)
+            } else {
+                (&ctx.tasks, &ctx.partners)
+            };
+            let ends = |reader: &mut Self, last: bool| -> Vec<String> {
+                let (up, down) = reader.adjacency(d);
+                let edge = if last { &down } else { &up };
+                let ends: Vec<String> = work
+                    .iter()
+                    .filter(|t| edge.get(*t).is_none_or(Vec::is_empty))
+                    .cloned()
+                    .collect();
+                match (ends.is_empty(), last) {
+                    (false, _) => ends,
+                    (true, false) => work[..1].to_vec(),
+                    (true, true) => work[work.len() - 1..].to_vec(),
+                }
+            };
+            if ctx.teardown {
+                let leaves = ends(self, true);
+                self.depend(Some(d), &leaves, teardowns, ctx.at);
+                let roots = ends(self, false);
+                self.depend(Some(d), setups, &roots, ctx.at);
+            } else {
+                let roots = ends(self, false);
+                self.depend(Some(d), setups, &roots, ctx.at);
+                let leaves = ends(self, true);
+                self.depend(Some(d), &leaves, teardowns, ctx.at);
+            }
+        }
+        // Nested blocks: the outer setup before the inner, the inner
+        // teardown before the outer.
+        if let Some(outer) = self.setup_contexts.last()
+            && outer.dag == d
+            && outer.teardown == ctx.teardown
+        {
+            let outer = outer.tasks.clone();
+            if ctx.teardown {
+                self.depend(Some(d), &ctx.tasks, &outer, ctx.at);
+            } else {
+                self.depend(Some(d), &outer, &ctx.tasks, ctx.at);
+            }
+        }
     }
 
     /// The TaskGroup a name is bound to, if it is bound to one.
@@ -3418,10 +3707,29 @@ impl Reader<'_> {
                 .len()
                 .saturating_mul(self.open_groups.len() + 1),
         );
-        for group in &self.open_groups {
+        let mut groups: Vec<&String> = Vec::new();
+        for open in &self.open_groups {
+            let mut at = Some(open);
+            // Bounded by the groups there are: a cycle of parents cannot be
+            // made, but a loop here must not depend on that.
+            let mut left = self.group_parents.len() + 1;
+            while let Some(g) = at.filter(|_| left > 0) {
+                if !groups.contains(&g) {
+                    groups.push(g);
+                }
+                at = self.group_parents.get(g);
+                left -= 1;
+            }
+        }
+        for group in groups {
             if let Some(members) = self.group_members.get_mut(group) {
                 members.push(task.task_id.clone());
             }
+        }
+        if let Some(ctx) = self.setup_contexts.last_mut()
+            && Some(ctx.dag) == dag
+        {
+            ctx.made.push(task.task_id.clone());
         }
         match dag {
             Some(d) => self.dags[d].tasks.push(task),
@@ -3864,6 +4172,15 @@ fn is_dataset_expression(callee: &str) -> bool {
         callee,
         "DatasetAll" | "DatasetAny" | "AssetAll" | "AssetAny" | "DatasetAlias" | "AssetAlias"
     ) || callee.ends_with("OrTimeSchedule")
+}
+
+/// Whether a decorator makes a setup (false) or teardown (true) task.
+fn setup_role(head: &str) -> Option<bool> {
+    match head.rsplit('.').next() {
+        Some("setup") => Some(false),
+        Some("teardown") => Some(true),
+        _ => None,
+    }
 }
 
 /// Whether a TaskGroup prefixes its tasks' ids (`prefix_group_id`, default
