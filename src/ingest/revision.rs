@@ -281,11 +281,10 @@ fn write_tree(location: &RepoLocation, commit: &str, dest: &Path) -> Result<Seed
     // may (`input::repository` looks for `.git`), no further. Without it
     // the copy's project was in no repository, its `../sources` refused,
     // and every model read as added, exit 0.
-    let marker = dest.join(".git");
-    std::fs::create_dir_all(&marker).map_err(|source| RevisionError::Io {
-        path: marker.clone(),
-        source,
-    })?;
+    // Under the lock, as every write to the copy: made after a signal's
+    // deletion, it brought the copy back before the process died (1 run
+    // in 3 of tests/hardening.rs under load).
+    make_at(&dest.join(".git"), |p| std::fs::create_dir_all(p))?;
     let seeds = write_listed(location, commit, dest, Listing::Project)?;
     if location.prefix.is_empty() {
         return Ok(seeds);
