@@ -2023,7 +2023,8 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
     // Rounds 26 and 27 found each read otherwise, silently: a group's ends
     // taken at the end of the file, lists of tasks changed in place,
     // `chain(*xs)` and `chain_linear`, `.output` inside arguments, results
-    // spread with `**{...}`, `parent_group=`, setup and teardown tasks.
+    // spread with `**{...}`, `parent_group=`, setup and teardown tasks,
+    // f-strings passed to factories.
     let head = "from datetime import datetime\nfrom airflow import DAG\n\
         from airflow.decorators import task\n\
         from airflow.operators.empty import EmptyOperator as E\n\
@@ -2084,6 +2085,15 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
              with TaskGroup('i2', parent_group=o2, prefix_group_id=False) as i2:\n        w = E(task_id='w')\n    \
              with TaskGroup('i3', parent_group=i2) as i3:\n        x = E(task_id='x')\n    \
              o2 >> first\n",
+        ),
+        (
+            "factories.py",
+            "N = 'k'\ndef mk(tid, t):\n    return E(task_id=tid)\n\
+             def make_dag(name):\n    with DAG(name, schedule=None, start_date=datetime(2024, 1, 1)) as d:\n        \
+             E(task_id='x')\n    return d\n\
+             with DAG('tasks_dag', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             for t in ['x1', 'x2']:\n        mk(f'load_{t}', t)\n    mk(f'c_{N}', N)\n\
+             for t in ['a', 'b']:\n    globals()[f'dag_{t}'] = make_dag(f'fac_{t}')\n",
         ),
         (
             "setups.py",

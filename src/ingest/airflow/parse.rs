@@ -1425,7 +1425,7 @@ impl Reader<'_> {
     /// dependencies along the way.
     fn value(&mut self, e: &Expr, dag: Option<usize>, prefix: &str) -> Option<Binding> {
         match e {
-            Expr::StringLiteral(_) => self.string(e).map(Binding::Str),
+            Expr::StringLiteral(_) | Expr::FString(_) => self.string(e).map(Binding::Str),
             Expr::List(l) => self.sequence(&l.elts, dag, prefix),
             Expr::Tuple(t) => self.sequence(&t.elts, dag, prefix),
             Expr::Dict(d) => {
