@@ -665,6 +665,43 @@ fn what_cannot_be_read_statically_is_a_warning_and_a_partial_result() {
 }
 
 #[test]
+fn transfer_operators_name_their_tables_and_hidden_ones_are_warned() {
+    // Round 27: each wrote nothing, silently: no writer of `raw.orders`,
+    // so an impact through the table it loads was short.
+    let (dags, warnings) = read(&[(
+        "t.py",
+        &format!(
+            "{HEADER}with DAG('t') as d:\n    \
+             a = S3ToRedshiftOperator(task_id='a', schema='raw', table='orders', s3_bucket='b', s3_key='k')\n    \
+             b = RedshiftToS3Operator(task_id='b', schema='mart', table='daily', s3_bucket='b', s3_key='k')\n    \
+             c = GCSToBigQueryOperator(task_id='c', bucket='b', source_objects=['x'], destination_project_dataset_table='proj:raw.users')\n    \
+             e = SQL(task_id='e', sql='CALL mart.refresh_all()')\n    \
+             f = PrestoToMySqlOperator(task_id='f', sql='select 1', mysql_table='x.y')\n    \
+             g = PostgresToGCSOperator(task_id='g', sql='select * from mart.daily', bucket='b', filename='f')\n"
+        ),
+    )]);
+    let d = &dags[0];
+    assert_eq!(task(d, "a").writes, ["raw.orders"]);
+    assert_eq!(task(d, "b").reads, ["mart.daily"]);
+    assert_eq!(task(d, "c").writes, ["proj.raw.users"]);
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    let at = |code: &str, line: u32| {
+        messages
+            .iter()
+            .any(|m| m.contains(code) && m.contains(&format!("dags/t.py:{line}")))
+    };
+    assert!(at("hidden-tables", 8), "{messages:#?}");
+    assert!(at("PrestoToMySqlOperator", 9), "{messages:#?}");
+    // A transfer to files writes no table: nothing to say.
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m.contains("t.py:10") || m.contains("t.py:5")),
+        "{messages:#?}"
+    );
+}
+
+#[test]
 fn a_with_of_a_task_that_is_no_setup_or_teardown_is_named() {
     // Airflow refuses the file (`Only setup/teardown tasks can be used as
     // context managers`); the tasks inside still made, no edge guessed.

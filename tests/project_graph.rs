@@ -1124,3 +1124,28 @@ fn check_names_a_dbt_model_ripple_cannot_parse() {
     );
     assert_eq!(text.matches("parse-error").count(), 1, "{text}");
 }
+
+#[test]
+fn a_job_calling_a_procedure_is_warned_at_the_call() {
+    // `call mart.refresh_all()` read as writing nothing, silently: what the
+    // procedure writes was missing from every impact.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[(
+            "jobs/c.sql",
+            "insert into mart.c (d, x) select d, x from mart.a;\n  call mart.refresh_all();\nexecute immediate 'delete from mart.c';\n",
+        )],
+    );
+    ripple()
+        .args(["check", "--no-cache", "--project"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "warning[hidden-tables]: jobs/c.sql:2:3: statement 2 runs `mart.refresh_all`",
+        ))
+        .stdout(predicate::str::contains(
+            "jobs/c.sql:3:1: statement 3 runs `EXECUTE IMMEDIATE`",
+        ));
+}

@@ -30,7 +30,7 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
         Err(e) => return (None, vec![super::files::read_error(file, &e)]),
     };
     let lineage = script_lineage(&text, dialect);
-    let diagnostics = lineage
+    let mut diagnostics: Vec<Diagnostic> = lineage
         .errors
         .iter()
         .map(|e| {
@@ -60,6 +60,18 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
             )
         })
         .collect();
+    diagnostics.extend(lineage.hidden_routines().map(|(s, routine)| {
+        Diagnostic::warning(
+            "hidden-tables",
+            Some(file.clone()),
+            s.line as u32,
+            s.column as u32,
+            format!(
+                "statement {} runs `{routine}`, whose tables ripple cannot see: what it reads and writes is not in the graph, so an impact through it may be short (and a plan refuses the job); write its statements in the job",
+                s.index
+            ),
+        )
+    }));
     let first_line = |table: &str, reads: bool| -> u32 {
         lineage
             .statements

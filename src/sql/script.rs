@@ -39,6 +39,14 @@ pub struct ScriptLineage {
 }
 
 impl ScriptLineage {
+    /// The statements running a routine whose tables are elsewhere, with
+    /// the routine (see [`StatementLineage::runs`]).
+    pub fn hidden_routines(&self) -> impl Iterator<Item = (&StatementLineage, &str)> {
+        self.statements
+            .iter()
+            .filter_map(|s| s.runs.as_deref().map(|r| (s, r)))
+    }
+
     /// The targets some statement puts rows in: a table the script only
     /// creates empty (`CREATE TABLE t (cols)`, DDL run before another job
     /// loads it) is not produced by the script.
@@ -257,6 +265,10 @@ pub struct StatementLineage {
     /// the statement produces rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub columns: Option<ColumnLineage>,
+    /// The routine it runs, whose tables it cannot show (`CALL p()`,
+    /// `EXECUTE p`, `EXECUTE IMMEDIATE`).
+    #[serde(skip)]
+    pub runs: Option<String>,
     /// The statement's canonical text ([`super::canonical_text`]), when
     /// asked for ([`script_semantics`]).
     #[serde(skip)]
@@ -741,6 +753,7 @@ fn push_parsed(
             }
         };
         let mut lineage = StatementLineage::new(*index, at, kind, lineage);
+        lineage.runs = hidden_routine(stmt);
         if let Some(known) = &reading.known {
             // Names as written (`daily` after `set search_path to mart`)
             // find the columns known under the session's qualified name.
@@ -819,7 +832,26 @@ impl StatementLineage {
             replaced: lineage.replaced.into_iter().collect(),
             columns: None,
             canonical: None,
+            runs: None,
         }
+    }
+}
+
+/// The routine a statement runs whose reads and writes are elsewhere (a
+/// procedure, a prepared statement, a string of SQL).
+fn hidden_routine(stmt: &sqlparser::ast::Statement) -> Option<String> {
+    use sqlparser::ast::Statement;
+    match stmt {
+        Statement::Call(f) => Some(f.name.to_string()),
+        Statement::Execute {
+            name, immediate, ..
+        } => Some(match (name, immediate) {
+            // Dialects without `EXECUTE IMMEDIATE` read `immediate` as the
+            // name.
+            (Some(n), false) if !n.to_string().eq_ignore_ascii_case("immediate") => n.to_string(),
+            _ => "EXECUTE IMMEDIATE".to_string(),
+        }),
+        _ => None,
     }
 }
 

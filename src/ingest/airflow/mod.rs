@@ -93,6 +93,7 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
                                             task,
                                             &lineage,
                                         ));
+                                        warnings.extend(hidden(&file, &dag.dag_id, task, &lineage));
                                         let declared =
                                             !task.reads.is_empty() || !task.writes.is_empty();
                                         let feeds = lineage.feeds();
@@ -162,6 +163,33 @@ fn unparsed(
             } else {
                 Diagnostic::warning(code, file, task.line, 0, message)
             }
+        })
+        .collect()
+}
+
+/// A task's SQL running a routine whose tables ripple cannot see (`CALL
+/// p()`): a warning unless the task declares its inlets or outlets.
+fn hidden(
+    file: &str,
+    dag_id: &str,
+    task: &crate::project::Task,
+    lineage: &crate::sql::ScriptLineage,
+) -> Vec<Diagnostic> {
+    if !task.reads.is_empty() || !task.writes.is_empty() {
+        return Vec::new();
+    }
+    lineage.hidden_routines()
+        .map(|(s, routine)| {
+            Diagnostic::warning(
+                "hidden-tables",
+                Some(file.to_string()),
+                task.line,
+                0,
+                format!(
+                    "task `{}` of DAG `{dag_id}`: statement {} of its SQL runs `{routine}`, whose tables ripple cannot see: what it reads and writes is not in the graph, so an impact through it may be short; declare the task's inlets and outlets",
+                    task.task_id, s.index
+                ),
+            )
         })
         .collect()
 }

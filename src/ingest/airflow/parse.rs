@@ -2549,6 +2549,10 @@ impl Reader<'_> {
         let mut writes = self.uris(kw(keywords, "outlets"), dag, prefix);
         let outlets = writes.clone();
         writes.extend(destination);
+        let declared = kw(keywords, "inlets").is_some() || kw(keywords, "outlets").is_some();
+        let (moved_from, moved_to) = self.transfer(name, keywords, declared, line);
+        reads.extend(moved_from);
+        writes.extend(moved_to);
         let dbt = match name {
             "BashOperator" => kw(keywords, "bash_command")
                 .and_then(|e| self.string(e))
@@ -2664,6 +2668,73 @@ impl Reader<'_> {
             self.open_groups.pop();
         }
         Some(Binding::Tasks(vec![task_id]))
+    }
+
+    /// The tables a transfer operator reads and writes, from the keywords
+    /// that name them (`S3ToRedshiftOperator(schema=, table=)`,
+    /// `GCSToBigQueryOperator(destination_project_dataset_table=)`). Another
+    /// transfer (`XToYOperator`) is named unless it declares its tables: it
+    /// writes a table the graph would otherwise not have.
+    fn transfer(
+        &mut self,
+        name: &str,
+        keywords: &[Keyword],
+        declared: bool,
+        line: u32,
+    ) -> (Vec<String>, Vec<String>) {
+        let text = |reader: &Self, k: &str| kw(keywords, k).and_then(|e| reader.string(e));
+        let pair = |reader: &Self| -> Option<String> {
+            let table = text(reader, "table")?;
+            Some(match text(reader, "schema") {
+                Some(schema) if !table.contains('.') => format!("{schema}.{table}"),
+                _ => table,
+            })
+        };
+        let names = |reader: &Self, k: &str| -> Vec<String> {
+            match kw(keywords, k) {
+                Some(Expr::List(l)) => l.elts.iter().filter_map(|e| reader.string(e)).collect(),
+                Some(e) => reader.string(e).into_iter().collect(),
+                None => Vec::new(),
+            }
+        };
+        let (reads, writes, known) = match name {
+            "S3ToRedshiftOperator"
+            | "S3ToSnowflakeOperator"
+            | "CopyFromExternalStageToSnowflakeOperator"
+            | "S3ToSqlOperator" => (Vec::new(), pair(self).into_iter().collect(), true),
+            "RedshiftToS3Operator" if kw(keywords, "select_query").is_none() => {
+                (pair(self).into_iter().collect(), Vec::new(), true)
+            }
+            "GCSToBigQueryOperator" => (
+                Vec::new(),
+                names(self, "destination_project_dataset_table"),
+                true,
+            ),
+            "BigQueryToGCSOperator" => (
+                names(self, "source_project_dataset_table"),
+                Vec::new(),
+                true,
+            ),
+            "BigQueryToBigQueryOperator" => (
+                names(self, "source_project_dataset_tables"),
+                names(self, "destination_project_dataset_table"),
+                true,
+            ),
+            "GenericTransfer" => (Vec::new(), names(self, "destination_table"), true),
+            _ => (Vec::new(), Vec::new(), is_transfer(name)),
+        };
+        let relation = |t: &String| {
+            // BigQuery's legacy `project:dataset.table`.
+            let t = t.replacen(':', ".", 1);
+            let lineage = crate::sql::script_lineage(&format!("select 1 from {t}"), self.dialect);
+            lineage.sources.into_iter().next()
+        };
+        let reads: Vec<String> = reads.iter().filter_map(relation).collect();
+        let writes: Vec<String> = writes.iter().filter_map(relation).collect();
+        if known && !declared && writes.is_empty() && writes_a_table(name) {
+            self.warn(line, format!("`{name}(...)` moves data between systems and ripple does not read the table it writes (not one of the operators and keywords of docs/airflow.md, or not a literal): that table is not in the graph, so an impact through it may be short; declare it (`outlets=[Dataset(\"schema.table\")]`, `inlets=` for what it reads)"));
+        }
+        (reads, writes)
     }
 
     /// The DAG's `default_args` connections, which a task's own override.
@@ -4172,6 +4243,44 @@ fn is_dataset_expression(callee: &str) -> bool {
         callee,
         "DatasetAll" | "DatasetAny" | "AssetAll" | "AssetAny" | "DatasetAlias" | "AssetAlias"
     ) || callee.ends_with("OrTimeSchedule")
+}
+
+/// Whether an operator's name says it moves data between two systems
+/// (`S3ToRedshiftOperator`, `PostgresToGCSOperator`): `To` and a capital
+/// inside the name.
+fn is_transfer(name: &str) -> bool {
+    name.ends_with("Operator")
+        && name
+            .match_indices("To")
+            .any(|(i, _)| i > 0 && name[i + 2..].starts_with(|c: char| c.is_ascii_uppercase()))
+}
+
+/// Whether a transfer's destination holds tables (`...ToRedshift`), not
+/// files or messages (`...ToS3`, `...ToGCS`, `...ToSlack`).
+fn writes_a_table(name: &str) -> bool {
+    const STORES: [&str; 16] = [
+        "S3",
+        "GCS",
+        "Gcs",
+        "GoogleCloudStorage",
+        "SFTP",
+        "Sftp",
+        "FTP",
+        "Local",
+        "AzureBlob",
+        "Wasb",
+        "ADLS",
+        "AzureDataLake",
+        "Email",
+        "Slack",
+        "Http",
+        "Drive",
+    ];
+    let destination = name
+        .rfind("To")
+        .map_or(name, |i| &name[i + 2..])
+        .trim_end_matches("Operator");
+    !STORES.iter().any(|s| destination.starts_with(s))
 }
 
 /// Whether a decorator makes a setup (false) or teardown (true) task.
