@@ -1149,3 +1149,32 @@ fn a_job_calling_a_procedure_is_warned_at_the_call() {
             "jobs/c.sql:3:1: statement 3 runs `EXECUTE IMMEDIATE`",
         ));
 }
+
+#[test]
+fn a_prepared_statement_is_read_where_it_is_executed() {
+    // Round 28: `prepare p as insert ...; delete ...; execute p` had no
+    // lineage at all: impact left the table out, exit 0.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("ripple.yml", "dialect: postgres\n"),
+            (
+                "jobs/b.sql",
+                "prepare load_b as insert into mart.b select day, sum(v) from raw.events group by day;\ndelete from mart.b;\nexecute load_b;\n",
+            ),
+        ],
+    );
+    let g = graph_of(dir.path());
+    assert!(
+        has_edge(&g, "table.raw.events", "table.mart.b"),
+        "{:?}",
+        edges(&g)
+    );
+    ripple()
+        .args(["check", "--no-cache", "--project"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("hidden-tables").not());
+}

@@ -115,6 +115,11 @@ pub(crate) fn statement_lineage(
     stmt: &Statement,
     dialect: SqlDialect,
 ) -> (StatementKind, TableLineage) {
+    // `PREPARE p AS insert ...`: what `EXECUTE p` runs, read where it is
+    // written (not running it only over-approximates).
+    if let Statement::Prepare { statement, .. } = stmt {
+        return statement_lineage(statement, dialect);
+    }
     let mut reads = Reads::new(dialect);
     reads.root = stmt;
     let mut out = TableLineage::default();

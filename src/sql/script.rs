@@ -376,6 +376,9 @@ struct Reading<'a> {
     fingerprints: bool,
     /// Where unqualified names point, as `USE` statements go by.
     session: RefCell<Session>,
+    /// The lineage of each statement the script prepared (`PREPARE p AS
+    /// ...`), by its name lowercased.
+    prepared: RefCell<BTreeMap<String, (StatementKind, TableLineage)>>,
 }
 
 fn analyse_script(
@@ -394,6 +397,7 @@ fn analyse_script(
         canonical,
         fingerprints,
         session: RefCell::new(Session::default()),
+        prepared: RefCell::default(),
     };
     let mut statements = Vec::new();
     let mut errors = Vec::new();
@@ -731,7 +735,8 @@ fn push_parsed(
     for (n, stmt) in parsed.iter().enumerate() {
         *index += 1;
         reading.session.borrow_mut().follow(stmt, reading.dialect);
-        let (kind, mut lineage) = statement_lineage(stmt, reading.dialect);
+        let (kind, mut lineage) = prepared_lineage(stmt, reading)
+            .unwrap_or_else(|| statement_lineage(stmt, reading.dialect));
         reading
             .session
             .borrow_mut()
@@ -753,7 +758,8 @@ fn push_parsed(
             }
         };
         let mut lineage = StatementLineage::new(*index, at, kind, lineage);
-        lineage.runs = hidden_routine(stmt);
+        lineage.runs = hidden_routine(stmt)
+            .filter(|r| !reading.prepared.borrow().contains_key(&r.to_lowercase()));
         if let Some(known) = &reading.known {
             // Names as written (`daily` after `set search_path to mart`)
             // find the columns known under the session's qualified name.
@@ -834,6 +840,38 @@ impl StatementLineage {
             canonical: None,
             runs: None,
         }
+    }
+}
+
+/// `PREPARE p AS ...` keeps its statement's lineage for `EXECUTE p`,
+/// where it runs (a delete between them comes first); the PREPARE itself
+/// touches nothing. `None` for any other statement.
+fn prepared_lineage(
+    stmt: &sqlparser::ast::Statement,
+    reading: &Reading,
+) -> Option<(StatementKind, TableLineage)> {
+    use sqlparser::ast::Statement;
+    match stmt {
+        Statement::Prepare {
+            name, statement, ..
+        } => {
+            let inner = statement_lineage(statement, reading.dialect);
+            reading
+                .prepared
+                .borrow_mut()
+                .insert(name.value.to_lowercase(), inner);
+            Some((StatementKind::Other, TableLineage::default()))
+        }
+        Statement::Execute {
+            name: Some(name),
+            immediate: false,
+            ..
+        } => reading
+            .prepared
+            .borrow()
+            .get(&name.to_string().to_lowercase())
+            .cloned(),
+        _ => None,
     }
 }
 
