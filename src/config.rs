@@ -234,6 +234,10 @@ pub struct DatasetConfig {
     pub time_zone: Option<String>,
     /// At most this many tasks of this dataset at once.
     pub max_concurrency: Option<u32>,
+    /// Its job, reading the table it writes, rebuilds the whole table when
+    /// run once into an empty one (it reads itself only to skip what it
+    /// holds): a plan may then rebuild it. Unset, such a plan is refused.
+    pub rebuilds_from_empty: bool,
     /// The built-in validations, turned off or retuned for this dataset.
     pub checks: Checks,
 }

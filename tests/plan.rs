@@ -2640,3 +2640,37 @@ fn a_name_holding_a_nul_is_refused() {
     assert!(err.contains("NUL character"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn a_table_whose_job_reads_itself_is_rebuilt_only_when_said_to() {
+    // Round 28: an SCD2 job (an update closing versions, an insert of new
+    // ones where none is current) was rebuilt from an empty shadow: every
+    // closed version lost, exit 0.
+    let scd2 = "update hist h set valid_to = c.d, is_current = false from src c \
+                where c.id = h.id and h.is_current and c.seg <> h.seg;\n\
+                insert into hist (id, seg, valid_from, valid_to, is_current) \
+                select c.id, c.seg, c.d, date '9999-12-31', true from src c \
+                where not exists (select 1 from hist h where h.id = c.id and h.is_current);\n";
+    let yml = "datasets:\n  src: { grain: none }\n  hist: { grain: none }\n";
+    let dir = temp_project(&[("hist.sql", scd2), ("ripple.yml", yml)]);
+    plan_src_one_day(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "refusing to plan `hist`: its job reads the table it writes",
+        ))
+        .stderr(predicates::str::contains("rebuilds_from_empty: true"));
+    // Said to rebuild from empty (a job that reads itself only to skip
+    // what it holds), it is planned.
+    let dir = temp_project(&[
+        ("hist.sql", scd2),
+        (
+            "ripple.yml",
+            &yml.replace(
+                "hist: { grain: none }",
+                "hist: { grain: none, rebuilds_from_empty: true }",
+            ),
+        ),
+    ]);
+    plan_src_one_day(dir.path()).assert().success();
+}

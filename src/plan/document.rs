@@ -903,6 +903,28 @@ pub fn document(
             });
         }
     }
+    // A plain SQL job reading the table it writes keeps what earlier runs
+    // left (versions an UPDATE closed, rows first seen on a day, a running
+    // total): one run into an empty shadow does not rebuild that, unless
+    // the project says it does (round 28: an SCD2 job lost every closed
+    // version, exit 0).
+    for id in &order {
+        let Some(d) = g.dataset(id) else { continue };
+        let full = by_dataset[*id].iter().any(|t| t.full);
+        if full
+            && d.kind == crate::project::DatasetKind::Table
+            && g.self_reads.contains(*id)
+            && !d.settings(&g.config).is_some_and(|c| c.rebuilds_from_empty)
+        {
+            return Err(PlanError::Table {
+                dataset: d.name.clone(),
+                reason: format!(
+                    "its job reads the table it writes, so what the table holds may depend on earlier runs (versions an update closed, rows first seen on a day, a running total), which one run into an empty shadow cannot rebuild. If one run from empty does rebuild it (it reads itself only to skip rows it already holds), set `rebuilds_from_empty: true` under `datasets.{}` in ripple.yml; else stop the change before it (`upstream: {{ <what it reads>: none }}` under `datasets.{}`) and restate it by hand",
+                    d.name, d.name
+                ),
+            });
+        }
+    }
     // A table matched by key keeps its rows' drawn values: its shadow
     // starts as production's rows even for a full rebuild.
     let keyed = |id: &str| known.get(id).is_some_and(|k| k.key.is_some());
