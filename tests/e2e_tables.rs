@@ -2300,3 +2300,41 @@ create table mart.recent (day date, n bigint);",
     assert!(err.contains("the rebuild emptied it"), "{err}");
     assert_eq!(case.dump(&db), before, "production changed");
 }
+
+#[test]
+fn a_duckdb_shadow_keeps_the_case_its_columns_are_written_in() {
+    // Round 28: the catalog's `S0` came back as `s0` in the shadow, and a
+    // reader's `to_json(p)` wrote `{"s0": ...}` into production, exit 0.
+    let Some(db) = engines::require(engines::duckdb(), "the DuckDB CLI").map(Db::Duck) else {
+        return;
+    };
+    let piv = "create or replace table mart.piv as select cast(ordered_at as date) as order_date, sum(amount) filter (where order_id % 2 = 0) as \"Even\", sum(amount) as Total from raw.orders group by 1;\n";
+    let doc = "create or replace table mart.doc as select p.order_date, to_json(p) as doc from mart.piv p;\n";
+    db.run_file(&format!(
+        "create schema raw; create schema mart;
+create table raw.orders (order_id int, ordered_at timestamp, amount decimal(18,2));
+insert into raw.orders select g, timestamp '2026-01-01' + g * interval '3 hours', g from range(1, 401) t(g);
+{piv}{doc}"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    std::fs::write(dir.path().join("jobs/1_piv.sql"), piv).unwrap();
+    std::fs::write(dir.path().join("jobs/2_doc.sql"), doc).unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "dialect: duckdb\nmodels: [jobs]\ntables: [tables.jsonl]\ndatasets:\n  raw.orders: { grain: day, start: 2026-01-01 }\n  mart.piv: { grain: day, partition_column: order_date }\n  mart.doc: { grain: day, partition_column: order_date }\n",
+    )
+    .unwrap();
+    describe_any(&db, dir.path());
+    // The data is as the jobs made it: a restatement gives the same rows.
+    let docs = || {
+        db.run("select doc from mart.doc order by order_date")
+            .unwrap()
+    };
+    let before = docs();
+    assert!(before.contains("\"Even\""), "{before}");
+    let (code, err) = plan_and_run(&db, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(docs(), before);
+}

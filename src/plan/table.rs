@@ -479,7 +479,7 @@ pub fn copy(
                         k.relation, col.name, f.origin
                     ));
                 };
-                let mut d = format!("{} {ty}", quote_ident(dialect, &col.name));
+                let mut d = format!("{} {ty}", quote_ident(dialect, col.as_spelled()));
                 if let Some(g) = &col.generated {
                     d.push_str(&format!(" generated always as ({g})"));
                 } else {

@@ -90,6 +90,18 @@ pub struct ColumnFacts {
     /// Values drawn from a sequence when an insert leaves it out.
     #[serde(default)]
     pub drawn: Option<Drawn>,
+    /// Its name as written where that differs from `name` (DuckDB compares
+    /// names in any case but keeps `S0` as written): what a copy of the
+    /// table is made with, so `to_json(row)` reads the same keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spelled: Option<String>,
+}
+
+impl ColumnFacts {
+    /// Its name as the table keeps it (see `spelled`).
+    pub fn as_spelled(&self) -> &str {
+        self.spelled.as_deref().unwrap_or(&self.name)
+    }
 }
 
 /// A primary key or a unique key (a constraint or a unique index on plain
@@ -433,6 +445,8 @@ fn add_column(f: &mut TableFacts, c: &ColumnDef, dialect: SqlDialect) {
         generated: None,
         stored: false,
         drawn: None,
+        spelled: (c.name.value != name && dialect.identifier_case() == IdentifierCase::Insensitive)
+            .then(|| c.name.value.clone()),
     };
     // `serial` and friends: an integer drawing from a sequence of its own.
     let ty = c.data_type.to_string().to_lowercase();
@@ -816,6 +830,7 @@ pub fn facts_from_catalog(
                 stored: col.generated.is_some(),
                 generated: col.generated,
                 drawn,
+                spelled: None,
             });
         }
         f.keys.extend(c.keys);
