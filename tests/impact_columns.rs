@@ -492,3 +492,102 @@ fn column_impact_reaches_every_table_whose_rows_the_engine_changes() {
         );
     }
 }
+
+#[test]
+fn columns_matched_by_name_or_chosen_by_pattern_are_followed_downstream() {
+    // Round 28: `union all by name` and `insert ... by name` were followed
+    // by position (the wrong column reached the next job) and
+    // `columns('re')` read nothing: the readers two steps down were left
+    // out, exit 0.
+    let Some(duck) = engines::require(engines::duckdb(), "duckdb") else {
+        return;
+    };
+    let jobs: [(&str, &str); 6] = [
+        (
+            "s.both",
+            "create table s.both as select order_date, order_id, amount * 1 as amt, 'm' as note from s.orders where order_id = 1 \
+             union all by name select 's' as note, amount as amt, order_id, order_date from s.orders where order_id = 2;",
+        ),
+        (
+            "s.both_daily",
+            "create table s.both_daily as select order_date, sum(amt) as amt from s.both group by all;",
+        ),
+        (
+            "s.ins",
+            "create table s.ins (order_date date, order_id int, amt int, note varchar);\n\
+             insert into s.ins by name select 'n' as note, amount as amt, order_id, order_date from s.orders;",
+        ),
+        (
+            "s.ins_daily",
+            "create table s.ins_daily as select order_date, sum(amt) as amt from s.ins group by all;",
+        ),
+        (
+            "s.piv",
+            "create table s.piv as select order_date, sum(amount) filter (where order_id = 1) as a1, \
+             sum(amount) filter (where order_id = 2) as a2 from s.orders group by all;",
+        ),
+        (
+            "s.best",
+            "create table s.best as select order_date, max(columns('a\\d')) from s.piv group by all;",
+        ),
+    ];
+    let run = |shift: i32| {
+        let mut sql = format!(
+            "drop schema if exists s cascade;\ncreate schema s;\ncreate table s.orders (order_id int, order_date date, amount int);\n\
+             insert into s.orders values (1, date '2026-01-10', {}), (2, date '2026-01-10', 7);\n",
+            5 + shift
+        );
+        for (_, job) in jobs {
+            sql.push_str(job);
+            sql.push('\n');
+        }
+        for (table, _) in jobs {
+            sql.push_str(&format!("select '{table}', * from {table} order by all;\n"));
+        }
+        duck.run(&sql).unwrap()
+    };
+    let (good, bad) = (run(0), run(1));
+    let rows = |out: &str, table: &str| -> Vec<String> {
+        // `-list` output: the table's name, then `|`.
+        out.lines()
+            .filter(|l| l.starts_with(&format!("{table}|")))
+            .map(str::to_string)
+            .collect()
+    };
+    let changed: Vec<&str> = jobs
+        .iter()
+        .map(|(t, _)| *t)
+        .filter(|t| rows(&good, t) != rows(&bad, t))
+        .collect();
+    assert!(
+        changed.contains(&"s.best") && changed.contains(&"s.ins_daily"),
+        "{changed:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "ripple.yml".into(),
+            "dialect: duckdb\nmodels: [jobs]\ntables: [ddl]\ndatasets:\n  s.orders: { grain: day, start: 2026-01-01 }\n".into(),
+        ),
+        (
+            "ddl/t.sql".into(),
+            "create table s.orders (order_id int, order_date date, amount int);\n".into(),
+        ),
+    ];
+    for (i, (_, job)) in jobs.iter().enumerate() {
+        files.push((format!("jobs/j{i}.sql"), format!("{job}\n")));
+    }
+    for (p, t) in &files {
+        let path = dir.path().join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, t).unwrap();
+    }
+    let g = graph(dir.path());
+    let got = affected(&g, &request("s.orders", &["amount"]));
+    for table in &changed {
+        assert!(
+            got.contains_key(*table),
+            "{table} changed on the engine: {got:?}"
+        );
+    }
+}

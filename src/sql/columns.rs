@@ -221,7 +221,10 @@ impl Resolver<'_> {
                 if let Some(on) = &i.on {
                     self.row_prints.insert(bounded(format!("on insert:{on}")));
                 }
-                if i.columns.is_empty() {
+                if i.by_name {
+                    // `INSERT INTO t BY NAME SELECT ...` (DuckDB): the
+                    // SELECT's names are the table's columns.
+                } else if i.columns.is_empty() {
                     // No column list: the values go by position into the
                     // table's own columns, whatever the SELECT calls them.
                     let table = match &i.table {
@@ -473,6 +476,27 @@ impl Resolver<'_> {
                     for c in l.iter().chain(&r) {
                         self.conditions.extend(c.sources.iter().cloned());
                     }
+                }
+                // `UNION [ALL] BY NAME` (DuckDB): columns pair up by name,
+                // a name on one side only is a column of its own.
+                let by_name = matches!(
+                    set_quantifier,
+                    sqlparser::ast::SetQuantifier::ByName
+                        | sqlparser::ast::SetQuantifier::AllByName
+                        | sqlparser::ast::SetQuantifier::DistinctByName
+                );
+                if by_name && !l.iter().chain(&r).any(is_collapsed) {
+                    for b in r {
+                        match l.iter_mut().find(|a| a.name.eq_ignore_ascii_case(&b.name)) {
+                            Some(a) => {
+                                a.sources.extend(b.sources);
+                                a.fingerprint =
+                                    bounded(format!("{} {op} {}", a.fingerprint, b.fingerprint));
+                            }
+                            None => l.push(b),
+                        }
+                    }
+                    return l;
                 }
                 if l.len() != r.len() || l.iter().chain(&r).any(is_collapsed) {
                     // A collapsed `*` on either side: positions no longer
@@ -1119,6 +1143,13 @@ impl Visitor for Collect {
                 self.names.push((qualifier.to_vec(), last.clone()));
             }
             Expr::QualifiedWildcard(name, _) => self.names.push((star(name), Ident::new("*"))),
+            // DuckDB's `COLUMNS('regex')` / `COLUMNS(c -> ...)`: columns
+            // chosen by name when the query runs; any of every source.
+            Expr::Function(f)
+                if f.name.0.len() == 1 && f.name.to_string().eq_ignore_ascii_case("columns") =>
+            {
+                self.names.push((Vec::new(), Ident::new("*")));
+            }
             Expr::Function(f) => {
                 if let sqlparser::ast::FunctionArguments::List(list) = &f.args {
                     for arg in &list.args {
@@ -1199,7 +1230,11 @@ fn resolve_ident<'s>(
     column: &Ident,
     dialect: SqlDialect,
 ) -> Vec<Cow<'s, OutputColumn>> {
-    let column = ident_name(column, dialect);
+    // The `*` of `o.*` and `COLUMNS(...)`: no name to quote.
+    let column = match (column.value.as_str(), column.quote_style) {
+        ("*", None) => "*".to_string(),
+        _ => ident_name(column, dialect),
+    };
     match qualifier {
         [] => resolve(visible, "", &column),
         [one] => resolve(visible, &ident_name(one, dialect), &column),
@@ -1273,6 +1308,14 @@ fn resolve<'s>(visible: &'s [Source], qualifier: &str, column: &str) -> Vec<Cow<
         && let Some(src) = find_source(visible, qualifier)
     {
         return whole_row(src);
+    }
+    // `COLUMNS('re')`: any column of the query's own sources.
+    if column == "*" && qualifier.is_empty() {
+        return visible
+            .iter()
+            .filter(|s| !s.outer)
+            .flat_map(whole_row)
+            .collect();
     }
     if !qualifier.is_empty() {
         if let Some(src) = find_source(visible, qualifier) {
