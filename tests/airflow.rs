@@ -702,6 +702,35 @@ fn transfer_operators_name_their_tables_and_hidden_ones_are_warned() {
 }
 
 #[test]
+fn a_dependency_on_a_name_bound_to_what_ripple_cannot_read_is_named() {
+    // Round 28: `x = loads["orders"]` then `x >> build` dropped the edge,
+    // silently; `prev = None` stays quiet (a loop's first round).
+    let (_, warnings) = read(&[(
+        "d.py",
+        &format!(
+            "{HEADER}with DAG('d') as d:\n    \
+             loads = {{'orders': SQL(task_id='lo', sql='select 1'), 'c': SQL(task_id='lc', sql='select 1')}}\n    \
+             build = SQL(task_id='build', sql='select 1')\n    \
+             x = loads['orders']\n    x >> build\n    \
+             same = d.get_task('build')\n    build << same\n    \
+             prev = None\n    if prev:\n        prev >> build\n"
+        ),
+    )]);
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    let at = |line: u32, name: &str| {
+        messages.iter().any(|m| {
+            m.contains(&format!("dags/d.py:{line}:"))
+                && m.contains(&format!("a dependency on `{name}`, bound to"))
+        })
+    };
+    assert!(at(8, "x") && at(10, "same"), "{messages:#?}");
+    assert!(
+        !messages.iter().any(|m| m.contains("`prev`")),
+        "{messages:#?}"
+    );
+}
+
+#[test]
 fn a_with_of_a_task_that_is_no_setup_or_teardown_is_named() {
     // Airflow refuses the file (`Only setup/teardown tasks can be used as
     // context managers`); the tasks inside still made, no edge guessed.
@@ -2061,7 +2090,9 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
     // taken at the end of the file, lists of tasks changed in place,
     // `chain(*xs)` and `chain_linear`, `.output` inside arguments, results
     // spread with `**{...}`, `parent_group=`, setup and teardown tasks,
-    // f-strings passed to factories.
+    // f-strings passed to factories; round 28: `.map`/`.zip` XComArgs,
+    // functions that only wire tasks, starred unpacking, a group given a
+    // number, `add_suffix_on_collision`, edge labels, `with dag:`.
     let head = "from datetime import datetime\nfrom airflow import DAG\n\
         from airflow.decorators import task\n\
         from airflow.operators.empty import EmptyOperator as E\n\
@@ -2131,6 +2162,34 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
              with DAG('tasks_dag', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
              for t in ['x1', 'x2']:\n        mk(f'load_{t}', t)\n    mk(f'c_{N}', N)\n\
              for t in ['a', 'b']:\n    globals()[f'dag_{t}'] = make_dag(f'fac_{t}')\n",
+        ),
+        (
+            "round28.py",
+            "from airflow.decorators import task_group\nfrom airflow.utils.edgemodifier import Label\n\
+             def fan_out(src, dsts):\n    for d in dsts:\n        src >> d\n\
+             def wire(up, down):\n    up >> down\n\
+             with DAG('r28', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             @task\n    def list_files():\n        return ['a']\n    \
+             @task\n    def list_sizes():\n        return [1]\n    \
+             @task\n    def load(path):\n        return path\n    \
+             @task\n    def pair(v):\n        return v\n    \
+             files = list_files()\n    load.expand(path=files.map(lambda f: f'x/{f}'))\n    \
+             pair.expand(v=files.zip(list_sizes()))\n    \
+             src = E(task_id='src'); m1 = E(task_id='m1'); m2 = E(task_id='m2'); ex = E(task_id='ex')\n    \
+             fan_out(src, [m1, m2])\n    wire(m1, ex)\n    \
+             first, *rest = [E(task_id=f'r{i}') for i in range(3)]\n    first >> rest\n    \
+             head, tail = E(task_id='head'), E(task_id='tail')\n    \
+             *init, last = [E(task_id=f's{i}') for i in range(3)]\n    head >> init\n    last >> tail\n    \
+             @task\n    def extract(batch_size):\n        return batch_size\n    \
+             @task_group\n    def batch(size):\n        extract(size)\n    \
+             batch(500)\n    batch(size=None)\n    \
+             for region in ['eu', 'us']:\n        \
+             with TaskGroup('ld', add_suffix_on_collision=True) as g:\n            E(task_id=f'copy_{region}')\n        \
+             src >> g\n    \
+             check = E(task_id='check'); full = E(task_id='full'); incr = E(task_id='incr')\n    \
+             check >> Label('month start') >> full\n    check >> Label('other') >> incr\n\
+             dag2 = DAG('reentered', schedule=None, start_date=datetime(2024, 1, 1))\n\
+             with dag2:\n    a = E(task_id='a'); b = E(task_id='b')\n    a >> b\n",
         ),
         (
             "setups.py",

@@ -159,6 +159,9 @@ struct Reader<'a> {
     /// Setup (false) and teardown (true) tasks, by DAG and id: `with`
     /// one of them wires the tasks made inside to them, as Airflow does.
     roles: HashMap<(usize, String), bool>,
+    /// Names bound to what ripple cannot read (`x = loads["a"]`), with
+    /// that text: a dependency on one is warned, never dropped in silence.
+    opaque: HashMap<String, String>,
     /// The setup/teardown contexts being read (`with t:`), innermost last.
     setup_contexts: Vec<SetupContext>,
     /// The `parent_group=` of the group being opened (see
@@ -357,6 +360,7 @@ fn read_tree(
         opened_parent: None,
         roles: HashMap::new(),
         setup_contexts: Vec::new(),
+        opaque: HashMap::new(),
         used_groups: std::collections::HashSet::new(),
         taskflow_ids: std::collections::HashSet::new(),
         dataset_names: std::collections::HashSet::new(),
@@ -621,6 +625,16 @@ impl Reader<'_> {
                     }
                 }
                 for item in &w.items {
+                    // `dag = DAG(...)`, then `with dag:`.
+                    if let Expr::Name(n) = &item.context_expr
+                        && let Some(Binding::Dag(d)) = self.names.get(n.id.as_str())
+                    {
+                        inner_dag = Some(*d);
+                        if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
+                            self.names.insert(var, Binding::Dag(*d));
+                        }
+                        continue;
+                    }
                     // `tg = TaskGroup(...)`, then `with tg:`.
                     if let Expr::Name(n) = &item.context_expr
                         && let Some(key) = self.group_key(n.id.as_str())
@@ -674,7 +688,8 @@ impl Reader<'_> {
                         if let Some(group) = group {
                             let prefixed = prefixed(&call.arguments.keywords);
                             let parent = self.parent_prefix(&call.arguments.keywords, prefix);
-                            let (key, p) = self.open_group(&group, &parent, prefixed, false);
+                            let suffix = suffixed(&call.arguments.keywords);
+                            let (key, p) = self.open_group(&group, &parent, prefixed, suffix);
                             inner_prefix = p;
                             if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
                                 self.names.insert(
@@ -791,6 +806,9 @@ impl Reader<'_> {
                 }
                 let value = self.value(&a.value, dag, prefix);
                 for t in &a.targets {
+                    if let Some(var) = name_of(t) {
+                        self.opaque.remove(&var);
+                    }
                     if let (Some(var), Some(v)) = (name_of(t), value.clone()) {
                         self.unbound.remove(&var);
                         self.names.insert(var, v);
@@ -799,6 +817,20 @@ impl Reader<'_> {
                         // (`prev = None` before a second DAG's loop once
                         // chained that DAG to the first's last task).
                         self.names.remove(&var);
+                        // Bound to what ripple cannot read (`loads["a"]`,
+                        // `dag.get_task("b")`): a dependency on it is named.
+                        if !matches!(
+                            a.value.as_ref(),
+                            Expr::NoneLiteral(_)
+                                | Expr::BooleanLiteral(_)
+                                | Expr::NumberLiteral(_)
+                                | Expr::StringLiteral(_)
+                        ) {
+                            let text =
+                                crate::text::clipped(&source_text(self.text, &*a.value), 200)
+                                    .into_owned();
+                            self.opaque.insert(var.clone(), text);
+                        }
                         self.unbound.insert(var);
                     } else if let (
                         Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })
@@ -806,11 +838,40 @@ impl Reader<'_> {
                         Some(Binding::Tasks(tasks)),
                     ) = (t, &value)
                         && elts.len() == tasks.len()
+                        && !elts.iter().any(|e| matches!(e, Expr::Starred(_)))
                     {
                         // `first, last = make_tasks(...)`: one task each.
                         for (e, task) in elts.iter().zip(tasks) {
                             if let Some(var) = name_of(e) {
                                 self.names.insert(var, Binding::Tasks(vec![task.clone()]));
+                            }
+                        }
+                    } else if let (
+                        Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })
+                        | Expr::List(ruff_python_ast::ExprList { elts, .. }),
+                        Some(Binding::Tasks(tasks)),
+                    ) = (t, &value)
+                        && let [star] = elts
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, e)| matches!(e, Expr::Starred(_)))
+                            .map(|(i, _)| i)
+                            .collect::<Vec<_>>()[..]
+                        && tasks.len() + 1 >= elts.len()
+                    {
+                        // `first, *rest = [...]`: one task each around the
+                        // starred name, which takes the rest.
+                        let after = elts.len() - star - 1;
+                        let rest_end = tasks.len() - after;
+                        for (i, e) in elts.iter().enumerate() {
+                            let (target, taken) = match e {
+                                Expr::Starred(x) => (&*x.value, tasks[star..rest_end].to_vec()),
+                                _ if i < star => (e, vec![tasks[i].clone()]),
+                                _ => (e, vec![tasks[rest_end + (i - star - 1)].clone()]),
+                            };
+                            if let Some(var) = name_of(target) {
+                                self.unbound.remove(&var);
+                                self.names.insert(var, Binding::Tasks(taken));
                             }
                         }
                     } else if let (
@@ -1072,7 +1133,9 @@ impl Reader<'_> {
                     params: parameter_names(f),
                     body: f.body.to_vec(),
                 };
-                if self.contains_task_call(&f.body) {
+                // One that only wires tasks it is given (`def wire(up,
+                // down): up >> down`) is read at its calls too.
+                if self.contains_task_call(&f.body) || sets_dependencies(&f.body) {
                     self.group_fns.insert(f.name.to_string(), Rc::new(factory));
                     self.promote(f.name.as_str());
                 } else {
@@ -1576,6 +1639,14 @@ impl Reader<'_> {
                         "a list of tasks `>>` (or `<<`) a list of tasks: Python has no such operation between two lists, so Airflow refuses this file (`TypeError`) and loads no DAG from it; join them through a task, or use `cross_downstream(...)`".to_string(),
                     ));
                 }
+                // `a >> Label("x") >> b`: an edge label relays `a` to `b`.
+                let label = |x: &Expr| matches!(x, Expr::Call(c) if matches!(self.resolve(&c.func).as_str(), "Label" | "EdgeModifier"));
+                if label(&b.right) {
+                    return Some(Binding::Tasks(self.tasks_of(&b.left, dag, prefix)));
+                }
+                if label(&b.left) {
+                    return Some(Binding::Tasks(self.tasks_of(&b.right, dag, prefix)));
+                }
                 let left = self.tasks_of(&b.left, dag, prefix);
                 let right = self.tasks_of(&b.right, dag, prefix);
                 let (up, down) = if b.op == Operator::RShift {
@@ -1640,6 +1711,15 @@ impl Reader<'_> {
         match self.value(e, dag, prefix) {
             Some(Binding::Tasks(t)) => t,
             None => match e {
+                Expr::Name(n) if let Some(text) = self.opaque.get(n.id.as_str()) => {
+                    let at = e.range().start().to_usize();
+                    let message = format!(
+                        "a dependency on `{}`, bound to `{text}`, which ripple cannot read as tasks, is not read; name the tasks (`a >> b`) to have it read",
+                        n.id
+                    );
+                    self.warn_at(at, message);
+                    Vec::new()
+                }
                 Expr::Name(n) if !self.unbound.contains(n.id.as_str()) => vec![n.id.to_string()],
                 Expr::Name(_) | Expr::NoneLiteral(_) => Vec::new(),
                 // `r["a"]` of a task's result (`multiple_outputs`): an
@@ -1823,7 +1903,8 @@ impl Reader<'_> {
                     .or(args.first())
                     .and_then(|e| self.string(e))?;
                 let parent = self.parent_prefix(keywords, prefix);
-                let (key, _) = self.open_group(&group, &parent, prefixed(keywords), false);
+                let (key, _) =
+                    self.open_group(&group, &parent, prefixed(keywords), suffixed(keywords));
                 self.open_groups.pop();
                 return Some(Binding::Tasks(vec![format!("{GROUP_MARK}{key}")]));
             }
@@ -1920,6 +2001,16 @@ impl Reader<'_> {
         {
             receiver = t;
         }
+        // `files.map(f)`, `a.zip(b)`, `a.concat(b)` of task results: an
+        // XComArg of them all (what `.expand(...)` then waits for).
+        let xcom = matches!(name, "map" | "zip" | "concat");
+        if xcom
+            && let Expr::Attribute(a) = call.func.as_ref()
+            && let Some(var) = name_of(&a.value)
+            && let Some(Binding::Tasks(t)) = self.names.get(&var)
+        {
+            receiver = t.clone();
+        }
         let mut made = Vec::new();
         let args = &call.arguments;
         for x in args
@@ -1949,6 +2040,10 @@ impl Reader<'_> {
                 if !made.is_empty() && !self.shadowed.contains(name) =>
             {
                 Some(Binding::Tasks(made))
+            }
+            _ if xcom && !receiver.is_empty() => {
+                receiver.extend(made);
+                Some(Binding::Tasks(receiver))
             }
             _ if !receiver.is_empty() => Some(Binding::Tasks(receiver)),
             _ => None,
@@ -3737,14 +3832,23 @@ impl Reader<'_> {
         } else {
             (None, prefix.to_string())
         };
-        let saved: Vec<(String, Option<Binding>)> = bound
+        // A parameter given what ripple does not read as a binding (`500`,
+        // `None`): unbound, so never taken for a task of its name.
+        let saved: Vec<(String, Option<Binding>, bool)> = bound
             .into_iter()
             .map(|(name, value)| {
+                let was_unbound = self.unbound.contains(&name);
                 let old = match value {
-                    Some(v) => self.names.insert(name.clone(), v),
-                    None => self.names.remove(&name),
+                    Some(v) => {
+                        self.unbound.remove(&name);
+                        self.names.insert(name.clone(), v)
+                    }
+                    None => {
+                        self.unbound.insert(name.clone());
+                        self.names.remove(&name)
+                    }
                 };
-                (name, old)
+                (name, old, was_unbound)
             })
             .collect();
         let outer_return = self.returned.take();
@@ -3752,7 +3856,12 @@ impl Reader<'_> {
         self.body(&g.body, dag, &inner);
         let returned = std::mem::replace(&mut self.returned, outer_return);
         self.returning = outer_returning;
-        for (name, old) in saved {
+        for (name, old, was_unbound) in saved {
+            if was_unbound {
+                self.unbound.insert(name.clone());
+            } else {
+                self.unbound.remove(&name);
+            }
             match old {
                 Some(v) => self.names.insert(name, v),
                 None => self.names.remove(&name),
@@ -4298,6 +4407,15 @@ fn prefixed(keywords: &[Keyword]) -> bool {
     !matches!(
         kw(keywords, "prefix_group_id"),
         Some(Expr::BooleanLiteral(b)) if !b.value
+    )
+}
+
+/// Whether a TaskGroup takes `__1`, `__2` when its id is taken
+/// (`add_suffix_on_collision=True`), as `@task_group` calls always do.
+fn suffixed(keywords: &[Keyword]) -> bool {
+    matches!(
+        kw(keywords, "add_suffix_on_collision"),
+        Some(Expr::BooleanLiteral(b)) if b.value
     )
 }
 
