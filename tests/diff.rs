@@ -1796,3 +1796,59 @@ fn a_change_to_the_projects_run_hooks_is_not_silent() {
     let (json, _) = run(repo.path(), &["--base", "HEAD"]);
     assert_eq!(changes(&json), owned(&[]), "{json}");
 }
+
+#[test]
+fn promoting_a_model_version_breaks_what_refs_it_unpinned() {
+    // Round 28: `latest_version: 1` → `2` made every unpinned `ref('dim')`
+    // read `dim_v2` (dbt's rows changed), and diff said "no changes": the
+    // ref was printed as the first version's relation at both revisions.
+    let files: &[(&str, &str)] = &[
+        ("dbt_project.yml", "name: s\nversion: '1.0'\nprofile: s\n"),
+        ("models/dim_v1.sql", "select id, name from raw.c\n"),
+        (
+            "models/dim_v2.sql",
+            "select id, upper(name) as name from raw.c\n",
+        ),
+        (
+            "models/names.sql",
+            "select id, name from {{ ref('dim') }}\n",
+        ),
+        (
+            "models/pinned.sql",
+            "select id from {{ ref('dim', v=1) }}\n",
+        ),
+        (
+            "models/v.yml",
+            "version: 2\nmodels:\n  - name: dim\n    latest_version: 1\n    versions:\n      - v: 1\n      - v: 2\n",
+        ),
+    ];
+    let repo = GitRepo::new(files);
+    let base = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.write(
+        "models/v.yml",
+        &files[5].1.replace("latest_version: 1", "latest_version: 2"),
+    );
+    let head = repo.commit("promote v2");
+    let (json, code) = run(repo.path(), &["--base", &base, "--head", &head]);
+    assert_eq!(code, 1, "{json}");
+    let changed: Vec<(String, String)> = json["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["model"].as_str().unwrap().to_string(),
+                c["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        changed.contains(&("model.names".to_string(), "breaking".to_string())),
+        "{changed:?}"
+    );
+    // The pinned ref reads v1 at both revisions.
+    assert!(
+        !changed.iter().any(|(m, _)| m == "model.pinned"),
+        "{changed:?}"
+    );
+}

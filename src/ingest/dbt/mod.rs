@@ -1238,6 +1238,20 @@ fn settings(
     };
     for t in templates {
         let rel = relation_for(&base, &t.config, &t.name, t.kind);
+        // A versioned model: `ref('m', v=2)` is that version's relation, an
+        // unpinned `ref('m')` the latest's (round 28: the first version's
+        // was printed, so promoting v2 changed no rendered text and `diff`
+        // saw no change).
+        let get = |k: &str| t.config.get(k).and_then(Value::as_str);
+        if let Some(v) = get("version") {
+            relations
+                .by_name
+                .insert(jinja::versioned_key(&t.name, v), rel.clone());
+            if get("latest_version") == Some(v) {
+                relations.by_name.insert(t.name.clone(), rel);
+                continue;
+            }
+        }
         relations.by_name.entry(t.name.clone()).or_insert(rel);
     }
     for (_, path) in seeds {

@@ -32,13 +32,15 @@ pub(super) fn add_builtins(
                 lock(&cap.references).push(Target::Ref {
                     package,
                     name: name.clone(),
-                    version,
+                    version: version.clone(),
                 });
             }
             let relations = &s.relations;
-            let relation = relations
-                .by_name
-                .get(&name)
+            let pinned = version
+                .as_deref()
+                .and_then(|v| relations.by_name.get(&super::versioned_key(&name, v)));
+            let relation = pinned
+                .or_else(|| relations.by_name.get(&name))
                 .cloned()
                 .unwrap_or_else(|| Relation {
                     database: relations.default_database.clone(),

@@ -193,6 +193,12 @@ pub(crate) struct Capture {
 
 impl Object for Capture {}
 
+/// The key of a model version's relation among [`Relations::by_name`]
+/// (a name no model can have).
+pub(crate) fn versioned_key(name: &str, version: &str) -> String {
+    format!("{name} v{version}")
+}
+
 /// Everything `ref()` and `source()` need to print relations.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Relations {
