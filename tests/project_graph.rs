@@ -1178,3 +1178,57 @@ fn a_prepared_statement_is_read_where_it_is_executed() {
         .success()
         .stdout(predicate::str::contains("hidden-tables").not());
 }
+
+#[test]
+fn a_dbt_postgres_name_in_mixed_case_is_that_exact_table() {
+    // Round 28: dbt-postgres quotes `ORDERS_Tbl` (checked on PostgreSQL:
+    // the model reads "erp_raw"."ORDERS_Tbl"); ripple folded it, so the job
+    // loading the quoted table fed another node and impact missed the model.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("dbt_project.yml", "name: q\nversion: '1.0'\nprofile: q\n"),
+            ("ripple.yml", "dialect: postgres\nsql: [jobs]\n"),
+            (
+                "models/sources.yml",
+                "version: 2\nsources:\n  - name: erp\n    schema: erp_raw\n    tables:\n      - name: orders\n        identifier: ORDERS_Tbl\n",
+            ),
+            (
+                "models/stg_orders.sql",
+                "select id, amount from {{ source('erp', 'orders') }}\n",
+            ),
+            (
+                "jobs/load.sql",
+                "insert into erp_raw.\"ORDERS_Tbl\" (id, amount) select id, amount from landing.feed;\n",
+            ),
+            (
+                "jobs/other.sql",
+                "insert into erp_raw.orders_tbl (id, amount) select id, amount from landing.other;\n",
+            ),
+        ],
+    );
+    let g = graph_of(dir.path());
+    assert!(
+        has_edge(&g, "table.landing.feed", "source.erp.orders"),
+        "{:?}",
+        edges(&g)
+    );
+    assert!(
+        !has_edge(&g, "table.landing.other", "source.erp.orders"),
+        "{:?}",
+        edges(&g)
+    );
+    // No hard-coded read of a folded namesake: the source is read as dbt reads it.
+    let into_model: Vec<_> = edges(&g)
+        .into_iter()
+        .filter(|(_, to)| to == "model.stg_orders")
+        .collect();
+    assert_eq!(
+        into_model,
+        [(
+            "source.erp.orders".to_string(),
+            "model.stg_orders".to_string()
+        )]
+    );
+}

@@ -125,7 +125,7 @@ struct Resolver<'a> {
 impl<'a> Resolver<'a> {
     /// Tables over `datasets`, which come sorted by id: the first of equal
     /// relations or names wins, whatever order the readers ran in.
-    fn new(datasets: &'a [Dataset]) -> Self {
+    fn new(datasets: &'a [Dataset], dialect: crate::sql::SqlDialect) -> Self {
         let n = datasets.len();
         let mut r = Resolver {
             datasets,
@@ -138,8 +138,20 @@ impl<'a> Resolver<'a> {
         };
         for (at, d) in datasets.iter().enumerate() {
             r.ids.insert(&d.id, at);
-            let folded =
-                d.relation.is_ascii() && !d.relation.bytes().any(|b| b.is_ascii_uppercase());
+            // dbt-postgres quotes what dbt declares: `ORDERS_Tbl` is that
+            // table, which SQL names `"ORDERS_Tbl"` (round 28: a job
+            // loading it fed another node, and impact missed every model
+            // on the source).
+            let exact = dialect.dbt_names_exact()
+                && matches!(
+                    d.kind,
+                    DatasetKind::Model
+                        | DatasetKind::Source
+                        | DatasetKind::Seed
+                        | DatasetKind::Snapshot
+                );
+            let folded = exact
+                || (d.relation.is_ascii() && !d.relation.bytes().any(|b| b.is_ascii_uppercase()));
             let relation = match !folded {
                 true => std::borrow::Cow::Owned(d.relation.to_lowercase()),
                 false => std::borrow::Cow::Borrowed(d.relation.as_str()),
@@ -492,7 +504,7 @@ impl LineageGraph {
         if !datasets.is_sorted_by(|a, b| a.id <= b.id) {
             datasets.sort_by(|a, b| a.id.cmp(&b.id));
         }
-        let resolver = Resolver::new(&datasets);
+        let resolver = Resolver::new(&datasets, config.dialect);
         // Each job's references are resolved on its own, on all cores, and
         // merged in job order: the same graph as one job after another.
         let mut links: Vec<JobLinks> = {

@@ -123,6 +123,17 @@ impl SqlDialect {
             .unwrap_or("generic")
     }
 
+    /// Whether dbt's adapter for this engine quotes every name by default
+    /// and the engine keeps a quoted name's case (dbt-postgres prints
+    /// `"erp_raw"."ORDERS_Tbl"`): a name dbt declares in mixed case is that
+    /// exact table, not its lower-case namesake.
+    pub fn dbt_names_exact(self) -> bool {
+        matches!(
+            self,
+            SqlDialect::Postgres | SqlDialect::Greenplum | SqlDialect::Materialize
+        )
+    }
+
     /// All accepted names, comma-separated, for help and error text.
     pub fn valid_names() -> String {
         Self::ALIASES

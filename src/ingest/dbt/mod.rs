@@ -877,6 +877,7 @@ fn read_project(
             database: None,
             schema: String::new(),
             identifier: t.name.clone(),
+            exact: false,
         });
         // What a warm run needs to render it alone again.
         let meta = rec.and_then(|_| {
@@ -1267,6 +1268,7 @@ fn settings(
                     database: s.database.clone(),
                     schema: s.schema.clone(),
                     identifier: s.identifier.clone(),
+                    exact: false,
                 },
             );
         }
@@ -1360,6 +1362,7 @@ fn relation_for(
             Some(v) => format!("{name}_v{}", v.replace('.', "_")),
             None => name.to_string(),
         }),
+        exact: false,
     }
 }
 

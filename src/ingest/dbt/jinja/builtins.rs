@@ -46,7 +46,12 @@ pub(super) fn add_builtins(
                     database: relations.default_database.clone(),
                     schema: relations.default_schema.clone(),
                     identifier: name,
+                    exact: false,
                 });
+            let relation = Relation {
+                exact: super::quotes_exact_case(&s.adapter),
+                ..relation
+            };
             if let Some(cap) = capture(state) {
                 lock(&cap.printed).push(relation.name());
             }
@@ -72,7 +77,12 @@ pub(super) fn add_builtins(
                     database: None,
                     schema: source,
                     identifier: table,
+                    exact: false,
                 });
+            let relation = Relation {
+                exact: super::quotes_exact_case(&s.adapter),
+                ..relation
+            };
             if let Some(cap) = capture(state) {
                 lock(&cap.printed).push(relation.name());
             }

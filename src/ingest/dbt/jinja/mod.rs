@@ -93,6 +93,11 @@ pub(crate) struct Relation {
     pub schema: String,
     /// Table or view name.
     pub identifier: String,
+    /// Printed as an adapter that quotes every name prints it (dbt-postgres):
+    /// a part in mixed case is quoted, so the SQL reading it names that
+    /// table, not its lower-case namesake.
+    #[serde(default, skip)]
+    pub exact: bool,
 }
 
 impl Relation {
@@ -146,7 +151,8 @@ impl Object for Relation {
                 .is_some_and(|c| c.is_alphabetic() || c == '_')
                 && part
                     .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                && !(self.exact && part.chars().any(char::is_uppercase));
             if plain {
                 f.write_str(part)?;
             } else {
@@ -192,6 +198,15 @@ pub(crate) struct Capture {
 }
 
 impl Object for Capture {}
+
+/// Whether dbt's adapter quotes every name by default and its engine
+/// keeps a quoted name's case (dbt-postgres: `"erp_raw"."ORDERS_Tbl"`), so a
+/// declared name in mixed case is that exact table.
+pub(crate) fn quotes_exact_case(adapter: &str) -> bool {
+    crate::sql::SqlDialect::ALIASES
+        .iter()
+        .any(|(name, d)| *name == adapter && d.dbt_names_exact())
+}
 
 /// The key of a model version's relation among [`Relations::by_name`]
 /// (a name no model can have).
@@ -1224,6 +1239,7 @@ mod tests {
                 database: None,
                 schema: "raw".into(),
                 identifier: "orders".into(),
+                exact: false,
             },
         );
         Settings {
@@ -1243,6 +1259,7 @@ mod tests {
             database: None,
             schema: "analytics".into(),
             identifier: "m".into(),
+            exact: false,
         }
     }
 
