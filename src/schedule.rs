@@ -407,6 +407,16 @@ fn ticks(
         }
         other => other,
     };
+    // `cfg["schedule"]`, `SCHEDULE`, `get_cron()`: an expression, not a
+    // cron of one field.
+    let expression = cron.contains(['[', '(', '{', '.'])
+        || (!cron.contains(char::is_whitespace)
+            && cron.starts_with(|c: char| c.is_alphabetic() || c == '_'));
+    if expression {
+        return Err(NoRuns::from(format!(
+            "`{cron}` is an expression ripple cannot read as a schedule; write the schedule as a literal, or give it in ripple.yml's backfill.production"
+        )));
+    }
     let parsed = crate::time::parse_cron(cron).map_err(NoRuns::from)?;
     // Airflow reads a cron in the zone of the DAG's start date
     // (`pendulum.datetime(..., tz="America/New_York")`): `0 2 * * *` is
@@ -570,6 +580,26 @@ mod tests {
 
     fn m(s: &str) -> Minute {
         TimeKey::parse(s).unwrap().start * 60
+    }
+
+    #[test]
+    fn an_expression_is_named_as_one_not_as_a_cron_of_one_field() {
+        for e in [
+            "cfg[\"schedule\"]",
+            "SCHEDULE",
+            "get_cron()",
+            "settings.cron",
+        ] {
+            let Err(no) = ticks(e, None, 0, 60 * 24, MAX_RUNS) else {
+                panic!("{e} was read as a schedule");
+            };
+            assert!(
+                no.unreadable && no.why.contains("is an expression"),
+                "{e}: {}",
+                no.why
+            );
+        }
+        assert!(ticks("0 2 * * *", None, 0, 60 * 24 * 2, MAX_RUNS).is_ok());
     }
 
     #[test]

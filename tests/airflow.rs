@@ -2192,6 +2192,15 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
              with dag2:\n    a = E(task_id='a'); b = E(task_id='b')\n    a >> b\n",
         ),
         (
+            "constants.py",
+            "ENV = 'prod'\nAUDIT = False\n\
+             with DAG('env', schedule=None, start_date=datetime(2024, 1, 1)):\n    \
+             start = E(task_id='start')\n    \
+             if ENV == 'prod':\n        pub = E(task_id='publish')\n    else:\n        pub = E(task_id='publish')\n    \
+             start >> pub\n    \
+             if AUDIT:\n        audit = E(task_id='audit')\n        pub >> audit\n",
+        ),
+        (
             "setups.py",
             "from airflow.decorators import setup, teardown\n\
              with DAG('st_ctx', schedule=None, start_date=datetime(2024, 1, 1)):\n    \

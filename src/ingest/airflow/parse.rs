@@ -1346,11 +1346,22 @@ impl Reader<'_> {
                 Test::Always => Some(true),
                 Test::Unknown => None,
             };
+            // An arm that cannot run (`if ENV == "prod":` of a known `ENV`,
+            // the `else` after it) makes nothing, as in Airflow (round 28:
+            // both arms' `publish` made a false duplicate, and `if AUDIT:`
+            // of a false `AUDIT` a task Airflow never has).
+            if decided || known == Some(false) {
+                for b in bodies {
+                    if let (Some(first), Some(last)) = (b.first(), b.last()) {
+                        let never: Vec<Span> =
+                            within(&self.task_calls, (span(first).0, span(last).1)).collect();
+                        self.handled.extend(never);
+                    }
+                }
+                continue;
+            }
             for b in bodies {
                 self.body(b, dag, prefix);
-            }
-            if decided || known == Some(false) {
-                continue;
             }
             outcomes.push(names.iter().map(|n| state(self, n)).collect());
             returns.push(self.returning);
