@@ -443,6 +443,20 @@ impl Config {
         if let Some(bad) = zone("time_zone".to_string(), &self.time_zone) {
             return Some(bad);
         }
+        // An empty schema made every model's relation unqualified (`m`),
+        // which no warehouse has dbt build.
+        for (key, value) in [
+            ("target.schema", Some(&self.target.schema)),
+            ("target.database", self.target.database.as_ref()),
+            ("target.name", Some(&self.target.name)),
+        ] {
+            if value.is_some_and(|v| v.trim().is_empty()) {
+                return Some(BadValue::new(
+                    key.to_string(),
+                    "an empty name is none; write the name (dbt's profile has it), or leave the key out for the default".to_string(),
+                ));
+            }
+        }
         // A misspelt placeholder (`{tabel}`) would be kept as text: every
         // dataset's shadow the same name, or a name nobody meant.
         if let Some(pattern) = &self.backfill.shadow {
@@ -1044,6 +1058,12 @@ mod tests {
             );
         }
         assert!(err("datasets:\n  a: { cost: -5 }\n").contains("datasets.a.cost"));
+        // An empty target schema made every relation unqualified.
+        let e = err("target:\n  schema: ''\n");
+        assert!(
+            e.starts_with("ripple.yml:2:3: target.schema: an empty name"),
+            "{e}"
+        );
         assert!(
             err("datasets:\n  a: { partition_column: '' }\n")
                 .contains("datasets.a.partition_column")

@@ -2198,7 +2198,10 @@ fn dependencies_are_airflows_for_groups_lists_chains_and_xcom_args() {
              start = E(task_id='start')\n    \
              if ENV == 'prod':\n        pub = E(task_id='publish')\n    else:\n        pub = E(task_id='publish')\n    \
              start >> pub\n    \
-             if AUDIT:\n        audit = E(task_id='audit')\n        pub >> audit\n",
+             if AUDIT:\n        audit = E(task_id='audit')\n        pub >> audit\n\
+             if __name__ == '__main__':\n    \
+             with DAG('only_main', schedule=None, start_date=datetime(2024, 1, 1)):\n        \
+             E(task_id='b')\n",
         ),
         (
             "setups.py",

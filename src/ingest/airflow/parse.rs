@@ -3107,6 +3107,18 @@ impl Reader<'_> {
             // `ENV == "prod"`, `ENV in ("prod", "stage")`, of known strings.
             Expr::Compare(c) if c.ops.len() == 1 => {
                 use ruff_python_ast::CmpOp;
+                // `if __name__ == "__main__":`: Airflow imports the file
+                // under another module name, so the block never runs.
+                if matches!(c.left.as_ref(), Expr::Name(n) if n.id.as_str() == "__name__")
+                    && !self.names.contains_key("__name__")
+                    && self.string(&c.comparators[0]).as_deref() == Some("__main__")
+                {
+                    return match c.ops[0] {
+                        CmpOp::Eq => Some(false),
+                        CmpOp::NotEq => Some(true),
+                        _ => None,
+                    };
+                }
                 let left = self.string(&c.left)?;
                 let right = &c.comparators[0];
                 match c.ops[0] {
