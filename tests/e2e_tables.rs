@@ -2338,3 +2338,37 @@ insert into raw.orders select g, timestamp '2026-01-01' + g * interval '3 hours'
     assert_eq!(code, 0, "{err}");
     assert_eq!(docs(), before);
 }
+
+#[test]
+fn a_table_made_then_updated_is_restated_with_every_column() {
+    // Round 29: `create table as` then `update ... set flag` was copied and
+    // swapped as `flag` alone: every other column NULL in production, exit 0.
+    let Some(db) = engines::require(engines::duckdb(), "the DuckDB CLI").map(Db::Duck) else {
+        return;
+    };
+    let job = "create or replace table mart.flags as select order_id, cast(ordered_at as date) as order_date, false as big from raw.orders;\n\
+               update mart.flags f set big = true from (select order_id from raw.orders where amount > 300) s where s.order_id = f.order_id;\n";
+    db.run_file(&format!(
+        "create schema raw; create schema mart;
+create table raw.orders (order_id int, ordered_at timestamp, amount decimal(18,2));
+insert into raw.orders select g, timestamp '2026-01-01' + g * interval '3 hours', g from range(1, 401) t(g);
+{job}"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("jobs")).unwrap();
+    std::fs::write(dir.path().join("jobs/flags.sql"), job).unwrap();
+    std::fs::write(
+        dir.path().join("ripple.yml"),
+        "dialect: duckdb\nmodels: [jobs]\ndatasets:\n  raw.orders: { grain: day, start: 2026-01-01 }\n  mart.flags: { grain: none }\n",
+    )
+    .unwrap();
+    let rows = || {
+        db.run("select * from mart.flags order by order_id")
+            .unwrap()
+    };
+    let before = rows();
+    let (code, err) = plan_and_run(&db, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(rows(), before);
+}

@@ -328,7 +328,9 @@ impl<'g> Semantics<'g> {
         );
         let script = self.job(&writer.clone())?;
         let statement = script.statements.iter().rev().find(|s| {
-            s.columns.is_some() && (whole_query || s.targets.iter().any(|t| same(t, &relation)))
+            s.columns.is_some()
+                && s.kind.makes_whole_rows()
+                && (whole_query || s.targets.iter().any(|t| same(t, &relation)))
         })?;
         let cols = statement.columns.as_ref()?;
         // Values going by position into a table of unknown columns: the

@@ -69,7 +69,9 @@ pub fn job_output_known(g: &LineageGraph, n: NodeIndex, known: &KnownColumns) ->
     let relation = d.relation.to_lowercase();
     let mut statements = script.statements;
     let writing = statements.iter().rposition(|s| {
-        s.columns.is_some() && s.targets.iter().any(|t| t.to_lowercase() == relation)
+        s.columns.is_some()
+            && s.kind.makes_whole_rows()
+            && s.targets.iter().any(|t| t.to_lowercase() == relation)
     });
     let bare = || {
         statements

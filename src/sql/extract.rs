@@ -64,6 +64,14 @@ pub enum StatementKind {
 }
 
 impl StatementKind {
+    /// Whether its column lineage is of whole rows of what it writes: an
+    /// UPDATE or DELETE names only the columns it sets (a table made by
+    /// `create table as` then `update ... set flag` was once restated as
+    /// `flag` alone, every other column NULL in production).
+    pub fn makes_whole_rows(self) -> bool {
+        !matches!(self, StatementKind::Update | StatementKind::Delete)
+    }
+
     /// The kind as written in JSON and text output (`create_table_as`).
     pub fn as_str(self) -> &'static str {
         use StatementKind::*;
