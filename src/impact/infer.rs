@@ -467,6 +467,19 @@ impl Visitor for Finder {
         {
             self.push_all_of_time(None, format!("{}: `with recursive`", q.span().start.line));
         }
+        // `lateral (... order by ordered_at desc limit 1)`, a top-N: the
+        // rows kept are the first of all the query reads, which a row of any
+        // day can displace (round 29: a customer's latest order lost moved
+        // its row to an earlier day, outside an identity impact).
+        if q.limit_clause.is_some() || q.fetch.is_some() {
+            self.push_all_of_time(
+                None,
+                format!(
+                    "{}: `limit` keeps the first rows of what the query reads, which rows of any day can displace",
+                    q.span().start.line
+                ),
+            );
+        }
         ControlFlow::Continue(())
     }
 
@@ -2411,6 +2424,11 @@ mod reach_tests {
 
     #[test]
     fn comparisons_open_one_way_and_groups_without_time_reach_all_of_it() {
+        // A latest row per key, with no time compared: any day (round 29).
+        assert!(
+            one("select c.id, l.d from c, lateral (select o.d from o where o.cid = c.id order by o.ts desc limit 1) l")
+                .contains(&(-UNBOUNDED, UNBOUNDED))
+        );
         // A lateral last touch: any touch before the order.
         assert!(
             one("select o.d, t.channel from o left join lateral (select channel from t where t.user_id = o.user_id and t.touched_at <= o.ordered_at order by t.touched_at desc limit 1) t on true")
