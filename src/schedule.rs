@@ -129,21 +129,29 @@ pub struct Schedule {
 /// `cron` wins for a DAG both name).
 pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) -> Schedule {
     let (from_m, to_m) = (from * 60, to * 60);
-    let mut entries: Vec<(String, String, String, Option<String>)> = Vec::new();
+    type Entry = (String, String, String, Option<String>, Option<String>);
+    let mut entries: Vec<Entry> = Vec::new();
     for d in dags {
         let configured = config
             .backfill
             .production
             .iter()
             .find(|p| p.dag == d.dag_id);
-        let (schedule, source) = match configured {
-            Some(p) => (p.cron.clone(), "ripple.yml".to_string()),
+        let (schedule, source, zone) = match configured {
+            Some(p) => (p.cron.clone(), "ripple.yml".to_string(), None),
             None => (
                 d.schedule.clone().unwrap_or_else(|| "None".into()),
                 format!("{}:{}", d.file, d.line),
+                d.schedule_zone.clone(),
             ),
         };
-        entries.push((d.dag_id.clone(), schedule, source, d.start_date.clone()));
+        entries.push((
+            d.dag_id.clone(),
+            schedule,
+            source,
+            d.start_date.clone(),
+            zone,
+        ));
     }
     for p in &config.backfill.production {
         if !dags.iter().any(|d| d.dag_id == p.dag) {
@@ -151,6 +159,7 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
                 p.dag.clone(),
                 p.cron.clone(),
                 "ripple.yml".to_string(),
+                None,
                 None,
             ));
         }
@@ -172,12 +181,14 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
         .fold(0i64, |a, b| a.saturating_add(b))
         .min(30 * 1440);
     let mut budget = MAX_TOTAL_RUNS;
-    for (dag_id, schedule, source, start_date) in entries {
+    for (dag_id, schedule, source, start_date, zone) in entries {
         let (duration, duration_source) = duration_of(config, &dag_id);
         let limit = MAX_RUNS.min(budget);
+        // A timetable's own zone, else the start date's (Airflow's rule).
+        let clock = zone.as_deref().or(start_date.as_deref());
         match ticks(
             &schedule,
-            start_date.as_deref(),
+            (start_date.as_deref(), clock),
             from_m - duration - lookback,
             to_m,
             limit,
@@ -379,7 +390,7 @@ impl From<String> for NoRuns {
 /// none to compute.
 fn ticks(
     schedule: &str,
-    start_date: Option<&str>,
+    (start_date, clock): (Option<&str>, Option<&str>),
     from: Minute,
     to: Minute,
     limit: usize,
@@ -422,7 +433,7 @@ fn ticks(
     // (`pendulum.datetime(..., tz="America/New_York")`): `0 2 * * *` is
     // 02:00 there, 07:00Z in January. The cron runs over that zone's clock
     // and each tick is taken back to UTC.
-    let zone = start_date.and_then(start_zone);
+    let zone = clock.and_then(start_zone);
     let offset = |m: Minute| -> Minute {
         zone.as_ref()
             .and_then(|tz| {
@@ -514,7 +525,7 @@ fn timedelta_ticks(
 /// `datetime(..., tzinfo=ZoneInfo("X"))`, `pendulum.timezone("X")`), when
 /// it is one ripple knows; UTC's is none.
 fn start_zone(text: &str) -> Option<jiff::tz::TimeZone> {
-    let at = ["tz=", "tzinfo=", "timezone("]
+    let at = ["tz=", "tzinfo=", "timezone(", "timezone="]
         .iter()
         .filter_map(|k| text.find(k))
         .min()?;
@@ -590,7 +601,7 @@ mod tests {
             "get_cron()",
             "settings.cron",
         ] {
-            let Err(no) = ticks(e, None, 0, 60 * 24, MAX_RUNS) else {
+            let Err(no) = ticks(e, (None, None), 0, 60 * 24, MAX_RUNS) else {
                 panic!("{e} was read as a schedule");
             };
             assert!(
@@ -599,7 +610,7 @@ mod tests {
                 no.why
             );
         }
-        assert!(ticks("0 2 * * *", None, 0, 60 * 24 * 2, MAX_RUNS).is_ok());
+        assert!(ticks("0 2 * * *", (None, None), 0, 60 * 24 * 2, MAX_RUNS).is_ok());
     }
 
     #[test]
@@ -607,12 +618,18 @@ mod tests {
         // Airflow's documented way to run at local time: 02:00 New York is
         // 07:00Z in January, 06:00Z in July (it was listed at 02:00Z).
         let at = |start: &str, from: &str, to: &str| -> Vec<String> {
-            ticks("0 2 * * *", Some(start), m(from), m(to), MAX_RUNS)
-                .unwrap()
-                .0
-                .into_iter()
-                .map(display_minute)
-                .collect()
+            ticks(
+                "0 2 * * *",
+                (Some(start), Some(start)),
+                m(from),
+                m(to),
+                MAX_RUNS,
+            )
+            .unwrap()
+            .0
+            .into_iter()
+            .map(display_minute)
+            .collect()
         };
         for start in [
             r#"pendulum.datetime(2026, 1, 1, tz="America/New_York")"#,
@@ -629,7 +646,7 @@ mod tests {
     }
 
     fn run_starts(schedule: &str, from: &str, to: &str) -> Vec<String> {
-        ticks(schedule, None, m(from), m(to), MAX_RUNS)
+        ticks(schedule, (None, None), m(from), m(to), MAX_RUNS)
             .unwrap()
             .0
             .into_iter()
@@ -688,11 +705,34 @@ mod tests {
     }
 
     #[test]
+    fn a_timetable_s_zone_is_the_clock_of_its_cron() {
+        // Round 29: `CronTriggerTimetable("0 2 * * *", timezone="America/
+        // New_York")` ran at 02:00Z; Airflow runs it at 07:00Z in January.
+        let runs = |clock: Option<&str>| {
+            ticks(
+                "0 2 * * *",
+                (Some("datetime(2026, 1, 1)"), clock),
+                m("2026-01-10"),
+                m("2026-01-11"),
+                MAX_RUNS,
+            )
+            .unwrap()
+            .0
+        };
+        assert_eq!(
+            runs(Some("timezone=\"America/New_York\"")),
+            [m("2026-01-10") + 7 * 60]
+        );
+        assert_eq!(runs(Some("timezone=\"UTC\"")), [m("2026-01-10") + 2 * 60]);
+        assert_eq!(runs(None), [m("2026-01-10") + 2 * 60]);
+    }
+
+    #[test]
     fn timedeltas_count_from_the_start_date() {
         let t = |sd: Option<&str>| {
             ticks(
                 "timedelta(hours=6)",
-                sd,
+                (sd, sd),
                 m("2026-01-10"),
                 m("2026-01-11"),
                 MAX_RUNS,
@@ -713,16 +753,16 @@ mod tests {
             ]
         );
         assert_eq!(t(None).len(), 4);
-        assert!(ticks("timedelta(seconds=5)", None, 0, 60, MAX_RUNS).is_err());
+        assert!(ticks("timedelta(seconds=5)", (None, None), 0, 60, MAX_RUNS).is_err());
     }
 
     #[test]
     fn unscheduled_and_unreadable_schedules_say_why() {
-        let none = ticks("None", None, 0, 60, MAX_RUNS).unwrap_err();
+        let none = ticks("None", (None, None), 0, 60, MAX_RUNS).unwrap_err();
         assert!(none.why.contains("schedule=None") && !none.unreadable);
-        let datasets = ticks("datasets", None, 0, 60, MAX_RUNS).unwrap_err();
+        let datasets = ticks("datasets", (None, None), 0, 60, MAX_RUNS).unwrap_err();
         assert!(datasets.why.contains("datasets") && !datasets.unreadable);
-        let bad = ticks("61 * * * *", None, 0, 60, MAX_RUNS).unwrap_err();
+        let bad = ticks("61 * * * *", (None, None), 0, 60, MAX_RUNS).unwrap_err();
         assert!(bad.why.contains("not a cron expression") && bad.unreadable);
     }
 

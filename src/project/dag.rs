@@ -18,6 +18,11 @@ pub struct Dag {
     /// `start_date` as written, if a literal.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_date: Option<String>,
+    /// The zone a timetable's cron runs in, as written
+    /// (`CronTriggerTimetable("0 2 * * *", timezone="America/New_York")`):
+    /// Airflow reads the cron there, whatever the start date's zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_zone: Option<String>,
     /// `catchup`, if given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub catchup: Option<bool>,

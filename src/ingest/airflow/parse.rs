@@ -3185,6 +3185,7 @@ impl Reader<'_> {
             .or(kw(keywords, "schedule_interval"))
             .or(kw(keywords, "timetable"));
         let schedule = schedule_expr.map(|e| self.schedule_text(e));
+        let schedule_zone = schedule_expr.and_then(|e| self.timetable_zone(e));
         let schedule_datasets = schedule_expr
             .map(|e| self.schedule_datasets(e))
             .unwrap_or_default();
@@ -3256,6 +3257,7 @@ impl Reader<'_> {
             line,
             schedule,
             start_date,
+            schedule_zone,
             catchup,
             end_date,
             max_active_runs,
@@ -3315,6 +3317,25 @@ impl Reader<'_> {
                 .string(other)
                 .unwrap_or_else(|| source_text(self.text, other)),
         }
+    }
+
+    /// The `timezone=` of a cron timetable (also inside `...OrTimeSchedule`),
+    /// as written.
+    fn timetable_zone(&mut self, e: &Expr) -> Option<String> {
+        let Expr::Call(c) = e else { return None };
+        let name = self.resolve(&c.func);
+        if name.ends_with("OrTimeSchedule") {
+            let t = kw(&c.arguments.keywords, "timetable")?;
+            return self.timetable_zone(t);
+        }
+        if !name.starts_with("Cron") && !name.starts_with("MultipleCron") {
+            return None;
+        }
+        let zone = kw(&c.arguments.keywords, "timezone")?;
+        Some(match self.string(zone) {
+            Some(z) => format!("timezone={z:?}"),
+            None => format!("timezone={}", source_text(self.text, zone)),
+        })
     }
 
     /// The datasets (assets) a data-aware schedule waits for: a list, `|`
