@@ -1852,3 +1852,36 @@ fn promoting_a_model_version_breaks_what_refs_it_unpinned() {
         "{changed:?}"
     );
 }
+
+#[test]
+fn an_edit_in_a_branch_the_render_does_not_take_could_not_be_compared() {
+    // Round 29: an edit inside `{% if env_var('DEPLOY_ENV', 'dev') ==
+    // 'prod' %}` changed production's rows (dbt-duckdb, DEPLOY_ENV=prod),
+    // and diff said "no changes": ripple renders the default branch.
+    let model = "select id, status from raw.o\n{% if env_var('DEPLOY_ENV', 'dev') == 'prod' %}\nwhere status != 'test'\n{% endif %}\n";
+    let files: &[(&str, &str)] = &[
+        ("dbt_project.yml", "name: s\nversion: '1.0'\nprofile: s\n"),
+        ("models/stg.sql", model),
+        ("models/fct.sql", "select id from {{ ref('stg') }}\n"),
+    ];
+    let repo = GitRepo::new(files);
+    let base = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.write(
+        "models/stg.sql",
+        &model.replace("!= 'test'", "not in ('test', 'cancelled')"),
+    );
+    let head = repo.commit("prod filter");
+    let (json, code) = run(repo.path(), &["--base", &base, "--head", &head]);
+    assert_eq!(code, 1, "{json}");
+    let c = &json["changes"][0];
+    assert_eq!(c["model"], "model.stg", "{json}");
+    assert_eq!(c["kind"], "could-not-compare", "{json}");
+    // A comment outside any branch is still no change.
+    repo.write(
+        "models/fct.sql",
+        "-- ids\nselect id from {{ ref('stg') }}\n",
+    );
+    let later = repo.commit("comment");
+    let (json, code) = run(repo.path(), &["--base", &head, "--head", &later]);
+    assert_eq!(code, 0, "{json}");
+}

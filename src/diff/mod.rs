@@ -239,6 +239,19 @@ pub fn diff_with_seeds(
                         _ => false,
                     }
                 };
+                // A dbt model's `{% if %}` changed where the render took
+                // the other branch (`env_var('DEPLOY_ENV', 'dev') ==
+                // 'prod'`, `target.name`): production may take it (round 29).
+                let dbt_branch_changed = || {
+                    b.kind == crate::project::JobKind::Dbt
+                        && file_changed()
+                        && std::fs::read_to_string(base.root.join(&b.file))
+                            .ok()
+                            .is_some_and(|old| {
+                                crate::ingest::dbt_branch_text(&old)
+                                    != crate::ingest::dbt_branch_text(text().unwrap_or_default())
+                            })
+                };
                 // No SQL on either side to compare (a Python model).
                 let no_sql = b.sql.is_none() && h.sql.is_none() && h.file.ends_with(".py");
                 // A changed macro whose change the rendered SQL cannot show:
@@ -272,6 +285,11 @@ pub fn diff_with_seeds(
                     (None, None) if same && incremental() && file_changed() => Verdict::new(
                         ChangeKind::CouldNotCompare,
                         "its file changed but its SQL reads the same: the change may be in its `{% if is_incremental() %}` or `{% if execute %}` branch, which production runs and ripple does not render for the comparison",
+                        1,
+                    ),
+                    (None, None) if same && dbt_branch_changed() => Verdict::new(
+                        ChangeKind::CouldNotCompare,
+                        "its file changed inside an `{% if %}` and its SQL reads the same for the branch ripple renders (env_var defaults, ripple.yml's target and vars): the branch production takes may have changed",
                         1,
                     ),
                     (None, None) if same && !(hidden && file_changed()) => continue,

@@ -23,6 +23,7 @@ pub use airflow::{Dags, read_dags};
 pub(crate) use dbt::HOOK_KEYS as DBT_HOOK_KEYS;
 pub use dbt::NAME_MACROS as DBT_NAME_MACROS;
 pub(crate) use dbt::jinja::ADAPTER_WRITES as DBT_ADAPTER_WRITES;
+pub(crate) use dbt::jinja::branch_text as dbt_branch_text;
 pub(crate) use dbt::jinja::macro_blocks as dbt_macro_blocks;
 pub use schema_file::read_schema;
 pub use tables::{TablesError, load_tables};

@@ -279,6 +279,40 @@ fn statement_tags(text: &str) -> impl Iterator<Item = (&str, usize)> {
     tags(text).filter(|(tag, _)| tag.starts_with("{%"))
 }
 
+/// The text inside `{% if %}` ... `{% endif %}` blocks (outermost, their
+/// tags included), white space collapsed: what a render taking one branch
+/// may not show.
+pub(crate) fn branch_text(text: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (tag, at) in statement_tags(text) {
+        let body = tag.trim_start_matches(['{', '%', '-', '+']).trim_start();
+        let word: String = body
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        match word.as_str() {
+            "if" => {
+                if depth == 0 {
+                    start = at;
+                }
+                depth += 1;
+            }
+            "endif" if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    let block = &text[start..at + tag.len()];
+                    out.extend(block.split_whitespace().flat_map(|w| [w, " "]));
+                    out.push('\n');
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Jinja tags (`{{ ... }}`, `{% ... %}`) in `text`, with their byte offsets.
 pub(crate) fn tags(text: &str) -> impl Iterator<Item = (&str, usize)> {
     let mut rest = 0;
