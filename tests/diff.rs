@@ -1885,3 +1885,39 @@ fn an_edit_in_a_branch_the_render_does_not_take_could_not_be_compared() {
     let (json, code) = run(repo.path(), &["--base", &head, "--head", &later]);
     assert_eq!(code, 0, "{json}");
 }
+
+#[test]
+fn a_contracted_column_type_change_is_a_change_of_its_rows() {
+    // Round 29: `numeric(18,4)` → `numeric(18,0)` under an enforced
+    // contract rounded every row (dbt-postgres); diff said "no changes".
+    let yml = |ty: &str, enforced: bool| {
+        format!(
+            "version: 2\nmodels:\n  - name: pay\n    config:\n      contract: {{enforced: {enforced}}}\n    columns:\n      - name: id\n        data_type: integer\n      - name: amount\n        data_type: {ty}\n"
+        )
+    };
+    for enforced in [true, false] {
+        let base_yml = yml("numeric(18,4)", enforced);
+        let files: &[(&str, &str)] = &[
+            ("dbt_project.yml", "name: s\nversion: '1.0'\nprofile: s\n"),
+            ("models/pay.sql", "select id, amount from raw.p\n"),
+            (
+                "models/rpt.sql",
+                "select sum(amount) as total from {{ ref('pay') }}\n",
+            ),
+            ("models/pay.yml", &base_yml),
+        ];
+        let repo = GitRepo::new(files);
+        let base = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+        repo.write("models/pay.yml", &yml("numeric(18,0)", enforced));
+        let head = repo.commit("round amounts");
+        let (json, _) = run(repo.path(), &["--base", &base, "--head", &head]);
+        let models: Vec<&str> = json["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["model"].as_str().unwrap())
+            .collect();
+        // Only an enforced contract builds the table with the types.
+        assert_eq!(models.contains(&"model.pay"), enforced, "{json}");
+    }
+}

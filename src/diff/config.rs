@@ -90,15 +90,27 @@ pub(crate) fn compare(
             });
         }
         let keys: BTreeSet<&String> = b.config.keys().chain(h.config.keys()).collect();
+        // Columns' types build the table only under an enforced contract;
+        // otherwise they document it.
+        let enforced = |d: &Dataset| {
+            d.config
+                .get("contract")
+                .and_then(|c| c.get("enforced"))
+                .is_some_and(|e| e == &serde_json::Value::Bool(true))
+        };
         for key in keys {
             if SKIPPED_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            let contract = key == crate::ingest::DBT_CONTRACT_COLUMNS;
+            if contract && !enforced(b) && !enforced(h) {
                 continue;
             }
             let (old, new) = (b.config.get(key), h.config.get(key));
             if old != new {
                 changes.push(SettingChange {
                     text: format!("{key}: {} → {}", json(old), json(new)),
-                    changes_rows: ROW_KEYS.contains(&key.as_str()),
+                    changes_rows: contract || ROW_KEYS.contains(&key.as_str()),
                     in_ripple_yml: false,
                 });
             }

@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::project::{Dataset, Diagnostic, Project};
 
 pub use airflow::{Dags, read_dags};
+pub(crate) use dbt::CONTRACT_COLUMNS as DBT_CONTRACT_COLUMNS;
 pub(crate) use dbt::HOOK_KEYS as DBT_HOOK_KEYS;
 pub use dbt::NAME_MACROS as DBT_NAME_MACROS;
 pub(crate) use dbt::jinja::ADAPTER_WRITES as DBT_ADAPTER_WRITES;

@@ -5,6 +5,7 @@ pub(crate) mod jinja;
 mod python;
 mod snapshot;
 mod yaml;
+pub(crate) use yaml::CONTRACT_COLUMNS;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -464,6 +464,12 @@ impl Properties {
                 if let Some(tags) = node.get("tags") {
                     merge_config(&mut config, "tags", tags.clone());
                 }
+                // What an enforced contract builds the table with: the
+                // columns' types and constraints (compared by `diff`).
+                let contract = contract_columns(node);
+                if !contract.is_empty() {
+                    config.insert(CONTRACT_COLUMNS.to_string(), Value::Object(contract));
+                }
                 let versions = node
                     .get("versions")
                     .and_then(Value::as_array)
@@ -528,6 +534,37 @@ fn has_tests(node: &Value) -> bool {
             .get("columns")
             .and_then(Value::as_array)
             .is_some_and(|cols| cols.iter().any(declares))
+}
+
+/// The config key holding a node's columns' declared types and
+/// constraints ([`contract_columns`]).
+pub(crate) const CONTRACT_COLUMNS: &str = "contract_columns";
+
+/// Each column declaring a `data_type` or `constraints`, with them: what a
+/// model with an enforced contract is built with (`numeric(18,4)` →
+/// `numeric(18,0)` rounds every row).
+fn contract_columns(node: &Value) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for c in node
+        .get("columns")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(name) = c.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let mut facts = serde_json::Map::new();
+        for key in ["data_type", "constraints"] {
+            if let Some(v) = c.get(key) {
+                facts.insert(key.to_string(), v.clone());
+            }
+        }
+        if !facts.is_empty() {
+            out.insert(name.to_string(), Value::Object(facts));
+        }
+    }
+    out
 }
 
 fn columns(node: &Value) -> Vec<String> {
