@@ -2674,3 +2674,32 @@ fn a_table_whose_job_reads_itself_is_rebuilt_only_when_said_to() {
     ]);
     plan_src_one_day(dir.path()).assert().success();
 }
+
+#[test]
+fn subtotals_over_the_partition_column_are_refused_and_others_planned() {
+    // Round 29: `group by cube (order_date, status)` left its NULL-dated
+    // totals stale in production: no partition swap replaces them.
+    let yml = "datasets:\n  src: { grain: day, start: 2026-01-01 }\n  cubed: { grain: day, partition_column: order_date }\n";
+    let dir = temp_project(&[
+        (
+            "cubed.sql",
+            "create table cubed as select order_date, status, sum(amount) as revenue from src group by cube (order_date, status)",
+        ),
+        ("ripple.yml", yml),
+    ]);
+    plan_src_one_day(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "refusing to plan `cubed`: its job groups by `cube` over its partition column `order_date`",
+        ));
+    // Totals within each day keep the day: planned.
+    let dir = temp_project(&[
+        (
+            "cubed.sql",
+            "create table cubed as select order_date, status, sum(amount) as revenue from src group by order_date, rollup (status)",
+        ),
+        ("ripple.yml", yml),
+    ]);
+    plan_src_one_day(dir.path()).assert().success();
+}

@@ -489,6 +489,27 @@ pub fn document(
     if !misnamed.is_empty() {
         return Err(PlanError::UnknownPartitionColumn(misnamed));
     }
+    // Subtotal rows of `rollup`/`cube`/`grouping sets` over the partition
+    // column hold NULL there: they are in no partition, so a partition
+    // swap never replaces them (round 29: production kept its wrong
+    // totals, exit 0).
+    for id in &order {
+        let (Some(Some(column)), Some(d)) = (partition.get(id), g.dataset(id)) else {
+            continue;
+        };
+        let Some(sql) = g.writer(id).and_then(|j| j.sql.as_deref()) else {
+            continue;
+        };
+        if let Some(form) = subtotals(sql, dialect, column) {
+            return Err(PlanError::Table {
+                dataset: d.name.clone(),
+                reason: format!(
+                    "its job groups by `{form}` over its partition column `{column}`: the subtotal rows hold NULL there, which is in no partition, so a partition swap never replaces them. Rebuild it whole (`grain: none` under `datasets.{}` in ripple.yml), or keep the subtotals in a table of their own",
+                    d.name
+                ),
+            });
+        }
+    }
     // The session's zone each restated dataset's job must run in: a job
     // reading an affected upstream's instants (`timestamptz`, from its
     // facts) cuts them into days by the session's zone when it casts them
@@ -2058,4 +2079,63 @@ fn validations(
         });
     }
     Ok(out)
+}
+
+/// The subtotal grouping (`rollup`, `cube`, `grouping sets`, `with
+/// rollup`) a job's SQL totals `column` over, if any: one naming it, or an
+/// expression that may be it under another name.
+fn subtotals(sql: &str, dialect: crate::sql::SqlDialect, column: &str) -> Option<&'static str> {
+    use sqlparser::ast::{Expr, GroupByExpr, GroupByWithModifier, Select, Visit, Visitor};
+    use std::ops::ControlFlow;
+    struct Find<'c> {
+        column: &'c str,
+        found: Option<&'static str>,
+    }
+    impl Find<'_> {
+        fn over<'e>(&mut self, form: &'static str, exprs: impl IntoIterator<Item = &'e Expr>) {
+            let totals = |e: &Expr| match e {
+                Expr::Identifier(i) => i.value.eq_ignore_ascii_case(self.column),
+                Expr::CompoundIdentifier(p) => p
+                    .last()
+                    .is_some_and(|i| i.value.eq_ignore_ascii_case(self.column)),
+                Expr::Value(_) => false,
+                _ => true,
+            };
+            if exprs.into_iter().any(totals) {
+                self.found = Some(form);
+            }
+        }
+    }
+    impl Visitor for Find<'_> {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Rollup(sets) => self.over("rollup", sets.iter().flatten()),
+                Expr::Cube(sets) => self.over("cube", sets.iter().flatten()),
+                Expr::GroupingSets(sets) => self.over("grouping sets", sets.iter().flatten()),
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_select(&mut self, s: &Select) -> ControlFlow<()> {
+            if let GroupByExpr::Expressions(exprs, modifiers) = &s.group_by {
+                for m in modifiers {
+                    match m {
+                        GroupByWithModifier::Rollup => self.over("with rollup", exprs),
+                        GroupByWithModifier::Cube => self.over("with cube", exprs),
+                        _ => {}
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut find = Find {
+        column,
+        found: None,
+    };
+    crate::sql::for_each_statement(sql, dialect, |_, s| {
+        let _ = s.visit(&mut find);
+    });
+    find.found
 }
