@@ -2679,7 +2679,7 @@ fn a_table_whose_job_reads_itself_is_rebuilt_only_when_said_to() {
 fn subtotals_over_the_partition_column_are_refused_and_others_planned() {
     // Round 29: `group by cube (order_date, status)` left its NULL-dated
     // totals stale in production: no partition swap replaces them.
-    let yml = "datasets:\n  src: { grain: day, start: 2026-01-01 }\n  cubed: { grain: day, partition_column: order_date }\n";
+    let yml = "datasets:\n  src: { grain: day, start: 2026-01-01 }\n  cubed: { grain: day, start: 2026-01-01, partition_column: order_date }\n";
     let dir = temp_project(&[
         (
             "cubed.sql",
