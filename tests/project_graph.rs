@@ -1232,3 +1232,50 @@ fn a_dbt_postgres_name_in_mixed_case_is_that_exact_table() {
         )]
     );
 }
+
+#[test]
+fn impact_follows_a_partition_to_the_table_it_is_part_of() {
+    // Round 29: a job writing `mart.daily_2026_01` (a partition of
+    // `mart.daily`, checked on PostgreSQL) left the readers of `mart.daily`
+    // out of impact, exit 0.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            (
+                "ripple.yml",
+                "dialect: postgres\nmodels: [jobs]\ntables: [ddl]\ndatasets:\n  raw.orders: { grain: day, start: 2026-01-01 }\n",
+            ),
+            (
+                "ddl/t.sql",
+                "create table mart.daily (d date, revenue numeric) partition by range (d);\ncreate table mart.daily_2026_01 partition of mart.daily for values from ('2026-01-01') to ('2026-02-01');\n",
+            ),
+            (
+                "jobs/load.sql",
+                "insert into mart.daily_2026_01 (d, revenue) select d, sum(amount) from raw.orders group by d;\n",
+            ),
+            (
+                "jobs/weekly.sql",
+                "insert into mart.weekly (d, revenue) select d, revenue from mart.daily;\n",
+            ),
+        ],
+    );
+    ripple()
+        .args([
+            "impact",
+            "raw.orders",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-10",
+            "--as-of",
+            "2026-02-01",
+            "--no-cache",
+            "--project",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("mart.weekly"))
+        .stdout(predicate::str::contains("mart.daily "));
+}

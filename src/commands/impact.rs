@@ -31,7 +31,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let request = args.change.request()?;
-    let g = args.change.project.graph()?;
+    let g = args.change.project.graph_with_partitions()?;
     let facts = phase("time facts", || {
         ripple::impact::TimeFacts::for_request(g, &request)
     })?;

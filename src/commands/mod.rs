@@ -87,7 +87,42 @@ impl ProjectArgs {
     /// The graph of `project`, kept until the process exits (see
     /// [`ProjectArgs::graph`]).
     pub fn build(project: Project) -> anyhow::Result<&'static LineageGraph> {
-        let graph = ripple::timings::phase("graph", || LineageGraph::build(project));
+        Self::build_with(project, |_| Ok(()))
+    }
+
+    /// The lineage graph, with each partition the table facts name (the
+    /// `tables:` of ripple.yml, the jobs' `partition of` DDL) linked to its
+    /// parent: what `impact` follows (see `LineageGraph::link_partitions`).
+    pub fn graph_with_partitions(&self) -> anyhow::Result<&'static LineageGraph> {
+        let project = self.load()?;
+        Self::build_with(project, |g| {
+            let dialect = g.config.dialect;
+            let mut tables = ripple::ingest::load_tables(
+                &g.root,
+                &g.config.tables,
+                &[],
+                g.config.allow_outside_project,
+                dialect,
+            )?;
+            for j in g.jobs.values() {
+                let Some(sql) = j.sql.as_deref() else {
+                    continue;
+                };
+                let lower = sql.to_ascii_lowercase();
+                if lower.contains("partition of") || lower.contains("inherits") {
+                    tables.add_ddl(ripple::sql::tables::facts_from_ddl(sql, dialect, &j.file));
+                }
+            }
+            g.link_partitions(&tables);
+            Ok(())
+        })
+    }
+
+    fn build_with(
+        project: Project,
+        link: impl FnOnce(&mut LineageGraph) -> anyhow::Result<()>,
+    ) -> anyhow::Result<&'static LineageGraph> {
+        let mut graph = ripple::timings::phase("graph", || LineageGraph::build(project));
         // A graph too large to build is refused, never answered from.
         if let Some(d) = graph
             .diagnostics
@@ -96,6 +131,7 @@ impl ProjectArgs {
         {
             anyhow::bail!("{}", d.message);
         }
+        link(&mut graph)?;
         Ok(Box::leak(Box::new(graph)))
     }
 

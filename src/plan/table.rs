@@ -404,7 +404,9 @@ pub fn copy(
 ) -> Result<Vec<String>, Refusal> {
     let c = quote_relation(dialect, copy);
     let p = quote_relation(dialect, &k.relation);
-    let Some(f) = &k.facts else {
+    // Facts with no columns (a `partition of` DDL, whose columns are its
+    // parent's): copied as the engine has it.
+    let Some(f) = k.facts.as_ref().filter(|f| !f.columns.is_empty()) else {
         return Ok(super::sql::create_copy(dialect, copy, &k.relation, empty));
     };
     let not_given = |name: &str| work && k.drawn.iter().any(|(d, _)| d == name);
