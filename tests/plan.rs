@@ -2703,3 +2703,50 @@ fn subtotals_over_the_partition_column_are_refused_and_others_planned() {
     ]);
     plan_src_one_day(dir.path()).assert().success();
 }
+
+#[test]
+fn a_routine_reading_a_restated_table_is_warned_and_its_plan_refused() {
+    // Round 29: a monthly table built through `mart.month_revenue()` (a SQL
+    // function over `daily`) was left out of impact and stayed wrong after
+    // a plan that exited 0.
+    let files: &[(&str, &str)] = &[
+        (
+            "fn.sql",
+            "create function month_revenue(m date) returns numeric language sql as $$ select sum(revenue) from daily where date_trunc('month', d) = m $$",
+        ),
+        (
+            "daily.sql",
+            "insert into daily (d, revenue) select d, sum(amount) from src group by d",
+        ),
+        (
+            "monthly.sql",
+            "insert into monthly (m, revenue) select m, month_revenue(m) from months",
+        ),
+        (
+            "ripple.yml",
+            "dialect: postgres\ndatasets:\n  src: { grain: day, start: 2026-01-01 }\n  daily: { grain: day, partition_column: d }\n",
+        ),
+    ];
+    let dir = temp_project(files);
+    plan_src_one_day(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "refusing to plan `daily`: `fn.sql` defines the routine `month_revenue`",
+        ));
+    let mut impact = assert_cmd::Command::cargo_bin("ripple").unwrap();
+    impact
+        .args([
+            "impact",
+            "src",
+            "--from",
+            "2026-01-10",
+            "--to",
+            "2026-01-10",
+        ])
+        .args(["--as-of", "2026-02-01", "--project"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("defines `month_revenue`"));
+}

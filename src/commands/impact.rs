@@ -47,6 +47,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(w) = ripple::plan::unread_warning(g) {
         eprintln!("warning: {}", ripple::text::inert(&w));
     }
+    if let Some(w) = ripple::plan::hidden_warning(g) {
+        eprintln!("warning: {}", ripple::text::inert(&w));
+    }
     // Left to the OS at exit, like the graph: freeing it costs more.
     std::mem::forget((facts, result, model, text));
     Ok(ExitCode::SUCCESS)

@@ -72,6 +72,18 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
             ),
         )
     }));
+    diagnostics.extend(lineage.defined_routines().map(|(s, routine)| {
+        Diagnostic::warning(
+            "hidden-tables",
+            Some(file.clone()),
+            s.line as u32,
+            s.column as u32,
+            format!(
+                "statement {} defines `{routine}`: the tables its body reads are not followed into the jobs that call it, so an impact through it may be short; write its query in the jobs, or a view",
+                s.index
+            ),
+        )
+    }));
     let first_line = |table: &str, reads: bool| -> u32 {
         lineage
             .statements

@@ -285,6 +285,28 @@ pub fn unread_warning(g: &LineageGraph) -> Option<String> {
     ))
 }
 
+/// The warning an impact carries when statements of the project run or
+/// define routines whose tables ripple cannot see (`hidden-tables`): what
+/// they read or write may be affected and is not listed.
+pub fn hidden_warning(g: &LineageGraph) -> Option<String> {
+    let hidden: Vec<&crate::project::Diagnostic> = g
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "hidden-tables")
+        .collect();
+    let first = hidden.first()?;
+    Some(format!(
+        "{} statement{} of the project run or define routines whose tables ripple cannot see ({first}); what {} may be affected and is not listed (`ripple check` lists every one)",
+        hidden.len(),
+        crate::text::plural(hidden.len()),
+        if hidden.len() == 1 {
+            "it touches"
+        } else {
+            "they touch"
+        },
+    ))
+}
+
 /// `file:line: statement N`, leaving out what is not known (0).
 fn place(file: &str, line: u64, statement: usize) -> String {
     match (line, statement) {

@@ -39,6 +39,13 @@ pub struct ScriptLineage {
 }
 
 impl ScriptLineage {
+    /// The statements defining a routine, with its name.
+    pub fn defined_routines(&self) -> impl Iterator<Item = (&StatementLineage, &str)> {
+        self.statements
+            .iter()
+            .filter_map(|s| s.defines.as_deref().map(|r| (s, r)))
+    }
+
     /// The statements running a routine whose tables are elsewhere, with
     /// the routine (see [`StatementLineage::runs`]).
     pub fn hidden_routines(&self) -> impl Iterator<Item = (&StatementLineage, &str)> {
@@ -269,6 +276,10 @@ pub struct StatementLineage {
     /// `EXECUTE p`, `EXECUTE IMMEDIATE`).
     #[serde(skip)]
     pub runs: Option<String>,
+    /// The routine it defines (`CREATE FUNCTION`, `CREATE MACRO`, `CREATE
+    /// PROCEDURE`): what its calls read is not followed.
+    #[serde(skip)]
+    pub defines: Option<String>,
     /// The statement's canonical text ([`super::canonical_text`]), when
     /// asked for ([`script_semantics`]).
     #[serde(skip)]
@@ -758,6 +769,7 @@ fn push_parsed(
             }
         };
         let mut lineage = StatementLineage::new(*index, at, kind, lineage);
+        lineage.defines = defined_routine(stmt);
         lineage.runs = hidden_routine(stmt)
             .filter(|r| !reading.prepared.borrow().contains_key(&r.to_lowercase()));
         if let Some(known) = &reading.known {
@@ -839,7 +851,21 @@ impl StatementLineage {
             columns: None,
             canonical: None,
             runs: None,
+            defines: None,
         }
+    }
+}
+
+/// The routine a statement defines, if any (see
+/// [`StatementLineage::defines`]).
+fn defined_routine(stmt: &sqlparser::ast::Statement) -> Option<String> {
+    use sqlparser::ast::Statement;
+    match stmt {
+        Statement::CreateFunction(f) => Some(f.name.to_string()),
+        Statement::CreateMacro { name, .. } | Statement::CreateProcedure { name, .. } => {
+            Some(name.to_string())
+        }
+        _ => None,
     }
 }
 
