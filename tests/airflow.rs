@@ -731,6 +731,37 @@ fn a_dependency_on_a_name_bound_to_what_ripple_cannot_read_is_named() {
 }
 
 #[test]
+fn airflowignore_patterns_leave_out_what_airflow_never_loads() {
+    // Round 29: a retired DAG under an ignored folder was read: phantom
+    // runs, a false duplicate writer and a refused plan.
+    let dag = |id: &str| {
+        format!(
+            "{HEADER}with DAG('{id}') as d:\n    SQL(task_id='t', sql='insert into mart.o select * from raw.{id}')\n"
+        )
+    };
+    let (dags, warnings) = read(&[
+        (
+            ".airflowignore",
+            "# retired\narchive/\nlegacy_[0-9]+\\.py\n",
+        ),
+        ("archive/old.py", &dag("arch")),
+        ("legacy_1.py", &dag("leg")),
+        ("ok.py", &dag("ok")),
+    ]);
+    let ids: Vec<&str> = dags.iter().map(|d| d.dag_id.as_str()).collect();
+    // `archive/` reads alike in both syntaxes: left out. The regexp-only
+    // pattern (Airflow 2's default syntax) is read and said so.
+    assert_eq!(ids, ["leg", "ok"]);
+    let messages: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        messages.iter().any(|m| m.contains("airflow-ignore")
+            && m.contains("legacy_1.py")
+            && m.contains("regexp")),
+        "{messages:#?}"
+    );
+}
+
+#[test]
 fn a_with_of_a_task_that_is_no_setup_or_teardown_is_named() {
     // Airflow refuses the file (`Only setup/teardown tasks can be used as
     // context managers`); the tasks inside still made, no edge guessed.

@@ -52,13 +52,137 @@ pub(crate) fn load(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Part {
     }
 }
 
+/// What `.airflowignore` files say of a DAG file.
+enum Ignore {
+    /// Ignored under both of Airflow's syntaxes: not read, as Airflow
+    /// loads nothing of it.
+    Both,
+    /// Ignored under one syntax only (Airflow 3's default `glob`, Airflow
+    /// 2's `regexp`): read, and said why.
+    One(String),
+}
+
+/// The `.airflowignore` files of a DAG folder, read once each.
+#[derive(Default)]
+struct Ignores {
+    by_dir: std::collections::HashMap<PathBuf, Vec<String>>,
+}
+
+impl Ignores {
+    /// The verdict on `file` of every `.airflowignore` from `top` down to
+    /// its folder: each pattern matched against the path below the folder
+    /// holding it.
+    fn verdict(&mut self, top: &Path, file: &Path) -> Option<Ignore> {
+        let mut dir = file.parent()?;
+        let mut one = None;
+        loop {
+            let patterns = self.by_dir.entry(dir.to_path_buf()).or_insert_with(|| {
+                crate::input::read_text(&dir.join(".airflowignore"))
+                    .map(|t| {
+                        t.lines()
+                            .map(str::trim)
+                            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            });
+            let rel = file
+                .strip_prefix(dir)
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            for p in patterns.iter() {
+                let regexp = regex::Regex::new(p).is_ok_and(|r| r.is_match(&rel));
+                let glob = glob_matches(p, &rel);
+                match (regexp, glob) {
+                    (true, true) => return Some(Ignore::Both),
+                    (false, false) => {}
+                    (r, _) => {
+                        one.get_or_insert_with(|| {
+                            Ignore::One(format!(
+                                "`.airflowignore` pattern `{p}` ignores it under Airflow's `{}` syntax but not under `{}`: ripple reads it, which Airflow {} does; write a pattern both syntaxes read alike",
+                                if r { "regexp" } else { "glob" },
+                                if r { "glob" } else { "regexp" },
+                                if r { "3 (glob, its default)" } else { "2 (regexp, its default)" },
+                            ))
+                        });
+                    }
+                }
+            }
+            if dir == top {
+                return one;
+            }
+            dir = dir.parent().filter(|p| p.starts_with(top))?;
+        }
+    }
+}
+
+/// Whether gitignore-like `pattern` (Airflow's `glob` syntax) matches the
+/// path `rel` (`/`-separated) or a folder on it: a pattern without a `/`
+/// but at its end matches any name along the path; one with a `/` is
+/// anchored at the ignore file's folder.
+fn glob_matches(pattern: &str, rel: &str) -> bool {
+    let dir_only = pattern.ends_with('/');
+    let p = pattern.trim_end_matches('/');
+    let anchored = p.contains('/');
+    let p = p.trim_start_matches('/');
+    let mut re = String::from("^");
+    let mut chars = p.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                re.push_str(".*");
+            }
+            '*' => re.push_str("[^/]*"),
+            '?' => re.push_str("[^/]"),
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+    }
+    re.push('$');
+    let Ok(re) = regex::Regex::new(&re) else {
+        return false;
+    };
+    let parts: Vec<&str> = rel.split('/').collect();
+    // Each folder on the path (and the file itself unless `dir/`).
+    let last = if dir_only {
+        parts.len() - 1
+    } else {
+        parts.len()
+    };
+    (0..last).any(|i| {
+        if anchored {
+            re.is_match(&parts[..=i].join("/"))
+        } else {
+            re.is_match(parts[i])
+        }
+    })
+}
+
 /// Reads the `.py` files under `dirs`.
 pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut problems = Vec::new();
+    let mut ignored = Vec::new();
     for d in dirs {
         let found = walk(root, d, &[".py"]);
-        files.extend(found.files);
+        let mut ignores = Ignores::default();
+        for f in found.files {
+            match ignores.verdict(d, &f) {
+                Some(Ignore::Both) => {}
+                Some(Ignore::One(why)) => {
+                    ignored.push(Diagnostic::warning(
+                        "airflow-ignore",
+                        Some(relative(root, &f)),
+                        0,
+                        0,
+                        why,
+                    ));
+                    files.push(f);
+                }
+                None => files.push(f),
+            }
+        }
         problems.extend(found.problems);
     }
     // On threads with stacks for the deepest SQL template (jinja/guard.rs).
@@ -117,6 +241,7 @@ pub fn read_dags(root: &Path, dirs: &[PathBuf], dialect: SqlDialect) -> Dags {
                 })
                 .collect()
         });
+    problems.extend(ignored);
     let mut out = Dags {
         warnings: problems,
         ..Dags::default()
