@@ -724,6 +724,24 @@ fn a_dependency_on_a_name_bound_to_what_ripple_cannot_read_is_named() {
         })
     };
     assert!(at(8, "x") && at(10, "same"), "{messages:#?}");
+    // Rebound in a loop ripple does not read: not the task before it.
+    let (dags, warnings) = read(&[(
+        "l.py",
+        &format!(
+            "{HEADER}with DAG('l') as d:\n    \
+             prev = SQL(task_id='begin', sql='select 1')\n    \
+             for step in get_steps():\n        \
+             t = SQL(task_id=step, sql='select 1')\n        prev >> t\n        prev = t\n    \
+             done = SQL(task_id='done', sql='select 1')\n    prev >> done\n"
+        ),
+    )]);
+    assert!(task(&dags[0], "done").upstream.is_empty());
+    assert!(
+        warnings.iter().any(|w| w
+            .to_string()
+            .contains("a dependency on `prev`, rebound in a loop")),
+        "{warnings:#?}"
+    );
     assert!(
         !messages.iter().any(|m| m.contains("`prev`")),
         "{messages:#?}"
