@@ -220,6 +220,13 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
         }
     }
     started_by_others(&mut out, dags, config, (from_m - lookback, to_m), budget);
+    let placed: usize = out.dags.iter().map(|d| d.runs.len()).sum();
+    also_started(
+        &mut out,
+        dags,
+        (from_m - lookback, to_m),
+        MAX_TOTAL_RUNS.saturating_sub(placed),
+    );
     // The runs before the horizon were only to start others.
     for d in &mut out.dags {
         d.runs.retain(|r| r.end_minute > from_m);
@@ -311,6 +318,75 @@ fn started_by_others(
         });
     }
     out.dags.sort_by(|a, b| a.dag_id.cmp(&b.dag_id));
+}
+
+/// Runs other DAGs start (a dataset or asset they update, a
+/// `TriggerDagRunOperator`) of DAGs that also have a time schedule
+/// (`AssetOrTimeSchedule`, a cron DAG a trigger starts too), after each
+/// starter's run, as for DAGs only others start; repeated while a DAG
+/// gains runs, a few levels deep (round 29: `report`'s asset run at 02:30
+/// was missing, and a plan was placed on it).
+fn also_started(
+    out: &mut Schedule,
+    dags: &[Dag],
+    (from_m, to_m): (Minute, Minute),
+    mut budget: usize,
+) {
+    let mut starters: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+        std::collections::BTreeMap::new();
+    for d in dags {
+        for e in d.upstream_dags.iter().filter(|e| e.via.starts_run()) {
+            starters
+                .entry(d.dag_id.as_str())
+                .or_default()
+                .insert(e.dag_id.as_str());
+        }
+    }
+    for _ in 0..8 {
+        let ends: std::collections::BTreeMap<String, Vec<Minute>> = out
+            .dags
+            .iter()
+            .map(|d| {
+                (
+                    d.dag_id.clone(),
+                    d.runs.iter().map(|r| r.end_minute).collect(),
+                )
+            })
+            .collect();
+        let mut changed = false;
+        for d in &mut out.dags {
+            let Some(by) = starters.get(d.dag_id.as_str()) else {
+                continue;
+            };
+            let mut have: std::collections::BTreeSet<Minute> =
+                d.runs.iter().map(|r| r.start_minute).collect();
+            for s in by {
+                let Some(times) = ends.get(*s).filter(|t| !t.is_empty()) else {
+                    continue;
+                };
+                if !d.after.iter().any(|a| a == s) {
+                    d.after.push(s.to_string());
+                    d.after.sort();
+                }
+                for &t in times {
+                    let run = Run::at(t, d.duration_minutes);
+                    if run.end_minute > from_m && run.start_minute < to_m && have.insert(t) {
+                        if budget == 0 {
+                            d.truncated = true;
+                            continue;
+                        }
+                        budget -= 1;
+                        d.runs.push(run);
+                        changed = true;
+                    }
+                }
+            }
+            d.runs.sort_by_key(|r| r.start_minute);
+        }
+        if !changed {
+            break;
+        }
+    }
 }
 
 /// DAGs left waiting once no more can be placed, that a DAG with runs

@@ -1274,6 +1274,12 @@ with DAG('loop_a', schedule=None) as la:
     TriggerDagRunOperator(task_id='go', trigger_dag_id='loop_b')
 with DAG('loop_b', schedule=None) as lb:
     TriggerDagRunOperator(task_id='go', trigger_dag_id='loop_a')
+with DAG('both', schedule=DatasetOrTimeSchedule(timetable=CronTriggerTimetable('0 6 * * *', timezone='UTC'), datasets=[Dataset('postgres://h/db/mart/orders')])) as b:
+    SQL(task_id='r', sql='select 1')
+with DAG('cron_kicked', schedule='0 12 * * *') as ck:
+    SQL(task_id='k', sql='select 1')
+with DAG('kicker', schedule='0 4 * * *') as kk:
+    TriggerDagRunOperator(task_id='go', trigger_dag_id='cron_kicked')
 "#;
     let (dags, _) = read(&[("chain.py", &format!("{HEADER}{FILES}"))]);
     let hour = |s: &str| ripple::time::TimeKey::parse(s).unwrap().start;
@@ -1309,6 +1315,22 @@ with DAG('loop_b', schedule=None) as lb:
     // DAGs that only start each other have no time to start from.
     let unscheduled: Vec<&str> = s.not_scheduled.iter().map(|u| u.dag_id.as_str()).collect();
     assert_eq!(unscheduled, ["loop_a", "loop_b"]);
+    // Round 29: a DAG with a time schedule that others start too runs at
+    // both (`DatasetOrTimeSchedule`, a cron DAG a trigger starts).
+    assert_eq!(
+        runs("both"),
+        [
+            pair("2026-01-10T02:00Z", "2026-01-10T03:00Z"),
+            pair("2026-01-10T06:00Z", "2026-01-10T07:00Z")
+        ]
+    );
+    assert_eq!(
+        runs("cron_kicked"),
+        [
+            pair("2026-01-10T05:00Z", "2026-01-10T06:00Z"),
+            pair("2026-01-10T12:00Z", "2026-01-10T13:00Z")
+        ]
+    );
 }
 
 #[test]
