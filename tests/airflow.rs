@@ -797,6 +797,23 @@ fn a_with_of_a_task_that_is_no_setup_or_teardown_is_named() {
             .any(|m| m.contains("dags/ctx.py:") && m.contains("not read as a setup or teardown")),
         "{messages:#?}"
     );
+    // cosmos's `with DbtTaskGroup(...) as tg:` is a group, read, not a setup.
+    let (dags, warnings) = read(&[(
+        "c.py",
+        &format!(
+            "{HEADER}from cosmos import DbtTaskGroup, ProjectConfig\nwith DAG('c') as d:\n    \
+             s = SQL(task_id='s', sql='select 1')\n    \
+             with DbtTaskGroup(group_id='dbt', project_config=ProjectConfig('/x')) as tg:\n        pass\n    \
+             s >> tg\n"
+        ),
+    )]);
+    assert_eq!(task(&dags[0], "dbt").upstream, ["s"]);
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w.to_string().contains("setup or teardown")),
+        "{warnings:#?}"
+    );
 }
 
 #[test]

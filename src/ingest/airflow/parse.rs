@@ -654,6 +654,14 @@ impl Reader<'_> {
                         // `with s >> t.as_teardown(setups=s):`: a setup or
                         // teardown task's context.
                         let tasks = self.tasks_of(&item.context_expr, inner_dag, &inner_prefix);
+                        // `with DbtTaskGroup(...) as tg:`: cosmos's group, read
+                        // as the task it stands for, no setup or teardown.
+                        if name == "DbtTaskGroup" {
+                            if let Some(var) = item.optional_vars.as_deref().and_then(name_of) {
+                                self.names.insert(var, Binding::Tasks(tasks));
+                            }
+                            continue;
+                        }
                         let at = item.context_expr.range().start().to_usize();
                         if let Some(ctx) = self.enter_setup(inner_dag, tasks, at) {
                             contexts.push(ctx);
