@@ -219,11 +219,18 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
             }),
         }
     }
-    started_by_others(&mut out, dags, config, (from_m - lookback, to_m), budget);
+    let starters = starters_of(dags);
+    started_by_others(
+        &mut out,
+        (dags, &starters),
+        config,
+        (from_m - lookback, to_m),
+        budget,
+    );
     let placed: usize = out.dags.iter().map(|d| d.runs.len()).sum();
     also_started(
         &mut out,
-        dags,
+        &starters,
         (from_m - lookback, to_m),
         MAX_TOTAL_RUNS.saturating_sub(placed),
     );
@@ -242,21 +249,11 @@ pub fn production_schedule(dags: &[Dag], config: &Config, from: Hour, to: Hour) 
 /// cycle of starters none is.
 fn started_by_others(
     out: &mut Schedule,
-    dags: &[Dag],
+    (dags, starters): (&[Dag], &Starters),
     config: &Config,
     (from_m, to_m): (Minute, Minute),
     mut budget: usize,
 ) {
-    let mut starters: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
-        std::collections::BTreeMap::new();
-    for d in dags {
-        for e in d.upstream_dags.iter().filter(|e| e.via.starts_run()) {
-            starters
-                .entry(d.dag_id.as_str())
-                .or_default()
-                .insert(e.dag_id.as_str());
-        }
-    }
     loop {
         let placed: std::collections::BTreeSet<&str> =
             out.dags.iter().map(|d| d.dag_id.as_str()).collect();
@@ -275,7 +272,7 @@ fn started_by_others(
         let Some(i) = ready else {
             let placed: std::collections::BTreeSet<String> =
                 placed.iter().map(|s| s.to_string()).collect();
-            unknown_cycles(out, &starters, &placed);
+            unknown_cycles(out, starters, &placed);
             break;
         };
         let u = out.not_scheduled.remove(i);
@@ -328,20 +325,10 @@ fn started_by_others(
 /// was missing, and a plan was placed on it).
 fn also_started(
     out: &mut Schedule,
-    dags: &[Dag],
+    starters: &Starters,
     (from_m, to_m): (Minute, Minute),
     mut budget: usize,
 ) {
-    let mut starters: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
-        std::collections::BTreeMap::new();
-    for d in dags {
-        for e in d.upstream_dags.iter().filter(|e| e.via.starts_run()) {
-            starters
-                .entry(d.dag_id.as_str())
-                .or_default()
-                .insert(e.dag_id.as_str());
-        }
-    }
     for _ in 0..8 {
         let ends: std::collections::BTreeMap<String, Vec<Minute>> = out
             .dags
@@ -389,6 +376,23 @@ fn also_started(
     }
 }
 
+/// The DAGs that start each DAG (a dataset or asset they update, a
+/// `TriggerDagRunOperator`), by the started DAG's id.
+type Starters<'a> = std::collections::BTreeMap<&'a str, std::collections::BTreeSet<&'a str>>;
+
+fn starters_of(dags: &[Dag]) -> Starters<'_> {
+    let mut starters = Starters::new();
+    for d in dags {
+        for e in d.upstream_dags.iter().filter(|e| e.via.starts_run()) {
+            starters
+                .entry(d.dag_id.as_str())
+                .or_default()
+                .insert(e.dag_id.as_str());
+        }
+    }
+    starters
+}
+
 /// DAGs left waiting once no more can be placed, that a DAG with runs
 /// starts through a cycle of starters (or itself, "run until done"): they
 /// do run, but when cannot be worked out, so their runs are unknown (a plan
@@ -396,7 +400,7 @@ fn also_started(
 /// triggered by hand has none, as they have.
 fn unknown_cycles(
     out: &mut Schedule,
-    starters: &std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>>,
+    starters: &Starters,
     placed: &std::collections::BTreeSet<String>,
 ) {
     let mut unknown: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();

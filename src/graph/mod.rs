@@ -678,27 +678,24 @@ impl LineageGraph {
     /// (round 29: impact left them out). How many edges it added.
     pub fn link_partitions(&mut self, tables: &crate::sql::tables::Tables) -> usize {
         let dialect = self.config.dialect;
+        let fold = |n: NodeIndex| crate::sql::tables::fold(dialect, &self.graph[n].relation);
+        let tables_of = || {
+            self.graph
+                .node_indices()
+                .filter(|&n| self.graph[n].kind == DatasetKind::Table)
+        };
+        // The first table of each relation, as the facts name it.
+        let mut by_relation: HashMap<String, NodeIndex> = HashMap::new();
+        for n in tables_of() {
+            by_relation.entry(fold(n)).or_insert(n);
+        }
         let mut links = Vec::new();
-        for n in self.graph.node_indices() {
-            let d = &self.graph[n];
-            if d.kind != DatasetKind::Table {
-                continue;
-            }
-            let Some(f) = tables.get(&crate::sql::tables::fold(dialect, &d.relation), dialect)
-            else {
+        for n in tables_of() {
+            let Some(f) = tables.get(&fold(n), dialect) else {
                 continue;
             };
             for parent in &f.parents {
-                let Some(&p) = self
-                    .graph
-                    .node_indices()
-                    .find(|&m| {
-                        let r = &self.graph[m];
-                        r.kind == DatasetKind::Table
-                            && crate::sql::tables::fold(dialect, &r.relation) == *parent
-                    })
-                    .as_ref()
-                else {
+                let Some(&p) = by_relation.get(parent) else {
                     continue;
                 };
                 if !self.graph.contains_edge(n, p) {

@@ -60,29 +60,20 @@ fn job(root: &Path, path: &Path, dialect: SqlDialect) -> (Option<Job>, Vec<Diagn
             )
         })
         .collect();
-    diagnostics.extend(lineage.hidden_routines().map(|(s, routine)| {
+    let hidden = |s: &crate::sql::StatementLineage, what: String| {
         Diagnostic::warning(
             "hidden-tables",
             Some(file.clone()),
             s.line as u32,
             s.column as u32,
-            format!(
-                "statement {} runs `{routine}`, whose tables ripple cannot see: what it reads and writes is not in the graph, so an impact through it may be short (and a plan refuses the job); write its statements in the job",
-                s.index
-            ),
+            format!("statement {} {what}", s.index),
         )
+    };
+    diagnostics.extend(lineage.hidden_routines().map(|(s, routine)| {
+        hidden(s, format!("runs `{routine}`, whose tables ripple cannot see: what it reads and writes is not in the graph, so an impact through it may be short (and a plan refuses the job); write its statements in the job"))
     }));
     diagnostics.extend(lineage.defined_routines().map(|(s, routine)| {
-        Diagnostic::warning(
-            "hidden-tables",
-            Some(file.clone()),
-            s.line as u32,
-            s.column as u32,
-            format!(
-                "statement {} defines `{routine}`: the tables its body reads are not followed into the jobs that call it, so an impact through it may be short; write its query in the jobs, or a view",
-                s.index
-            ),
-        )
+        hidden(s, format!("defines `{routine}`: the tables its body reads are not followed into the jobs that call it, so an impact through it may be short; write its query in the jobs, or a view"))
     }));
     let first_line = |table: &str, reads: bool| -> u32 {
         lineage

@@ -305,10 +305,14 @@ fn apply_ddl(
     let name = |n: &ObjectName| relation_name(n, dialect).map(|r| session.qualify(&r));
     let ident = |i: &sqlparser::ast::Ident| bare_name(i, dialect);
     match s {
-        // `create table c partition of p ...`, `... inherits (p)`: its rows
-        // are the parent's too (the columns are the parent's).
+        // A table with columns, or `create table c partition of p ...` /
+        // `... inherits (p)`: its rows are the parent's too (a partition's
+        // columns are its parent's).
         Statement::CreateTable(ct)
-            if !ct.temporary && (ct.partition_of.is_some() || ct.inherits.is_some()) =>
+            if !ct.temporary
+                && (!ct.columns.is_empty()
+                    || ct.partition_of.is_some()
+                    || ct.inherits.is_some()) =>
         {
             let Some(relation) = name(&ct.name) else {
                 return;
@@ -324,24 +328,6 @@ fn apply_ddl(
                 relation: relation.clone(),
                 origin: at.to_string(),
                 parents,
-                ..TableFacts::default()
-            };
-            for c in &ct.columns {
-                add_column(&mut f, c, dialect);
-            }
-            for c in &ct.constraints {
-                add_constraint(&mut f, c, dialect);
-            }
-            out.retain(|x| x.relation != relation);
-            out.push(f);
-        }
-        Statement::CreateTable(ct) if !ct.columns.is_empty() && !ct.temporary => {
-            let Some(relation) = name(&ct.name) else {
-                return;
-            };
-            let mut f = TableFacts {
-                relation: relation.clone(),
-                origin: at.to_string(),
                 ..TableFacts::default()
             };
             for c in &ct.columns {

@@ -3789,8 +3789,10 @@ impl Reader<'_> {
             } else {
                 (&ctx.tasks, &ctx.partners)
             };
-            let ends = |reader: &mut Self, last: bool| -> Vec<String> {
-                let (up, down) = reader.adjacency(d);
+            // Read once: the edges made below touch neither which work
+            // tasks wait for nothing nor which nothing waits for.
+            let (up, down) = self.adjacency(d);
+            let ends = |last: bool| -> Vec<String> {
                 let edge = if last { &down } else { &up };
                 let ends: Vec<String> = work
                     .iter()
@@ -3803,15 +3805,13 @@ impl Reader<'_> {
                     (true, true) => work[work.len() - 1..].to_vec(),
                 }
             };
+            let (roots, leaves) = (ends(false), ends(true));
+            // In Airflow's order: the context's own end first.
             if ctx.teardown {
-                let leaves = ends(self, true);
                 self.depend(Some(d), &leaves, teardowns, ctx.at);
-                let roots = ends(self, false);
                 self.depend(Some(d), setups, &roots, ctx.at);
             } else {
-                let roots = ends(self, false);
                 self.depend(Some(d), setups, &roots, ctx.at);
-                let leaves = ends(self, true);
                 self.depend(Some(d), &leaves, teardowns, ctx.at);
             }
         }
