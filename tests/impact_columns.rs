@@ -461,36 +461,44 @@ fn column_impact_reaches_every_table_whose_rows_the_engine_changes() {
     assert!(changed.contains("s.series"), "{changed:?}");
     assert!(!changed.contains("s.ids"), "{changed:?}");
     // ripple's answer, the tables declared as the engine has them.
-    let dir = tempfile::tempdir().unwrap();
-    let mut files: Vec<(String, String)> = vec![
-        (
-            "ripple.yml".into(),
-            "dialect: duckdb\nmodels: [jobs]\ntables: [ddl]\ndatasets:\n  s.orders: { grain: day, start: 2026-01-01 }\n".into(),
-        ),
-        (
-            "ddl/t.sql".into(),
-            "create table s.orders (order_id int, order_date date, amount int);\ncreate table s.adj (order_id int, amount int, note varchar);\n".into(),
-        ),
-    ];
-    for (i, (table, query)) in jobs.iter().enumerate() {
-        files.push((
-            format!("jobs/j{i}.sql"),
-            format!("create table {table} as {query};\n"),
-        ));
-    }
-    for (p, t) in &files {
-        let path = dir.path().join(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, t).unwrap();
-    }
-    let g = graph(dir.path());
-    let got = affected(&g, &request("s.orders", &["amount"]));
+    let got = reached_by_amount(
+        "create table s.orders (order_id int, order_date date, amount int);\ncreate table s.adj (order_id int, amount int, note varchar);\n",
+        jobs.iter()
+            .map(|(table, query)| format!("create table {table} as {query};\n")),
+    );
     for table in &changed {
         assert!(
             got.contains_key(table),
             "{table} changed on the engine: {got:?}"
         );
     }
+}
+
+/// What `s.orders`' wrong `amount` reaches in a DuckDB project of `jobs`
+/// (one file each), its tables declared by `ddl`.
+fn reached_by_amount(
+    ddl: &str,
+    jobs: impl Iterator<Item = String>,
+) -> BTreeMap<String, Vec<String>> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "ripple.yml".into(),
+            "dialect: duckdb\nmodels: [jobs]\ntables: [ddl]\ndatasets:\n  s.orders: { grain: day, start: 2026-01-01 }\n".into(),
+        ),
+        ("ddl/t.sql".into(), ddl.to_string()),
+    ];
+    files.extend(
+        jobs.enumerate()
+            .map(|(i, job)| (format!("jobs/j{i}.sql"), job)),
+    );
+    for (p, t) in &files {
+        let path = dir.path().join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, t).unwrap();
+    }
+    let g = graph(dir.path());
+    affected(&g, &request("s.orders", &["amount"]))
 }
 
 #[test]
@@ -563,27 +571,10 @@ fn columns_matched_by_name_or_chosen_by_pattern_are_followed_downstream() {
         changed.contains(&"s.best") && changed.contains(&"s.ins_daily"),
         "{changed:?}"
     );
-    let dir = tempfile::tempdir().unwrap();
-    let mut files: Vec<(String, String)> = vec![
-        (
-            "ripple.yml".into(),
-            "dialect: duckdb\nmodels: [jobs]\ntables: [ddl]\ndatasets:\n  s.orders: { grain: day, start: 2026-01-01 }\n".into(),
-        ),
-        (
-            "ddl/t.sql".into(),
-            "create table s.orders (order_id int, order_date date, amount int);\n".into(),
-        ),
-    ];
-    for (i, (_, job)) in jobs.iter().enumerate() {
-        files.push((format!("jobs/j{i}.sql"), format!("{job}\n")));
-    }
-    for (p, t) in &files {
-        let path = dir.path().join(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, t).unwrap();
-    }
-    let g = graph(dir.path());
-    let got = affected(&g, &request("s.orders", &["amount"]));
+    let got = reached_by_amount(
+        "create table s.orders (order_id int, order_date date, amount int);\n",
+        jobs.iter().map(|(_, job)| format!("{job}\n")),
+    );
     for table in &changed {
         assert!(
             got.contains_key(*table),
